@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+
+#include "policy/policy.h"
+
+/* Exit codes (DESIGN.md "Contract"), as timeout(1) and env(1) use them. */
+#define EXIT_TIMEOUT 124
+#define EXIT_SANDBOX_ERROR 125
+#define EXIT_CANNOT_EXECUTE 126
+#define EXIT_NOT_FOUND 127
+
+/* Options shared by the subcommands that load a policy. */
+typedef struct PolicyArgs {
+	const char *workspace; /* -w/--workspace */
+	char **overrides;      /* -s/--set key=value, in order */
+} PolicyArgs;
+
+void policy_args_done(PolicyArgs *a);
+/** Handles -w and -s for getopt loops; returns 1 if opt was one of them, 0 if not, <0 on OOM. */
+int policy_args_parse_opt(PolicyArgs *a, int opt, const char *optarg_);
+/** Loads the policy named by name with the variables and overrides; logs errors itself. */
+int policy_args_load(const PolicyArgs *a, const char *name, Policy **ret_policy);
+
+int cmd_run(int argc, char *argv[]);
+int cmd_check(int argc, char *argv[]);
+int cmd_doctor(int argc, char *argv[]);

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * A small JSON writer into a growing buffer. Strings are escaped; bytes that are not valid
+ * UTF-8 are written as U+FFFD so the output is always valid JSON. Commas are managed by the
+ * writer: call json_key() then a value inside objects, values alone inside arrays.
+ * On OOM the writer remembers the failure and json_finish() returns -ENOMEM.
+ */
+typedef struct JsonWriter {
+	char *buf;
+	size_t len, cap;
+	bool need_comma;
+	bool failed;
+	int indent; /* < 0: compact */
+	int depth;
+} JsonWriter;
+
+void json_init(JsonWriter *w, int indent);
+void json_done(JsonWriter *w);
+void json_begin_object(JsonWriter *w);
+void json_end_object(JsonWriter *w);
+void json_begin_array(JsonWriter *w);
+void json_end_array(JsonWriter *w);
+void json_key(JsonWriter *w, const char *key);
+void json_string(JsonWriter *w, const char *s);
+void json_string_len(JsonWriter *w, const char *s, size_t len);
+void json_int(JsonWriter *w, int64_t v);
+void json_uint(JsonWriter *w, uint64_t v);
+void json_double(JsonWriter *w, double v);
+void json_bool(JsonWriter *w, bool v);
+void json_null(JsonWriter *w);
+/** Appends raw text (already valid JSON) as one value. */
+void json_raw(JsonWriter *w, const char *text);
+/** Returns 0 and hands out the NUL-terminated text (caller frees), or -ENOMEM. */
+int json_finish(JsonWriter *w, char **ret_text, size_t *ret_len);

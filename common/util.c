@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: MIT */
+#include "common/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/macros.h"
+
+int read_full_fd(int fd, size_t max, char **ret_buf, size_t *ret_len)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, cap = 0;
+
+	for (;;) {
+		if (cap - len < 4096) {
+			size_t ncap = cap ? cap * 2 : 8192;
+			char *n;
+
+			if (cap > max + 1)
+				return -EFBIG;
+			n = realloc(buf, ncap + 1);
+			if (!n)
+				return -ENOMEM;
+			buf = n;
+			cap = ncap;
+		}
+		ssize_t k = read(fd, buf + len, cap - len);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			break;
+		len += (size_t) k;
+		if (len > max)
+			return -EFBIG;
+	}
+	if (!buf) {
+		buf = malloc(1);
+		if (!buf)
+			return -ENOMEM;
+	}
+	buf[len] = 0;
+	*ret_buf = TAKE_PTR(buf);
+	*ret_len = len;
+	return 0;
+}
+
+int read_full_file(int dirfd, const char *path, size_t max, char **ret_buf, size_t *ret_len)
+{
+	_cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return -errno;
+	return read_full_fd(fd, max, ret_buf, ret_len);
+}
+
+int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t k = write(fd, p, len);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += k;
+		len -= (size_t) k;
+	}
+	return 0;
+}
+
+char **strv_free(char **v)
+{
+	if (!v)
+		return NULL;
+	for (char **p = v; *p; p++)
+		free(*p);
+	free(v);
+	return NULL;
+}
+
+size_t strv_length(char *const *v)
+{
+	size_t n = 0;
+
+	if (v)
+		while (v[n])
+			n++;
+	return n;
+}
+
+int strv_push(char ***v, const char *s)
+{
+	size_t n = strv_length(*v);
+	char **nv;
+	char *copy = strdup(s);
+
+	if (!copy)
+		return -ENOMEM;
+	nv = realloc(*v, (n + 2) * sizeof(char *));
+	if (!nv) {
+		free(copy);
+		return -ENOMEM;
+	}
+	nv[n] = copy;
+	nv[n + 1] = NULL;
+	*v = nv;
+	return 0;
+}
+
+char **strv_copy(char *const *v)
+{
+	char **r = calloc(strv_length(v) + 1, sizeof(char *));
+
+	if (!r)
+		return NULL;
+	for (size_t i = 0; v && v[i]; i++) {
+		r[i] = strdup(v[i]);
+		if (!r[i])
+			return strv_free(r);
+	}
+	return r;
+}
+
+bool strv_contains(char *const *v, const char *s)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		if (streq(v[i], s))
+			return true;
+	return false;
+}
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	(void) clock_gettime(clk, &ts);
+	return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
+}
+
+uint64_t now_monotonic_ns(void)
+{
+	return now_ns(CLOCK_MONOTONIC);
+}
+
+uint64_t now_realtime_ns(void)
+{
+	return now_ns(CLOCK_REALTIME);
+}
+
+char *strdup_printf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	return r < 0 ? NULL : s;
+}
+
+static const struct {
+	int e;
+	const char *name;
+} errno_names[] = {
+	{ EPERM, "EPERM" },	      { ENOENT, "ENOENT" },	  { ESRCH, "ESRCH" },
+	{ EINTR, "EINTR" },	      { EIO, "EIO" },		  { ENXIO, "ENXIO" },
+	{ E2BIG, "E2BIG" },	      { ENOEXEC, "ENOEXEC" },	  { EBADF, "EBADF" },
+	{ ECHILD, "ECHILD" },	      { EAGAIN, "EAGAIN" },	  { ENOMEM, "ENOMEM" },
+	{ EACCES, "EACCES" },	      { EFAULT, "EFAULT" },	  { EBUSY, "EBUSY" },
+	{ EEXIST, "EEXIST" },	      { EXDEV, "EXDEV" },	  { ENODEV, "ENODEV" },
+	{ ENOTDIR, "ENOTDIR" },	      { EISDIR, "EISDIR" },	  { EINVAL, "EINVAL" },
+	{ ENFILE, "ENFILE" },	      { EMFILE, "EMFILE" },	  { ENOTTY, "ENOTTY" },
+	{ ETXTBSY, "ETXTBSY" },	      { EFBIG, "EFBIG" },	  { ENOSPC, "ENOSPC" },
+	{ ESPIPE, "ESPIPE" },	      { EROFS, "EROFS" },	  { EMLINK, "EMLINK" },
+	{ EPIPE, "EPIPE" },	      { ERANGE, "ERANGE" },	  { ENAMETOOLONG, "ENAMETOOLONG" },
+	{ ENOSYS, "ENOSYS" },	      { ENOTEMPTY, "ENOTEMPTY" }, { ELOOP, "ELOOP" },
+	{ ENODATA, "ENODATA" },	      { ENOTSUP, "ENOTSUP" },	  { EOPNOTSUPP, "EOPNOTSUPP" },
+	{ EAFNOSUPPORT, "EAFNOSUPPORT" }, { EADDRINUSE, "EADDRINUSE" },
+	{ EADDRNOTAVAIL, "EADDRNOTAVAIL" }, { ENETUNREACH, "ENETUNREACH" },
+	{ ECONNREFUSED, "ECONNREFUSED" }, { EHOSTUNREACH, "EHOSTUNREACH" },
+	{ ECONNRESET, "ECONNRESET" }, { ETIMEDOUT, "ETIMEDOUT" }, { EDQUOT, "EDQUOT" },
+	{ EPROTONOSUPPORT, "EPROTONOSUPPORT" }, { ENOTSOCK, "ENOTSOCK" }, { ENOTCONN, "ENOTCONN" },
+	{ EOVERFLOW, "EOVERFLOW" },   { ECANCELED, "ECANCELED" }, { EOWNERDEAD, "EOWNERDEAD" },
+};
+
+const char *errno_to_name(int e)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(errno_names); i++)
+		if (errno_names[i].e == e)
+			return errno_names[i].name;
+	return NULL;
+}
+
+int errno_from_name(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(errno_names); i++)
+		if (strcasecmp(errno_names[i].name, name) == 0)
+			return errno_names[i].e;
+	return -EINVAL;
+}
+
+unsigned edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned row[65];
+
+	if (la > 64 || lb > 64)
+		return 1000;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (unsigned) j;
+	for (size_t i = 1; i <= la; i++) {
+		unsigned prev = row[0];
+		row[0] = (unsigned) i;
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned cur = row[j];
+			unsigned cost = a[i - 1] == b[j - 1] ? 0 : 1;
+			row[j] = MIN(MIN(row[j] + 1, row[j - 1] + 1), prev + cost);
+			prev = cur;
+		}
+	}
+	return row[lb];
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/**
+ * Reads all of fd into a NUL-terminated buffer (the NUL is not counted in *ret_len).
+ * Returns -EFBIG past max bytes, -errno on read errors. The caller frees *ret_buf.
+ */
+int read_full_fd(int fd, size_t max, char **ret_buf, size_t *ret_len);
+
+/** Same for a path (opened O_RDONLY|O_CLOEXEC|O_NOCTTY relative to dirfd). */
+int read_full_file(int dirfd, const char *path, size_t max, char **ret_buf, size_t *ret_len);
+
+/** Writes all of buf, retrying on EINTR and short writes. */
+int write_all(int fd, const void *buf, size_t len);
+
+/** NULL-terminated string vectors. */
+char **strv_free(char **v);
+size_t strv_length(char *const *v);
+int strv_push(char ***v, const char *s); /* copies s */
+char **strv_copy(char *const *v);
+bool strv_contains(char *const *v, const char *s);
+
+/** Monotonic and real clocks in nanoseconds. */
+uint64_t now_monotonic_ns(void);
+uint64_t now_realtime_ns(void);
+
+/** strdup that aborts on OOM is not used: these return NULL on OOM. */
+char *strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/** Errno name ("ENOENT") for a positive errno, NULL if unknown; and the reverse (-EINVAL). */
+const char *errno_to_name(int e);
+int errno_from_name(const char *name);
+
+/** Levenshtein distance, for "did you mean" suggestions. */
+unsigned edit_distance(const char *a, const char *b);

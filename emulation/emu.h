@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * The interface between the supervisor (tracer/) and the syscall handlers (emulation/, net/).
+ * Handlers are pure-ish: input is the request, output is the decision. They read child
+ * memory only through req->mem and touch the host only through their arguments; side effects
+ * (ADDFD, process_vm_writev of results, ID validity checks, audit) happen in tracer/dispatch.c
+ * after the handler returns. See STYLE.md "The syscall handler table".
+ */
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef struct Policy Policy;
+typedef struct SbxView SbxView; /* the virtual filesystem view (emulation/path/view.h) */
+
+typedef enum EmuVerdict {
+	EMU_CONTINUE, /* kernel runs the call; only for register-only decisions */
+	EMU_RETURN,   /* emulated: the child sees .val */
+	EMU_FAIL,     /* the child sees -1 with errno = .error */
+	EMU_KILL,     /* kill the child's process tree */
+	_EMU_VERDICT_MAX,
+	_EMU_VERDICT_INVALID = -EINVAL,
+} EmuVerdict;
+
+/* Data the handler wants written back into the child before the reply (stat buffers…). */
+typedef struct EmuWriteBack {
+	uint64_t addr;
+	const void *data; /* points into the decision's scratch */
+	size_t len;
+} EmuWriteBack;
+
+#define EMU_SCRATCH_SIZE 4096
+#define EMU_MAX_WRITEBACK 2
+
+typedef struct EmuDecision {
+	EmuVerdict verdict;
+	int64_t val;
+	int error;	 /* positive errno, EMU_FAIL only */
+	int inject_fd;	 /* >= 0: tracer installs it with NOTIF_ADDFD (+SEND); owned here */
+	unsigned inject_flags; /* O_CLOEXEC for newfd_flags */
+	bool denied;	 /* the policy refused (counted as a denial, audited as such) */
+	const char *why; /* static string, copied into the audit record */
+	EmuWriteBack writeback[EMU_MAX_WRITEBACK];
+	size_t n_writeback;
+	char path[4096]; /* virtual path the call was about, for audit ("" if none) */
+	char host_path[4096];
+	unsigned char scratch[EMU_SCRATCH_SIZE] __attribute__((aligned(16)));
+} EmuDecision;
+
+/* Bounded access to the memory of the process that made the call. */
+typedef struct ChildMem {
+	/* Copies len bytes at addr; returns 0 or -EFAULT (never crashes the supervisor). */
+	int (*read)(const struct ChildMem *m, uint64_t addr, void *buf, size_t len);
+	/* Copies a NUL-terminated string of at most size-1 bytes; -EFAULT, -ENAMETOOLONG. */
+	int (*read_string)(const struct ChildMem *m, uint64_t addr, char *buf, size_t size);
+	void *userdata;
+} ChildMem;
+
+typedef struct EmuRequest {
+	const Policy *policy;
+	const SbxView *view; /* NULL until the filesystem view exists */
+	const ChildMem *mem;
+	pid_t pid; /* thread id that made the call */
+	pid_t tgid;
+	uint32_t arch; /* AUDIT_ARCH_* */
+	int nr;
+	uint64_t args[6];
+	uint64_t id; /* notification id */
+	void *tracer; /* opaque: the tracer's per-run state, for handlers that need pidfds */
+} EmuRequest;
+
+/* Returns < 0 only when the supervisor itself failed; the tracer then fails the call closed. */
+typedef int (*EmuHandler)(const EmuRequest *req, EmuDecision *ret_decision);
+
+typedef enum EmuSupport {
+	EMU_FULL,
+	EMU_PARTIAL,
+	EMU_DENIED,
+	_EMU_SUPPORT_MAX,
+	_EMU_SUPPORT_INVALID = -EINVAL,
+} EmuSupport;
+
+typedef enum EmuFlags {
+	EMU_MAY_BLOCK = 1 << 0, /* the handler may block (FIFO open, connect): run on a worker */
+	EMU_NOTIFY = 1 << 1,	/* route to the supervisor (SCMP_ACT_NOTIFY) */
+	EMU_TRACE = 1 << 2,	/* route through ptrace (SCMP_ACT_TRACE) when the tracer is on */
+} EmuFlags;
+
+typedef struct EmuEntry {
+	const char *name;   /* libseccomp name; resolved to a number per arch at startup */
+	EmuHandler handler; /* NULL: the policy alone decides (allow in kernel or deny) */
+	EmuSupport support;
+	unsigned flags;	  /* EmuFlags */
+	const char *note; /* for EMU_PARTIAL: what is not emulated */
+} EmuEntry;
+
+static inline void emu_decision_init(EmuDecision *d)
+{
+	d->verdict = EMU_CONTINUE;
+	d->val = 0;
+	d->error = 0;
+	d->inject_fd = -1;
+	d->inject_flags = 0;
+	d->denied = false;
+	d->why = NULL;
+	d->n_writeback = 0;
+	d->path[0] = 0;
+	d->host_path[0] = 0;
+}
