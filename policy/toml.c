@@ -12,8 +12,9 @@
  *   - a [header] may pass through any table except an inline one, and through the last
  *     element of an array of tables; it may define a table only once, and only if that table
  *     was so far merely implied by another header;
- *   - a dotted key may pass through tables created by dotted keys (or merely implied), never
- *     through a [header] table, an inline table or an array;
+ *   - a dotted key may pass through tables created by dotted keys or merely implied by a
+ *     header (which then count as created by dotted keys), never through a [header] table,
+ *     an inline table or an array;
  *   - inline tables and value arrays are closed once written.
  */
 #include "policy/toml.h"
@@ -1154,10 +1155,13 @@ static int assign(Parser *P, TomlValue *table, KeyPath *k, TomlValue *value)
 		if (x->origin == ORIGIN_INLINE)
 			return fail(P, part->at, "cannot add keys to inline table '%s' (defined at line %u)",
 				    show(part->s, part->len, b), x->line);
-		if (x->origin != ORIGIN_DOTTED)
+		if (x->origin != ORIGIN_DOTTED && x->origin != ORIGIN_IMPLICIT)
 			return fail(P, part->at,
 				    "cannot add keys to table '%s' with a dotted key (table defined at line %u)",
 				    show(part->s, part->len, b), x->line);
+		/* a table so far only implied by a header is now defined by dotted keys, so
+		 * a later [header] for it is a redefinition */
+		x->origin = ORIGIN_DOTTED;
 		t = x;
 	}
 	KeyPart *last = &k->parts[k->n - 1];
