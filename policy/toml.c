@@ -59,8 +59,8 @@ typedef struct KeyPart {
 } KeyPart;
 
 typedef struct KeyPath {
-	KeyPart parts[TOML_MAX_DEPTH];
-	size_t n;
+	KeyPart *parts; /* on the heap: nested inline tables recurse with one KeyPath each */
+	size_t n, cap;
 } KeyPath;
 
 typedef struct Parser {
@@ -687,6 +687,8 @@ static void key_path_done(KeyPath *k)
 {
 	for (size_t i = 0; i < k->n; i++)
 		free(k->parts[i].s);
+	free(k->parts);
+	k->parts = NULL;
 	k->n = 0;
 }
 
@@ -699,6 +701,14 @@ static int parse_key(Parser *P, KeyPath *k)
 		skip_ws(P);
 		if (k->n >= TOML_MAX_DEPTH)
 			return fail(P, P->p, "key has more than %d parts", TOML_MAX_DEPTH);
+		if (k->n == k->cap) {
+			size_t cap = k->cap ? k->cap * 2 : 4;
+			KeyPart *parts = reallocarray(k->parts, cap, sizeof(KeyPart));
+			if (!parts)
+				return -ENOMEM;
+			k->parts = parts;
+			k->cap = cap;
+		}
 		KeyPart *part = &k->parts[k->n];
 		int c = peek(P, 0);
 		part->at = P->p;
