@@ -1069,7 +1069,7 @@ static int parse_inline_table(Parser *P, unsigned depth, TomlValue *t)
 		return 0;
 	}
 	for (;;) {
-		r = parse_keyval(P, t, depth + 1);
+		r = parse_keyval(P, t, depth); /* its keys add the level */
 		if (r < 0)
 			return r;
 		skip_ws(P);

@@ -276,6 +276,38 @@ TEST(nesting_limit)
 	text[n] = 0;
 	EXPECT_EQ(toml_parse(text, n, &root, &err), -EINVAL);
 	EXPECT_TRUE(strstr(err.message, "nesting"));
+
+	/* inline tables count one level each, as arrays do */
+	char big[2048];
+	n = (size_t) sprintf(big, "a = ");
+	for (int i = 0; i < TOML_MAX_DEPTH - 1; i++)
+		n += (size_t) sprintf(big + n, "{b=");
+	big[n++] = '1';
+	for (int i = 0; i < TOML_MAX_DEPTH - 1; i++)
+		big[n++] = '}';
+	EXPECT_EQ(toml_parse(big, n, &root, &err), 0);
+	root = toml_free(root);
+	n = (size_t) sprintf(big, "a = {b=");
+	for (int i = 0; i < TOML_MAX_DEPTH; i++)
+		n += (size_t) sprintf(big + n, "{b=");
+	EXPECT_EQ(toml_parse(big, n, &root, &err), -EINVAL);
+	EXPECT_TRUE(strstr(err.message, "nesting"));
+}
+
+TEST(implied_tables)
+{
+	/* a.b is only implied by [a.b.c], so dotted keys in [a] may add to it ... */
+	_cleanup_(toml_freep) TomlValue *root = parse_ok("[a.b.c]\n[a]\nb.d = 1\n");
+	ASSERT_TRUE(root);
+	const TomlValue *b = toml_table_get(toml_table_get(root, "a"), "b");
+	ASSERT_TRUE(b);
+	EXPECT_TRUE(toml_table_get(b, "c") && toml_table_get(b, "d"));
+	/* ... after which it counts as defined by dotted keys */
+	EXPECT_ERROR("[a.b.c]\n[a]\nb.d = 1\n[a.b]\n", 4, 4, "duplicate table 'b'");
+	/* and [a] may still be defined once after [a.b] */
+	_cleanup_(toml_freep) TomlValue *r2 = parse_ok("[a.b]\n[a]\nx = 1\n");
+	EXPECT_TRUE(r2);
+	EXPECT_ERROR("[a.b]\n[a]\n[a]\n", 3, 2, "duplicate table 'a' (first defined at line 2)");
 }
 
 TEST(array_of_tables)
