@@ -56,10 +56,10 @@ static void notes(const Policy *p)
 int cmd_check(int argc, char *argv[])
 {
 	static const struct option options[] = {
-		{ "workspace", required_argument, NULL, 'w' },
-		{ "set", required_argument, NULL, 's' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
+		{"workspace", required_argument, NULL, 'w'},
+		{"set", required_argument, NULL, 's'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
 		{},
 	};
 	_cleanup_(policy_freep) Policy *p = NULL;

@@ -4,8 +4,8 @@
  * matches any run of characters (also a leading '.'), '?' one character, "[set]" one character
  * of the set ("[!set]" or "[^set]" negates, "a-z" ranges, ']' first is literal), '\' escapes.
  * A component that is exactly "**" matches zero or more whole components, except at the end,
- * where it matches one or more (so "/a/" followed by "**" is everything below /a, not /a). Both loops
- * are the classic greedy wildcard match with one back-tracking point, so matching is
+ * where it matches one or more (so "/a/" followed by "**" is everything below /a, not /a). Both
+ * loops are the classic greedy wildcard match with one back-tracking point, so matching is
  * O(len(glob) * len(path)) whatever the glob: a policy cannot make the supervisor spin.
  */
 #include "policy/policy.h"

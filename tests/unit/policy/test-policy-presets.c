@@ -104,8 +104,8 @@ TEST(every_preset_loads_and_round_trips)
 
 TEST(named_presets_exist)
 {
-	static const char *const names[] = { "permissive", "standard", "strict",
-					     "python",	   "node",     "shell" };
+	static const char *const names[] = {"permissive", "standard", "strict",
+					    "python",	  "node",     "shell"};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		_cleanup_(policy_freep) Policy *p = NULL;
@@ -155,8 +155,8 @@ int main(void)
 	snprintf(ws, sizeof(ws), "%s/ws", scratch);
 	if (mkdir(ws, 0755) < 0)
 		return 1;
-	vars = (PolicyVars){ .workspace = ws, .home = scratch, .pwd = scratch,
-			     .runtime_dir = scratch };
+	vars = (PolicyVars){
+		.workspace = ws, .home = scratch, .pwd = scratch, .runtime_dir = scratch};
 	r = tap_run();
 	if (r == 0) {
 		char cmd[PATH_MAX + 32];
