@@ -665,10 +665,15 @@ static int apply_one_mount(Doc *d, const TomlValue *t, size_t index)
 
 	/* the same path twice in one file is a mistake; a later file replaces the mount */
 	for (size_t i = 0; d->mount_paths && d->mount_paths[i]; i++)
-		if (streq(d->mount_paths[i], path))
-			return fail_at(d, path_v, (join_key(key, sizeof(key), prefix, "path"), key),
+		if (streq(d->mount_paths[i], path)) {
+			join_key(key, sizeof(key), prefix, "path");
+			if (d->override)
+				return fail_at(d, path_v, key,
+					       "conflicting mounts: '%.200s' is given twice", path);
+			return fail_at(d, path_v, key,
 				       "conflicting mounts: '%.200s' is already mounted at line %u",
 				       path, d->mount_lines[i]);
+		}
 	m.path = TAKE_PTR(path);
 	m.source = TAKE_PTR(source);
 
@@ -1259,11 +1264,14 @@ static int add_syscall(Doc *d, const TomlValue *v, const char *key, const char *
 	PolicySyscall s = {.action = action, .error = error, .line = d->override ? 0 : v->line};
 
 	for (size_t i = 0; d->syscall_names && d->syscall_names[i]; i++)
-		if (streq(d->syscall_names[i], name))
+		if (streq(d->syscall_names[i], name)) {
+			if (d->override)
+				return fail_at(d, v, key, "syscall '%s' is listed twice", name);
 			return fail_at(d, v, key,
 				       "syscall '%s' is listed twice (also at line %u); a file may "
 				       "name a syscall once",
 				       name, d->syscall_lines[i]);
+		}
 	if (strv_push(&d->syscall_names, name) < 0)
 		return oom(d);
 	unsigned *lines =
@@ -1271,7 +1279,7 @@ static int add_syscall(Doc *d, const TomlValue *v, const char *key, const char *
 	if (!lines)
 		return oom(d);
 	d->syscall_lines = lines;
-	lines[strv_length(d->syscall_names) - 1] = v->line;
+	lines[strv_length(d->syscall_names) - 1] = d->override ? 0 : v->line;
 
 	s.name = strdup(name);
 	if (!s.name)
