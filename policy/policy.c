@@ -7,9 +7,9 @@
  *
  * Merging: scalars and plain lists of a later file replace the earlier value; tables that map
  * names (process.env.set, network.ratchet) merge by name; [[mount]] entries are appended, a
- * later mount at the same path replacing the earlier one; [[rule]] entries are appended (the
- * last matching rule wins); [syscalls] entries are appended, a later entry for the same
- * syscall replacing the earlier one.
+ * later mount at the same path replacing the earlier one; [[rule]] entries are appended (see
+ * policy_rule_lookup() for which applies); [syscalls] entries are appended, a later entry for
+ * the same syscall replacing the earlier one.
  */
 #include "policy/policy.h"
 
@@ -2052,21 +2052,47 @@ const char *policy_error_format(const PolicyError *e, char *buf, size_t size)
 void policy_rule_lookup(const Policy *p, const char *path, RuleAccess *ret_access,
 			Sensitivity *ret_level)
 {
-	RuleAccess access = RULE_ACCESS_UNSET;
+	RuleAccess restrict_ = RULE_ACCESS_UNSET, nearest = RULE_ACCESS_UNSET;
 	Sensitivity level = SENSITIVITY_NONE;
+	char buf[PATH_MAX];
+	size_t len = strlen(path);
 
-	for (size_t i = 0; i < p->n_rules; i++) {
-		const PolicyRule *r = &p->rules[i];
-
-		if (!policy_glob_match(r->glob, path))
-			continue;
-		if (r->access != RULE_ACCESS_UNSET)
-			access = r->access;
-		if (r->level > level)
-			level = r->level;
+	if (len >= sizeof(buf) || path[0] != '/') {
+		/* not a path any rule could be about: fail closed */
+		restrict_ = RULE_ACCESS_DENY;
+		goto done;
 	}
+	memcpy(buf, path, len + 1);
+	/* a rule that matches a directory covers everything below it: try every prefix,
+	 * shortest first, so that the ro/rw rule of the deepest directory wins */
+	for (size_t end = 1; end <= len; end++) {
+		char saved;
+
+		if (end < len && buf[end] != '/')
+			continue;
+		if (end == 1 && len > 1)
+			continue; /* "/" itself only when the path is "/" */
+		saved = buf[end];
+		buf[end] = '\0';
+		for (size_t i = 0; i < p->n_rules; i++) {
+			const PolicyRule *r = &p->rules[i];
+
+			if (!policy_glob_match(r->glob, buf))
+				continue;
+			if (r->level > level)
+				level = r->level;
+			if (r->access == RULE_ACCESS_HIDE)
+				restrict_ = RULE_ACCESS_HIDE;
+			else if (r->access == RULE_ACCESS_DENY && restrict_ != RULE_ACCESS_HIDE)
+				restrict_ = RULE_ACCESS_DENY;
+			else if (r->access == RULE_ACCESS_RO || r->access == RULE_ACCESS_RW)
+				nearest = r->access;
+		}
+		buf[end] = saved;
+	}
+done:
 	if (ret_access)
-		*ret_access = access;
+		*ret_access = restrict_ != RULE_ACCESS_UNSET ? restrict_ : nearest;
 	if (ret_level)
 		*ret_level = level;
 }

@@ -262,13 +262,16 @@ const char *ptrace_mode_to_string(PtraceMode m);
 int policy_parse_size(const char *s, uint64_t *ret_bytes);
 int policy_parse_duration_ms(const char *s, uint64_t *ret_ms);
 
-/** Glob match of a virtual path ('*' stops at '/', '**' crosses components). */
+/** Glob match of a virtual path ('*' stops at '/', '**' is zero or more components). */
 bool policy_glob_match(const char *glob, const char *path);
 
 /**
- * The rules for a virtual path: the access of the last matching rule that sets one
- * (RULE_ACCESS_UNSET if none), and the highest level of all matching rules (SENSITIVITY_NONE
- * if none). Either output may be NULL.
+ * The rules for a virtual path. A rule whose glob matches the path or one of its parent
+ * directories applies. "hide" wins over "deny", which wins over "ro"/"rw"; among "ro"/"rw"
+ * rules, the one matching the deepest directory wins (at equal depth the later rule). The
+ * level is the highest of all applying rules. RULE_ACCESS_UNSET / SENSITIVITY_NONE if no rule
+ * applies; "rw" never makes a read-only mount writable (the caller takes the stricter of the
+ * two). Either output may be NULL.
  */
 void policy_rule_lookup(const Policy *p, const char *path, RuleAccess *ret_access,
 			Sensitivity *ret_level);

@@ -182,6 +182,50 @@ TEST(extends_merging)
 	EXPECT_EQ(lvl, SENSITIVITY_NONE);
 }
 
+TEST(rule_lookup)
+{
+	_cleanup_(policy_freep) Policy *p = NULL;
+	PolicyError err;
+	RuleAccess a;
+	Sensitivity lvl;
+
+	write_file("rules.toml", "[[rule]]\npath = \"/w\"\naccess = \"ro\"\n"
+				 "[[rule]]\npath = \"/w/out\"\naccess = \"rw\"\n"
+				 "[[rule]]\npath = \"/w/out/*.lock\"\naccess = \"deny\"\n"
+				 "[[rule]]\npath = \"/w/**/.ssh\"\naccess = \"hide\"\n"
+				 "[[rule]]\npath = \"/w/**/.ssh/*.pub\"\naccess = \"rw\"\n"
+				 "[[rule]]\npath = \"/w/customers\"\nlevel = \"confidential\"\n"
+				 "[[rule]]\npath = \"/w/customers/**/*.key\"\nlevel = \"secret\"\n"
+				 "[[rule]]\npath = \"/w/customers/*\"\nlevel = \"internal\"\n");
+	ASSERT_EQ(load("rules.toml", NULL, &p, &err), 0);
+
+	/* a rule on a directory covers what is below it; the deepest ro/rw rule wins */
+	policy_rule_lookup(p, "/w/src/main.c", &a, &lvl);
+	EXPECT_EQ(a, RULE_ACCESS_RO);
+	EXPECT_EQ(lvl, SENSITIVITY_NONE);
+	policy_rule_lookup(p, "/w/out/a.o", &a, NULL);
+	EXPECT_EQ(a, RULE_ACCESS_RW);
+	/* deny and hide win over ro/rw, also over a deeper rw */
+	policy_rule_lookup(p, "/w/out/x.lock", &a, NULL);
+	EXPECT_EQ(a, RULE_ACCESS_DENY);
+	policy_rule_lookup(p, "/w/home/.ssh/id.pub", &a, NULL);
+	EXPECT_EQ(a, RULE_ACCESS_HIDE);
+	policy_rule_lookup(p, "/w/.ssh", &a, NULL);
+	EXPECT_EQ(a, RULE_ACCESS_HIDE);
+	/* the highest level of all applying rules */
+	policy_rule_lookup(p, "/w/customers/acme/id.key", &a, &lvl);
+	EXPECT_EQ(lvl, SENSITIVITY_SECRET);
+	policy_rule_lookup(p, "/w/customers/acme/list.csv", NULL, &lvl);
+	EXPECT_EQ(lvl, SENSITIVITY_CONFIDENTIAL);
+	policy_rule_lookup(p, "/w", &a, &lvl);
+	EXPECT_EQ(a, RULE_ACCESS_RO);
+	EXPECT_EQ(lvl, SENSITIVITY_NONE);
+	policy_rule_lookup(p, "/other", &a, &lvl);
+	EXPECT_EQ(a, RULE_ACCESS_UNSET);
+	policy_rule_lookup(p, "relative", &a, NULL);
+	EXPECT_EQ(a, RULE_ACCESS_DENY);
+}
+
 TEST(extends_cycle_and_missing)
 {
 	Policy *p = NULL;
