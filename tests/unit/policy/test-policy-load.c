@@ -309,6 +309,11 @@ TEST(network_entries)
 	EXPECT_EQ(a.port_lo, 0);
 	EXPECT_EQ(a.port_hi, 65535);
 	policy_net_allow_done(&a);
+	ASSERT_TRUE(policy_parse_net_allow("*.example.org.", &a, buf, sizeof(buf)) == NULL);
+	EXPECT_EQ(a.kind, NET_ALLOW_DOMAIN);
+	EXPECT_STREQ(a.name, "example.org");
+	policy_net_allow_done(&a);
+	EXPECT_TRUE(policy_parse_net_allow("example.org..", &a, buf, sizeof(buf)) != NULL);
 	ASSERT_TRUE(policy_parse_net_allow("Example.COM:443", &a, buf, sizeof(buf)) == NULL);
 	EXPECT_EQ(a.kind, NET_ALLOW_HOST);
 	EXPECT_STREQ(a.name, "example.com");
