@@ -236,6 +236,14 @@ typedef struct PolicyError {
 int policy_load(const char *name, const PolicyVars *vars, char *const *overrides,
 		Policy **ret_policy, PolicyError *reterr);
 
+/**
+ * Same as policy_load() for a policy held in memory (len bytes of text). label names it in
+ * errors and in Policy.path; relative paths in it start at vars->pwd (or the current
+ * directory). For tests, fuzzers, and programs that generate policies.
+ */
+int policy_load_string(const char *text, size_t len, const char *label, const PolicyVars *vars,
+		       char *const *overrides, Policy **ret_policy, PolicyError *reterr);
+
 Policy *policy_free(Policy *p);
 static inline void policy_freep(Policy **p)
 {

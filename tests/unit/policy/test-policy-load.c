@@ -381,6 +381,30 @@ TEST(errors_point_at_the_key)
 	}
 }
 
+TEST(load_string_and_escaped_messages)
+{
+	_cleanup_(policy_freep) Policy *p = NULL;
+	Policy *bad = NULL;
+	PolicyError err;
+	static const char text[] = "[[mount]]\npath = \"/w\"\nsource = \"ws\"\nmode = \"rw\"\n";
+	static const char evil[] = "[[mount]]\npath = \"a\\nb\\u001b[2J\"\n";
+
+	/* relative paths start at vars.pwd, the scratch directory */
+	ASSERT_EQ(policy_load_string(text, strlen(text), "mem.toml", &vars, NULL, &p, &err), 0);
+	EXPECT_STREQ(p->path, "mem.toml");
+	EXPECT_STREQ(p->name, "mem");
+	ASSERT_EQ(p->n_mounts, 1);
+	EXPECT_TRUE(strncmp(p->mounts[0].source, scratch, strlen(scratch)) == 0);
+
+	/* what the policy says is quoted in one line of printable text */
+	EXPECT_EQ(policy_load_string(evil, strlen(evil), "evil.toml", &vars, NULL, &bad, &err),
+		  -EINVAL);
+	EXPECT_TRUE(strstr(err.message, "'a\\nb\\x1b[2J'") != NULL);
+	for (const char *c = err.message; *c; c++)
+		EXPECT_TRUE((unsigned char) *c >= 0x20);
+	EXPECT_TRUE(bad == NULL);
+}
+
 TEST(write_round_trip)
 {
 	_cleanup_(policy_freep) Policy *p = NULL, *q = NULL;
