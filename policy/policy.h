@@ -291,5 +291,7 @@ bool policy_exec_allowed(const Policy *p, const char *path);
 /** The [syscalls] entry for a syscall name, or NULL (the built-in defaults apply). */
 const PolicySyscall *policy_syscall_find(const Policy *p, const char *name);
 
-/** Directory list where presets are looked up, NULL-terminated, static storage. */
+/** Directory list where presets are looked up ($SBXTRACE_PRESET_DIR, the source tree's
+ * policies/, the installed directory), NULL-terminated, static storage rewritten by each call:
+ * not thread-safe, call it while loading only. */
 const char *const *policy_preset_dirs(void);
