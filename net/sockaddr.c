@@ -136,9 +136,9 @@ int net_sockaddr_decode(const void *buf, size_t len, NetAddr *ret)
 		break;
 
 	case AF_PACKET:
-		/* sockaddr_ll up to sll_ifindex; packet_bind() wants all of it, but decoding
-		 * needs only these. SOCK_PACKET's sockaddr_pkt is decoded as the family alone. */
-		if (len < offsetof(struct sockaddr_ll, sll_hatype))
+		/* sockaddr_ll up to sll_addr, the least packet_snd() takes (packet_bind() wants
+		 * all of it). */
+		if (len < offsetof(struct sockaddr_ll, sll_addr))
 			return -EINVAL;
 		a.pkt_protocol = get_be16(p + offsetof(struct sockaddr_ll, sll_protocol));
 		memcpy(&a.pkt_ifindex, p + offsetof(struct sockaddr_ll, sll_ifindex), 4);
