@@ -582,7 +582,7 @@ static void *upstream_main(void *p)
 				continue;
 			u->queries++;
 			if (u->silent)
-				continue;
+				break;
 			m = answer(buf, (size_t) n, u->truncate_udp, out);
 			/* a stray reply with another ID first: the client must skip it */
 			out[0] ^= 0x55;
