@@ -602,6 +602,25 @@ int net_decide_address(const NetContext *ctx, NetOp op, int sock_family, int soc
 	return decide(ret, NET_VERDICT_DENY, connect_errno(ctx), "not in allowlist");
 }
 
+int net_decide_sockaddr(const NetContext *ctx, NetOp op, int sock_family, int sock_type,
+			const void *buf, size_t len, NetAddr *ret_addr, NetDecision *ret)
+{
+	NetAddr a;
+	int k;
+
+	if (!ret || (!buf && len > 0))
+		return -EINVAL;
+	k = net_sockaddr_decode(buf, len, &a);
+	if (k < 0)
+		return decide(ret, NET_VERDICT_DENY, EINVAL, "malformed address");
+	k = net_decide_address(ctx, op, sock_family, sock_type, &a, ret);
+	if (k < 0)
+		return k;
+	if (ret_addr)
+		*ret_addr = a;
+	return 0;
+}
+
 const char *net_op_to_string(NetOp op)
 {
 	static const char *const table[_NET_OP_MAX] = {

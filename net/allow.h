@@ -124,6 +124,16 @@ int net_decide_socket(const NetContext *ctx, int family, int type, int protocol,
 int net_decide_address(const NetContext *ctx, NetOp op, int sock_family, int sock_type,
 		       const NetAddr *addr, NetDecision *ret);
 
+/**
+ * Decodes len bytes (the supervisor's own copy of the child's sockaddr: the decision and the
+ * call made later must both use this copy) and decides as net_decide_address(). A malformed
+ * address is a denial with EINVAL ("malformed address"), what the kernel would answer.
+ * *ret_addr (optional) receives the decoded address when it decodes. Returns 0 or -EINVAL for
+ * bad arguments.
+ */
+int net_decide_sockaddr(const NetContext *ctx, NetOp op, int sock_family, int sock_type,
+			const void *buf, size_t len, NetAddr *ret_addr, NetDecision *ret);
+
 /** Whether an abstract name (bytes, may contain NULs) is listed as "@name" in unix_sockets. */
 bool net_unix_abstract_listed(const PolicyNetwork *pn, const char *name, size_t len);
 

@@ -405,6 +405,29 @@ TEST(family_mismatch_and_unspec)
 	fixture_done(&f);
 }
 
+TEST(decide_sockaddr_bytes)
+{
+	struct sockaddr_in in = { .sin_family = AF_INET, .sin_port = htons(80),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	Fixture f;
+	NetDecision d;
+	NetAddr a;
+
+	fixture_init(&f, NET_MODE_LOOPBACK, NULL);
+	ASSERT_EQ(net_decide_sockaddr(&f.ctx, NET_OP_CONNECT, AF_INET, SOCK_STREAM, &in,
+				      sizeof(in), &a, &d),
+		  0);
+	EXPECT_EQ(d.verdict, NET_VERDICT_ALLOW);
+	EXPECT_EQ(a.port, 80);
+	ASSERT_EQ(net_decide_sockaddr(&f.ctx, NET_OP_CONNECT, AF_INET, SOCK_STREAM, &in,
+				      sizeof(in) - 1, NULL, &d),
+		  0);
+	EXPECT_EQ(d.verdict, NET_VERDICT_DENY);
+	EXPECT_EQ(d.error, EINVAL);
+	EXPECT_STREQ(d.why, "malformed address");
+	fixture_done(&f);
+}
+
 /* ---- names ---- */
 
 TEST(name_normalize)

@@ -188,7 +188,12 @@ TEST(unix_path_abstract_unnamed)
 	memset(un.sun_path, 'a', sizeof(un.sun_path));
 	ASSERT_EQ(decode(&un, sizeof(un), &a), 0);
 	EXPECT_EQ(a.unix_len, 108);
-	EXPECT_EQ(decode(&un, sizeof(un) + 1, &a), -EINVAL);
+	{
+		uint8_t big[sizeof(un) + 1] = {};
+
+		memcpy(big, &un, sizeof(un));
+		EXPECT_EQ(decode(big, sizeof(big), &a), -EINVAL);
+	}
 
 	/* Abstract: leading NUL; the name keeps inner NULs and its exact length. */
 	memcpy(un.sun_path, "\0name\0x\"\\", 9);
