@@ -39,7 +39,8 @@ int net_name_normalize(const char *name, char *buf, size_t size)
 			if (label == 0)
 				return -EINVAL;
 			label = 0;
-		} else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_') {
+		} else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+			   c == '_') {
 			label++;
 		} else if (c >= 'A' && c <= 'Z') {
 			c = (char) (c - 'A' + 'a');
@@ -386,7 +387,7 @@ bool net_unix_path_listed(const PolicyNetwork *pn, const char *path)
 
 static int decide(NetDecision *ret, NetVerdict v, int error, const char *why)
 {
-	*ret = (NetDecision) { .verdict = v, .error = v == NET_VERDICT_DENY ? error : 0, .why = why };
+	*ret = (NetDecision){.verdict = v, .error = v == NET_VERDICT_DENY ? error : 0, .why = why};
 	return 0;
 }
 
@@ -446,7 +447,8 @@ int net_decide_socket(const NetContext *ctx, int family, int type, int protocol,
 		case SOCK_RAW:
 			return decide(ret, NET_VERDICT_DENY, socket_errno(ctx), "raw socket");
 		default:
-			return decide(ret, NET_VERDICT_DENY, socket_errno(ctx), "socket type denied");
+			return decide(ret, NET_VERDICT_DENY, socket_errno(ctx),
+				      "socket type denied");
 		}
 
 	case AF_NETLINK:
@@ -482,7 +484,8 @@ static int decide_unix(const NetContext *ctx, NetOp op, int sock_family, const N
 		       NetDecision *ret)
 {
 	if (sock_family != AF_UNIX)
-		return decide(ret, NET_VERDICT_DENY, EINVAL, "address family does not match socket");
+		return decide(ret, NET_VERDICT_DENY, EINVAL,
+			      "address family does not match socket");
 
 	switch (a->unix_kind) {
 	case NET_UNIX_UNNAMED:
@@ -537,12 +540,14 @@ int net_decide_address(const NetContext *ctx, NetOp op, int sock_family, int soc
 		/* Netlink, packet and other sockets exist only in full mode, or from before the
 		 * ratchet dropped it. */
 		return decide(ret, NET_VERDICT_DENY,
-			      op == NET_OP_BIND || op == NET_OP_LISTEN ? EACCES : connect_errno(ctx),
+			      op == NET_OP_BIND || op == NET_OP_LISTEN ? EACCES
+								       : connect_errno(ctx),
 			      "address family denied");
 	}
 
 	if (sock_family != AF_INET && sock_family != AF_INET6)
-		return decide(ret, NET_VERDICT_DENY, EINVAL, "address family does not match socket");
+		return decide(ret, NET_VERDICT_DENY, EINVAL,
+			      "address family does not match socket");
 	/* An AF_INET address on an AF_INET6 socket is used as IPv4 by the kernel (UDP), and
 	 * that is how it is decoded; the reverse is refused by the kernel. */
 	if (addr->family == AF_INET6 && sock_family == AF_INET)
@@ -551,14 +556,16 @@ int net_decide_address(const NetContext *ctx, NetOp op, int sock_family, int soc
 
 	if (ctx->mode == NET_MODE_NONE)
 		return decide(ret, NET_VERDICT_DENY,
-			      op == NET_OP_BIND || op == NET_OP_LISTEN ? EACCES : connect_errno(ctx),
+			      op == NET_OP_BIND || op == NET_OP_LISTEN ? EACCES
+								       : connect_errno(ctx),
 			      "network none");
 
 	/* ::a.b.c.d may be routed to a.b.c.d through a sit tunnel: neither an IPv6 nor an IPv4
 	 * rule can vouch for it. Nothing legitimate uses these addresses any more. */
 	if (addr->v4compat)
 		return decide(ret, NET_VERDICT_DENY,
-			      op == NET_OP_BIND || op == NET_OP_LISTEN ? EACCES : connect_errno(ctx),
+			      op == NET_OP_BIND || op == NET_OP_LISTEN ? EACCES
+								       : connect_errno(ctx),
 			      "IPv4-compatible IPv6 address");
 
 	if (op == NET_OP_BIND || op == NET_OP_LISTEN) {
@@ -569,7 +576,8 @@ int net_decide_address(const NetContext *ctx, NetOp op, int sock_family, int soc
 		if (op == NET_OP_BIND && net_addr_is_unspecified(addr) && addr->port == 0)
 			return decide(ret, NET_VERDICT_ALLOW, 0, "ephemeral bind");
 		return decide(ret, NET_VERDICT_DENY, EACCES,
-			      op == NET_OP_BIND ? "bind outside loopback" : "listen outside loopback");
+			      op == NET_OP_BIND ? "bind outside loopback"
+						: "listen outside loopback");
 	}
 
 	/* connect() and sendto() to 0.0.0.0 or :: reach the local host (the kernel substitutes
@@ -577,11 +585,11 @@ int net_decide_address(const NetContext *ctx, NetOp op, int sock_family, int soc
 	dest = *addr;
 	if (net_addr_is_unspecified(&dest)) {
 		if (dest.ip_family == AF_INET) {
-			static const uint8_t lo4[4] = { 127, 0, 0, 1 };
+			static const uint8_t lo4[4] = {127, 0, 0, 1};
 
 			memcpy(dest.addr, lo4, 4);
 		} else {
-			static const uint8_t lo6[16] = { [15] = 1 };
+			static const uint8_t lo6[16] = {[15] = 1};
 
 			memcpy(dest.addr, lo6, 16);
 		}

@@ -49,8 +49,8 @@ typedef struct NetLearned NetLearned;
 typedef uint64_t (*NetClockFn)(void *userdata);
 
 #define NET_LEARNED_DEFAULT_MAX 4096
-#define NET_LEARNED_TTL_MIN 30	  /* seconds: a TTL of 0 must still let the program connect */
-#define NET_LEARNED_TTL_MAX 86400 /* seconds */
+#define NET_LEARNED_TTL_MIN	30    /* seconds: a TTL of 0 must still let the program connect */
+#define NET_LEARNED_TTL_MAX	86400 /* seconds */
 
 /**
  * Creates an empty set holding at most max entries (0: NET_LEARNED_DEFAULT_MAX). clock NULL
@@ -98,8 +98,8 @@ bool net_name_allowed(const PolicyNetwork *pn, const char *name);
 
 typedef struct NetContext {
 	const PolicyNetwork *policy;
-	NetMode mode;		/* current mode: the policy's, or lower after the ratchet */
-	NetLearned *learned;	/* may be NULL: HOST/DOMAIN entries then match nothing */
+	NetMode mode;		  /* current mode: the policy's, or lower after the ratchet */
+	NetLearned *learned;	  /* may be NULL: HOST/DOMAIN entries then match nothing */
 	const NetAddr *resolvers; /* addresses (with port) the child believes are its resolvers */
 	size_t n_resolvers;
 } NetContext;
@@ -112,8 +112,7 @@ bool net_cidr_match(const PolicyNetAllow *entry, const NetAddr *a);
  * use policy->socket_errno (EACCES if 0). Returns 0 (the decision is in *ret), -EINVAL for a
  * NULL context.
  */
-int net_decide_socket(const NetContext *ctx, int family, int type, int protocol,
-		      NetDecision *ret);
+int net_decide_socket(const NetContext *ctx, int family, int type, int protocol, NetDecision *ret);
 
 /**
  * Decides op on a socket of (sock_family, sock_type) towards or at addr. Denials of connect

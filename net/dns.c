@@ -20,11 +20,11 @@
 #include "common/util.h"
 #include "net/allow.h"
 
-#define FLAG_QR 0x8000
-#define FLAG_TC 0x0200
-#define FLAG_RD 0x0100
-#define FLAG_RA 0x0080
-#define NAME_HOPS_MAX 64
+#define FLAG_QR		  0x8000
+#define FLAG_TC		  0x0200
+#define FLAG_RD		  0x0100
+#define FLAG_RA		  0x0080
+#define NAME_HOPS_MAX	  64
 #define REPLY_RECORDS_MAX 512
 
 static uint16_t get16(const uint8_t *p)
@@ -279,8 +279,7 @@ static int build(uint16_t id, uint16_t flags, const NetDnsQuery *q, uint8_t *buf
 	return 0;
 }
 
-int net_dns_build_reply(const NetDnsQuery *q, int rcode, uint8_t *buf, size_t size,
-			size_t *ret_len)
+int net_dns_build_reply(const NetDnsQuery *q, int rcode, uint8_t *buf, size_t size, size_t *ret_len)
 {
 	uint16_t flags;
 
@@ -378,8 +377,9 @@ int net_dns_parse_reply(const uint8_t *msg, size_t len, const NetDnsQuery *q, Ne
 			if ((r.type == NET_DNS_TYPE_A && r.rdlength == 4) ||
 			    (r.type == NET_DNS_TYPE_AAAA && r.rdlength == 16)) {
 				if (n < max) {
-					addrs[n] = (NetDnsAddr) {
-						.family = r.type == NET_DNS_TYPE_A ? AF_INET : AF_INET6,
+					addrs[n] = (NetDnsAddr){
+						.family = r.type == NET_DNS_TYPE_A ? AF_INET
+										   : AF_INET6,
 						.ttl = MIN(r.ttl, chain_ttl),
 					};
 					memcpy(addrs[n].addr, msg + r.rdata, r.rdlength);
@@ -389,7 +389,8 @@ int net_dns_parse_reply(const uint8_t *msg, size_t len, const NetDnsQuery *q, Ne
 				size_t rp = r.rdata;
 
 				/* The target must lie inside the rdata it came from. */
-				if (read_name(msg, r.rdata + r.rdlength, &rp, next, &next_len) < 0 ||
+				if (read_name(msg, r.rdata + r.rdlength, &rp, next, &next_len) <
+					    0 ||
 				    rp != r.rdata + r.rdlength)
 					return -EBADMSG;
 				next_ttl = r.ttl;
@@ -573,12 +574,13 @@ static int wait_fd(int fd, short events, uint64_t deadline_ns)
 {
 	for (;;) {
 		uint64_t now = now_monotonic_ns();
-		struct pollfd pfd = { .fd = fd, .events = events };
+		struct pollfd pfd = {.fd = fd, .events = events};
 		int r;
 
 		if (now >= deadline_ns)
 			return -ETIMEDOUT;
-		r = poll(&pfd, 1, (int) MIN((deadline_ns - now) / 1000000 + 1, (uint64_t) INT32_MAX));
+		r = poll(&pfd, 1,
+			 (int) MIN((deadline_ns - now) / 1000000 + 1, (uint64_t) INT32_MAX));
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;

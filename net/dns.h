@@ -16,12 +16,12 @@
 
 #include "policy/policy.h"
 
-#define NET_DNS_HEADER_SIZE 12
-#define NET_DNS_MAX_MESSAGE 65535
-#define NET_DNS_UDP_MAX 4096   /* largest UDP reply the stub relays (EDNS0 buffer size) */
+#define NET_DNS_HEADER_SIZE   12
+#define NET_DNS_MAX_MESSAGE   65535
+#define NET_DNS_UDP_MAX	      4096 /* largest UDP reply the stub relays (EDNS0 buffer size) */
 #define NET_DNS_WIRE_NAME_MAX 255
-#define NET_DNS_NAME_MAX 254   /* presentation form, NUL included */
-#define NET_DNS_CNAME_HOPS 16
+#define NET_DNS_NAME_MAX      254 /* presentation form, NUL included */
+#define NET_DNS_CNAME_HOPS    16
 
 enum {
 	NET_DNS_TYPE_A = 1,
@@ -106,8 +106,7 @@ bool net_dns_truncated(const uint8_t *msg, size_t len);
  * TCP framing: writes the 2-byte big-endian length and msg into out. Returns 0, -EMSGSIZE for
  * a message over NET_DNS_MAX_MESSAGE, -ENOBUFS.
  */
-int net_dns_tcp_frame(const uint8_t *msg, size_t len, uint8_t *out, size_t size,
-		      size_t *ret_len);
+int net_dns_tcp_frame(const uint8_t *msg, size_t len, uint8_t *out, size_t size, size_t *ret_len);
 
 /**
  * Looks for one whole framed message at the start of buf: returns 1 with *ret_msg_len (the

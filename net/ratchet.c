@@ -11,7 +11,7 @@ int net_ratchet_init(NetRatchet *r, NetMode initial)
 
 	if (initial < 0 || initial >= _NET_MODE_MAX)
 		return -EINVAL;
-	*r = (NetRatchet) { .mode = initial, .max = SENSITIVITY_NONE, .cause = SENSITIVITY_NONE };
+	*r = (NetRatchet){.mode = initial, .max = SENSITIVITY_NONE, .cause = SENSITIVITY_NONE};
 	r_ = pthread_mutex_init(&r->lock, NULL);
 	return -r_;
 }

@@ -102,7 +102,7 @@ const char *net_ratchet_notice(NetMode new_mode, Sensitivity level, char *buf, s
 	const char *mode = net_mode_name(new_mode);
 	const char *what = level >= 0 && level < _SENSITIVITY_MAX ? levels[level] : "a sensitive";
 
-	snprintf(buf, size, "sbxtrace: network restricted to %s: %s file was opened\n",
-		 mode ?: "?", what);
+	snprintf(buf, size, "sbxtrace: network restricted to %s: %s file was opened\n", mode ?: "?",
+		 what);
 	return buf;
 }

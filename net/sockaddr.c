@@ -33,7 +33,7 @@ static uint32_t get_ne32(const uint8_t *p)
 	return v;
 }
 
-static const uint8_t v4mapped_prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+static const uint8_t v4mapped_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 static const uint8_t zero16[16];
 
 static void set_ip6(NetAddr *a, const uint8_t ip[16])
@@ -47,7 +47,8 @@ static void set_ip6(NetAddr *a, const uint8_t ip[16])
 		return;
 	}
 	/* ::a.b.c.d (RFC 4291 deprecated); :: and ::1 are not v4-compatible addresses. */
-	if (memcmp(ip, zero16, 12) == 0 && (get_ne32(ip + 12) != 0 && get_ne32(ip + 12) != htonl(1)))
+	if (memcmp(ip, zero16, 12) == 0 &&
+	    (get_ne32(ip + 12) != 0 && get_ne32(ip + 12) != htonl(1)))
 		a->v4compat = true;
 	a->ip_family = AF_INET6;
 	memcpy(a->addr, ip, 16);
@@ -55,7 +56,7 @@ static void set_ip6(NetAddr *a, const uint8_t ip[16])
 
 void net_addr_from_ip(int family, const void *ip, uint16_t port, NetAddr *ret)
 {
-	NetAddr a = { .family = family, .port = port };
+	NetAddr a = {.family = family, .port = port};
 
 	if (family == AF_INET) {
 		a.ip_family = AF_INET;
@@ -154,7 +155,7 @@ int net_sockaddr_decode(const void *buf, size_t len, NetAddr *ret)
 
 bool net_addr_is_loopback(const NetAddr *a)
 {
-	static const uint8_t one6[16] = { [15] = 1 };
+	static const uint8_t one6[16] = {[15] = 1};
 
 	if (a->family != AF_INET && a->family != AF_INET6)
 		return false;
@@ -262,7 +263,8 @@ const char *net_addr_format(const NetAddr *a, char *buf, size_t size)
 			append(buf, size, &pos, "AF_UNIX, unnamed");
 			break;
 		}
-		append(buf, size, &pos, "AF_UNIX, \"%s", a->unix_kind == NET_UNIX_ABSTRACT ? "@" : "");
+		append(buf, size, &pos, "AF_UNIX, \"%s",
+		       a->unix_kind == NET_UNIX_ABSTRACT ? "@" : "");
 		append_escaped(buf, size, &pos, a->unix_name, a->unix_len);
 		append(buf, size, &pos, "\"");
 		break;

@@ -21,7 +21,7 @@
 typedef enum NetUnixKind {
 	NET_UNIX_PATH,	   /* filesystem socket: unix_name is the path */
 	NET_UNIX_ABSTRACT, /* leading NUL: unix_name is the name after it (may hold NULs) */
-	NET_UNIX_UNNAMED,  /* addrlen == sizeof(sa_family_t): autobind on bind(), EINVAL otherwise */
+	NET_UNIX_UNNAMED, /* addrlen == sizeof(sa_family_t): autobind on bind(), EINVAL otherwise */
 	_NET_UNIX_KIND_MAX,
 	_NET_UNIX_KIND_INVALID = -22,
 } NetUnixKind;
@@ -30,18 +30,18 @@ typedef struct NetAddr {
 	int family; /* sa_family as given (AF_UNSPEC and unknown families are kept) */
 
 	/* AF_INET, AF_INET6 */
-	int ip_family;	 /* family for policy: AF_INET for AF_INET and v4-mapped AF_INET6 */
+	int ip_family;	  /* family for policy: AF_INET for AF_INET and v4-mapped AF_INET6 */
 	uint8_t addr[16]; /* for policy: 4 bytes (AF_INET, v4-mapped) or 16 bytes, network order */
 	uint8_t raw6[16]; /* AF_INET6: the address as given, for display */
-	uint16_t port;	 /* host order */
+	uint16_t port;	  /* host order */
 	uint32_t flowinfo, scope_id; /* AF_INET6; scope_id 0 when the short RFC 2133 form */
-	bool v4mapped;	 /* ::ffff:a.b.c.d */
-	bool v4compat;	 /* ::a.b.c.d (deprecated, other than :: and ::1) */
+	bool v4mapped;		     /* ::ffff:a.b.c.d */
+	bool v4compat;		     /* ::a.b.c.d (deprecated, other than :: and ::1) */
 
 	/* AF_UNIX */
 	NetUnixKind unix_kind;
-	size_t unix_len;			/* bytes in unix_name, NUL not counted */
-	char unix_name[NET_UNIX_PATH_MAX + 1];	/* NUL-terminated for convenience */
+	size_t unix_len;		       /* bytes in unix_name, NUL not counted */
+	char unix_name[NET_UNIX_PATH_MAX + 1]; /* NUL-terminated for convenience */
 
 	/* AF_NETLINK */
 	uint32_t nl_pid, nl_groups;

@@ -17,10 +17,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	PolicyNetAllow allow[2] = {
-		{ .kind = NET_ALLOW_HOST, .name = (char *) "api.example.com", .port_hi = 65535 },
-		{ .kind = NET_ALLOW_DOMAIN, .name = (char *) "example.org", .port_hi = 65535 },
+		{.kind = NET_ALLOW_HOST, .name = (char *) "api.example.com", .port_hi = 65535},
+		{.kind = NET_ALLOW_DOMAIN, .name = (char *) "example.org", .port_hi = 65535},
 	};
-	PolicyNetwork pn = { .allow = allow, .n_allow = 2 };
+	PolicyNetwork pn = {.allow = allow, .n_allow = 2};
 	uint8_t out[NET_DNS_UDP_MAX];
 	NetDnsAddr addrs[8];
 	NetDnsQuery q;
@@ -56,8 +56,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!copy)
 			return 0;
 		memcpy(copy, data, size);
-		copy[2] &= 0x7f;			     /* a query */
-		memset(copy + 6, 0, 6);			     /* no records */
+		copy[2] &= 0x7f;	/* a query */
+		memset(copy + 6, 0, 6); /* no records */
 		if (net_dns_parse_query(copy, size, &q) == 0)
 			(void) net_dns_parse_reply(data, size, &q, addrs, 8, &naddr, &rcode);
 		free(copy);

@@ -36,7 +36,7 @@ static inline void test_ports(const char *s, PolicyNetAllow *e)
 
 static inline PolicyNetAllow test_allow(const char *text)
 {
-	PolicyNetAllow e = { .text = strdup(text) };
+	PolicyNetAllow e = {.text = strdup(text)};
 	char buf[256], *port = NULL, *slash;
 
 	snprintf(buf, sizeof(buf), "%s", text);

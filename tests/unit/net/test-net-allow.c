@@ -18,9 +18,9 @@
 
 static NetDecision sock(NetMode mode, int family, int type, int proto)
 {
-	PolicyNetwork pn = { .mode = mode };
-	NetContext ctx = { .policy = &pn, .mode = mode };
-	NetDecision d = { .verdict = _NET_VERDICT_INVALID };
+	PolicyNetwork pn = {.mode = mode};
+	NetContext ctx = {.policy = &pn, .mode = mode};
+	NetDecision d = {.verdict = _NET_VERDICT_INVALID};
 
 	if (net_decide_socket(&ctx, family, type, proto, &d) < 0)
 		abort();
@@ -67,8 +67,8 @@ TEST(socket_by_mode)
 
 TEST(socket_errno_from_policy)
 {
-	PolicyNetwork pn = { .mode = NET_MODE_NONE, .socket_errno = EPERM };
-	NetContext ctx = { .policy = &pn, .mode = NET_MODE_NONE };
+	PolicyNetwork pn = {.mode = NET_MODE_NONE, .socket_errno = EPERM};
+	NetContext ctx = {.policy = &pn, .mode = NET_MODE_NONE};
 	NetDecision d;
 
 	ASSERT_EQ(net_decide_socket(&ctx, AF_INET, SOCK_STREAM, 0, &d), 0);
@@ -94,8 +94,11 @@ static void fixture_init(Fixture *f, NetMode mode, const char *const *entries)
 		abort();
 	f->resolvers[0] = test_ip("10.255.255.53:53");
 	f->resolvers[1] = test_ip("[2001:db8::53]:53");
-	f->ctx = (NetContext) { .policy = &f->pn, .mode = mode, .learned = f->learned,
-				.resolvers = f->resolvers, .n_resolvers = 2 };
+	f->ctx = (NetContext){.policy = &f->pn,
+			      .mode = mode,
+			      .learned = f->learned,
+			      .resolvers = f->resolvers,
+			      .n_resolvers = 2};
 }
 
 static void fixture_done(Fixture *f)
@@ -107,7 +110,7 @@ static void fixture_done(Fixture *f)
 static NetDecision ip(Fixture *f, NetOp op, int type, const char *dest)
 {
 	NetAddr a = test_ip(dest);
-	NetDecision d = { .verdict = _NET_VERDICT_INVALID };
+	NetDecision d = {.verdict = _NET_VERDICT_INVALID};
 
 	if (net_decide_address(&f->ctx, op, a.family, type, &a, &d) < 0)
 		abort();
@@ -124,22 +127,29 @@ static NetDecision ip(Fixture *f, NetOp op, int type, const char *dest)
 	} while (0)
 
 static const char *const kinds[] = {
-	"127.0.0.1:80", "127.0.0.2:8080", "[::1]:80", "[::ffff:127.0.0.3]:80", /* 0-3 loopback */
-	"0.0.0.0:80", "[::]:80",						/* 4-5 local */
-	"10.1.2.3:443", "[::ffff:10.1.2.3]:443",				/* 6-7 allowlisted */
-	"93.184.216.34:443", "[2001:db8:1::1]:443", "[::ffff:8.8.8.8]:443",	/* 8-10 */
-	"[::127.0.0.1]:80",							/* 11 v4compat */
+	"127.0.0.1:80",
+	"127.0.0.2:8080",
+	"[::1]:80",
+	"[::ffff:127.0.0.3]:80", /* 0-3 loopback */
+	"0.0.0.0:80",
+	"[::]:80", /* 4-5 local */
+	"10.1.2.3:443",
+	"[::ffff:10.1.2.3]:443", /* 6-7 allowlisted */
+	"93.184.216.34:443",
+	"[2001:db8:1::1]:443",
+	"[::ffff:8.8.8.8]:443", /* 8-10 */
+	"[::127.0.0.1]:80",	/* 11 v4compat */
 };
 
 TEST(mode_by_address_kind)
 {
-	static const char *const entries[] = { "10.0.0.0/8:443", NULL };
+	static const char *const entries[] = {"10.0.0.0/8:443", NULL};
 	/* want[mode][kind]: 1 allow, 0 deny */
 	static const int want[_NET_MODE_MAX][ARRAY_SIZE(kinds)] = {
-		[NET_MODE_NONE] = { 0 },
-		[NET_MODE_LOOPBACK] = { 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0 },
-		[NET_MODE_ALLOWLIST] = { 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0 },
-		[NET_MODE_FULL] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 },
+		[NET_MODE_NONE] = {0},
+		[NET_MODE_LOOPBACK] = {1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0},
+		[NET_MODE_ALLOWLIST] = {0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0},
+		[NET_MODE_FULL] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
 	};
 
 	for (NetMode m = 0; m < _NET_MODE_MAX; m++) {
@@ -165,7 +175,7 @@ TEST(mode_by_address_kind)
 
 TEST(connect_errno_and_reasons)
 {
-	static const char *const entries[] = { "10.0.0.0/8", NULL };
+	static const char *const entries[] = {"10.0.0.0/8", NULL};
 	Fixture f;
 	NetDecision d;
 
@@ -190,47 +200,47 @@ TEST(cidr_edges)
 		const char *entry, *dest;
 		int match;
 	} cases[] = {
-		{ "0.0.0.0/0", "1.2.3.4:1", 1 },
-		{ "0.0.0.0/0", "255.255.255.255:1", 1 },
-		{ "0.0.0.0/0", "[2001:db8::1]:1", 0 },	/* v4 rule, v6 address */
-		{ "0.0.0.0/0", "[::ffff:1.2.3.4]:1", 1 }, /* v4-mapped counts as v4 */
-		{ "::/0", "[2001:db8::1]:1", 1 },
-		{ "::/0", "1.2.3.4:1", 0 },
-		{ "::/0", "[::ffff:1.2.3.4]:1", 0 },
-		{ "192.0.2.7/32", "192.0.2.7:1", 1 },
-		{ "192.0.2.7/32", "192.0.2.6:1", 0 },
-		{ "192.0.2.7/32", "192.0.2.8:1", 0 },
-		{ "192.0.2.6/31", "192.0.2.7:1", 1 },
-		{ "192.0.2.6/31", "192.0.2.8:1", 0 },
-		{ "192.0.2.128/25", "192.0.2.128:1", 1 },
-		{ "192.0.2.128/25", "192.0.2.255:1", 1 },
-		{ "192.0.2.128/25", "192.0.2.127:1", 0 },
-		{ "128.0.0.0/1", "127.255.255.255:1", 0 },
-		{ "128.0.0.0/1", "128.0.0.0:1", 1 },
-		{ "2001:db8::1/128", "[2001:db8::1]:1", 1 },
-		{ "2001:db8::1/128", "[2001:db8::2]:1", 0 },
-		{ "2001:db8::/127", "[2001:db8::1]:1", 1 },
-		{ "2001:db8::/127", "[2001:db8::2]:1", 0 },
-		{ "2001:db8::/32", "[2001:db9::]:1", 0 },
-		{ "2001:db8::/33", "[2001:db8:7fff::1]:1", 1 },
-		{ "2001:db8::/33", "[2001:db8:8000::1]:1", 0 },
+		{"0.0.0.0/0", "1.2.3.4:1", 1},
+		{"0.0.0.0/0", "255.255.255.255:1", 1},
+		{"0.0.0.0/0", "[2001:db8::1]:1", 0},	/* v4 rule, v6 address */
+		{"0.0.0.0/0", "[::ffff:1.2.3.4]:1", 1}, /* v4-mapped counts as v4 */
+		{"::/0", "[2001:db8::1]:1", 1},
+		{"::/0", "1.2.3.4:1", 0},
+		{"::/0", "[::ffff:1.2.3.4]:1", 0},
+		{"192.0.2.7/32", "192.0.2.7:1", 1},
+		{"192.0.2.7/32", "192.0.2.6:1", 0},
+		{"192.0.2.7/32", "192.0.2.8:1", 0},
+		{"192.0.2.6/31", "192.0.2.7:1", 1},
+		{"192.0.2.6/31", "192.0.2.8:1", 0},
+		{"192.0.2.128/25", "192.0.2.128:1", 1},
+		{"192.0.2.128/25", "192.0.2.255:1", 1},
+		{"192.0.2.128/25", "192.0.2.127:1", 0},
+		{"128.0.0.0/1", "127.255.255.255:1", 0},
+		{"128.0.0.0/1", "128.0.0.0:1", 1},
+		{"2001:db8::1/128", "[2001:db8::1]:1", 1},
+		{"2001:db8::1/128", "[2001:db8::2]:1", 0},
+		{"2001:db8::/127", "[2001:db8::1]:1", 1},
+		{"2001:db8::/127", "[2001:db8::2]:1", 0},
+		{"2001:db8::/32", "[2001:db9::]:1", 0},
+		{"2001:db8::/33", "[2001:db8:7fff::1]:1", 1},
+		{"2001:db8::/33", "[2001:db8:8000::1]:1", 0},
 		/* ports */
-		{ "192.0.2.1/32:0", "192.0.2.1:0", 1 },
-		{ "192.0.2.1/32:0", "192.0.2.1:1", 0 },
-		{ "192.0.2.1/32:65535", "192.0.2.1:65535", 1 },
-		{ "192.0.2.1/32:65535", "192.0.2.1:65534", 0 },
-		{ "192.0.2.1/32:8000-8010", "192.0.2.1:7999", 0 },
-		{ "192.0.2.1/32:8000-8010", "192.0.2.1:8000", 1 },
-		{ "192.0.2.1/32:8000-8010", "192.0.2.1:8010", 1 },
-		{ "192.0.2.1/32:8000-8010", "192.0.2.1:8011", 0 },
-		{ "192.0.2.1/32:0-65535", "192.0.2.1:65535", 1 },
-		{ "192.0.2.1/32:0-65535", "192.0.2.1:0", 1 },
-		{ "[2001:db8::/32]:443", "[2001:db8::5]:443", 1 },
-		{ "[2001:db8::/32]:443", "[2001:db8::5]:444", 0 },
+		{"192.0.2.1/32:0", "192.0.2.1:0", 1},
+		{"192.0.2.1/32:0", "192.0.2.1:1", 0},
+		{"192.0.2.1/32:65535", "192.0.2.1:65535", 1},
+		{"192.0.2.1/32:65535", "192.0.2.1:65534", 0},
+		{"192.0.2.1/32:8000-8010", "192.0.2.1:7999", 0},
+		{"192.0.2.1/32:8000-8010", "192.0.2.1:8000", 1},
+		{"192.0.2.1/32:8000-8010", "192.0.2.1:8010", 1},
+		{"192.0.2.1/32:8000-8010", "192.0.2.1:8011", 0},
+		{"192.0.2.1/32:0-65535", "192.0.2.1:65535", 1},
+		{"192.0.2.1/32:0-65535", "192.0.2.1:0", 1},
+		{"[2001:db8::/32]:443", "[2001:db8::5]:443", 1},
+		{"[2001:db8::/32]:443", "[2001:db8::5]:444", 0},
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		const char *entries[] = { cases[i].entry, NULL };
+		const char *entries[] = {cases[i].entry, NULL};
 		Fixture f;
 		NetDecision d;
 
@@ -256,7 +266,7 @@ TEST(cidr_bad_prefix_never_matches)
 
 TEST(dns_redirect)
 {
-	static const char *const entries[] = { "0.0.0.0/0", NULL };
+	static const char *const entries[] = {"0.0.0.0/0", NULL};
 	Fixture f;
 
 	fixture_init(&f, NET_MODE_ALLOWLIST, entries);
@@ -290,7 +300,7 @@ TEST(dns_redirect)
 
 TEST(bind_and_listen)
 {
-	static const char *const entries[] = { "0.0.0.0/0", "::/0", NULL };
+	static const char *const entries[] = {"0.0.0.0/0", "::/0", NULL};
 
 	for (NetMode m = NET_MODE_LOOPBACK; m <= NET_MODE_ALLOWLIST; m++) {
 		Fixture f;
@@ -316,7 +326,7 @@ TEST(bind_and_listen)
 static NetDecision unix_addr(Fixture *f, NetOp op, const void *sa, size_t len)
 {
 	NetAddr a;
-	NetDecision d = { .verdict = _NET_VERDICT_INVALID };
+	NetDecision d = {.verdict = _NET_VERDICT_INVALID};
 
 	if (net_sockaddr_decode(sa, len, &a) < 0 ||
 	    net_decide_address(&f->ctx, op, AF_UNIX, SOCK_STREAM, &a, &d) < 0)
@@ -326,8 +336,8 @@ static NetDecision unix_addr(Fixture *f, NetOp op, const void *sa, size_t len)
 
 TEST(unix_sockets)
 {
-	char *list[] = { "@allowed", "/run/listed.sock", NULL };
-	struct sockaddr_un un = { .sun_family = AF_UNIX };
+	char *list[] = {"@allowed", "/run/listed.sock", NULL};
+	struct sockaddr_un un = {.sun_family = AF_UNIX};
 	size_t off = offsetof(struct sockaddr_un, sun_path);
 
 	for (NetMode m = 0; m < _NET_MODE_MAX; m++) {
@@ -361,7 +371,7 @@ TEST(unix_sockets)
 		fixture_done(&f);
 	}
 	{
-		PolicyNetwork pn = { .unix_sockets = list };
+		PolicyNetwork pn = {.unix_sockets = list};
 
 		EXPECT_TRUE(net_unix_path_listed(&pn, "/run/listed.sock"));
 		EXPECT_FALSE(net_unix_path_listed(&pn, "/run/listed"));
@@ -372,9 +382,11 @@ TEST(unix_sockets)
 TEST(family_mismatch_and_unspec)
 {
 	Fixture f;
-	NetAddr a = test_ip("[::1]:80"), unspec = { .family = AF_UNSPEC }, un = {
-		.family = AF_UNIX, .unix_kind = NET_UNIX_PATH, .unix_len = 1, .unix_name = "/"
-	};
+	NetAddr a = test_ip("[::1]:80"), unspec = {.family = AF_UNSPEC},
+		un = {.family = AF_UNIX,
+		      .unix_kind = NET_UNIX_PATH,
+		      .unix_len = 1,
+		      .unix_name = "/"};
 	NetDecision d;
 
 	fixture_init(&f, NET_MODE_LOOPBACK, NULL);
@@ -407,15 +419,16 @@ TEST(family_mismatch_and_unspec)
 
 TEST(decide_sockaddr_bytes)
 {
-	struct sockaddr_in in = { .sin_family = AF_INET, .sin_port = htons(80),
-				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in in = {.sin_family = AF_INET,
+				 .sin_port = htons(80),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	Fixture f;
 	NetDecision d;
 	NetAddr a;
 
 	fixture_init(&f, NET_MODE_LOOPBACK, NULL);
-	ASSERT_EQ(net_decide_sockaddr(&f.ctx, NET_OP_CONNECT, AF_INET, SOCK_STREAM, &in,
-				      sizeof(in), &a, &d),
+	ASSERT_EQ(net_decide_sockaddr(&f.ctx, NET_OP_CONNECT, AF_INET, SOCK_STREAM, &in, sizeof(in),
+				      &a, &d),
 		  0);
 	EXPECT_EQ(d.verdict, NET_VERDICT_ALLOW);
 	EXPECT_EQ(a.port, 80);
@@ -504,8 +517,8 @@ static bool learned_allows(Fixture *f, const char *dest)
 
 TEST(learned_host_and_domain_ttl)
 {
-	static const char *const entries[] = { "api.example.com:443", "*.cdn.net", NULL };
-	const uint8_t a1[4] = { 203, 0, 113, 5 }, a2[4] = { 203, 0, 113, 6 };
+	static const char *const entries[] = {"api.example.com:443", "*.cdn.net", NULL};
+	const uint8_t a1[4] = {203, 0, 113, 5}, a2[4] = {203, 0, 113, 6};
 	uint8_t a6[16];
 	Fixture f;
 
@@ -555,10 +568,10 @@ TEST(learned_host_and_domain_ttl)
 TEST(learned_refuses_local_addresses)
 {
 	_cleanup_(net_learned_freep) NetLearned *l = net_learned_new(4, NULL, NULL);
-	static const char *const v4[] = { "127.0.0.1", "0.0.0.0", "169.254.169.254", "224.0.0.1",
-					  "255.255.255.255" };
-	static const char *const v6[] = { "::1", "::", "fe80::1", "ff02::1", "::ffff:1.2.3.4",
-					  "::1.2.3.4" };
+	static const char *const v4[] = {"127.0.0.1", "0.0.0.0", "169.254.169.254", "224.0.0.1",
+					 "255.255.255.255"};
+	static const char *const v6[] = {"::1",	     "::", "fe80::1", "ff02::1", "::ffff:1.2.3.4",
+					 "::1.2.3.4"};
 	uint8_t b[16];
 
 	ASSERT_TRUE(l);
@@ -581,7 +594,7 @@ TEST(learned_bounded_eviction)
 {
 	PolicyNetAllow e = test_allow("*.example");
 	_cleanup_(net_learned_freep) NetLearned *l = NULL;
-	uint8_t b[4] = { 10, 0, 0, 0 };
+	uint8_t b[4] = {10, 0, 0, 0};
 
 	fake_now = 0;
 	l = net_learned_new(8, fake_clock, NULL);
@@ -615,8 +628,8 @@ typedef struct ThreadArg {
 static void *hammer(void *p)
 {
 	ThreadArg *t = p;
-	PolicyNetAllow e = { .kind = NET_ALLOW_DOMAIN, .name = (char *) "example" };
-	uint8_t b[4] = { 10, (uint8_t) t->id, 0, 0 };
+	PolicyNetAllow e = {.kind = NET_ALLOW_DOMAIN, .name = (char *) "example"};
+	uint8_t b[4] = {10, (uint8_t) t->id, 0, 0};
 	long hits = 0;
 
 	for (int i = 0; i < 2000; i++) {
@@ -637,7 +650,7 @@ TEST(learned_threads)
 
 	ASSERT_TRUE(l);
 	for (int i = 0; i < 4; i++) {
-		args[i] = (ThreadArg) { l, i + 1 };
+		args[i] = (ThreadArg){l, i + 1};
 		ASSERT_EQ(pthread_create(&th[i], NULL, hammer, &args[i]), 0);
 	}
 	for (int i = 0; i < 4; i++) {

@@ -260,8 +260,8 @@ TEST(odd_bytes_make_name_invalid)
 
 TEST(decide)
 {
-	static const char *const entries[] = { "api.example.com:443", "*.cdn.net", "10.0.0.0/8",
-					       NULL };
+	static const char *const entries[] = {"api.example.com:443", "*.cdn.net", "10.0.0.0/8",
+					      NULL};
 	PolicyNetwork pn;
 	NetDnsQuery q;
 	int rcode = -1;
@@ -281,8 +281,8 @@ TEST(decide)
 	ASSERT_EQ(net_dns_parse_query(p.b, p.n, &q), 0);
 	EXPECT_EQ(net_dns_decide(&pn, NET_MODE_ALLOWLIST, &q, &rcode), 1);
 
-	static const char *const denied[] = { "cdn.net", "example.com", "x.api.example.com",
-					      "secret-data.evil.net", "10.0.0.1" };
+	static const char *const denied[] = {"cdn.net", "example.com", "x.api.example.com",
+					     "secret-data.evil.net", "10.0.0.1"};
 	for (size_t i = 0; i < ARRAY_SIZE(denied); i++) {
 		query(&p, 1, denied[i], NET_DNS_TYPE_A);
 		ASSERT_EQ(net_dns_parse_query(p.b, p.n, &q), 0);
@@ -374,8 +374,8 @@ TEST(reply_cname_chain)
 	int rcode = -1;
 	NetDnsQuery q;
 	Pkt p, r;
-	const uint8_t a1[4] = { 203, 0, 113, 1 }, a2[4] = { 203, 0, 113, 2 },
-		      evil[4] = { 198, 51, 100, 66 };
+	const uint8_t a1[4] = {203, 0, 113, 1}, a2[4] = {203, 0, 113, 2},
+		      evil[4] = {198, 51, 100, 66};
 	uint8_t a6[16];
 
 	inet_pton(AF_INET6, "2001:db8::5", a6);
@@ -385,7 +385,7 @@ TEST(reply_cname_chain)
 	reply_header(&r, &q, 5, 0);
 	/* www.example.com CNAME edge.cdn.net (target written out), TTL 100 */
 	{
-		Pkt t = { .n = 0 };
+		Pkt t = {.n = 0};
 		size_t target_off;
 
 		pname(&t, "edge.cdn.net");
@@ -441,7 +441,7 @@ TEST(reply_cname_loop_terminates)
 	int rcode;
 	NetDnsQuery q;
 	Pkt p, r, t;
-	const uint8_t a1[4] = { 203, 0, 113, 1 };
+	const uint8_t a1[4] = {203, 0, 113, 1};
 
 	query(&p, 42, "a.example", NET_DNS_TYPE_A);
 	ASSERT_EQ(net_dns_parse_query(p.b, p.n, &q), 0);
@@ -469,7 +469,7 @@ TEST(reply_cname_loop_terminates)
 
 TEST(tcp_framing)
 {
-	uint8_t msg[20] = { 1, 2, 3 }, out[64];
+	uint8_t msg[20] = {1, 2, 3}, out[64];
 	size_t n = 0, mlen = 0;
 
 	ASSERT_EQ(net_dns_tcp_frame(msg, sizeof(msg), out, sizeof(out), &n), 0);
@@ -508,9 +508,9 @@ TEST(parse_server_and_resolv_conf)
 	ASSERT_EQ(net_dns_parse_server("2001:db8::1", &ss[0], &lens[0]), 0);
 	EXPECT_EQ(ntohs(in6->sin6_port), 53);
 	EXPECT_EQ(lens[0], sizeof(struct sockaddr_in6));
-	static const char *const bad[] = { "", "1.1.1", "1.1.1.1:", "1.1.1.1:0", "1.1.1.1:65536",
-					   "[1.1.1.1]:53", "[::1", "[::1]x", "host.example",
-					   "1.1.1.1:5x" };
+	static const char *const bad[] = {
+		"",	"1.1.1",  "1.1.1.1:",	  "1.1.1.1:0", "1.1.1.1:65536", "[1.1.1.1]:53",
+		"[::1", "[::1]x", "host.example", "1.1.1.1:5x"};
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
 		if (net_dns_parse_server(bad[i], &ss[0], &lens[0]) != -EINVAL)
 			TAP_FAIL_(0, "'%s' accepted", bad[i]);
@@ -527,8 +527,8 @@ TEST(parse_server_and_resolv_conf)
 	EXPECT_EQ(((struct sockaddr_in *) &ss[0])->sin_addr.s_addr, inet_addr("10.255.255.53"));
 	EXPECT_EQ(ss[1].ss_family, AF_INET6);
 	EXPECT_EQ(ntohs(((struct sockaddr_in *) &ss[2])->sin_port), 53);
-	ASSERT_EQ(net_dns_parse_resolv_conf("nameserver 1.1.1.1\nnameserver 1.0.0.1\n", ss, lens,
-					    1, &n),
+	ASSERT_EQ(net_dns_parse_resolv_conf("nameserver 1.1.1.1\nnameserver 1.0.0.1\n", ss, lens, 1,
+					    &n),
 		  0);
 	EXPECT_EQ(n, 1);
 }
@@ -547,7 +547,7 @@ static size_t answer(const uint8_t *qmsg, size_t qlen, bool tc, uint8_t *out)
 {
 	NetDnsQuery q;
 	Pkt r;
-	const uint8_t a[4] = { 192, 0, 2, 33 };
+	const uint8_t a[4] = {192, 0, 2, 33};
 
 	if (net_dns_parse_query(qmsg, qlen, &q) < 0)
 		return 0;
@@ -566,8 +566,8 @@ static void *upstream_main(void *p)
 	uint8_t buf[1024], out[1024];
 
 	for (int round = 0; round < 4; round++) {
-		struct pollfd pfd[2] = { { .fd = u->udp, .events = POLLIN },
-					 { .fd = u->tcp, .events = POLLIN } };
+		struct pollfd pfd[2] = {{.fd = u->udp, .events = POLLIN},
+					{.fd = u->tcp, .events = POLLIN}};
 
 		if (poll(pfd, 2, 5000) <= 0)
 			break;
@@ -623,8 +623,8 @@ static int upstream_start(Upstream *u)
 	socklen_t l = sizeof(u->addr);
 	int one = 1;
 
-	u->addr = (struct sockaddr_in) { .sin_family = AF_INET,
-					 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	u->addr = (struct sockaddr_in){.sin_family = AF_INET,
+				       .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	u->udp = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	u->tcp = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (u->udp < 0 || u->tcp < 0)
@@ -688,7 +688,7 @@ TEST(exchange_udp)
 
 TEST(exchange_tcp_fallback)
 {
-	Upstream u = { .truncate_udp = true };
+	Upstream u = {.truncate_udp = true};
 	NetDnsAddr a;
 	size_t n = 0;
 	int k = upstream_start(&u);
@@ -706,7 +706,7 @@ TEST(exchange_tcp_fallback)
 
 TEST(exchange_timeout)
 {
-	Upstream u = { .silent = true };
+	Upstream u = {.silent = true};
 	NetDnsAddr a;
 	size_t n = 0;
 	int k = upstream_start(&u);

@@ -8,8 +8,8 @@
 
 static PolicyNetwork mapped(int internal, int confidential, int secret)
 {
-	PolicyNetwork pn = { .mode = NET_MODE_FULL };
-	int v[_SENSITIVITY_MAX] = { -1, internal, confidential, secret };
+	PolicyNetwork pn = {.mode = NET_MODE_FULL};
+	int v[_SENSITIVITY_MAX] = {-1, internal, confidential, secret};
 
 	for (Sensitivity s = SENSITIVITY_INTERNAL; s < _SENSITIVITY_MAX; s++)
 		if (v[s] >= 0) {
@@ -109,7 +109,7 @@ TEST(racing_openers_see_each_drop_once)
 
 	ASSERT_EQ(net_ratchet_init(&r, NET_MODE_FULL), 0);
 	for (int i = 0; i < 4; i++) {
-		races[i] = (Race) { &r, &pn, 0 };
+		races[i] = (Race){&r, &pn, 0};
 		ASSERT_EQ(pthread_create(&th[i], NULL, opener, &races[i]), 0);
 	}
 	for (int i = 0; i < 4; i++) {

@@ -21,8 +21,9 @@
  * 0 = TCP send fails with EPIPE and the socketpair still works; 1.. = what went wrong. */
 static int child(uint16_t port, int ready_w, int go_r)
 {
-	struct sockaddr_in in = { .sin_family = AF_INET, .sin_port = htons(port),
-				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in in = {.sin_family = AF_INET,
+				 .sin_port = htons(port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	int s, sp[2];
 	char c;
 
@@ -44,7 +45,7 @@ static int child(uint16_t port, int ready_w, int go_r)
 
 TEST(shutdown_child_inet_sockets)
 {
-	struct sockaddr_in in = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in in = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t l = sizeof(in);
 	int lfd, cfd, ready[2], go[2], pidfd, status, k;
 	unsigned count = 0;
@@ -101,9 +102,9 @@ TEST(notice)
 
 	EXPECT_STREQ(net_ratchet_notice(NET_MODE_NONE, SENSITIVITY_SECRET, buf, sizeof(buf)),
 		     "sbxtrace: network restricted to none: a secret file was opened\n");
-	EXPECT_STREQ(net_ratchet_notice(NET_MODE_ALLOWLIST, SENSITIVITY_CONFIDENTIAL, buf,
-					sizeof(buf)),
-		     "sbxtrace: network restricted to allowlist: a confidential file was opened\n");
+	EXPECT_STREQ(
+		net_ratchet_notice(NET_MODE_ALLOWLIST, SENSITIVITY_CONFIDENTIAL, buf, sizeof(buf)),
+		"sbxtrace: network restricted to allowlist: a confidential file was opened\n");
 	EXPECT_TRUE(net_mode_name((NetMode) 4) == NULL);
 }
 

@@ -26,7 +26,8 @@ static const void *tail(const void *src, size_t len)
 		page_size = (size_t) sysconf(_SC_PAGESIZE);
 		guard_page = mmap(NULL, 2 * page_size, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (guard_page == MAP_FAILED || mprotect(guard_page + page_size, page_size, PROT_NONE))
+		if (guard_page == MAP_FAILED ||
+		    mprotect(guard_page + page_size, page_size, PROT_NONE))
 			abort();
 	}
 	memcpy(guard_page + page_size - len, src, len);
@@ -47,7 +48,7 @@ static const char *fmt(const NetAddr *a)
 
 TEST(inet)
 {
-	struct sockaddr_in in = { .sin_family = AF_INET, .sin_port = htons(443) };
+	struct sockaddr_in in = {.sin_family = AF_INET, .sin_port = htons(443)};
 	NetAddr a;
 
 	inet_pton(AF_INET, "1.2.3.4", &in.sin_addr);
@@ -75,7 +76,7 @@ TEST(inet)
 
 TEST(inet_loopback_and_unspecified)
 {
-	struct sockaddr_in in = { .sin_family = AF_INET };
+	struct sockaddr_in in = {.sin_family = AF_INET};
 	NetAddr a;
 
 	inet_pton(AF_INET, "127.255.0.9", &in.sin_addr);
@@ -92,8 +93,8 @@ TEST(inet_loopback_and_unspecified)
 
 TEST(inet6_plain_and_short_form)
 {
-	struct sockaddr_in6 in6 = { .sin6_family = AF_INET6, .sin6_port = htons(53),
-				    .sin6_scope_id = 3 };
+	struct sockaddr_in6 in6 = {
+		.sin6_family = AF_INET6, .sin6_port = htons(53), .sin6_scope_id = 3};
 	NetAddr a;
 
 	inet_pton(AF_INET6, "2001:db8::1", &in6.sin6_addr);
@@ -123,7 +124,7 @@ TEST(inet6_plain_and_short_form)
 
 TEST(inet6_v4mapped_is_ipv4_for_policy)
 {
-	struct sockaddr_in6 in6 = { .sin6_family = AF_INET6, .sin6_port = htons(80) };
+	struct sockaddr_in6 in6 = {.sin6_family = AF_INET6, .sin6_port = htons(80)};
 	NetAddr a, b;
 
 	inet_pton(AF_INET6, "::ffff:127.0.0.2", &in6.sin6_addr);
@@ -138,7 +139,7 @@ TEST(inet6_v4mapped_is_ipv4_for_policy)
 
 	/* Same address for policy as the plain AF_INET one. */
 	{
-		struct sockaddr_in in = { .sin_family = AF_INET, .sin_port = htons(80) };
+		struct sockaddr_in in = {.sin_family = AF_INET, .sin_port = htons(80)};
 
 		inet_pton(AF_INET, "127.0.0.2", &in.sin_addr);
 		ASSERT_EQ(decode(&in, sizeof(in), &b), 0);
@@ -156,7 +157,7 @@ TEST(inet6_v4mapped_is_ipv4_for_policy)
 
 TEST(inet6_v4compat_flagged)
 {
-	struct sockaddr_in6 in6 = { .sin6_family = AF_INET6 };
+	struct sockaddr_in6 in6 = {.sin6_family = AF_INET6};
 	NetAddr a;
 
 	inet_pton(AF_INET6, "::127.0.0.1", &in6.sin6_addr);
@@ -169,7 +170,7 @@ TEST(inet6_v4compat_flagged)
 
 TEST(unix_path_abstract_unnamed)
 {
-	struct sockaddr_un un = { .sun_family = AF_UNIX };
+	struct sockaddr_un un = {.sun_family = AF_UNIX};
 	size_t off = offsetof(struct sockaddr_un, sun_path);
 	NetAddr a;
 
@@ -217,10 +218,10 @@ TEST(unix_path_abstract_unnamed)
 
 TEST(netlink_packet_other)
 {
-	struct sockaddr_nl nl = { .nl_family = AF_NETLINK, .nl_pid = 7, .nl_groups = 0x11 };
-	struct sockaddr_ll ll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IP),
-				  .sll_ifindex = 2 };
-	struct sockaddr sa = { .sa_family = 40 /* AF_VSOCK */ };
+	struct sockaddr_nl nl = {.nl_family = AF_NETLINK, .nl_pid = 7, .nl_groups = 0x11};
+	struct sockaddr_ll ll = {
+		.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IP), .sll_ifindex = 2};
+	struct sockaddr sa = {.sa_family = 40 /* AF_VSOCK */};
 	NetAddr a;
 
 	ASSERT_EQ(decode(&nl, sizeof(nl), &a), 0);
@@ -244,7 +245,7 @@ TEST(netlink_packet_other)
 
 TEST(format_truncates)
 {
-	struct sockaddr_un un = { .sun_family = AF_UNIX };
+	struct sockaddr_un un = {.sun_family = AF_UNIX};
 	char small[8];
 	NetAddr a;
 
