@@ -290,6 +290,24 @@ int net_dns_build_reply(const NetDnsQuery *q, int rcode, uint8_t *buf, size_t si
 	return build(q->id, flags, q, buf, size, ret_len);
 }
 
+size_t net_dns_udp_limit(const NetDnsQuery *q)
+{
+	if (!q || !q->edns || q->edns_udp_size <= 512)
+		return 512;
+	return MIN((size_t) q->edns_udp_size, (size_t) NET_DNS_UDP_MAX);
+}
+
+int net_dns_build_truncated(const NetDnsQuery *q, uint8_t *buf, size_t size, size_t *ret_len)
+{
+	int k;
+
+	k = net_dns_build_reply(q, NET_DNS_RCODE_NOERROR, buf, size, ret_len);
+	if (k < 0)
+		return k;
+	put16(buf + 2, get16(buf + 2) | FLAG_TC);
+	return 0;
+}
+
 int net_dns_build_formerr(const uint8_t *msg, size_t len, uint8_t *buf, size_t size,
 			  size_t *ret_len)
 {

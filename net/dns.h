@@ -83,6 +83,16 @@ int net_dns_build_reply(const NetDnsQuery *q, int rcode, uint8_t *buf, size_t si
 int net_dns_build_formerr(const uint8_t *msg, size_t len, uint8_t *buf, size_t size,
 			  size_t *ret_len);
 
+/**
+ * The largest UDP reply the client accepts: 512 without EDNS0, else its advertised size
+ * (at least 512, at most NET_DNS_UDP_MAX). A longer upstream reply is replaced by
+ * net_dns_build_truncated() so the client retries over TCP.
+ */
+size_t net_dns_udp_limit(const NetDnsQuery *q);
+
+/** An empty NOERROR reply with TC set that echoes q (RFC 1035 4.2.1, RFC 7766 5). */
+int net_dns_build_truncated(const NetDnsQuery *q, uint8_t *buf, size_t size, size_t *ret_len);
+
 typedef struct NetDnsAddr {
 	int family; /* AF_INET or AF_INET6 */
 	uint8_t addr[16];

@@ -341,6 +341,34 @@ TEST(build_replies)
 	EXPECT_EQ(net_dns_build_formerr(out, 12, out, sizeof(out), &n), -EBADMSG);
 }
 
+TEST(udp_limit_and_truncated)
+{
+	uint8_t out[512];
+	size_t n = 0, naddr = 9;
+	NetDnsAddr addrs[1];
+	NetDnsQuery q;
+	int rcode = -1;
+	Pkt p;
+
+	query(&p, 5, "big.example.org", 16);
+	ASSERT_EQ(net_dns_parse_query(p.b, p.n, &q), 0);
+	EXPECT_EQ(net_dns_udp_limit(&q), 512);
+	opt(&p, 1232);
+	p.b[11] = 1;
+	ASSERT_EQ(net_dns_parse_query(p.b, p.n, &q), 0);
+	EXPECT_EQ(net_dns_udp_limit(&q), 1232);
+	q.edns_udp_size = 65000;
+	EXPECT_EQ(net_dns_udp_limit(&q), NET_DNS_UDP_MAX);
+	q.edns_udp_size = 100;
+	EXPECT_EQ(net_dns_udp_limit(&q), 512);
+
+	ASSERT_EQ(net_dns_build_truncated(&q, out, sizeof(out), &n), 0);
+	EXPECT_TRUE(net_dns_truncated(out, n));
+	ASSERT_EQ(net_dns_parse_reply(out, n, &q, addrs, 1, &naddr, &rcode), 0);
+	EXPECT_EQ(rcode, NET_DNS_RCODE_NOERROR);
+	EXPECT_EQ(naddr, 0);
+}
+
 /* A reply to q: answers appended by the caller after this header + question. */
 static size_t reply_header(Pkt *p, const NetDnsQuery *q, unsigned ancount, unsigned rcode)
 {
