@@ -11,6 +11,7 @@
 
 #include "net/allow.h"
 #include "net/dns.h"
+#include "net/stub.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -48,6 +49,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	}
 	(void) net_dns_build_formerr(data, size, out, sizeof(out), &n);
+
+	/* through the whole stub, with no upstream (allowed names become SERVFAIL) */
+	{
+		static uint8_t reply[NET_DNS_MAX_MESSAGE];
+		NetDnsStubConfig cfg = {.policy = &pn, .mode = NET_MODE_ALLOWLIST};
+		NetDnsOutcome o;
+
+		if (net_dns_stub_answer(&cfg, data, size, size & 1, reply, sizeof(reply), &n, &o) <
+		    0)
+			abort();
+		if (o.forwarded && o.rcode != NET_DNS_RCODE_SERVFAIL)
+			abort();
+		if ((n == 0) != (o.rcode == -1))
+			abort();
+	}
 
 	/* as a reply, to the question it carries */
 	if (size >= NET_DNS_HEADER_SIZE) {
