@@ -358,13 +358,42 @@ bool net_cidr_match(const PolicyNetAllow *entry, const NetAddr *a)
 	return true;
 }
 
-static bool entry_allows(const NetContext *ctx, const PolicyNetAllow *e, const NetAddr *a)
+static bool port_in(const PolicyNetAllow *e, uint16_t port)
 {
-	if (a->port < e->port_lo || a->port > e->port_hi)
+	return port >= e->port_lo && port <= e->port_hi;
+}
+
+/* Whether a HOST/DOMAIN entry with the port in range matches a name the address was learned
+ * for: one lock and one chain walk for all entries. */
+static bool learned_allows(const NetContext *ctx, const NetAddr *a)
+{
+	const PolicyNetwork *pn = ctx->policy;
+	NetLearned *l = ctx->learned;
+	bool any = false, found = false;
+	uint64_t now;
+
+	for (size_t i = 0; i < pn->n_allow && !any; i++)
+		any = pn->allow[i].kind != NET_ALLOW_CIDR && port_in(&pn->allow[i], a->port);
+	if (!any || !l || (a->ip_family != AF_INET && a->ip_family != AF_INET6))
 		return false;
-	if (e->kind == NET_ALLOW_CIDR)
-		return net_cidr_match(e, a);
-	return net_learned_match(ctx->learned, e, a->ip_family, a->addr);
+
+	if (pthread_rwlock_rdlock(&l->lock) != 0)
+		return false;
+	now = l->clock(l->userdata);
+	for (int32_t idx = l->buckets[bucket_of(l, a->ip_family, a->addr)]; idx >= 0 && !found;
+	     idx = l->entries[idx].next) {
+		const LearnedEntry *e = &l->entries[idx];
+
+		if (e->family != a->ip_family || memcmp(e->ip, a->addr, ip_len(e->family)) != 0 ||
+		    e->expiry_ns <= now)
+			continue;
+		for (size_t i = 0; i < pn->n_allow && !found; i++)
+			found = pn->allow[i].kind != NET_ALLOW_CIDR &&
+				port_in(&pn->allow[i], a->port) &&
+				net_name_match(&pn->allow[i], e->name);
+	}
+	(void) pthread_rwlock_unlock(&l->lock);
+	return found;
 }
 
 bool net_unix_abstract_listed(const PolicyNetwork *pn, const char *name, size_t len)
@@ -604,9 +633,14 @@ int net_decide_address(const NetContext *ctx, NetOp op, int sock_family, int soc
 		return decide(ret, NET_VERDICT_DENY, connect_errno(ctx), "not loopback");
 	}
 
-	for (size_t i = 0; i < ctx->policy->n_allow; i++)
-		if (entry_allows(ctx, &ctx->policy->allow[i], &dest))
+	for (size_t i = 0; i < ctx->policy->n_allow; i++) {
+		const PolicyNetAllow *e = &ctx->policy->allow[i];
+
+		if (e->kind == NET_ALLOW_CIDR && port_in(e, dest.port) && net_cidr_match(e, &dest))
 			return decide(ret, NET_VERDICT_ALLOW, 0, "in allowlist");
+	}
+	if (learned_allows(ctx, &dest))
+		return decide(ret, NET_VERDICT_ALLOW, 0, "in allowlist (resolved name)");
 	return decide(ret, NET_VERDICT_DENY, connect_errno(ctx), "not in allowlist");
 }
 
