@@ -12,8 +12,7 @@
 #include "net/allow.h"
 #include "net/dns.h"
 #include "net/stub.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "tests/fuzz/fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -28,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t n, naddr, mlen;
 	int rcode, k;
 
-	if (size > NET_DNS_MAX_MESSAGE + 2)
+	if (size > FUZZ_MAX_INPUT)
 		return 0;
 
 	/* as a query */
