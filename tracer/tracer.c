@@ -81,11 +81,11 @@ static _noreturn_ void child_fail(int sock, int kind, int error, const char *wha
 	_exit(kind == MSG_EXEC_FAILED ? (error == ENOENT ? 127 : 126) : 125);
 }
 
-static int send_fd(int sock, int fd)
+static int send_fd(int sock, int fd, pid_t pid)
 {
 	char cbuf[CMSG_SPACE(sizeof(int))] = {};
-	char byte = 'L';
-	struct iovec iov = { &byte, 1 };
+	Msg m = { .kind = MSG_CHILD_PID, .value = pid };
+	struct iovec iov = { &m, sizeof(m) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
 			     .msg_controllen = sizeof(cbuf) };
 	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
@@ -117,7 +117,13 @@ static int recv_fd(int sock, int *ret_fd, Msg *ret_msg)
 	c = CMSG_FIRSTHDR(&mh);
 	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
 		memcpy(ret_fd, CMSG_DATA(c), sizeof(int));
-		return 0;
+		if ((size_t) n == sizeof(m) && m.kind == MSG_CHILD_PID) {
+			*ret_msg = m;
+			return 0;
+		}
+		(void) close(*ret_fd);
+		*ret_fd = -1;
+		return -EBADMSG;
 	}
 	if ((size_t) n >= offsetof(Msg, what))
 		*ret_msg = m;
@@ -153,11 +159,15 @@ static void set_limit(int res, uint64_t v)
 	(void) setrlimit(res, &rl);
 }
 
-static _noreturn_ void child_main(const Launch *l)
+static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 {
 	sigset_t none;
 	int listener, r;
+	pid_t keeper = getppid();
 	char go;
+
+	(void) close(sock_w);
+	(void) close(sfd);
 
 	/* restore what the keeper changed: signal mask and ignored signals survive exec */
 	sigemptyset(&none);
@@ -174,7 +184,7 @@ static _noreturn_ void child_main(const Launch *l)
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "PR_SET_PDEATHSIG");
-	if (getppid() != l->keeper)
+	if (getppid() != keeper)
 		_exit(125); /* the keeper is already gone */
 
 	if (setpgid(0, 0) < 0)
@@ -207,7 +217,7 @@ static _noreturn_ void child_main(const Launch *l)
 	if (listener < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, -listener, "seccomp filter");
 	/* From here on every syscall goes through the filter. */
-	if (send_fd(l->sock_c, listener) < 0)
+	if (send_fd(l->sock_c, listener, getpid()) < 0)
 		_exit(125);
 	(void) close(listener);
 	if (read(l->sock_c, &go, 1) != 1)
@@ -244,19 +254,14 @@ static _noreturn_ void keeper_main(const Launch *l, int sock_w, pid_t supervisor
 	if (getppid() != supervisor)
 		_exit(125);
 
-	child = fork();
+	/* vfork: no copy of our page tables (a fork costs milliseconds on some VMs). W sleeps
+	 * until C execs or exits; C talks to S directly meanwhile and calls nothing that
+	 * allocates (child_main). */
+	child = vfork();
 	if (child < 0)
 		_exit(125);
-	if (child == 0) {
-		Launch cl = *l;
-
-		(void) close(sock_w);
-		(void) close(sfd);
-		cl.keeper = supervisor; /* placeholder, replaced below */
-		cl.keeper = getppid();
-		child_main(&cl);
-	}
-	(void) setpgid(child, child); /* also here: no race with the parent's tcsetpgrp */
+	if (child == 0)
+		child_main(l, sock_w, sfd);
 	(void) close(l->sock_c);
 	if (l->out_w >= 0) {
 		(void) close(l->out_w);
@@ -563,14 +568,8 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	}
 	tty_taken = l.tty;
 
-	/* the command's pid from W */
-	if (recv(sock_w_s, &m, sizeof(m), 0) != sizeof(m) || m.kind != MSG_CHILD_PID) {
-		log_error("the keeper process failed to start the command");
-		goto finish;
-	}
-	t.child = m.value;
-
-	/* the listener from C, or why it failed */
+	/* the listener and C's pid from C, or why it failed (W reports C's pid again once C
+	 * has exec'd; the event loop ignores that) */
 	memset(&m, 0, sizeof(m));
 	r = recv_fd(sock_c_s, &t.notify_fd, &m);
 	if (r < 0) {
@@ -583,6 +582,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 			  strerror(setup_errno));
 		goto finish;
 	}
+	t.child = m.value;
 
 	/* COMPAT: synchronous wake-up needs 6.6 */
 	uint64_t fl = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
