@@ -109,6 +109,8 @@ typedef struct PolicyLimits {
 	uint64_t disk;	     /* bytes written into rw/tmp mounts */
 	uint64_t output;     /* bytes of captured stdout+stderr */
 	uint64_t kill_grace_ms; /* between SIGTERM and SIGKILL; always set (default 2000) */
+	uint64_t cpus;		/* CPUs the tree may run on at once (affinity); added for the
+				 * presets' "one CPU" */
 } PolicyLimits;
 
 typedef enum SyscallAction {
@@ -262,6 +264,21 @@ int policy_parse_duration_ms(const char *s, uint64_t *ret_ms);
 
 /** Glob match of a virtual path ('*' stops at '/', '**' crosses components). */
 bool policy_glob_match(const char *glob, const char *path);
+
+/**
+ * The rules for a virtual path: the access of the last matching rule that sets one
+ * (RULE_ACCESS_UNSET if none), and the highest level of all matching rules (SENSITIVITY_NONE
+ * if none). Either output may be NULL.
+ */
+void policy_rule_lookup(const Policy *p, const char *path, RuleAccess *ret_access,
+			Sensitivity *ret_level);
+
+/** Whether exec of a virtual path is allowed: no exec.deny glob matches, and exec.allow is
+ * unset or one of its globs matches. */
+bool policy_exec_allowed(const Policy *p, const char *path);
+
+/** The [syscalls] entry for a syscall name, or NULL (the built-in defaults apply). */
+const PolicySyscall *policy_syscall_find(const Policy *p, const char *name);
 
 /** Directory list where presets are looked up, NULL-terminated, static storage. */
 const char *const *policy_preset_dirs(void);
