@@ -4,8 +4,14 @@
 /*
  * Helpers for integration and security tests: run a command under the sandbox and collect
  * its exit code and output. The runner comes from the environment that meson test sets:
- * SBX_DRIVER (the supervisor with a hand-built policy, tests/helpers/sbx-driver.c) and
+ * SBXTRACE and SBX_POLICY (`sbxtrace run SBX_POLICY`, the real command line), else
+ * SBX_DRIVER (the supervisor with a hand-built policy, tests/helpers/sbx-driver.c); and
  * SBX_PROBE (tests/helpers/sbx-probe.c). A test that lacks them skips (77).
+ *
+ * Options are written in the driver's words and translated for sbxtrace:
+ *   --wall MS, --grace MS, --output BYTES   -s limits.wall_time=…ms, …
+ *   --deny NAME=ERRNO, --kill NAME          -s syscalls.deny=["NAME:ERRNO"], …
+ *   --json                                  --json
  */
 
 #include <errno.h>
@@ -45,14 +51,49 @@ static inline const char *sbx_probe(void)
 static inline pid_t sbx_spawn(const char *const *opts, const char *const *cmd, int in_fd,
 			      int *ret_out_fd)
 {
-	const char *argv[64];
-	size_t n = 0;
+	static char buf[16][160];
+	const char *argv[64], *sbxtrace = getenv("SBXTRACE"), *policy = getenv("SBX_POLICY");
+	size_t n = 0, nb = 0;
 	int out[2] = { -1, -1 };
 	pid_t pid;
 
-	argv[n++] = sbx_driver();
-	for (; opts && *opts && n < 30; opts++)
-		argv[n++] = *opts;
+	if (sbxtrace && *sbxtrace && policy && *policy) {
+		argv[n++] = sbxtrace;
+		argv[n++] = "run";
+		for (; opts && *opts && n < 40 && nb < 16; opts++) {
+			const char *o = opts[0], *v = opts[1];
+
+			if (strcmp(o, "--json") == 0) {
+				argv[n++] = o;
+				continue;
+			}
+			if (!v)
+				break;
+			opts++;
+			if (strcmp(o, "--wall") == 0)
+				snprintf(buf[nb], sizeof(buf[nb]), "limits.wall_time=%sms", v);
+			else if (strcmp(o, "--grace") == 0)
+				snprintf(buf[nb], sizeof(buf[nb]), "limits.kill_grace=%sms", v);
+			else if (strcmp(o, "--output") == 0)
+				snprintf(buf[nb], sizeof(buf[nb]), "limits.output=%s", v);
+			else if (strcmp(o, "--kill") == 0)
+				snprintf(buf[nb], sizeof(buf[nb]), "syscalls.kill=[\"%s\"]", v);
+			else if (strcmp(o, "--deny") == 0) {
+				snprintf(buf[nb], sizeof(buf[nb]), "syscalls.deny=[\"%s\"]", v);
+				char *eq = strchr(buf[nb], '=');
+				if (eq && (eq = strchr(eq + 1, '=')))
+					*eq = ':';
+			} else
+				continue;
+			argv[n++] = "-s";
+			argv[n++] = buf[nb++];
+		}
+		argv[n++] = policy;
+	} else {
+		argv[n++] = sbx_driver();
+		for (; opts && *opts && n < 30; opts++)
+			argv[n++] = *opts;
+	}
 	argv[n++] = "--";
 	for (; *cmd && n < 62; cmd++)
 		argv[n++] = *cmd;
