@@ -136,9 +136,12 @@ static void respond(Tracer *t, const struct seccomp_notif *n, EmuDecision *d)
 		break;
 	case EMU_KILL:
 	default:
-		resp.error = -EPERM;
+		/* The caller is blocked in this notification, so its tid cannot be reused: kill
+		 * it before it runs on, then have the main loop kill the rest of the tree. */
+		(void) syscall(SYS_tkill, n->pid, SIGKILL);
 		atomic_store(&t->kill_requested, true);
 		(void) eventfd_write(t->kill_eventfd, 1);
+		resp.error = -EPERM;
 		break;
 	}
 	if (ioctl(t->notify_fd, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT)
@@ -161,6 +164,10 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 		/* the filter kills other arches: this cannot happen; fail closed */
 		d->verdict = EMU_KILL;
 		d->why = "unexpected architecture";
+	} else if (s->kill) {
+		d->verdict = EMU_KILL;
+		d->denied = true;
+		d->why = "the policy kills the sandbox for this syscall";
 	} else if (s->deny_error > 0) {
 		d->verdict = EMU_FAIL;
 		d->error = s->deny_error;
@@ -201,6 +208,12 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 	respond(t, n, d);
 	if (t->opts->trace || (s && s->log))
 		trace_line(t, n, s, d);
+	if (d->verdict == EMU_KILL) {
+		char nb[64];
+
+		log_error("pid %d made syscall '%s', which the policy forbids: killing the sandbox",
+			  (int) n->pid, syscall_name(s, n->data.nr, nb, sizeof(nb)));
+	}
 }
 
 static void *worker_main(void *userdata)

@@ -281,18 +281,24 @@ static void apply_override(TracerSlot *s, const PolicySyscall *o, int deny_errno
 		s->special = SLOT_PLAIN;
 		s->handler = NULL;
 		s->deny_error = 0;
+		s->kill = false;
 		return;
 	case SYSCALL_ACTION_DENY:
 		s->action = SECCOMP_RET_USER_NOTIF;
 		s->deny_error = o->error > 0 ? o->error : deny_errno;
 		s->special = SLOT_PLAIN;
 		s->handler = NULL;
+		s->kill = false;
 		return;
 	case SYSCALL_ACTION_KILL:
-		s->action = SECCOMP_RET_KILL_PROCESS;
+		/* notified: the supervisor SIGKILLs the caller while it waits, then the whole
+		 * tree (SECCOMP_RET_KILL_PROCESS would end one process only). Without a
+		 * supervisor the kernel answers ENOSYS. */
+		s->action = SECCOMP_RET_USER_NOTIF;
 		s->special = SLOT_PLAIN;
 		s->handler = NULL;
 		s->deny_error = 0;
+		s->kill = true;
 		return;
 	case SYSCALL_ACTION_LOG:
 		s->log = true;

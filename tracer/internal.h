@@ -36,6 +36,7 @@ typedef struct TracerSlot {
 	SlotSpecial special;
 	int deny_error; /* > 0: notified only to be denied with this errno (and counted) */
 	bool log;	/* policy action "log" */
+	bool kill;	/* policy action "kill": the whole tree dies */
 } TracerSlot;
 
 typedef struct TracerFilter {

@@ -690,8 +690,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 
 				(void) eventfd_read(t.kill_eventfd, &v);
 				if (!res.killed_by)
-					res.killed_by = "policy";
-				log_error("a syscall the policy kills for was made: killing the process tree");
+					res.killed_by = "syscall";
 				tree_kill_all(keeper, false);
 				tree_killed = true;
 			} else if (fd == sock_c_s) {

@@ -42,11 +42,14 @@ TEST(clone3_is_enosys)
 	EXPECT_EQ(probe_errno(NULL, "clone3", ENOSYS), 0);
 }
 
-TEST(policy_kill_kills)
+TEST(policy_kill_kills_the_tree)
 {
 	const char *opts[] = { "--kill", "getppid", NULL };
+	const char *cmd[] = { "sh", "-c", "sleep 30 & exec \"$0\" errno getppid 0", sbx_probe(), NULL };
 
-	EXPECT_EQ(probe_errno(opts, "getppid", 0), 128 + SIGSYS);
+	EXPECT_EQ(probe_errno(opts, "getppid", 0), 128 + SIGKILL);
+	/* the background sleep dies with it: the run ends at once, not after 30 s */
+	EXPECT_EQ(sbx_run(opts, cmd, NULL, NULL, 0), 128 + SIGKILL);
 }
 
 int main(void)
