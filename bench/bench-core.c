@@ -116,7 +116,7 @@ static double loop_spawn(long n, char *const argv[])
 
 static double inner(const char *mode, long n)
 {
-	char *truev[] = { (char *) "/bin/true", NULL };
+	char *truev[] = {(char *) "/bin/true", NULL};
 
 	if (strcmp(mode, "getpid") == 0)
 		return loop_getpid(n);
@@ -135,8 +135,13 @@ static double inner(const char *mode, long n)
 static double sandboxed(const char *driver, const char *self, const char *mode, long n)
 {
 	char nb[32], buf[64] = "";
-	char *argv[] = { (char *) driver, (char *) "--", (char *) self, (char *) "--inner",
-			 (char *) mode, nb, NULL };
+	char *argv[] = {(char *) driver,
+			(char *) "--",
+			(char *) self,
+			(char *) "--inner",
+			(char *) mode,
+			nb,
+			NULL};
 	posix_spawn_file_actions_t fa;
 	int p[2], st;
 	pid_t pid;
@@ -181,7 +186,7 @@ static void *floor_main(void *arg)
 				continue;
 			return NULL;
 		}
-		struct iovec l = { path, sizeof(path) - 1 }, r = { (void *) req.data.args[1], 256 };
+		struct iovec l = {path, sizeof(path) - 1}, r = {(void *) req.data.args[1], 256};
 		ssize_t k = process_vm_readv(req.pid, &l, 1, &r, 1, 0);
 		uint64_t id = req.id;
 		int fd = -1;
@@ -191,10 +196,10 @@ static void *floor_main(void *arg)
 		if (ioctl(f->fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0)
 			fd = openat(AT_FDCWD, path, (int) req.data.args[2] & ~O_CLOEXEC);
 		if (fd >= 0) {
-			struct seccomp_notif_addfd a = { .id = req.id,
-							 .flags = SECCOMP_ADDFD_FLAG_SEND,
-							 .srcfd = (uint32_t) fd,
-							 .newfd_flags = O_CLOEXEC };
+			struct seccomp_notif_addfd a = {.id = req.id,
+							.flags = SECCOMP_ADDFD_FLAG_SEND,
+							.srcfd = (uint32_t) fd,
+							.newfd_flags = O_CLOEXEC};
 
 			(void) ioctl(f->fd, SECCOMP_IOCTL_NOTIF_ADDFD, &a);
 			close(fd);
@@ -215,7 +220,7 @@ static double floor_openat(long n, bool sync)
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
-	struct sock_fprog prog = { 4, insns };
+	struct sock_fprog prog = {4, insns};
 	int sp[2], p[2];
 	char buf[64] = "";
 	pid_t pid;
@@ -226,9 +231,11 @@ static double floor_openat(long n, bool sync)
 	pid = fork();
 	if (pid == 0) {
 		char cbuf[CMSG_SPACE(sizeof(int))] = {}, b = 0;
-		struct iovec iov = { &b, 1 };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-				     .msg_controllen = sizeof(cbuf) };
+		struct iovec iov = {&b, 1};
+		struct msghdr mh = {.msg_iov = &iov,
+				    .msg_iovlen = 1,
+				    .msg_control = cbuf,
+				    .msg_controllen = sizeof(cbuf)};
 		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 		long fd;
 
@@ -240,7 +247,7 @@ static double floor_openat(long n, bool sync)
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
 		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &(int) { (int) fd }, sizeof(int));
+		memcpy(CMSG_DATA(c), &(int){(int) fd}, sizeof(int));
 		sendmsg(sp[1], &mh, 0);
 		(void) !read(sp[1], &b, 1);
 		snprintf(buf, sizeof(buf), "%f\n", loop_openat(n));
@@ -249,11 +256,13 @@ static double floor_openat(long n, bool sync)
 	}
 	{
 		char cbuf[CMSG_SPACE(sizeof(int))] = {}, b = 0;
-		struct iovec iov = { &b, 1 };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-				     .msg_controllen = sizeof(cbuf) };
+		struct iovec iov = {&b, 1};
+		struct msghdr mh = {.msg_iov = &iov,
+				    .msg_iovlen = 1,
+				    .msg_control = cbuf,
+				    .msg_controllen = sizeof(cbuf)};
 		pthread_t th;
-		Floor f = { -1, pid };
+		Floor f = {-1, pid};
 		uint64_t fl = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
 
 		if (recvmsg(sp[0], &mh, 0) <= 0)
@@ -354,8 +363,8 @@ int main(int argc, char *argv[])
 		row("fork+exec+wait /bin/true", n, s);
 	}
 	{
-		char *tv[] = { (char *) "/bin/true", NULL };
-		char *dv[] = { (char *) driver, (char *) "--", (char *) "/bin/true", NULL };
+		char *tv[] = {(char *) "/bin/true", NULL};
+		char *dv[] = {(char *) driver, (char *) "--", (char *) "/bin/true", NULL};
 		double n = -1, s = -1;
 
 		for (int i = 0; i < 3; i++) {

@@ -33,22 +33,21 @@ static void help(FILE *f)
 	      "  -h, --help           show this help\n"
 	      "\n"
 	      "Exit status: the command's own; 128+N if it was killed by signal N; 124 wall-clock\n"
-	      "timeout; 125 sandbox error; 126 command cannot be executed; 127 command not found.\n",
+	      "timeout; 125 sandbox error; 126 command cannot be executed; 127 command not "
+	      "found.\n",
 	      f);
 }
 
 int cmd_run(int argc, char *argv[])
 {
 	enum { ARG_JSON = 0x100, ARG_TRACE };
-	static const struct option options[] = {
-		{ "workspace", required_argument, NULL, 'w' },
-		{ "set", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, ARG_JSON },
-		{ "trace", no_argument, NULL, ARG_TRACE },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
+	static const struct option options[] = {{"workspace", required_argument, NULL, 'w'},
+						{"set", required_argument, NULL, 's'},
+						{"json", no_argument, NULL, ARG_JSON},
+						{"trace", no_argument, NULL, ARG_TRACE},
+						{"quiet", no_argument, NULL, 'q'},
+						{"help", no_argument, NULL, 'h'},
+						{}};
 	_cleanup_(policy_freep) Policy *policy = NULL;
 	PolicyArgs pa = {};
 	TracerOptions o = {};

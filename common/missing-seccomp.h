@@ -30,13 +30,13 @@
 #define PIDFD_THREAD 0x80 /* O_EXCL; 6.9 */
 #endif
 #ifndef PIDFD_SIGNAL_THREAD
-#define PIDFD_SIGNAL_THREAD (1UL << 0) /* 6.9 */
-#define PIDFD_SIGNAL_THREAD_GROUP (1UL << 1)
+#define PIDFD_SIGNAL_THREAD	   (1UL << 0) /* 6.9 */
+#define PIDFD_SIGNAL_THREAD_GROUP  (1UL << 1)
 #define PIDFD_SIGNAL_PROCESS_GROUP (1UL << 2)
 #endif
 
 /* Landlock (<linux/landlock.h> of 6.12) */
 #ifndef LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
 #define LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0) /* ABI 6 */
-#define LANDLOCK_SCOPE_SIGNAL (1ULL << 1)		    /* ABI 6 */
+#define LANDLOCK_SCOPE_SIGNAL		    (1ULL << 1) /* ABI 6 */
 #endif

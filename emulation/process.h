@@ -27,11 +27,11 @@ typedef enum EmuSignalScope {
 
 typedef struct EmuSignal {
 	EmuSignalScope scope;
-	pid_t pid;	     /* PROCESS/THREAD: tid or tgid; GROUP: pgid (0: the caller's) */
-	pid_t tgid;	     /* THREAD: required thread group (tgkill), 0: any (tkill) */
-	int pidfd;	     /* PIDFD: the fd number in the caller */
-	unsigned pidfd_flags; /* PIDFD: PIDFD_SIGNAL_* */
-	int sig;	     /* 0 probes existence */
+	pid_t pid;	       /* PROCESS/THREAD: tid or tgid; GROUP: pgid (0: the caller's) */
+	pid_t tgid;	       /* THREAD: required thread group (tgkill), 0: any (tkill) */
+	int pidfd;	       /* PIDFD: the fd number in the caller */
+	unsigned pidfd_flags;  /* PIDFD: PIDFD_SIGNAL_* */
+	int sig;	       /* 0 probes existence */
 	const siginfo_t *info; /* NULL: the kernel fills SI_USER */
 } EmuSignal;
 

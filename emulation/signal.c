@@ -59,7 +59,7 @@ static int read_siginfo(const EmuRequest *req, uint64_t addr, siginfo_t *ret_inf
 int emu_handle_signal(const EmuRequest *req, EmuDecision *ret_decision)
 {
 	const EmuProcessOps *ops = emu_process_ops(req);
-	EmuSignal s = { .pidfd = -1 };
+	EmuSignal s = {.pidfd = -1};
 	siginfo_t info;
 	pid_t a0 = (pid_t) req->args[0], a1 = (pid_t) req->args[1];
 	int r;
@@ -169,7 +169,8 @@ int emu_handle_signal(const EmuRequest *req, EmuDecision *ret_decision)
 			return 0;
 		}
 		if (s.pidfd_flags & PIDFD_SIGNAL_PROCESS_GROUP) {
-			fail(ret_decision, EPERM, true, "process-group pidfd signals not supported");
+			fail(ret_decision, EPERM, true,
+			     "process-group pidfd signals not supported");
 			return 0;
 		}
 		if (req->args[2]) {
@@ -287,7 +288,8 @@ int emu_handle_fcntl_owner(const EmuRequest *req, EmuDecision *ret_decision)
 			fail(ret_decision, EINVAL, false, NULL);
 			return 0;
 		}
-		if (ex.pid == 0 || (ex.type != F_OWNER_PGRP && (ex.pid == req->tgid || ex.pid == req->pid))) {
+		if (ex.pid == 0 ||
+		    (ex.type != F_OWNER_PGRP && (ex.pid == req->tgid || ex.pid == req->pid))) {
 			/* self or clear; still apply our copy so no re-read happens */
 			r = ops->fcntl_dup(req->tracer, req, fd, cmd, &ex);
 			return finish(r, ret_decision);
@@ -306,11 +308,13 @@ int emu_handle_fcntl_owner(const EmuRequest *req, EmuDecision *ret_decision)
 	if (r < 0)
 		return r;
 	if (r > 0) {
-		fail(ret_decision, r, r == EPERM, r == EPERM ? "SIGIO owner outside the sandbox" : NULL);
+		fail(ret_decision, r, r == EPERM,
+		     r == EPERM ? "SIGIO owner outside the sandbox" : NULL);
 		return 0;
 	}
 	if (cmd == F_SETOWN)
-		r = ops->fcntl_dup(req->tracer, req, fd, cmd, (void *) (intptr_t) (int) req->args[2]);
+		r = ops->fcntl_dup(req->tracer, req, fd, cmd,
+				   (void *) (intptr_t) (int) req->args[2]);
 	else
 		r = ops->fcntl_dup(req->tracer, req, fd, cmd, &ex);
 	return finish(r, ret_decision);

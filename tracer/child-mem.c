@@ -39,7 +39,7 @@ static ssize_t proc_mem_io(pid_t pid, uint64_t addr, void *buf, size_t len, bool
 /* Reads up to len bytes; returns how many were read (short at an unmapped page), or -errno. */
 static ssize_t raw_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
-	struct iovec local = { buf, len }, remote = { (void *) (uintptr_t) addr, len };
+	struct iovec local = {buf, len}, remote = {(void *) (uintptr_t) addr, len};
 	ssize_t n;
 
 	if (len == 0)
@@ -119,7 +119,7 @@ void child_mem_init(ChildMemCtx *ctx, pid_t pid, int notify_fd, uint64_t id)
 
 int child_mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
 {
-	struct iovec local = { (void *) buf, len }, remote = { (void *) (uintptr_t) addr, len };
+	struct iovec local = {(void *) buf, len}, remote = {(void *) (uintptr_t) addr, len};
 	ssize_t n;
 
 	if (len == 0)

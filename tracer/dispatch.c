@@ -31,7 +31,7 @@
 
 #define STOP_SIGNAL (SIGRTMIN + 2)
 #define MAX_WORKERS 16
-#define MAX_QUEUE 1024
+#define MAX_QUEUE   1024
 
 typedef struct WorkItem {
 	struct WorkItem *next;
@@ -86,7 +86,7 @@ static void trace_line(Tracer *t, const struct seccomp_notif *n, const TracerSlo
 
 static void respond(Tracer *t, const struct seccomp_notif *n, EmuDecision *d)
 {
-	struct seccomp_notif_resp resp = { .id = n->id };
+	struct seccomp_notif_resp resp = {.id = n->id};
 	int r;
 
 	if (d->verdict == EMU_RETURN || d->verdict == EMU_CONTINUE) {
@@ -181,7 +181,7 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 	} else {
 		(void) tree_read_tgid(n->pid, &tgid);
 		child_mem_init(&mc, (pid_t) n->pid, t->notify_fd, n->id);
-		req = (EmuRequest) {
+		req = (EmuRequest){
 			.policy = t->policy,
 			.mem = &mc.mem,
 			.pid = (pid_t) n->pid,
@@ -340,7 +340,7 @@ static void stop_handler(int sig)
 
 int tracer_dispatch_start(Tracer *t, size_t n_receivers)
 {
-	struct sigaction sa = { .sa_handler = stop_handler }; /* no SA_RESTART: RECV gets EINTR */
+	struct sigaction sa = {.sa_handler = stop_handler}; /* no SA_RESTART: RECV gets EINTR */
 	sigset_t ss, old;
 	int r = 0;
 
@@ -447,8 +447,8 @@ static int signal_process(Tracer *t, pid_t pid, int sig, const siginfo_t *info)
 
 typedef struct GroupCtx {
 	Tracer *t;
-	pid_t pgid;    /* 0: every process */
-	pid_t skip;    /* kill(-1) skips the caller */
+	pid_t pgid; /* 0: every process */
+	pid_t skip; /* kill(-1) skips the caller */
 	int sig;
 	const siginfo_t *info;
 	int sent, tried;
@@ -481,7 +481,7 @@ static int group_visit(pid_t pid, void *userdata)
 
 static int send_group(Tracer *t, pid_t pgid, pid_t skip, const EmuSignal *s)
 {
-	GroupCtx c = { .t = t, .pgid = pgid, .skip = skip, .sig = s->sig, .info = s->info };
+	GroupCtx c = {.t = t, .pgid = pgid, .skip = skip, .sig = s->sig, .info = s->info};
 	int r;
 
 	r = tree_walk(t->keeper, group_visit, &c);

@@ -56,18 +56,18 @@ static const struct {
 	const char *name;
 	SlotSpecial special;
 } specials[] = {
-	{ "clone", SLOT_CLONE },
-	{ "ioctl", SLOT_IOCTL },
-	{ "fcntl", SLOT_FCNTL },
-	{ "seccomp", SLOT_SECCOMP },
-	{ "personality", SLOT_PERSONALITY },
-	{ "prlimit64", SLOT_PID_ARG0 },
-	{ "sched_setaffinity", SLOT_PID_ARG0 },
-	{ "sched_setparam", SLOT_PID_ARG0 },
-	{ "sched_setscheduler", SLOT_PID_ARG0 },
-	{ "sched_setattr", SLOT_PID_ARG0 },
-	{ "migrate_pages", SLOT_PID_ARG0 },
-	{ "move_pages", SLOT_PID_ARG0 },
+	{"clone", SLOT_CLONE},
+	{"ioctl", SLOT_IOCTL},
+	{"fcntl", SLOT_FCNTL},
+	{"seccomp", SLOT_SECCOMP},
+	{"personality", SLOT_PERSONALITY},
+	{"prlimit64", SLOT_PID_ARG0},
+	{"sched_setaffinity", SLOT_PID_ARG0},
+	{"sched_setparam", SLOT_PID_ARG0},
+	{"sched_setscheduler", SLOT_PID_ARG0},
+	{"sched_setattr", SLOT_PID_ARG0},
+	{"migrate_pages", SLOT_PID_ARG0},
+	{"move_pages", SLOT_PID_ARG0},
 };
 
 typedef struct Prog {
@@ -166,7 +166,7 @@ static void emit_special(Prog *p, const TracerSlot *s, int deny_errno)
 }
 
 typedef struct Run {
-	uint32_t lo, hi; /* inclusive */
+	uint32_t lo, hi;	/* inclusive */
 	const TracerSlot *slot; /* NULL: default (ENOSYS) */
 } Run;
 
@@ -187,13 +187,14 @@ static int build_prog(TracerFilter *f)
 	if (!runs)
 		return -ENOMEM;
 	for (uint32_t nr = 0; nr < TRACER_NR_MAX; nr++) {
-		const TracerSlot *s = f->slots[nr].entry || f->slots[nr].action ? &f->slots[nr] : NULL;
+		const TracerSlot *s =
+			f->slots[nr].entry || f->slots[nr].action ? &f->slots[nr] : NULL;
 
 		if (n > 0 && same(runs[n - 1].slot, s)) {
 			runs[n - 1].hi = nr;
 			continue;
 		}
-		runs[n++] = (Run) { nr, nr, s };
+		runs[n++] = (Run){nr, nr, s};
 	}
 
 	ld(&p, offsetof(struct seccomp_data, arch));
@@ -226,7 +227,7 @@ static int build_prog(TracerFilter *f)
 		free(runs);
 		return -ENOMEM;
 	}
-	stack[sp++] = (struct Frame) { runs, n, SIZE_MAX };
+	stack[sp++] = (struct Frame){runs, n, SIZE_MAX};
 	while (sp > 0 && !p.failed) {
 		struct Frame fr = stack[--sp];
 
@@ -244,8 +245,8 @@ static int build_prog(TracerFilter *f)
 		emit(&p, BPF_JMP | BPF_JGE | BPF_K, 0, 1, fr.runs[mid].lo);
 		ja = emit(&p, BPF_JMP | BPF_JA, 0, 0, 0);
 		/* right is emitted after left: push right first */
-		stack[sp++] = (struct Frame) { fr.runs + mid, fr.n - mid, ja };
-		stack[sp++] = (struct Frame) { fr.runs, mid, SIZE_MAX };
+		stack[sp++] = (struct Frame){fr.runs + mid, fr.n - mid, ja};
+		stack[sp++] = (struct Frame){fr.runs, mid, SIZE_MAX};
 	}
 	free(stack);
 	free(runs);
@@ -273,7 +274,8 @@ static void apply_override(TracerSlot *s, const PolicySyscall *o, int deny_errno
 	case SYSCALL_ACTION_ALLOW:
 		if (s->handler && s->handler != emu_handle_log && s->deny_error == 0) {
 			/* a notified entry enforces a property (the tree, the view): keep it */
-			log_warn("policy allows syscall '%s', which the sandbox checks; keeping the check",
+			log_warn("policy allows syscall '%s', which the sandbox checks; keeping "
+				 "the check",
 				 o->name);
 			return;
 		}
@@ -331,7 +333,8 @@ int tracer_filter_build(const Policy *p, TracerFilter **ret_filter)
 		int nr = resolve(e->name);
 
 		if (nr < 0) {
-			log_debug("syscall '%s' unknown to libseccomp, left out of the filter", e->name);
+			log_debug("syscall '%s' unknown to libseccomp, left out of the filter",
+				  e->name);
 			continue;
 		}
 		s = &f->slots[nr];
@@ -389,7 +392,7 @@ TracerFilter *tracer_filter_free(TracerFilter *f)
 
 int tracer_filter_install(const TracerFilter *f, bool wait_killable)
 {
-	struct sock_fprog prog = { .len = (unsigned short) f->len, .filter = f->prog };
+	struct sock_fprog prog = {.len = (unsigned short) f->len, .filter = f->prog};
 	unsigned long flags = SECCOMP_FILTER_FLAG_NEW_LISTENER;
 	long fd;
 

@@ -17,7 +17,7 @@
 
 #ifndef SYS_landlock_create_ruleset
 #define SYS_landlock_create_ruleset 444
-#define SYS_landlock_restrict_self 446
+#define SYS_landlock_restrict_self  446
 #endif
 
 /* struct landlock_ruleset_attr of ABI 6; the kernel accepts shorter sizes of older ABIs */

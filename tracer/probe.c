@@ -33,9 +33,9 @@ enum {
 
 static int seccomp_probe_child(void)
 {
-	struct sock_filter allow[] = { BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW) };
-	struct sock_fprog prog = { 1, allow };
-	struct seccomp_notif_addfd addfd = { .id = 0x5eed, .flags = SECCOMP_ADDFD_FLAG_SEND };
+	struct sock_filter allow[] = {BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
+	struct sock_fprog prog = {1, allow};
+	struct seccomp_notif_addfd addfd = {.id = 0x5eed, .flags = SECCOMP_ADDFD_FLAG_SEND};
 	uint64_t fl = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
 	int bits = 0;
 	long fd;
@@ -43,7 +43,8 @@ static int seccomp_probe_child(void)
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return 0;
 	fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-		     SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, &prog);
+		     SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
+		     &prog);
 	if (fd >= 0)
 		bits |= PROBE_LISTENER | PROBE_WAIT_KILLABLE;
 	else {
@@ -101,9 +102,9 @@ static bool probe_ptrace(void)
 void tracer_probe_features(TracerFeatures *ret)
 {
 	TracerFeatures f = {};
-	struct open_how how = { .flags = O_PATH | O_CLOEXEC };
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC};
 	char src[8] = "probe", dst[8] = {};
-	struct iovec l = { dst, sizeof(dst) }, r = { src, sizeof(src) };
+	struct iovec l = {dst, sizeof(dst)}, r = {src, sizeof(src)};
 	long fd, dup;
 	int bits;
 

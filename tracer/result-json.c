@@ -17,16 +17,16 @@ static const char *signal_name(int sig)
 		int sig;
 		const char *name;
 	} names[] = {
-		{ SIGHUP, "SIGHUP" },	{ SIGINT, "SIGINT" },	  { SIGQUIT, "SIGQUIT" },
-		{ SIGILL, "SIGILL" },	{ SIGTRAP, "SIGTRAP" },	  { SIGABRT, "SIGABRT" },
-		{ SIGBUS, "SIGBUS" },	{ SIGFPE, "SIGFPE" },	  { SIGKILL, "SIGKILL" },
-		{ SIGUSR1, "SIGUSR1" }, { SIGSEGV, "SIGSEGV" },	  { SIGUSR2, "SIGUSR2" },
-		{ SIGPIPE, "SIGPIPE" }, { SIGALRM, "SIGALRM" },	  { SIGTERM, "SIGTERM" },
-		{ SIGCHLD, "SIGCHLD" }, { SIGCONT, "SIGCONT" },	  { SIGSTOP, "SIGSTOP" },
-		{ SIGTSTP, "SIGTSTP" }, { SIGTTIN, "SIGTTIN" },	  { SIGTTOU, "SIGTTOU" },
-		{ SIGURG, "SIGURG" },	{ SIGXCPU, "SIGXCPU" },	  { SIGXFSZ, "SIGXFSZ" },
-		{ SIGVTALRM, "SIGVTALRM" }, { SIGPROF, "SIGPROF" }, { SIGWINCH, "SIGWINCH" },
-		{ SIGIO, "SIGIO" },	{ SIGPWR, "SIGPWR" },	  { SIGSYS, "SIGSYS" },
+		{SIGHUP, "SIGHUP"},	  {SIGINT, "SIGINT"},	{SIGQUIT, "SIGQUIT"},
+		{SIGILL, "SIGILL"},	  {SIGTRAP, "SIGTRAP"}, {SIGABRT, "SIGABRT"},
+		{SIGBUS, "SIGBUS"},	  {SIGFPE, "SIGFPE"},	{SIGKILL, "SIGKILL"},
+		{SIGUSR1, "SIGUSR1"},	  {SIGSEGV, "SIGSEGV"}, {SIGUSR2, "SIGUSR2"},
+		{SIGPIPE, "SIGPIPE"},	  {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"},
+		{SIGCHLD, "SIGCHLD"},	  {SIGCONT, "SIGCONT"}, {SIGSTOP, "SIGSTOP"},
+		{SIGTSTP, "SIGTSTP"},	  {SIGTTIN, "SIGTTIN"}, {SIGTTOU, "SIGTTOU"},
+		{SIGURG, "SIGURG"},	  {SIGXCPU, "SIGXCPU"}, {SIGXFSZ, "SIGXFSZ"},
+		{SIGVTALRM, "SIGVTALRM"}, {SIGPROF, "SIGPROF"}, {SIGWINCH, "SIGWINCH"},
+		{SIGIO, "SIGIO"},	  {SIGPWR, "SIGPWR"},	{SIGSYS, "SIGSYS"},
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
@@ -122,4 +122,3 @@ int tracer_result_write_json(const Policy *p, const TracerResult *r, FILE *f)
 		return log_error_errno(-EIO, "writing the JSON result");
 	return 0;
 }
-

@@ -48,7 +48,7 @@
 extern char **environ;
 
 #define EXIT_SANDBOX_ERROR_CODE 125
-#define OUTPUT_HARD_CAP (64ULL << 20) /* captured bytes when the policy sets no limit */
+#define OUTPUT_HARD_CAP		(64ULL << 20) /* captured bytes when the policy sets no limit */
 
 enum {
 	MSG_EXEC_FAILED = 1,
@@ -74,7 +74,7 @@ void tracer_result_done(TracerResult *r)
 
 static _noreturn_ void child_fail(int sock, int kind, int error, const char *what)
 {
-	Msg m = { .kind = kind, .value = error };
+	Msg m = {.kind = kind, .value = error};
 
 	snprintf(m.what, sizeof(m.what), "%s", what);
 	(void) send(sock, &m, sizeof(m), MSG_NOSIGNAL);
@@ -84,10 +84,12 @@ static _noreturn_ void child_fail(int sock, int kind, int error, const char *wha
 static int send_fd(int sock, int fd, pid_t pid)
 {
 	char cbuf[CMSG_SPACE(sizeof(int))] = {};
-	Msg m = { .kind = MSG_CHILD_PID, .value = pid };
-	struct iovec iov = { &m, sizeof(m) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			     .msg_controllen = sizeof(cbuf) };
+	Msg m = {.kind = MSG_CHILD_PID, .value = pid};
+	struct iovec iov = {&m, sizeof(m)};
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf)};
 	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 
 	c->cmsg_level = SOL_SOCKET;
@@ -101,9 +103,11 @@ static int recv_fd(int sock, int *ret_fd, Msg *ret_msg)
 {
 	char cbuf[CMSG_SPACE(sizeof(int))] = {};
 	Msg m = {};
-	struct iovec iov = { &m, sizeof(m) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			     .msg_controllen = sizeof(cbuf) };
+	struct iovec iov = {&m, sizeof(m)};
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf)};
 	struct cmsghdr *c;
 	ssize_t n;
 
@@ -139,7 +143,7 @@ typedef struct Launch {
 	bool tty;
 	bool wait_killable;
 	int landlock_abi;
-	int sock_c;	/* C's end of the socket to S */
+	int sock_c;	  /* C's end of the socket to S */
 	int out_w, err_w; /* capture pipes, -1 */
 	pid_t keeper;
 } Launch;
@@ -274,7 +278,7 @@ static _noreturn_ void keeper_main(const Launch *l, int sock_w, pid_t supervisor
 		goto kill;
 
 	for (;;) {
-		struct pollfd p[2] = { { sock_w, POLLIN, 0 }, { sfd, POLLIN, 0 } };
+		struct pollfd p[2] = {{sock_w, POLLIN, 0}, {sfd, POLLIN, 0}};
 		struct signalfd_siginfo si;
 		bool end = false;
 		int status;
@@ -450,8 +454,8 @@ static void format_ms(uint64_t ms, char *buf, size_t size)
 static int forward_signal(Tracer *t, int sig)
 {
 	/* to the command's process group, and only to processes of the tree */
-	EmuSignal s = { .scope = EMU_SIGNAL_GROUP, .pid = t->child, .sig = sig, .pidfd = -1 };
-	EmuRequest req = { .tgid = t->child, .pid = t->child };
+	EmuSignal s = {.scope = EMU_SIGNAL_GROUP, .pid = t->child, .sig = sig, .pidfd = -1};
+	EmuRequest req = {.tgid = t->child, .pid = t->child};
 
 	return tracer_process_ops.send_signal(t, &req, &s);
 }
@@ -459,14 +463,17 @@ static int forward_signal(Tracer *t, int sig)
 int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_result)
 {
 	_cleanup_close_ int sock_c_s = -1, sock_w_s = -1, sfd = -1, wall_tfd = -1, grace_tfd = -1,
-			   epfd = -1;
+			    epfd = -1;
 	struct seccomp_notif_sizes sizes = {};
-	Capture out = { .fd = -1 }, err = { .fd = -1 };
-	Tracer t = { .ops = &tracer_process_ops, .policy = p, .opts = opts, .notify_fd = -1,
-		     .kill_eventfd = -1 };
-	TracerResult res = { .exit_code = EXIT_SANDBOX_ERROR_CODE };
-	Launch l = { .policy = p, .opts = opts, .out_w = -1, .err_w = -1, .sock_c = -1 };
-	int sp_c[2] = { -1, -1 }, sp_w[2] = { -1, -1 }, po[2] = { -1, -1 }, pe[2] = { -1, -1 };
+	Capture out = {.fd = -1}, err = {.fd = -1};
+	Tracer t = {.ops = &tracer_process_ops,
+		    .policy = p,
+		    .opts = opts,
+		    .notify_fd = -1,
+		    .kill_eventfd = -1};
+	TracerResult res = {.exit_code = EXIT_SANDBOX_ERROR_CODE};
+	Launch l = {.policy = p, .opts = opts, .out_w = -1, .err_w = -1, .sock_c = -1};
+	int sp_c[2] = {-1, -1}, sp_w[2] = {-1, -1}, po[2] = {-1, -1}, pe[2] = {-1, -1};
 	sigset_t ss, old_mask;
 	uint64_t start, out_budget;
 	bool child_done = false, exec_known = false, keeper_gone = false, tree_killed = false;
@@ -578,8 +585,8 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 			snprintf(setup_what, sizeof(setup_what), "%s", m.what);
 		} else
 			setup_errno = -r;
-		log_error("cannot set up the sandbox: %s: %s", setup_what[0] ? setup_what : "listener",
-			  strerror(setup_errno));
+		log_error("cannot set up the sandbox: %s: %s",
+			  setup_what[0] ? setup_what : "listener", strerror(setup_errno));
 		goto finish;
 	}
 	t.child = m.value;
@@ -609,11 +616,11 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 		goto finish;
 	}
 	{
-		int fds[] = { sfd, wall_tfd, grace_tfd, sock_c_s, sock_w_s, t.kill_eventfd, out.fd,
-			      err.fd };
+		int fds[] = {sfd,      wall_tfd,       grace_tfd, sock_c_s,
+			     sock_w_s, t.kill_eventfd, out.fd,	  err.fd};
 
 		for (size_t i = 0; i < ARRAY_SIZE(fds); i++) {
-			struct epoll_event ev = { .events = EPOLLIN, .data.fd = fds[i] };
+			struct epoll_event ev = {.events = EPOLLIN, .data.fd = fds[i]};
 
 			if (fds[i] >= 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, fds[i], &ev) < 0) {
 				log_error_errno(-errno, "epoll_ctl");
@@ -651,10 +658,12 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 					int st;
 
 					if (si.ssi_signo == SIGCHLD) {
-						/* W is our only child; orphans after its death too */
+						/* W is our only child; orphans after its death too
+						 */
 						pid_t pid;
 
-						while ((pid = waitpid(-1, &st, WNOHANG | __WALL)) > 0)
+						while ((pid = waitpid(-1, &st, WNOHANG | __WALL)) >
+						       0)
 							if (pid == keeper)
 								keeper_gone = true;
 						continue;
@@ -671,7 +680,9 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 				if (read(wall_tfd, &exp, sizeof(exp)) <= 0)
 					continue;
 				format_ms(p->limits.wall_time_ms, wb, sizeof(wb));
-				log_error("wall time limit of %s reached: stopping the process tree", wb);
+				log_error(
+					"wall time limit of %s reached: stopping the process tree",
+					wb);
 				res.timed_out = true;
 				res.killed_by = "wall_time";
 				(void) tree_signal_all(keeper, SIGTERM);
@@ -758,7 +769,8 @@ finish:
 
 	if (setup_errno) {
 		if (exec_known && setup_what[0])
-			log_error("cannot set up the sandbox: %s: %s", setup_what, strerror(setup_errno));
+			log_error("cannot set up the sandbox: %s: %s", setup_what,
+				  strerror(setup_errno));
 		res.exit_code = EXIT_SANDBOX_ERROR_CODE;
 	} else if (exec_errno) {
 		log_error("cannot execute '%.200s': %s", opts->argv[0], strerror(exec_errno));
@@ -793,8 +805,8 @@ finish:
 	*ret_result = res;
 	r = 0;
 out_fds:
-	for (int *fd = (int[]) { sp_c[0], sp_c[1], sp_w[0], sp_w[1], po[0], po[1], pe[0], pe[1],
-				 t.kill_eventfd, -2 };
+	for (int *fd = (int[]){sp_c[0], sp_c[1], sp_w[0], sp_w[1], po[0], po[1], pe[0], pe[1],
+			       t.kill_eventfd, -2};
 	     *fd != -2; fd++)
 		if (*fd >= 0 && r < 0)
 			(void) close(*fd);

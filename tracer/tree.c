@@ -212,7 +212,7 @@ static int signal_one(pid_t pid, void *userdata)
 
 int tree_signal_all(pid_t root, int sig)
 {
-	SignalCtx c = { .sig = sig };
+	SignalCtx c = {.sig = sig};
 	int r;
 
 	r = tree_walk(root, signal_one, &c);
@@ -223,7 +223,7 @@ int tree_signal_all(pid_t root, int sig)
 
 void tree_kill_all(pid_t root, bool reap)
 {
-	struct timespec ts = { 0, 1000 * 1000 };
+	struct timespec ts = {0, 1000 * 1000};
 
 	for (unsigned i = 0;; i++) {
 		int n = tree_signal_all(root, SIGKILL);

@@ -20,13 +20,12 @@
 int main(int argc, char *argv[])
 {
 	static const struct option options[] = {
-		{ "wall", required_argument, NULL, 'W' },   { "grace", required_argument, NULL, 'G' },
-		{ "deny", required_argument, NULL, 'D' },   { "kill", required_argument, NULL, 'K' },
-		{ "log", required_argument, NULL, 'L' },    { "output", required_argument, NULL, 'O' },
-		{ "no-landlock", no_argument, NULL, 'N' },  { "json", no_argument, NULL, 'J' },
-		{ "trace", no_argument, NULL, 'T' },	    {}
-	};
-	static char *keep[] = { (char *) "*", NULL };
+		{"wall", required_argument, NULL, 'W'},	 {"grace", required_argument, NULL, 'G'},
+		{"deny", required_argument, NULL, 'D'},	 {"kill", required_argument, NULL, 'K'},
+		{"log", required_argument, NULL, 'L'},	 {"output", required_argument, NULL, 'O'},
+		{"no-landlock", no_argument, NULL, 'N'}, {"json", no_argument, NULL, 'J'},
+		{"trace", no_argument, NULL, 'T'},	 {}};
+	static char *keep[] = {(char *) "*", NULL};
 	PolicySyscall sys[32];
 	Policy p = {};
 	TracerOptions o = {};
@@ -40,8 +39,8 @@ int main(int argc, char *argv[])
 	p.landlock = TRI_AUTO;
 	p.ptrace = PTRACE_MODE_NEVER;
 	p.process.env_keep = keep;
-	p.limits = (PolicyLimits) { LIMIT_UNSET, LIMIT_UNSET, LIMIT_UNSET, LIMIT_UNSET,
-				    LIMIT_UNSET, LIMIT_UNSET, LIMIT_UNSET, LIMIT_UNSET, 2000 };
+	p.limits = (PolicyLimits){LIMIT_UNSET, LIMIT_UNSET, LIMIT_UNSET, LIMIT_UNSET, LIMIT_UNSET,
+				  LIMIT_UNSET, LIMIT_UNSET, LIMIT_UNSET, 2000};
 	p.syscalls = sys;
 
 	while ((c = getopt_long(argc, argv, "+", options, NULL)) >= 0) {
@@ -65,11 +64,11 @@ int main(int argc, char *argv[])
 			eq = strchr(optarg, '=');
 			if (eq)
 				*eq = 0;
-			sys[p.n_syscalls] = (PolicySyscall) {
+			sys[p.n_syscalls] = (PolicySyscall){
 				.name = optarg,
-				.action = c == 'D' ? SYSCALL_ACTION_DENY
-					: c == 'K' ? SYSCALL_ACTION_KILL
-						   : SYSCALL_ACTION_LOG,
+				.action = c == 'D'   ? SYSCALL_ACTION_DENY
+					  : c == 'K' ? SYSCALL_ACTION_KILL
+						     : SYSCALL_ACTION_LOG,
 				.error = eq ? errno_from_name(eq + 1) : EPERM,
 			};
 			if (eq && sys[p.n_syscalls].error <= 0)

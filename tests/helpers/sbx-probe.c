@@ -133,8 +133,8 @@ static int mode_int80(const char *path)
 
 static int mode_x32(const char *path)
 {
-	long ret = syscall(0x40000000 | 257 /* x32 openat */, AT_FDCWD, path,
-			   O_CREAT | O_WRONLY, 0600);
+	long ret = syscall(0x40000000 | 257 /* x32 openat */, AT_FDCWD, path, O_CREAT | O_WRONLY,
+			   0600);
 
 	printf("x32 returned %ld errno %d\n", ret, errno);
 	return ret < 0 ? 0 : 1;

@@ -54,7 +54,7 @@ static inline pid_t sbx_spawn(const char *const *opts, const char *const *cmd, i
 	static char buf[16][160];
 	const char *argv[64], *sbxtrace = getenv("SBXTRACE"), *policy = getenv("SBX_POLICY");
 	size_t n = 0, nb = 0;
-	int out[2] = { -1, -1 };
+	int out[2] = {-1, -1};
 	pid_t pid;
 
 	if (sbxtrace && *sbxtrace && policy && *policy) {
@@ -130,7 +130,7 @@ static inline int sbx_status_code(int status)
 static inline int sbx_run(const char *const *opts, const char *const *cmd, const char *input,
 			  char *out, size_t out_size)
 {
-	int in[2] = { -1, -1 }, out_fd = -1, status;
+	int in[2] = {-1, -1}, out_fd = -1, status;
 	size_t len = 0;
 	pid_t pid;
 
@@ -178,7 +178,7 @@ static inline bool sbx_alive(pid_t pid)
 
 static inline void sbx_sleep_ms(long ms)
 {
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 
 	nanosleep(&ts, NULL);
 }

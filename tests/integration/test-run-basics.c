@@ -7,28 +7,28 @@
 
 TEST(exit_code_passes_through)
 {
-	const char *cmd[] = { sbx_probe(), "exit", "3", NULL };
+	const char *cmd[] = {sbx_probe(), "exit", "3", NULL};
 
 	EXPECT_EQ(sbx_run(NULL, cmd, NULL, NULL, 0), 3);
 }
 
 TEST(sigkill_is_137)
 {
-	const char *cmd[] = { sbx_probe(), "signal", "9", NULL };
+	const char *cmd[] = {sbx_probe(), "signal", "9", NULL};
 
 	EXPECT_EQ(sbx_run(NULL, cmd, NULL, NULL, 0), 137);
 }
 
 TEST(sigsegv_is_139)
 {
-	const char *cmd[] = { sbx_probe(), "signal", "11", NULL };
+	const char *cmd[] = {sbx_probe(), "signal", "11", NULL};
 
 	EXPECT_EQ(sbx_run(NULL, cmd, NULL, NULL, 0), 139);
 }
 
 TEST(not_found_is_127)
 {
-	const char *cmd[] = { "sbxtrace-no-such-command-anywhere", NULL };
+	const char *cmd[] = {"sbxtrace-no-such-command-anywhere", NULL};
 
 	/* execvp reports EACCES if any PATH entry is unreadable to us: use readable ones */
 	setenv("PATH", "/usr/local/bin:/usr/bin:/bin", 1);
@@ -38,7 +38,7 @@ TEST(not_found_is_127)
 TEST(not_executable_is_126)
 {
 	char *dir = sbx_tmpdir(), path[600];
-	const char *cmd[] = { path, NULL };
+	const char *cmd[] = {path, NULL};
 	int fd;
 
 	ASSERT_TRUE(dir != NULL);
@@ -53,7 +53,7 @@ TEST(not_executable_is_126)
 
 TEST(stdin_and_stdout_stream_through)
 {
-	const char *cmd[] = { "cat", NULL };
+	const char *cmd[] = {"cat", NULL};
 	char out[256];
 
 	EXPECT_EQ(sbx_run(NULL, cmd, "line one\nline two\n", out, sizeof(out)), 0);
@@ -62,8 +62,8 @@ TEST(stdin_and_stdout_stream_through)
 
 TEST(json_result)
 {
-	const char *opts[] = { "--json", NULL };
-	const char *cmd[] = { "sh", "-c", "echo out; echo err >&2; exit 2", NULL };
+	const char *opts[] = {"--json", NULL};
+	const char *cmd[] = {"sh", "-c", "echo out; echo err >&2; exit 2", NULL};
 	char out[4096];
 	json_error_t e;
 	json_t *j;
@@ -84,8 +84,8 @@ TEST(json_result)
 
 TEST(json_output_is_cut_at_the_limit)
 {
-	const char *opts[] = { "--json", "--output", "10", NULL };
-	const char *cmd[] = { "sh", "-c", "echo 0123456789abcdef; kill -USR1 $$", NULL };
+	const char *opts[] = {"--json", "--output", "10", NULL};
+	const char *cmd[] = {"sh", "-c", "echo 0123456789abcdef; kill -USR1 $$", NULL};
 	char out[4096];
 	json_error_t e;
 	json_t *j;

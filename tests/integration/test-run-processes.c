@@ -5,7 +5,7 @@
 
 TEST(sixteen_threads_get_correct_results)
 {
-	const char *cmd[] = { sbx_probe(), "threads", NULL };
+	const char *cmd[] = {sbx_probe(), "threads", NULL};
 	char pid[32];
 
 	/* our own pid: outside the tree, so kill() of it must fail with EPERM */
@@ -16,21 +16,21 @@ TEST(sixteen_threads_get_correct_results)
 
 TEST(fork_exec_chain_five_deep)
 {
-	const char *cmd[] = { sbx_probe(), "chain", "5", NULL };
+	const char *cmd[] = {sbx_probe(), "chain", "5", NULL};
 
 	EXPECT_EQ(sbx_run(NULL, cmd, NULL, NULL, 0), 42);
 }
 
 TEST(thousand_short_lived_processes)
 {
-	const char *cmd[] = { sbx_probe(), "many", "1000", NULL };
+	const char *cmd[] = {sbx_probe(), "many", "1000", NULL};
 
 	EXPECT_EQ(sbx_run(NULL, cmd, NULL, NULL, 0), 0);
 }
 
 TEST(shell_pipeline_and_background_job)
 {
-	const char *cmd[] = { "sh", "-c", "sleep 0.1 & printf 'a\\nb\\n' | wc -l; wait", NULL };
+	const char *cmd[] = {"sh", "-c", "sleep 0.1 & printf 'a\\nb\\n' | wc -l; wait", NULL};
 	char out[64];
 
 	EXPECT_EQ(sbx_run(NULL, cmd, NULL, out, sizeof(out)), 0);

@@ -6,8 +6,8 @@
 TEST(timeout_kills_double_forked_daemon)
 {
 	char *dir = sbx_tmpdir(), file[600];
-	const char *opts[] = { "--wall", "700", "--grace", "200", NULL };
-	const char *cmd[] = { sbx_probe(), "daemon", file, NULL };
+	const char *opts[] = {"--wall", "700", "--grace", "200", NULL};
+	const char *cmd[] = {sbx_probe(), "daemon", file, NULL};
 	int daemon_pid = 0, busy_pid = 0;
 	FILE *f;
 
@@ -27,8 +27,8 @@ TEST(timeout_kills_double_forked_daemon)
 
 TEST(timeout_with_term_handler_still_ends)
 {
-	const char *opts[] = { "--wall", "300", "--grace", "200", NULL };
-	const char *cmd[] = { "sh", "-c", "trap '' TERM; while :; do :; done", NULL };
+	const char *opts[] = {"--wall", "300", "--grace", "200", NULL};
+	const char *cmd[] = {"sh", "-c", "trap '' TERM; while :; do :; done", NULL};
 
 	EXPECT_EQ(sbx_run(opts, cmd, NULL, NULL, 0), 124);
 }

@@ -7,7 +7,7 @@
 static int probe_errno(const char *const *opts, const char *name, int want)
 {
 	char w[16];
-	const char *cmd[] = { sbx_probe(), "errno", name, w, NULL };
+	const char *cmd[] = {sbx_probe(), "errno", name, w, NULL};
 
 	snprintf(w, sizeof(w), "%d", want);
 	return sbx_run(opts, cmd, NULL, NULL, 0);
@@ -15,14 +15,14 @@ static int probe_errno(const char *const *opts, const char *name, int want)
 
 TEST(policy_deny_uses_its_errno)
 {
-	const char *opts[] = { "--deny", "getppid=EACCES", NULL };
+	const char *opts[] = {"--deny", "getppid=EACCES", NULL};
 
 	EXPECT_EQ(probe_errno(opts, "getppid", EACCES), 0);
 }
 
 TEST(policy_deny_of_uname_with_number)
 {
-	const char *opts[] = { "--deny", "uname=ENOTSUP", NULL };
+	const char *opts[] = {"--deny", "uname=ENOTSUP", NULL};
 
 	EXPECT_EQ(probe_errno(opts, "uname", ENOTSUP), 0);
 }
@@ -44,8 +44,9 @@ TEST(clone3_is_enosys)
 
 TEST(policy_kill_kills_the_tree)
 {
-	const char *opts[] = { "--kill", "getppid", NULL };
-	const char *cmd[] = { "sh", "-c", "sleep 30 & exec \"$0\" errno getppid 0", sbx_probe(), NULL };
+	const char *opts[] = {"--kill", "getppid", NULL};
+	const char *cmd[] = {"sh", "-c", "sleep 30 & exec \"$0\" errno getppid 0", sbx_probe(),
+			     NULL};
 
 	EXPECT_EQ(probe_errno(opts, "getppid", 0), 128 + SIGKILL);
 	/* the background sleep dies with it: the run ends at once, not after 30 s */

@@ -4,7 +4,7 @@
 
 int main(void)
 {
-	const char *cmd[] = { sbx_probe(), "efault", NULL };
+	const char *cmd[] = {sbx_probe(), "efault", NULL};
 
 	return sbx_run(NULL, cmd, NULL, NULL, 0) == 0 ? 0 : 1;
 }

@@ -6,7 +6,7 @@
 int main(void)
 {
 	char want[16];
-	const char *cmd[] = { sbx_probe(), "io_uring", want, NULL };
+	const char *cmd[] = {sbx_probe(), "io_uring", want, NULL};
 
 	snprintf(want, sizeof(want), "%d", EPERM);
 	return sbx_run(NULL, cmd, NULL, NULL, 0) == 0 ? 0 : 1;

@@ -14,7 +14,7 @@ static void on_term(int sig)
 int main(void)
 {
 	char pid[32];
-	const char *cmd[] = { sbx_probe(), "kill-outside", pid, NULL };
+	const char *cmd[] = {sbx_probe(), "kill-outside", pid, NULL};
 	int code;
 
 	signal(SIGTERM, on_term);

@@ -6,7 +6,7 @@
 int main(void)
 {
 	char *dir = sbx_tmpdir(), file[600];
-	const char *cmd[] = { sbx_probe(), "daemon", file, NULL };
+	const char *cmd[] = {sbx_probe(), "daemon", file, NULL};
 	int daemon_pid = 0, busy_pid = 0, status, i;
 	FILE *f = NULL;
 	pid_t sup;

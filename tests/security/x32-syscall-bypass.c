@@ -6,7 +6,7 @@
 int main(void)
 {
 	char *dir = sbx_tmpdir(), path[600];
-	const char *cmd[] = { sbx_probe(), "x32", path, NULL };
+	const char *cmd[] = {sbx_probe(), "x32", path, NULL};
 	int code;
 
 	if (!dir)

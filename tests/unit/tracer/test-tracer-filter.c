@@ -21,7 +21,7 @@
 
 static uint32_t run(const TracerFilter *f, uint32_t arch, uint32_t nr, const uint64_t args[6])
 {
-	struct seccomp_data d = { .nr = (int) nr, .arch = arch };
+	struct seccomp_data d = {.nr = (int) nr, .arch = arch};
 	uint32_t a = 0;
 
 	if (args)
@@ -56,7 +56,7 @@ static uint32_t run(const TracerFilter *f, uint32_t arch, uint32_t nr, const uin
 	return 0xfa11; /* fell off the end */
 }
 
-static Policy policy = { .deny_errno = EPERM };
+static Policy policy = {.deny_errno = EPERM};
 
 static TracerFilter *build(void)
 {
@@ -67,7 +67,7 @@ static TracerFilter *build(void)
 	return f;
 }
 
-#define X86_64 AUDIT_ARCH_X86_64
+#define X86_64	 AUDIT_ARCH_X86_64
 #define ERRNO(e) (SECCOMP_RET_ERRNO | (e))
 
 TEST(other_arches_and_x32_are_killed)
@@ -114,7 +114,7 @@ TEST(plain_actions_match_the_slots_for_every_number)
 TEST(ioctl_tiocsti_is_denied_whatever_the_high_bits)
 {
 	TracerFilter *f = build();
-	uint64_t a[6] = { 0, TIOCSTI };
+	uint64_t a[6] = {0, TIOCSTI};
 
 	ASSERT_TRUE(f != NULL);
 	EXPECT_EQ(run(f, X86_64, SYS_ioctl, a), ERRNO(EPERM));
@@ -130,7 +130,7 @@ TEST(ioctl_tiocsti_is_denied_whatever_the_high_bits)
 TEST(clone_namespace_flags_are_denied)
 {
 	TracerFilter *f = build();
-	uint64_t a[6] = { SIGCHLD };
+	uint64_t a[6] = {SIGCHLD};
 
 	ASSERT_TRUE(f != NULL);
 	EXPECT_EQ(run(f, X86_64, SYS_clone, a), SECCOMP_RET_ALLOW);
@@ -148,7 +148,7 @@ TEST(clone_namespace_flags_are_denied)
 TEST(argument_dependent_notifications)
 {
 	TracerFilter *f = build();
-	uint64_t a[6] = { 1, F_SETOWN };
+	uint64_t a[6] = {1, F_SETOWN};
 
 	ASSERT_TRUE(f != NULL);
 	EXPECT_EQ(run(f, X86_64, SYS_fcntl, a), SECCOMP_RET_USER_NOTIF);
@@ -166,7 +166,7 @@ TEST(argument_dependent_notifications)
 TEST(nested_listener_and_personality)
 {
 	TracerFilter *f = build();
-	uint64_t a[6] = { SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER };
+	uint64_t a[6] = {SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER};
 
 	ASSERT_TRUE(f != NULL);
 	EXPECT_EQ(run(f, X86_64, SYS_seccomp, a), ERRNO(EPERM));
@@ -182,13 +182,13 @@ TEST(nested_listener_and_personality)
 TEST(policy_overrides)
 {
 	PolicySyscall sys[] = {
-		{ .name = (char *) "getppid", .action = SYSCALL_ACTION_DENY, .error = EACCES },
-		{ .name = (char *) "uname", .action = SYSCALL_ACTION_KILL },
-		{ .name = (char *) "ptrace", .action = SYSCALL_ACTION_ALLOW },
-		{ .name = (char *) "kill", .action = SYSCALL_ACTION_ALLOW },
-		{ .name = (char *) "getuid", .action = SYSCALL_ACTION_LOG },
+		{.name = (char *) "getppid", .action = SYSCALL_ACTION_DENY, .error = EACCES},
+		{.name = (char *) "uname", .action = SYSCALL_ACTION_KILL},
+		{.name = (char *) "ptrace", .action = SYSCALL_ACTION_ALLOW},
+		{.name = (char *) "kill", .action = SYSCALL_ACTION_ALLOW},
+		{.name = (char *) "getuid", .action = SYSCALL_ACTION_LOG},
 	};
-	Policy p = { .deny_errno = EACCES, .syscalls = sys, .n_syscalls = ARRAY_SIZE(sys) };
+	Policy p = {.deny_errno = EACCES, .syscalls = sys, .n_syscalls = ARRAY_SIZE(sys)};
 	TracerFilter *f = NULL;
 
 	ASSERT_EQ(tracer_filter_build(&p, &f), 0);
