@@ -148,6 +148,23 @@ static void respond(Tracer *t, const struct seccomp_notif *n, EmuDecision *d)
 		log_debug_errno(-errno, "NOTIF_SEND for pid %d", (int) n->pid);
 }
 
+/* The caller's thread group. It is blocked in the call, so its tid is stable. Most callers
+ * are thread-group leaders, which pidfd_open() accepts (one syscall instead of parsing
+ * /proc/TID/status). */
+static pid_t caller_tgid(pid_t tid)
+{
+	long fd = syscall(SYS_pidfd_open, tid, 0);
+	pid_t tgid = 0;
+
+	if (fd >= 0) {
+		(void) close((int) fd);
+		return tid;
+	}
+	if (tree_read_tgid(tid, &tgid) < 0)
+		return tid;
+	return tgid;
+}
+
 static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d)
 {
 	const TracerSlot *s = NULL;
@@ -179,7 +196,7 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 		d->error = ENOSYS;
 		d->why = "no handler";
 	} else {
-		(void) tree_read_tgid(n->pid, &tgid);
+		tgid = caller_tgid((pid_t) n->pid);
 		child_mem_init(&mc, (pid_t) n->pid, t->notify_fd, n->id);
 		req = (EmuRequest){
 			.policy = t->policy,
@@ -302,6 +319,11 @@ static void *receiver_main(void *userdata)
 
 	if (!n || !d)
 		goto out;
+	/* started while C still sets itself up: wait for its listener */
+	pthread_mutex_lock(&t->lock);
+	while (t->notify_fd < 0 && !atomic_load(&t->stopping))
+		pthread_cond_wait(&t->cond, &t->lock);
+	pthread_mutex_unlock(&t->lock);
 	while (!atomic_load(&t->stopping)) {
 		const TracerSlot *s;
 
@@ -363,6 +385,14 @@ int tracer_dispatch_start(Tracer *t, size_t n_receivers)
 	if (t->n_receivers == 0)
 		return r < 0 ? r : -EAGAIN;
 	return 0;
+}
+
+void tracer_dispatch_set_fd(Tracer *t, int notify_fd)
+{
+	pthread_mutex_lock(&t->lock);
+	t->notify_fd = notify_fd;
+	pthread_cond_broadcast(&t->cond);
+	pthread_mutex_unlock(&t->lock);
 }
 
 void tracer_dispatch_stop(Tracer *t)

@@ -112,6 +112,8 @@ typedef struct Tracer {
 
 extern const EmuProcessOps tracer_process_ops;
 
-/** Receiver and worker threads (tracer/dispatch.c). */
+/** Receiver and worker threads (tracer/dispatch.c). The receivers may start before the
+ * listener exists; tracer_dispatch_set_fd() hands it to them. */
 int tracer_dispatch_start(Tracer *t, size_t n_receivers);
+void tracer_dispatch_set_fd(Tracer *t, int notify_fd);
 void tracer_dispatch_stop(Tracer *t);

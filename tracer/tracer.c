@@ -482,6 +482,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	char setup_what[48] = "";
 	char *cwd = NULL;
 	char **envp = NULL;
+	int notify_fd = -1;
 	pid_t keeper;
 	Msg m;
 
@@ -575,10 +576,18 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	}
 	tty_taken = l.tty;
 
+	/* the receivers start while C sets itself up */
+	r = tracer_dispatch_start(&t, 2);
+	if (r < 0) {
+		log_error_errno(r, "starting the receiver threads");
+		goto finish;
+	}
+	started_dispatch = true;
+
 	/* the listener and C's pid from C, or why it failed (W reports C's pid again once C
 	 * has exec'd; the event loop ignores that) */
 	memset(&m, 0, sizeof(m));
-	r = recv_fd(sock_c_s, &t.notify_fd, &m);
+	r = recv_fd(sock_c_s, &notify_fd, &m);
 	if (r < 0) {
 		if (m.kind == MSG_SETUP_FAILED) {
 			setup_errno = m.value;
@@ -591,16 +600,29 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	}
 	t.child = m.value;
 
+	/* Essentials the filter cannot prove by loading: ADDFD with SEND (5.14) and pidfds
+	 * (5.6). Flags are checked before the id, so ENOENT for a bogus id means "known". */
+	{
+		struct seccomp_notif_addfd probe = {.id = 0, .flags = SECCOMP_ADDFD_FLAG_SEND};
+		long pfd = syscall(SYS_pidfd_open, getpid(), 0);
+
+		if (pfd >= 0)
+			(void) close((int) pfd);
+		if ((ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &probe) < 0 && errno == EINVAL) ||
+		    pfd < 0) {
+			log_error("this kernel lacks %s; see 'sbxtrace doctor'",
+				  pfd < 0 ? "pidfd_open (Linux 5.3)"
+					  : "SECCOMP_ADDFD_FLAG_SEND (Linux 5.14)");
+			setup_errno = ENOSYS;
+			goto finish;
+		}
+	}
+
 	/* COMPAT: synchronous wake-up needs 6.6 */
 	uint64_t fl = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
-	t.sync_wakeup = ioctl(t.notify_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, fl) == 0;
+	t.sync_wakeup = ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, fl) == 0;
 
-	r = tracer_dispatch_start(&t, 2);
-	if (r < 0) {
-		log_error_errno(r, "starting the receiver threads");
-		goto finish;
-	}
-	started_dispatch = true;
+	tracer_dispatch_set_fd(&t, notify_fd);
 
 	if (send(sock_c_s, "g", 1, MSG_NOSIGNAL) != 1) {
 		log_error("the command went away before it could start");
@@ -800,8 +822,8 @@ finish:
 		(void) close(out.fd);
 	if (err.fd >= 0)
 		(void) close(err.fd);
-	if (t.notify_fd >= 0)
-		(void) close(t.notify_fd);
+	if (notify_fd >= 0)
+		(void) close(notify_fd);
 	*ret_result = res;
 	r = 0;
 out_fds:
