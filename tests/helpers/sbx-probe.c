@@ -246,6 +246,36 @@ static int mode_daemon(const char *file)
 		pause();
 }
 
+static void exit_on_signal(int sig)
+{
+	_exit(100 + sig);
+}
+
+/* wait-signal FILE: exit 100+N on signal N (USR1, USR2, TERM, INT, HUP, QUIT, WINCH) */
+static int mode_wait_signal(const char *file)
+{
+	int sigs[] = { SIGUSR1, SIGUSR2, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGWINCH };
+	FILE *f;
+
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], exit_on_signal);
+	f = fopen(file, "w");
+	if (!f)
+		return 2;
+	fprintf(f, "ready\n");
+	fclose(f);
+	for (;;)
+		pause();
+}
+
+/* fg: stdin is a terminal whose foreground process group is ours */
+static int mode_fg(void)
+{
+	if (!isatty(0))
+		return 3;
+	return tcgetpgrp(0) == getpgrp() ? 0 : 1;
+}
+
 int main(int argc, char *argv[])
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -278,6 +308,10 @@ int main(int argc, char *argv[])
 		return mode_kill_outside(atoi(argv[2]));
 	if (strcmp(m, "daemon") == 0 && argc > 2)
 		return mode_daemon(argv[2]);
+	if (strcmp(m, "wait-signal") == 0 && argc > 2)
+		return mode_wait_signal(argv[2]);
+	if (strcmp(m, "fg") == 0)
+		return mode_fg();
 	fprintf(stderr, "sbx-probe: unknown mode '%s'\n", m);
 	return 2;
 }
