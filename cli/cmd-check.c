@@ -42,24 +42,24 @@ static void notes(const Policy *p)
 	if (p->ptrace != PTRACE_MODE_NEVER)
 		return;
 	if (p->exec_allow || p->exec_deny)
-		log_warn("note: tracer.ptrace = \"never\": exec checks cannot verify after exec "
+		log_warn("tracer.ptrace = \"never\": exec checks cannot verify after exec "
 			 "that the program checked is the one that runs");
 	if (translated)
-		log_warn("note: tracer.ptrace = \"never\": programs and directories under mounts "
+		log_warn("tracer.ptrace = \"never\": programs and directories under mounts "
 			 "whose source differs from their path cannot be executed or entered with "
 			 "chdir");
 	if (p->audit.backtrace != AUDIT_SELECT_NONE)
-		log_warn("note: tracer.ptrace = \"never\": audit.backtrace needs ptrace and is "
+		log_warn("tracer.ptrace = \"never\": audit.backtrace needs ptrace and is "
 			 "ignored");
 }
 
 int cmd_check(int argc, char *argv[])
 {
 	static const struct option options[] = {
-		{ "workspace", required_argument, NULL, 'w' },
-		{ "set", required_argument, NULL, 's' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
+		{"workspace", required_argument, NULL, 'w'},
+		{"set", required_argument, NULL, 's'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
 		{},
 	};
 	_cleanup_(policy_freep) Policy *p = NULL;

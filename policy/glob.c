@@ -3,9 +3,9 @@
  * Globs over virtual paths. A glob is absolute and split at '/': within a component '*'
  * matches any run of characters (also a leading '.'), '?' one character, "[set]" one character
  * of the set ("[!set]" or "[^set]" negates, "a-z" ranges, ']' first is literal), '\' escapes.
- * A component that is exactly "**" matches zero or more whole components, except at the end,
- * where it matches one or more (so "/a/" followed by "**" is everything below /a, not /a). Both loops
- * are the classic greedy wildcard match with one back-tracking point, so matching is
+ * A component that is exactly "**" matches zero or more whole components, also at the end
+ * (so "/a/" followed by "**" matches /a itself and everything below it). Both loops are the
+ * classic greedy wildcard match with one back-tracking point, so matching is
  * O(len(glob) * len(path)) whatever the glob: a policy cannot make the supervisor spin.
  */
 #include "policy/policy.h"
@@ -165,12 +165,11 @@ bool policy_glob_match(const char *glob, const char *path)
 		star_n = skip_slashes(comp_end(star_n));
 		n = star_n;
 	}
-	/* path consumed: what is left of the glob must be "**" components that may match
-	 * nothing, i.e. not the last one */
+	/* path consumed: what is left of the glob must be "**" components, matching nothing */
 	while (*g) {
 		const char *ge = comp_end(g);
 
-		if (!is_globstar(g, ge) || !*skip_slashes(ge))
+		if (!is_globstar(g, ge))
 			return false;
 		g = skip_slashes(ge);
 	}

@@ -11,15 +11,15 @@
 #include "policy/policy.h"
 
 /* Upper bounds past which a limit is taken for a typo (documented in docs/policy.md). */
-#define POLICY_SIZE_MAX (UINT64_C(1) << 40)		     /* 1 TiB */
-#define POLICY_DURATION_MAX_MS (UINT64_C(7) * 24 * 3600 * 1000) /* 7 days */
-#define POLICY_TASKS_MAX UINT64_C(1000000)
-#define POLICY_OPEN_FILES_MAX UINT64_C(1048576)
-#define POLICY_KILL_GRACE_MAX_MS (UINT64_C(3600) * 1000) /* 1 hour */
-#define POLICY_CPUS_MAX UINT64_C(4096)
+#define POLICY_SIZE_MAX		   (UINT64_C(1) << 40)		    /* 1 TiB */
+#define POLICY_DURATION_MAX_MS	   (UINT64_C(7) * 24 * 3600 * 1000) /* 7 days */
+#define POLICY_TASKS_MAX	   UINT64_C(1000000)
+#define POLICY_OPEN_FILES_MAX	   UINT64_C(1048576)
+#define POLICY_KILL_GRACE_MAX_MS   (UINT64_C(3600) * 1000) /* 1 hour */
+#define POLICY_CPUS_MAX		   UINT64_C(4096)
 #define POLICY_BACKTRACE_DEPTH_MAX 256
-#define POLICY_MAX_BYTES (1024 * 1024) /* largest policy file read */
-#define POLICY_EXTENDS_DEPTH_MAX 16
+#define POLICY_MAX_BYTES	   (1024 * 1024) /* largest policy file read */
+#define POLICY_EXTENDS_DEPTH_MAX   16
 
 /* units.c: canonical strings for the writer ("512MiB", "30s", "250ms"). */
 void policy_format_size(uint64_t bytes, char *buf, size_t size);
@@ -36,8 +36,8 @@ void policy_net_allow_done(PolicyNetAllow *a);
 
 /* syscall-groups.c */
 typedef struct PolicySyscallGroup {
-	const char *name; /* "@keyring" */
-	const char *help; /* one line */
+	const char *name;	     /* "@keyring" */
+	const char *help;	     /* one line */
 	const char *const *syscalls; /* NULL-terminated; names unknown to libseccomp are skipped */
 } PolicySyscallGroup;
 const PolicySyscallGroup *policy_syscall_group_find(const char *name);

@@ -125,7 +125,7 @@ static const char *parse_cidr(char *addr, PolicyNetAllow *a, char *errbuf, size_
 const char *policy_parse_net_allow(const char *s, PolicyNetAllow *ret, char *errbuf, size_t size)
 {
 	_cleanup_free_ char *copy = NULL;
-	PolicyNetAllow a = { .port_lo = 0, .port_hi = 65535 };
+	PolicyNetAllow a = {.port_lo = 0, .port_hi = 65535};
 	char *host, *ports = NULL;
 	const char *why;
 
@@ -185,8 +185,8 @@ const char *policy_parse_net_allow(const char *s, PolicyNetAllow *ret, char *err
 				if (strchr(host, '/'))
 					return "bad CIDR: not an address";
 				if (!valid_hostname(host)) {
-					snprintf(errbuf, size, "'%.64s' is not an address or host name",
-						 host);
+					snprintf(errbuf, size,
+						 "'%.64s' is not an address or host name", host);
 					return errbuf;
 				}
 				a.kind = NET_ALLOW_HOST;

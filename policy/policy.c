@@ -7,9 +7,9 @@
  *
  * Merging: scalars and plain lists of a later file replace the earlier value; tables that map
  * names (process.env.set, network.ratchet) merge by name; [[mount]] entries are appended, a
- * later mount at the same path replacing the earlier one; [[rule]] entries are appended (the
- * last matching rule wins); [syscalls] entries are appended, a later entry for the same
- * syscall replacing the earlier one.
+ * later mount at the same path replacing the earlier one; [[rule]] entries are appended (see
+ * policy_rule_lookup() for which applies); [syscalls] entries are appended, a later entry for
+ * the same syscall replacing the earlier one.
  */
 #include "policy/policy.h"
 
@@ -41,10 +41,10 @@ typedef struct Loader {
 
 typedef struct Doc {
 	Loader *l;
-	const char *file; /* for error messages */
-	const char *dir;  /* relative paths start here */
-	bool top;	  /* the file named on the command line (or an override) */
-	bool override;	  /* -s: no line numbers */
+	const char *file;   /* for error messages */
+	const char *dir;    /* relative paths start here */
+	bool top;	    /* the file named on the command line (or an override) */
+	bool override;	    /* -s: no line numbers */
 	char **mount_paths; /* defined by this file, with their lines: duplicates are errors */
 	unsigned *mount_lines;
 	char **syscall_names;
@@ -60,8 +60,8 @@ static void doc_done(Doc *d)
 	d->mount_lines = d->syscall_lines = NULL;
 }
 
-_printf_(6, 7) static int fail(Doc *d, unsigned line, unsigned column, const char *key,
-			       int error, const char *fmt, ...)
+_printf_(6, 7) static int fail(Doc *d, unsigned line, unsigned column, const char *key, int error,
+			       const char *fmt, ...)
 {
 	PolicyError *e = d->l->err;
 	va_list ap;
@@ -114,8 +114,7 @@ static void join_key(char *buf, size_t size, const char *prefix, const char *key
 		snprintf(buf, size, "%s", key);
 }
 
-static int unknown_key(Doc *d, const TomlKeyValue *kv, const char *prefix,
-		       const char *const *known)
+static int unknown_key(Doc *d, const TomlKeyValue *kv, const char *prefix, const char *const *known)
 {
 	char key[128];
 	const char *s = suggest(kv->key, known);
@@ -271,7 +270,7 @@ static int want_enum(Doc *d, const TomlValue *v, const char *key, const char *co
 /* true/false as a bool, or "auto"/"true"/"false" as a string: -1, 0, 1. */
 static int want_tristate(Doc *d, const TomlValue *v, const char *key, int *ret)
 {
-	static const char *const names[] = { "false", "true", "auto" };
+	static const char *const names[] = {"false", "true", "auto"};
 	int r;
 
 	if (v->type == TOML_BOOL) {
@@ -301,7 +300,7 @@ static int want_errno(Doc *d, const TomlValue *v, const char *key, const char *n
 
 /* ----- variables and paths -------------------------------------------------------------- */
 
-static const char *const var_names[] = { "WORKSPACE", "HOME", "PWD", "RUNTIME_DIR", NULL };
+static const char *const var_names[] = {"WORKSPACE", "HOME", "PWD", "RUNTIME_DIR", NULL};
 
 /* Expands ${NAME} and "$$" (a literal '$') in a path-valued string. */
 static int expand(Doc *d, const TomlValue *v, const char *key, char **ret)
@@ -539,7 +538,7 @@ static int replace_string(Doc *d, char **slot, const char *s)
 
 static int apply_sandbox(Doc *d, const TomlValue *t)
 {
-	static const char *const known[] = { "name", "description", NULL };
+	static const char *const known[] = {"name", "description", NULL};
 	Policy *p = d->l->p;
 	int r;
 
@@ -590,13 +589,13 @@ static bool mount_source_is_file(const PolicyMount *m)
 
 static int apply_one_mount(Doc *d, const TomlValue *t, size_t index)
 {
-	static const char *const known[] = { "path", "source", "mode", "keep", "optional", NULL };
+	static const char *const known[] = {"path", "source", "mode", "keep", "optional", NULL};
 	Loader *l = d->l;
 	Policy *p = l->p;
 	_cleanup_free_ char *path = NULL, *source = NULL;
 	const TomlValue *path_v = NULL, *source_v = NULL, *keep_v = NULL, *optional_v = NULL;
 	char prefix[64], key[128];
-	PolicyMount m = { .mode = MOUNT_RO, .line = d->override ? 0 : t->line };
+	PolicyMount m = {.mode = MOUNT_RO, .line = d->override ? 0 : t->line};
 	int r;
 
 	snprintf(prefix, sizeof(prefix), "mount[%zu]", index + 1);
@@ -636,7 +635,8 @@ static int apply_one_mount(Doc *d, const TomlValue *t, size_t index)
 
 	if (m.mode == MOUNT_TMP) {
 		if (source_v)
-			return fail_at(d, source_v, (join_key(key, sizeof(key), prefix, "source"), key),
+			return fail_at(d, source_v,
+				       (join_key(key, sizeof(key), prefix, "source"), key),
 				       "a mount with mode = \"tmp\" takes no source");
 	} else {
 		struct stat st;
@@ -665,10 +665,15 @@ static int apply_one_mount(Doc *d, const TomlValue *t, size_t index)
 
 	/* the same path twice in one file is a mistake; a later file replaces the mount */
 	for (size_t i = 0; d->mount_paths && d->mount_paths[i]; i++)
-		if (streq(d->mount_paths[i], path))
-			return fail_at(d, path_v, (join_key(key, sizeof(key), prefix, "path"), key),
+		if (streq(d->mount_paths[i], path)) {
+			join_key(key, sizeof(key), prefix, "path");
+			if (d->override)
+				return fail_at(d, path_v, key,
+					       "conflicting mounts: '%.200s' is given twice", path);
+			return fail_at(d, path_v, key,
 				       "conflicting mounts: '%.200s' is already mounted at line %u",
 				       path, d->mount_lines[i]);
+		}
 	m.path = TAKE_PTR(path);
 	m.source = TAKE_PTR(source);
 
@@ -749,9 +754,9 @@ static int apply_array_of_tables(Doc *d, const TomlValue *v, const char *name,
 
 static int apply_one_rule(Doc *d, const TomlValue *t, size_t index)
 {
-	static const char *const known[] = { "path", "access", "level", NULL };
+	static const char *const known[] = {"path", "access", "level", NULL};
 	Policy *p = d->l->p;
-	PolicyRule rule = { .line = d->override ? 0 : t->line };
+	PolicyRule rule = {.line = d->override ? 0 : t->line};
 	_cleanup_free_ char *glob = NULL;
 	char prefix[64], key[128];
 	int r;
@@ -803,7 +808,8 @@ static bool valid_env_name(const char *s, bool glob)
 	if (!*s)
 		return false;
 	for (const char *c = s; *c; c++)
-		if (!(isalnum((unsigned char) *c) || *c == '_' || (glob && (*c == '*' || *c == '?'))))
+		if (!(isalnum((unsigned char) *c) || *c == '_' ||
+		      (glob && (*c == '*' || *c == '?'))))
 			return false;
 	return !isdigit((unsigned char) *s);
 }
@@ -814,9 +820,10 @@ static int env_keep_item(Doc *d, const TomlValue *v, const char *key, char **ret
 	if (r < 0)
 		return r;
 	if (!valid_env_name(v->str.ptr, true))
-		return fail_at(d, v, key,
-			       "'%.64s' is not a variable name (letters, digits, '_', globs '*' '?')",
-			       v->str.ptr);
+		return fail_at(
+			d, v, key,
+			"'%.64s' is not a variable name (letters, digits, '_', globs '*' '?')",
+			v->str.ptr);
 	*ret = strdup(v->str.ptr);
 	return *ret ? 0 : oom(d);
 }
@@ -845,7 +852,7 @@ static int env_set(Doc *d, const char *name, const char *value)
 
 static int apply_env(Doc *d, const TomlValue *t)
 {
-	static const char *const known[] = { "keep", "set", NULL };
+	static const char *const known[] = {"keep", "set", NULL};
 	Policy *p = d->l->p;
 	char key[128];
 	int r;
@@ -888,7 +895,7 @@ static int apply_env(Doc *d, const TomlValue *t)
 
 static int apply_process(Doc *d, const TomlValue *t)
 {
-	static const char *const known[] = { "cwd", "env", "tty", NULL };
+	static const char *const known[] = {"cwd", "env", "tty", NULL};
 	Loader *l = d->l;
 	Policy *p = l->p;
 	char key[128];
@@ -928,7 +935,7 @@ static int apply_process(Doc *d, const TomlValue *t)
 
 static int apply_exec(Doc *d, const TomlValue *t)
 {
-	static const char *const known[] = { "allow", "deny", NULL };
+	static const char *const known[] = {"allow", "deny", NULL};
 	Policy *p = d->l->p;
 	char key[128];
 	int r;
@@ -1027,7 +1034,7 @@ static int apply_allow(Doc *d, const TomlValue *v, const char *key)
 static int apply_ratchet(Doc *d, const TomlValue *t, const char *key)
 {
 	PolicyNetwork *net = &d->l->p->network;
-	const char *known[] = { "internal", "confidential", "secret", NULL };
+	const char *known[] = {"internal", "confidential", "secret", NULL};
 	int r;
 
 	r = want_type(d, t, key, TOML_TABLE);
@@ -1055,9 +1062,9 @@ static int apply_ratchet(Doc *d, const TomlValue *t, const char *key)
 
 static int apply_network(Doc *d, const TomlValue *t)
 {
-	static const char *const known[] = { "mode",	"allow",	 "dns",
-					     "unix",	"ratchet",	 "unshare",
-					     "connect_errno", "socket_errno", NULL };
+	static const char *const known[] = {"mode",	     "allow",	     "dns",
+					    "unix",	     "ratchet",	     "unshare",
+					    "connect_errno", "socket_errno", NULL};
 	Loader *l = d->l;
 	PolicyNetwork *net = &l->p->network;
 	char key[128];
@@ -1096,8 +1103,9 @@ static int apply_network(Doc *d, const TomlValue *t)
 			r = want_string(d, kv->value, key);
 			if (r >= 0)
 				r = want_errno(d, kv->value, key, kv->value->str.ptr,
-					       streq(kv->key, "connect_errno") ? &net->connect_errno
-									      : &net->socket_errno);
+					       streq(kv->key, "connect_errno")
+						       ? &net->connect_errno
+						       : &net->socket_errno);
 		} else
 			r = unknown_key(d, kv, "network", known);
 		if (r < 0)
@@ -1117,24 +1125,26 @@ static const struct {
 	uint64_t max;
 	bool zero_ok;
 } limit_keys[] = {
-	{ "wall_time", LIMIT_DURATION, offsetof(PolicyLimits, wall_time_ms), POLICY_DURATION_MAX_MS },
-	{ "cpu_time", LIMIT_DURATION, offsetof(PolicyLimits, cpu_time_ms), POLICY_DURATION_MAX_MS },
-	{ "memory", LIMIT_SIZE, offsetof(PolicyLimits, memory), POLICY_SIZE_MAX },
-	{ "tasks", LIMIT_COUNT, offsetof(PolicyLimits, tasks), POLICY_TASKS_MAX },
-	{ "file_size", LIMIT_SIZE, offsetof(PolicyLimits, file_size), POLICY_SIZE_MAX },
-	{ "open_files", LIMIT_COUNT, offsetof(PolicyLimits, open_files), POLICY_OPEN_FILES_MAX },
-	{ "disk", LIMIT_SIZE, offsetof(PolicyLimits, disk), POLICY_SIZE_MAX },
-	{ "output", LIMIT_SIZE, offsetof(PolicyLimits, output), POLICY_SIZE_MAX },
-	{ "cpus", LIMIT_COUNT, offsetof(PolicyLimits, cpus), POLICY_CPUS_MAX },
-	{ "kill_grace", LIMIT_DURATION, offsetof(PolicyLimits, kill_grace_ms),
-	  POLICY_KILL_GRACE_MAX_MS, true },
+	{"wall_time", LIMIT_DURATION, offsetof(PolicyLimits, wall_time_ms), POLICY_DURATION_MAX_MS},
+	{"cpu_time", LIMIT_DURATION, offsetof(PolicyLimits, cpu_time_ms), POLICY_DURATION_MAX_MS},
+	{"memory", LIMIT_SIZE, offsetof(PolicyLimits, memory), POLICY_SIZE_MAX},
+	{"tasks", LIMIT_COUNT, offsetof(PolicyLimits, tasks), POLICY_TASKS_MAX},
+	{"file_size", LIMIT_SIZE, offsetof(PolicyLimits, file_size), POLICY_SIZE_MAX},
+	{"open_files", LIMIT_COUNT, offsetof(PolicyLimits, open_files), POLICY_OPEN_FILES_MAX},
+	{"disk", LIMIT_SIZE, offsetof(PolicyLimits, disk), POLICY_SIZE_MAX},
+	{"output", LIMIT_SIZE, offsetof(PolicyLimits, output), POLICY_SIZE_MAX},
+	{"cpus", LIMIT_COUNT, offsetof(PolicyLimits, cpus), POLICY_CPUS_MAX},
+	{"kill_grace", LIMIT_DURATION, offsetof(PolicyLimits, kill_grace_ms),
+	 POLICY_KILL_GRACE_MAX_MS, true},
 };
 
 static int apply_limit(Doc *d, const TomlValue *v, const char *key, size_t k)
 {
 	uint64_t *slot = (uint64_t *) ((char *) &d->l->p->limits + limit_keys[k].offset);
 	int kind = limit_keys[k].kind;
-	const char *what = kind == LIMIT_SIZE ? "size" : kind == LIMIT_DURATION ? "duration" : "count";
+	const char *what = kind == LIMIT_SIZE	    ? "size"
+			   : kind == LIMIT_DURATION ? "duration"
+						    : "count";
 	char maxbuf[32];
 	uint64_t val;
 
@@ -1169,11 +1179,11 @@ static int apply_limit(Doc *d, const TomlValue *v, const char *key, size_t k)
 		}
 	} else
 		return fail_at(d, v, key, "expected %s, got %s %s",
-			       kind == LIMIT_SIZE	 ? "a size (integer bytes or a string "
-							   "such as \"512MiB\")"
+			       kind == LIMIT_SIZE	? "a size (integer bytes or a string "
+							  "such as \"512MiB\")"
 			       : kind == LIMIT_DURATION ? "a duration (integer seconds or a "
-							   "string such as \"30s\")"
-							 : "an integer",
+							  "string such as \"30s\")"
+							: "an integer",
 			       type_article(v->type), toml_type_name(v->type));
 
 	if (val == 0 && !limit_keys[k].zero_ok)
@@ -1251,22 +1261,25 @@ static int add_syscall(Doc *d, const TomlValue *v, const char *key, const char *
 		       SyscallAction action, int error)
 {
 	Policy *p = d->l->p;
-	PolicySyscall s = { .action = action, .error = error, .line = d->override ? 0 : v->line };
+	PolicySyscall s = {.action = action, .error = error, .line = d->override ? 0 : v->line};
 
 	for (size_t i = 0; d->syscall_names && d->syscall_names[i]; i++)
-		if (streq(d->syscall_names[i], name))
+		if (streq(d->syscall_names[i], name)) {
+			if (d->override)
+				return fail_at(d, v, key, "syscall '%s' is listed twice", name);
 			return fail_at(d, v, key,
 				       "syscall '%s' is listed twice (also at line %u); a file may "
 				       "name a syscall once",
 				       name, d->syscall_lines[i]);
+		}
 	if (strv_push(&d->syscall_names, name) < 0)
 		return oom(d);
-	unsigned *lines = realloc(d->syscall_lines,
-				  strv_length(d->syscall_names) * sizeof(unsigned));
+	unsigned *lines =
+		realloc(d->syscall_lines, strv_length(d->syscall_names) * sizeof(unsigned));
 	if (!lines)
 		return oom(d);
 	d->syscall_lines = lines;
-	lines[strv_length(d->syscall_names) - 1] = v->line;
+	lines[strv_length(d->syscall_names) - 1] = d->override ? 0 : v->line;
 
 	s.name = strdup(name);
 	if (!s.name)
@@ -1340,8 +1353,8 @@ static int apply_syscall_entry(Doc *d, const TomlValue *v, const char *key, Sysc
 	if (r == -ENOENT) {
 		const char *s = suggest_syscall(name, buf, sizeof(buf));
 		if (s)
-			return fail_at(d, v, key, "unknown syscall name '%.64s'; did you mean '%s'?",
-				       name, s);
+			return fail_at(d, v, key,
+				       "unknown syscall name '%.64s'; did you mean '%s'?", name, s);
 		return fail_at(d, v, key, "unknown syscall name '%.64s'", name);
 	}
 	if (r < 0) /* another architecture's syscall: nothing to filter here */
@@ -1351,7 +1364,7 @@ static int apply_syscall_entry(Doc *d, const TomlValue *v, const char *key, Sysc
 
 static int apply_syscalls(Doc *d, const TomlValue *t)
 {
-	static const char *const known[] = { "errno", "allow", "deny", "kill", "log", NULL };
+	static const char *const known[] = {"errno", "allow", "deny", "kill", "log", NULL};
 	Policy *p = d->l->p;
 	char key[128];
 	int r;
@@ -1367,7 +1380,8 @@ static int apply_syscalls(Doc *d, const TomlValue *t)
 		if (streq(kv->key, "errno")) {
 			r = want_string(d, kv->value, key);
 			if (r >= 0)
-				r = want_errno(d, kv->value, key, kv->value->str.ptr, &p->deny_errno);
+				r = want_errno(d, kv->value, key, kv->value->str.ptr,
+					       &p->deny_errno);
 			if (r < 0)
 				return r;
 			continue;
@@ -1393,7 +1407,7 @@ static int apply_syscalls(Doc *d, const TomlValue *t)
 
 static int apply_tracer(Doc *d, const TomlValue *t)
 {
-	static const char *const known[] = { "ptrace", "landlock", NULL };
+	static const char *const known[] = {"ptrace", "landlock", NULL};
 	Policy *p = d->l->p;
 	char key[128];
 	int r, v;
@@ -1433,7 +1447,8 @@ static int syscall_name_item(Doc *d, const TomlValue *v, const char *key, char *
 	if (policy_syscall_resolve(v->str.ptr) == -ENOENT) {
 		const char *s = suggest_syscall(v->str.ptr, buf, sizeof(buf));
 		if (s)
-			return fail_at(d, v, key, "unknown syscall name '%.64s'; did you mean '%s'?",
+			return fail_at(d, v, key,
+				       "unknown syscall name '%.64s'; did you mean '%s'?",
 				       v->str.ptr, s);
 		return fail_at(d, v, key, "unknown syscall name '%.64s'", v->str.ptr);
 	}
@@ -1456,10 +1471,11 @@ static int want_select(Doc *d, const TomlValue *v, const char *key, AuditSelect 
 		return 0;
 	}
 	if (v->type != TOML_STRING)
-		return fail_at(d, v, key,
-			       "expected \"none\", \"denied\", \"all\" or an array of syscall names, "
-			       "got %s %s",
-			       type_article(v->type), toml_type_name(v->type));
+		return fail_at(
+			d, v, key,
+			"expected \"none\", \"denied\", \"all\" or an array of syscall names, "
+			"got %s %s",
+			type_article(v->type), toml_type_name(v->type));
 	r = want_enum(d, v, key, audit_select_names, 0, AUDIT_SELECT_LIST);
 	if (r < 0)
 		return r;
@@ -1502,9 +1518,8 @@ static int want_events(Doc *d, const TomlValue *v, const char *key, unsigned *re
 
 static int apply_audit(Doc *d, const TomlValue *t)
 {
-	static const char *const known[] = { "log",	    "events",	   "backtrace",
-					     "backtrace_depth", "disassembly", "trace",
-					     NULL };
+	static const char *const known[] = {"log",	   "events", "backtrace", "backtrace_depth",
+					    "disassembly", "trace",  NULL};
 	PolicyAudit *a = &d->l->p->audit;
 	char key[128];
 	int r;
@@ -1551,9 +1566,9 @@ static int apply_audit(Doc *d, const TomlValue *t)
 
 /* ----- documents, extends, presets ------------------------------------------------------ */
 
-static const char *const top_keys[] = { "extends", "sandbox", "mount",	  "rule",
-					"process", "exec",    "network",  "limits",
-					"syscalls", "tracer", "audit",	  NULL };
+static const char *const top_keys[] = {"extends",  "sandbox", "mount",	 "rule",
+				       "process",  "exec",    "network", "limits",
+				       "syscalls", "tracer",  "audit",	 NULL};
 
 static bool looks_like_path(const char *name)
 {
@@ -1608,9 +1623,8 @@ static int load_file(Loader *l, const char *path, const char *display, bool top,
 
 static int preset_not_found(Doc *d, const TomlValue *at, const char *key, const char *name)
 {
-	static const char *const presets[] = { "permissive", "standard", "strict",
-					       "python",     "node",	 "shell",
-					       NULL };
+	static const char *const presets[] = {"permissive", "standard", "strict", "python",
+					      "node",	    "shell",	NULL};
 	const char *s = suggest(name, presets);
 
 	if (s)
@@ -1725,15 +1739,15 @@ static int apply_doc(Doc *d, const TomlValue *root)
 static int parse_and_apply(Loader *l, const char *text, size_t len, Doc *d)
 {
 	_cleanup_(toml_freep) TomlValue *root = NULL;
-	TomlError terr = { 0 };
+	TomlError terr = {0};
 	int r;
 
 	r = toml_parse(text, len, &root, &terr);
 	if (r == -ENOMEM)
 		return oom(d);
 	if (r < 0)
-		return fail(d, terr.line, terr.column, NULL, r == -ENOSYS ? -ENOSYS : -EINVAL,
-			    "%s", terr.message[0] ? terr.message : "TOML syntax error");
+		return fail(d, terr.line, terr.column, NULL, r == -ENOSYS ? -ENOSYS : -EINVAL, "%s",
+			    terr.message[0] ? terr.message : "TOML syntax error");
 	(void) l;
 	return apply_doc(d, root);
 }
@@ -1742,7 +1756,7 @@ static int load_file(Loader *l, const char *path, const char *display, bool top,
 		     const TomlValue *at, const char *at_key)
 {
 	_cleanup_free_ char *text = NULL, *real = NULL, *dir = NULL;
-	_cleanup_(doc_done) Doc d = { .l = l, .file = display, .top = top };
+	_cleanup_(doc_done) Doc d = {.l = l, .file = display, .top = top};
 	size_t len;
 	int r;
 
@@ -1792,8 +1806,8 @@ static int load_file(Loader *l, const char *path, const char *display, bool top,
 /* "-s key=value": the value as TOML, else as a string. */
 static int apply_override(Loader *l, const char *ov, const char *dir)
 {
-	_cleanup_(doc_done) Doc d = { .l = l, .file = "-s override", .dir = dir, .top = true,
-				      .override = true };
+	_cleanup_(doc_done)
+		Doc d = {.l = l, .file = "-s override", .dir = dir, .top = true, .override = true};
 	_cleanup_(toml_freep) TomlValue *root = NULL;
 	_cleanup_free_ char *key = NULL, *text = NULL;
 	const char *eq = strchr(ov, '=');
@@ -1808,7 +1822,8 @@ static int apply_override(Loader *l, const char *ov, const char *dir)
 	for (const char *c = key; *c; c++)
 		if (!isalnum((unsigned char) *c) && *c != '_' && *c != '-' && *c != '.')
 			return fail(&d, 0, 0, key, -EINVAL,
-				    "bad key '%.64s' (use a dotted key such as limits.memory)", key);
+				    "bad key '%.64s' (use a dotted key such as limits.memory)",
+				    key);
 	if (key[0] == '.' || key[strlen(key) - 1] == '.' || strstr(key, ".."))
 		return fail(&d, 0, 0, key, -EINVAL, "bad dotted key '%.64s'", key);
 
@@ -1854,7 +1869,7 @@ static int apply_override(Loader *l, const char *ov, const char *dir)
 static int finish(Loader *l, const char *display)
 {
 	Policy *p = l->p;
-	Doc d = { .l = l, .file = display };
+	Doc d = {.l = l, .file = display};
 
 	for (size_t i = 0; i < p->n_syscalls; i++)
 		if (p->syscalls[i].action == SYSCALL_ACTION_DENY && p->syscalls[i].error == 0)
@@ -1934,7 +1949,7 @@ int policy_load(const char *name, const PolicyVars *vars, char *const *overrides
 	_cleanup_(policy_freep) Policy *p = NULL;
 	_cleanup_free_ char *path = NULL, *label = NULL;
 	PolicyError scratch;
-	Loader l = { .vars = vars, .err = reterr ? reterr : &scratch };
+	Loader l = {.vars = vars, .err = reterr ? reterr : &scratch};
 	char cwd[PATH_MAX];
 	const char *dir;
 	int r;
@@ -1951,7 +1966,7 @@ int policy_load(const char *name, const PolicyVars *vars, char *const *overrides
 	} else {
 		r = find_preset(name, &path);
 		if (r == -ENOENT) {
-			Doc d = { .l = &l, .file = name };
+			Doc d = {.l = &l, .file = name};
 			return preset_not_found(&d, NULL, NULL, name);
 		}
 		if (r < 0)
@@ -2037,21 +2052,47 @@ const char *policy_error_format(const PolicyError *e, char *buf, size_t size)
 void policy_rule_lookup(const Policy *p, const char *path, RuleAccess *ret_access,
 			Sensitivity *ret_level)
 {
-	RuleAccess access = RULE_ACCESS_UNSET;
+	RuleAccess restrict_ = RULE_ACCESS_UNSET, nearest = RULE_ACCESS_UNSET;
 	Sensitivity level = SENSITIVITY_NONE;
+	char buf[PATH_MAX];
+	size_t len = strlen(path);
 
-	for (size_t i = 0; i < p->n_rules; i++) {
-		const PolicyRule *r = &p->rules[i];
-
-		if (!policy_glob_match(r->glob, path))
-			continue;
-		if (r->access != RULE_ACCESS_UNSET)
-			access = r->access;
-		if (r->level > level)
-			level = r->level;
+	if (len >= sizeof(buf) || path[0] != '/') {
+		/* not a path any rule could be about: fail closed */
+		restrict_ = RULE_ACCESS_DENY;
+		goto done;
 	}
+	memcpy(buf, path, len + 1);
+	/* a rule that matches a directory covers everything below it: try every prefix,
+	 * shortest first, so that the ro/rw rule of the deepest directory wins */
+	for (size_t end = 1; end <= len; end++) {
+		char saved;
+
+		if (end < len && buf[end] != '/')
+			continue;
+		if (end == 1 && len > 1)
+			continue; /* "/" itself only when the path is "/" */
+		saved = buf[end];
+		buf[end] = '\0';
+		for (size_t i = 0; i < p->n_rules; i++) {
+			const PolicyRule *r = &p->rules[i];
+
+			if (!policy_glob_match(r->glob, buf))
+				continue;
+			if (r->level > level)
+				level = r->level;
+			if (r->access == RULE_ACCESS_HIDE)
+				restrict_ = RULE_ACCESS_HIDE;
+			else if (r->access == RULE_ACCESS_DENY && restrict_ != RULE_ACCESS_HIDE)
+				restrict_ = RULE_ACCESS_DENY;
+			else if (r->access == RULE_ACCESS_RO || r->access == RULE_ACCESS_RW)
+				nearest = r->access;
+		}
+		buf[end] = saved;
+	}
+done:
 	if (ret_access)
-		*ret_access = access;
+		*ret_access = restrict_ != RULE_ACCESS_UNSET ? restrict_ : nearest;
 	if (ret_level)
 		*ret_level = level;
 }

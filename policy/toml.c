@@ -59,8 +59,8 @@ typedef struct KeyPart {
 } KeyPart;
 
 typedef struct KeyPath {
-	KeyPart parts[TOML_MAX_DEPTH];
-	size_t n;
+	KeyPart *parts; /* on the heap: nested inline tables recurse with one KeyPath each */
+	size_t n, cap;
 } KeyPath;
 
 typedef struct Parser {
@@ -285,7 +285,7 @@ static void slot_insert(Slot *slots, size_t nslots, TomlValue *t, size_t idx)
 
 	while (slots[i].table)
 		i = (i + 1) & mask;
-	slots[i] = (Slot) { t, idx };
+	slots[i] = (Slot){t, idx};
 }
 
 /* Takes ownership of key and value, also on failure. */
@@ -306,18 +306,17 @@ static int table_add(Parser *P, TomlValue *t, KeyPart *k, TomlValue *v)
 		P->slots = s;
 		P->nslots = n;
 	}
-	if ((t->table.n & (t->table.n - 1)) == 0) {
-		size_t cap = t->table.n ? t->table.n * 2 : 4;
-		if (cap > t->table.n) {
-			TomlKeyValue *items = reallocarray(t->table.items, cap, sizeof(TomlKeyValue));
-			if (!items)
-				return -ENOMEM;
-			t->table.items = items;
-		}
+	/* the capacity is implied by n: 4, then doubled whenever n reaches a power of two */
+	size_t n = t->table.n;
+	if (n == 0 || (n >= 4 && (n & (n - 1)) == 0)) {
+		TomlKeyValue *items =
+			reallocarray(t->table.items, n ? n * 2 : 4, sizeof(TomlKeyValue));
+		if (!items)
+			return -ENOMEM;
+		t->table.items = items;
 	}
-	/* capacity is the next power of two >= 4 above n, so a write at n is in bounds */
 	TomlKeyValue *kv = &t->table.items[t->table.n];
-	*kv = (TomlKeyValue) { .key = TAKE_PTR(key), .key_len = k->len, .value = TAKE_PTR(value) };
+	*kv = (TomlKeyValue){.key = TAKE_PTR(key), .key_len = k->len, .value = TAKE_PTR(value)};
 	kv->line = k->line;
 	kv->column = k->column;
 	t->table.n++;
@@ -331,7 +330,8 @@ static int array_push(TomlValue *a, TomlValue *v)
 	_cleanup_(toml_freep) TomlValue *value = v;
 
 	if (a->array.n >= 4 && (a->array.n & (a->array.n - 1)) == 0) {
-		TomlValue **items = reallocarray(a->array.items, a->array.n * 2, sizeof(TomlValue *));
+		TomlValue **items =
+			reallocarray(a->array.items, a->array.n * 2, sizeof(TomlValue *));
 		if (!items)
 			return -ENOMEM;
 		a->array.items = items;
@@ -358,16 +358,11 @@ const TomlValue *toml_table_get(const TomlValue *table, const char *key)
 const char *toml_type_name(TomlType t)
 {
 	static const char *const names[_TOML_TYPE_MAX] = {
-		[TOML_STRING] = "string",
-		[TOML_INTEGER] = "integer",
-		[TOML_FLOAT] = "float",
-		[TOML_BOOL] = "bool",
-		[TOML_DATETIME] = "datetime",
-		[TOML_DATETIME_LOCAL] = "datetime-local",
-		[TOML_DATE_LOCAL] = "date-local",
-		[TOML_TIME_LOCAL] = "time-local",
-		[TOML_ARRAY] = "array",
-		[TOML_TABLE] = "table",
+		[TOML_STRING] = "string",	  [TOML_INTEGER] = "integer",
+		[TOML_FLOAT] = "float",		  [TOML_BOOL] = "bool",
+		[TOML_DATETIME] = "datetime",	  [TOML_DATETIME_LOCAL] = "datetime-local",
+		[TOML_DATE_LOCAL] = "date-local", [TOML_TIME_LOCAL] = "time-local",
+		[TOML_ARRAY] = "array",		  [TOML_TABLE] = "table",
 	};
 	if ((int) t < 0 || t >= _TOML_TYPE_MAX)
 		return NULL;
@@ -378,7 +373,8 @@ const char *toml_type_name(TomlType t)
 
 static int check_text(Parser *P)
 {
-	const unsigned char *s = (const unsigned char *) P->start, *end = (const unsigned char *) P->end;
+	const unsigned char *s = (const unsigned char *) P->start,
+			    *end = (const unsigned char *) P->end;
 
 	while (s < end) {
 		unsigned char c = *s;
@@ -390,7 +386,8 @@ static int check_text(Parser *P)
 			return fail(P, (const char *) s, "NUL byte in document");
 		if (c == '\r') {
 			if (s + 1 >= end || s[1] != '\n')
-				return fail(P, (const char *) s, "carriage return not followed by a line feed");
+				return fail(P, (const char *) s,
+					    "carriage return not followed by a line feed");
 			s += 2;
 			continue;
 		}
@@ -539,15 +536,33 @@ static int parse_escape(Parser *P, Buf *b)
 	char e;
 
 	switch (c) {
-	case 'b': e = '\b'; break;
-	case 't': e = '\t'; break;
-	case 'n': e = '\n'; break;
-	case 'f': e = '\f'; break;
-	case 'r': e = '\r'; break;
-	case '"': e = '"'; break;
-	case '\\': e = '\\'; break;
-	case 'u': n = 4; break;
-	case 'U': n = 8; break;
+	case 'b':
+		e = '\b';
+		break;
+	case 't':
+		e = '\t';
+		break;
+	case 'n':
+		e = '\n';
+		break;
+	case 'f':
+		e = '\f';
+		break;
+	case 'r':
+		e = '\r';
+		break;
+	case '"':
+		e = '"';
+		break;
+	case '\\':
+		e = '\\';
+		break;
+	case 'u':
+		n = 4;
+		break;
+	case 'U':
+		n = 8;
+		break;
 	default:
 		if (c > 0x20 && c < 0x7f)
 			return fail(P, at, "invalid escape sequence '\\%c'", c);
@@ -602,7 +617,8 @@ static int parse_string(Parser *P, bool allow_multi, char **ret, size_t *ret_len
 				n++;
 			if (n >= 3) {
 				if (n > 5)
-					return fail(P, P->p, "too many quotes in multi-line string");
+					return fail(P, P->p,
+						    "too many quotes in multi-line string");
 				r = buf_put(&b, P->p, n - 3);
 				if (r < 0)
 					return r;
@@ -671,6 +687,8 @@ static void key_path_done(KeyPath *k)
 {
 	for (size_t i = 0; i < k->n; i++)
 		free(k->parts[i].s);
+	free(k->parts);
+	k->parts = NULL;
 	k->n = 0;
 }
 
@@ -683,6 +701,14 @@ static int parse_key(Parser *P, KeyPath *k)
 		skip_ws(P);
 		if (k->n >= TOML_MAX_DEPTH)
 			return fail(P, P->p, "key has more than %d parts", TOML_MAX_DEPTH);
+		if (k->n == k->cap) {
+			size_t cap = k->cap ? k->cap * 2 : 4;
+			KeyPart *parts = reallocarray(k->parts, cap, sizeof(KeyPart));
+			if (!parts)
+				return -ENOMEM;
+			k->parts = parts;
+			k->cap = cap;
+		}
 		KeyPart *part = &k->parts[k->n];
 		int c = peek(P, 0);
 		part->at = P->p;
@@ -776,7 +802,9 @@ static int parse_number(Parser *P, TomlValue *v)
 	if (peek(P, 0) == '0' && (peek(P, 1) == 'x' || peek(P, 1) == 'o' || peek(P, 1) == 'b')) {
 		base = peek(P, 1) == 'x' ? 16 : peek(P, 1) == 'o' ? 8 : 2;
 		if (sign)
-			return fail(P, s, "a sign is not allowed on hexadecimal, octal or binary integers");
+			return fail(
+				P, s,
+				"a sign is not allowed on hexadecimal, octal or binary integers");
 		P->p += 2;
 	}
 	const char *int_start = P->p;
@@ -871,7 +899,7 @@ static bool is_leap(int y)
 
 static int parse_date(Parser *P, TomlDatetime *dt)
 {
-	static const int mdays[12] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	static const int mdays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
 	const char *s = P->p;
 
 	if (fixed_digits(P, 4, &dt->year) < 0 || peek(P, 0) != '-' || (P->p++, false) ||
@@ -1041,7 +1069,7 @@ static int parse_inline_table(Parser *P, unsigned depth, TomlValue *t)
 		return 0;
 	}
 	for (;;) {
-		r = parse_keyval(P, t, depth + 1);
+		r = parse_keyval(P, t, depth); /* its keys add the level */
 		if (r < 0)
 			return r;
 		skip_ws(P);
@@ -1138,7 +1166,8 @@ static int assign(Parser *P, TomlValue *table, KeyPath *k, TomlValue *value)
 		KeyPart *part = &k->parts[i];
 		TomlKeyValue *kv = table_find(P, t, part->s, part->len);
 		if (!kv) {
-			TomlValue *n = value_new(TOML_TABLE, ORIGIN_DOTTED, part->line, part->column);
+			TomlValue *n =
+				value_new(TOML_TABLE, ORIGIN_DOTTED, part->line, part->column);
 			if (!n)
 				return -ENOMEM;
 			r = table_add(P, t, part, n);
@@ -1149,15 +1178,18 @@ static int assign(Parser *P, TomlValue *table, KeyPath *k, TomlValue *value)
 		}
 		TomlValue *x = kv->value;
 		if (x->type != TOML_TABLE)
-			return fail(P, part->at, "key '%s' is %s %s (defined at line %u), not a table",
+			return fail(P, part->at,
+				    "key '%s' is %s %s (defined at line %u), not a table",
 				    show(part->s, part->len, b), type_article(x->type),
 				    toml_type_name(x->type), x->line);
 		if (x->origin == ORIGIN_INLINE)
-			return fail(P, part->at, "cannot add keys to inline table '%s' (defined at line %u)",
+			return fail(P, part->at,
+				    "cannot add keys to inline table '%s' (defined at line %u)",
 				    show(part->s, part->len, b), x->line);
 		if (x->origin != ORIGIN_DOTTED && x->origin != ORIGIN_IMPLICIT)
 			return fail(P, part->at,
-				    "cannot add keys to table '%s' with a dotted key (table defined at line %u)",
+				    "cannot add keys to table '%s' with a dotted key (table "
+				    "defined at line %u)",
 				    show(part->s, part->len, b), x->line);
 		/* a table so far only implied by a header is now defined by dotted keys, so
 		 * a later [header] for it is a redefinition */
@@ -1208,14 +1240,17 @@ static int parse_header(Parser *P, TomlValue *root, TomlValue **current, unsigne
 		} else if (x->type == TOML_ARRAY && x->origin == ORIGIN_AOT)
 			x = x->array.items[x->array.n - 1];
 		else if (x->type == TOML_ARRAY)
-			return fail(P, part->at, "key '%s' is a static array (defined at line %u), not a table",
+			return fail(P, part->at,
+				    "key '%s' is a static array (defined at line %u), not a table",
 				    show(part->s, part->len, b), x->line);
 		else if (x->type != TOML_TABLE)
-			return fail(P, part->at, "key '%s' is %s %s (defined at line %u), not a table",
+			return fail(P, part->at,
+				    "key '%s' is %s %s (defined at line %u), not a table",
 				    show(part->s, part->len, b), type_article(x->type),
 				    toml_type_name(x->type), x->line);
 		else if (x->origin == ORIGIN_INLINE)
-			return fail(P, part->at, "cannot extend inline table '%s' (defined at line %u)",
+			return fail(P, part->at,
+				    "cannot extend inline table '%s' (defined at line %u)",
 				    show(part->s, part->len, b), x->line);
 		t = x;
 	}
@@ -1235,11 +1270,13 @@ static int parse_header(Parser *P, TomlValue *root, TomlValue **current, unsigne
 			if (r < 0)
 				return r;
 		} else if (x->type == TOML_ARRAY && x->origin != ORIGIN_AOT)
-			return fail(P, last->at, "cannot append to static array '%s' (defined at line %u)",
-				    name, x->line);
+			return fail(P, last->at,
+				    "cannot append to static array '%s' (defined at line %u)", name,
+				    x->line);
 		else if (x->type != TOML_ARRAY)
 			return fail(P, last->at,
-				    "cannot make '%s' an array of tables: already %s %s (defined at line %u)",
+				    "cannot make '%s' an array of tables: already %s %s (defined "
+				    "at line %u)",
 				    name, type_article(x->type), toml_type_name(x->type), x->line);
 		TomlValue *n = value_new(TOML_TABLE, ORIGIN_HEADER, line, column);
 		if (!n)
@@ -1261,10 +1298,11 @@ static int parse_header(Parser *P, TomlValue *root, TomlValue **current, unsigne
 			x->line = line;
 			x->column = column;
 		} else if (x->type == TOML_TABLE)
-			return fail(P, last->at, "duplicate table '%s' (first defined at line %u)", name,
-				    x->line);
+			return fail(P, last->at, "duplicate table '%s' (first defined at line %u)",
+				    name, x->line);
 		else
-			return fail(P, last->at, "cannot define table '%s': already %s %s (defined at line %u)",
+			return fail(P, last->at,
+				    "cannot define table '%s': already %s %s (defined at line %u)",
 				    name, type_article(x->type), toml_type_name(x->type), x->line);
 		t = x;
 	}
@@ -1367,7 +1405,8 @@ char *toml_format_datetime(const TomlValue *v, char *buf, size_t size)
 		(void) snprintf(buf, size, "%04d-%02d-%02d", dt->year, dt->month, dt->day);
 		break;
 	case TOML_TIME_LOCAL:
-		(void) snprintf(buf, size, "%02d:%02d:%02d%s", dt->hour, dt->minute, dt->second, frac);
+		(void) snprintf(buf, size, "%02d:%02d:%02d%s", dt->hour, dt->minute, dt->second,
+				frac);
 		break;
 	case TOML_DATETIME_LOCAL:
 	case TOML_DATETIME:
@@ -1379,8 +1418,8 @@ char *toml_format_datetime(const TomlValue *v, char *buf, size_t size)
 			if (off == 0)
 				(void) snprintf(buf + n, size - n, "Z");
 			else
-				(void) snprintf(buf + n, size - n, "%c%02d:%02d", off < 0 ? '-' : '+',
-						abs(off) / 60, abs(off) % 60);
+				(void) snprintf(buf + n, size - n, "%c%02d:%02d",
+						off < 0 ? '-' : '+', abs(off) / 60, abs(off) % 60);
 		}
 		break;
 	default:

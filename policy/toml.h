@@ -29,16 +29,16 @@ typedef enum TomlType {
 } TomlType;
 
 typedef struct TomlDatetime {
-	int year, month, day;	     /* valid for DATETIME, DATETIME_LOCAL, DATE_LOCAL */
-	int hour, minute, second;    /* valid for DATETIME, DATETIME_LOCAL, TIME_LOCAL */
-	uint32_t nanosecond;	     /* fractional seconds, truncated to nanoseconds */
-	int offset_minutes;	     /* DATETIME only: offset east of UTC ("Z" = 0) */
+	int year, month, day;	  /* valid for DATETIME, DATETIME_LOCAL, DATE_LOCAL */
+	int hour, minute, second; /* valid for DATETIME, DATETIME_LOCAL, TIME_LOCAL */
+	uint32_t nanosecond;	  /* fractional seconds, truncated to nanoseconds */
+	int offset_minutes;	  /* DATETIME only: offset east of UTC ("Z" = 0) */
 } TomlDatetime;
 
 typedef struct TomlValue TomlValue;
 
 typedef struct TomlKeyValue {
-	char *key;	   /* NUL-terminated; a key may not contain NUL (the parser rejects it) */
+	char *key; /* NUL-terminated; holds no NUL (rejected) unless TOML_PARSE_NUL_KEYS */
 	TomlValue *value;
 	unsigned line, column; /* where the key was written */
 	size_t key_len;	       /* == strlen(key), except with TOML_PARSE_NUL_KEYS */

@@ -65,28 +65,28 @@ static const struct {
 	const char *suffix;
 	uint64_t mult;
 } size_units[] = {
-	{ "", 1 },
-	{ "b", 1 },
-	{ "k", UINT64_C(1) << 10 },
-	{ "kib", UINT64_C(1) << 10 },
-	{ "kb", UINT64_C(1000) },
-	{ "m", UINT64_C(1) << 20 },
-	{ "mib", UINT64_C(1) << 20 },
-	{ "mb", UINT64_C(1000000) },
-	{ "g", UINT64_C(1) << 30 },
-	{ "gib", UINT64_C(1) << 30 },
-	{ "gb", UINT64_C(1000000000) },
-	{ "t", UINT64_C(1) << 40 },
-	{ "tib", UINT64_C(1) << 40 },
-	{ "tb", UINT64_C(1000000000000) },
+	{"", 1},
+	{"b", 1},
+	{"k", UINT64_C(1) << 10},
+	{"kib", UINT64_C(1) << 10},
+	{"kb", UINT64_C(1000)},
+	{"m", UINT64_C(1) << 20},
+	{"mib", UINT64_C(1) << 20},
+	{"mb", UINT64_C(1000000)},
+	{"g", UINT64_C(1) << 30},
+	{"gib", UINT64_C(1) << 30},
+	{"gb", UINT64_C(1000000000)},
+	{"t", UINT64_C(1) << 40},
+	{"tib", UINT64_C(1) << 40},
+	{"tb", UINT64_C(1000000000000)},
 };
 
 static const struct {
 	const char *suffix;
 	uint64_t mult, div; /* to milliseconds */
 } duration_units[] = {
-	{ "", 1000, 1 },     { "ms", 1, 1 },	    { "s", 1000, 1 },	 { "sec", 1000, 1 },
-	{ "m", 60000, 1 },   { "min", 60000, 1 },  { "h", 3600000, 1 }, { "d", 86400000, 1 },
+	{"", 1000, 1},	 {"ms", 1, 1},	    {"s", 1000, 1},    {"sec", 1000, 1},
+	{"m", 60000, 1}, {"min", 60000, 1}, {"h", 3600000, 1}, {"d", 86400000, 1},
 };
 
 static const char *unit_suffix(const char *end, char *buf, size_t size)
@@ -172,7 +172,7 @@ void policy_format_size(uint64_t bytes, char *buf, size_t size)
 	static const struct {
 		const char *unit;
 		unsigned shift;
-	} units[] = { { "TiB", 40 }, { "GiB", 30 }, { "MiB", 20 }, { "KiB", 10 } };
+	} units[] = {{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}};
 
 	for (size_t i = 0; i < ARRAY_SIZE(units); i++)
 		if (bytes && bytes % (UINT64_C(1) << units[i].shift) == 0) {
@@ -188,7 +188,7 @@ void policy_format_duration_ms(uint64_t ms, char *buf, size_t size)
 	static const struct {
 		const char *unit;
 		uint64_t ms;
-	} units[] = { { "d", 86400000 }, { "h", 3600000 }, { "m", 60000 }, { "s", 1000 } };
+	} units[] = {{"d", 86400000}, {"h", 3600000}, {"m", 60000}, {"s", 1000}};
 
 	for (size_t i = 0; i < ARRAY_SIZE(units); i++)
 		if (ms && ms % units[i].ms == 0) {

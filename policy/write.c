@@ -247,7 +247,8 @@ int policy_write_toml(const Policy *p, FILE *out)
 		fputs("events = [", out);
 		for (unsigned bit = 1; bit < AUDIT_EVENT_ALL; bit <<= 1)
 			if (p->audit.events & bit)
-				fprintf(out, "%s\"%s\"", n++ ? ", " : "", audit_event_to_string(bit));
+				fprintf(out, "%s\"%s\"", n++ ? ", " : "",
+					audit_event_to_string(bit));
 		fputs("]\n", out);
 	}
 	write_select(out, "backtrace", p->audit.backtrace, p->audit.backtrace_syscalls);

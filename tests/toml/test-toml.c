@@ -129,7 +129,7 @@ TEST(document_order)
 {
 	_cleanup_(toml_freep) TomlValue *root =
 		parse_ok("zeta = 1\nalpha = 2\n[mid]\nb = 1\na = 2\n[aa]\n[mid.sub]\n");
-	static const char *const top[] = { "zeta", "alpha", "mid", "aa" };
+	static const char *const top[] = {"zeta", "alpha", "mid", "aa"};
 	ASSERT_TRUE(root);
 	ASSERT_EQ(root->table.n, ARRAY_SIZE(top));
 	for (size_t i = 0; i < ARRAY_SIZE(top); i++)
@@ -221,16 +221,16 @@ TEST(datetime_format)
 		const char *toml, *expect;
 		TomlType type;
 	} cases[] = {
-		{ "v = 1979-05-27T07:32:00Z", "1979-05-27T07:32:00Z", TOML_DATETIME },
-		{ "v = 1979-05-27t07:32:00z", "1979-05-27T07:32:00Z", TOML_DATETIME },
-		{ "v = 1979-05-27 00:32:00.999999-07:00", "1979-05-27T00:32:00.999999-07:00",
-		  TOML_DATETIME },
-		{ "v = 1979-05-27T00:32:00+05:30", "1979-05-27T00:32:00+05:30", TOML_DATETIME },
-		{ "v = 1979-05-27T00:32:00.1234567891", "1979-05-27T00:32:00.123456789",
-		  TOML_DATETIME_LOCAL },
-		{ "v = 2000-02-29", "2000-02-29", TOML_DATE_LOCAL },
-		{ "v = 23:59:60.5", "23:59:60.5", TOML_TIME_LOCAL },
-		{ "v = 00:00:00.000", "00:00:00", TOML_TIME_LOCAL },
+		{"v = 1979-05-27T07:32:00Z", "1979-05-27T07:32:00Z", TOML_DATETIME},
+		{"v = 1979-05-27t07:32:00z", "1979-05-27T07:32:00Z", TOML_DATETIME},
+		{"v = 1979-05-27 00:32:00.999999-07:00", "1979-05-27T00:32:00.999999-07:00",
+		 TOML_DATETIME},
+		{"v = 1979-05-27T00:32:00+05:30", "1979-05-27T00:32:00+05:30", TOML_DATETIME},
+		{"v = 1979-05-27T00:32:00.1234567891", "1979-05-27T00:32:00.123456789",
+		 TOML_DATETIME_LOCAL},
+		{"v = 2000-02-29", "2000-02-29", TOML_DATE_LOCAL},
+		{"v = 23:59:60.5", "23:59:60.5", TOML_TIME_LOCAL},
+		{"v = 00:00:00.000", "00:00:00", TOML_TIME_LOCAL},
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		_cleanup_(toml_freep) TomlValue *root = parse_ok(cases[i].toml);
@@ -276,6 +276,38 @@ TEST(nesting_limit)
 	text[n] = 0;
 	EXPECT_EQ(toml_parse(text, n, &root, &err), -EINVAL);
 	EXPECT_TRUE(strstr(err.message, "nesting"));
+
+	/* inline tables count one level each, as arrays do */
+	char big[2048];
+	n = (size_t) sprintf(big, "a = ");
+	for (int i = 0; i < TOML_MAX_DEPTH - 1; i++)
+		n += (size_t) sprintf(big + n, "{b=");
+	big[n++] = '1';
+	for (int i = 0; i < TOML_MAX_DEPTH - 1; i++)
+		big[n++] = '}';
+	EXPECT_EQ(toml_parse(big, n, &root, &err), 0);
+	root = toml_free(root);
+	n = (size_t) sprintf(big, "a = {b=");
+	for (int i = 0; i < TOML_MAX_DEPTH; i++)
+		n += (size_t) sprintf(big + n, "{b=");
+	EXPECT_EQ(toml_parse(big, n, &root, &err), -EINVAL);
+	EXPECT_TRUE(strstr(err.message, "nesting"));
+}
+
+TEST(implied_tables)
+{
+	/* a.b is only implied by [a.b.c], so dotted keys in [a] may add to it ... */
+	_cleanup_(toml_freep) TomlValue *root = parse_ok("[a.b.c]\n[a]\nb.d = 1\n");
+	ASSERT_TRUE(root);
+	const TomlValue *b = toml_table_get(toml_table_get(root, "a"), "b");
+	ASSERT_TRUE(b);
+	EXPECT_TRUE(toml_table_get(b, "c") && toml_table_get(b, "d"));
+	/* ... after which it counts as defined by dotted keys */
+	EXPECT_ERROR("[a.b.c]\n[a]\nb.d = 1\n[a.b]\n", 4, 4, "duplicate table 'b'");
+	/* and [a] may still be defined once after [a.b] */
+	_cleanup_(toml_freep) TomlValue *r2 = parse_ok("[a.b]\n[a]\nx = 1\n");
+	EXPECT_TRUE(r2);
+	EXPECT_ERROR("[a.b]\n[a]\n[a]\n", 3, 2, "duplicate table 'a' (first defined at line 2)");
 }
 
 TEST(array_of_tables)
@@ -296,7 +328,8 @@ TEST(array_of_tables)
 TEST(multiline_strings)
 {
 	_cleanup_(toml_freep) TomlValue *root =
-		parse_ok("a = \"\"\"\r\none \\\r\n   \t two\r\n\"\"\"\nb = '''x''''' \nc = \"\"\"q\"\"\"\"\"\n");
+		parse_ok("a = \"\"\"\r\none \\\r\n   \t two\r\n\"\"\"\nb = '''x''''' \nc = "
+			 "\"\"\"q\"\"\"\"\"\n");
 	ASSERT_TRUE(root);
 	EXPECT_STREQ(toml_table_get(root, "a")->str.ptr, "one two\n");
 	EXPECT_STREQ(toml_table_get(root, "b")->str.ptr, "x''");

@@ -122,14 +122,15 @@ TEST(extends_merging)
 	PolicyError err;
 
 	ASSERT_EQ(mkdir("sub", 0755) < 0 && errno != EEXIST, 0);
-	write_file("base.toml", "[sandbox]\nname = \"base\"\n"
-				"[[mount]]\npath = \"/usr\"\nmode = \"ro\"\n"
-				"[[mount]]\npath = \"/data\"\nsource = \"${WORKSPACE}\"\nmode = \"ro\"\n"
-				"[[rule]]\npath = \"/data/*.key\"\naccess = \"hide\"\n"
-				"[network]\nmode = \"loopback\"\ndns = [\"1.1.1.1\"]\n"
-				"[limits]\nmemory = \"512MiB\"\nwall_time = 30\n"
-				"[syscalls]\ndeny = [\"uname\"]\n"
-				"[process]\nenv = { keep = [\"PATH\"], set = { A = \"1\", B = \"2\" } }\n");
+	write_file("base.toml",
+		   "[sandbox]\nname = \"base\"\n"
+		   "[[mount]]\npath = \"/usr\"\nmode = \"ro\"\n"
+		   "[[mount]]\npath = \"/data\"\nsource = \"${WORKSPACE}\"\nmode = \"ro\"\n"
+		   "[[rule]]\npath = \"/data/*.key\"\naccess = \"hide\"\n"
+		   "[network]\nmode = \"loopback\"\ndns = [\"1.1.1.1\"]\n"
+		   "[limits]\nmemory = \"512MiB\"\nwall_time = 30\n"
+		   "[syscalls]\ndeny = [\"uname\"]\n"
+		   "[process]\nenv = { keep = [\"PATH\"], set = { A = \"1\", B = \"2\" } }\n");
 	write_file("sub/child.toml", "extends = \"../base.toml\"\n"
 				     "[[mount]]\npath = \"/data\"\nsource = \"${WORKSPACE}\"\n"
 				     "mode = \"rw\"\n"
@@ -181,6 +182,50 @@ TEST(extends_merging)
 	EXPECT_EQ(lvl, SENSITIVITY_NONE);
 }
 
+TEST(rule_lookup)
+{
+	_cleanup_(policy_freep) Policy *p = NULL;
+	PolicyError err;
+	RuleAccess a;
+	Sensitivity lvl;
+
+	write_file("rules.toml", "[[rule]]\npath = \"/w\"\naccess = \"ro\"\n"
+				 "[[rule]]\npath = \"/w/out\"\naccess = \"rw\"\n"
+				 "[[rule]]\npath = \"/w/out/*.lock\"\naccess = \"deny\"\n"
+				 "[[rule]]\npath = \"/w/**/.ssh\"\naccess = \"hide\"\n"
+				 "[[rule]]\npath = \"/w/**/.ssh/*.pub\"\naccess = \"rw\"\n"
+				 "[[rule]]\npath = \"/w/customers\"\nlevel = \"confidential\"\n"
+				 "[[rule]]\npath = \"/w/customers/**/*.key\"\nlevel = \"secret\"\n"
+				 "[[rule]]\npath = \"/w/customers/*\"\nlevel = \"internal\"\n");
+	ASSERT_EQ(load("rules.toml", NULL, &p, &err), 0);
+
+	/* a rule on a directory covers what is below it; the deepest ro/rw rule wins */
+	policy_rule_lookup(p, "/w/src/main.c", &a, &lvl);
+	EXPECT_EQ(a, RULE_ACCESS_RO);
+	EXPECT_EQ(lvl, SENSITIVITY_NONE);
+	policy_rule_lookup(p, "/w/out/a.o", &a, NULL);
+	EXPECT_EQ(a, RULE_ACCESS_RW);
+	/* deny and hide win over ro/rw, also over a deeper rw */
+	policy_rule_lookup(p, "/w/out/x.lock", &a, NULL);
+	EXPECT_EQ(a, RULE_ACCESS_DENY);
+	policy_rule_lookup(p, "/w/home/.ssh/id.pub", &a, NULL);
+	EXPECT_EQ(a, RULE_ACCESS_HIDE);
+	policy_rule_lookup(p, "/w/.ssh", &a, NULL);
+	EXPECT_EQ(a, RULE_ACCESS_HIDE);
+	/* the highest level of all applying rules */
+	policy_rule_lookup(p, "/w/customers/acme/id.key", &a, &lvl);
+	EXPECT_EQ(lvl, SENSITIVITY_SECRET);
+	policy_rule_lookup(p, "/w/customers/acme/list.csv", NULL, &lvl);
+	EXPECT_EQ(lvl, SENSITIVITY_CONFIDENTIAL);
+	policy_rule_lookup(p, "/w", &a, &lvl);
+	EXPECT_EQ(a, RULE_ACCESS_RO);
+	EXPECT_EQ(lvl, SENSITIVITY_NONE);
+	policy_rule_lookup(p, "/other", &a, &lvl);
+	EXPECT_EQ(a, RULE_ACCESS_UNSET);
+	policy_rule_lookup(p, "relative", &a, NULL);
+	EXPECT_EQ(a, RULE_ACCESS_DENY);
+}
+
 TEST(extends_cycle_and_missing)
 {
 	Policy *p = NULL;
@@ -207,13 +252,17 @@ TEST(overrides)
 	_cleanup_(policy_freep) Policy *p = NULL;
 	Policy *bad = NULL;
 	PolicyError err;
-	char *ovs[] = { "limits.wall_time=5s", "network.mode=allowlist",
-			"network.allow=[\"10.0.0.0/8:443\", \"*.PyPI.org:443\"]",
-			"tracer.landlock=false", "limits.tasks=7", "sandbox.name=over ride",
-			"limits.memory=unlimited", NULL };
-	char *unknown[] = { "limits.wal_time=5s", NULL };
-	char *badval[] = { "limits.tasks=lots", NULL };
-	char *ext[] = { "extends=standard", NULL };
+	char *ovs[] = {"limits.wall_time=5s",
+		       "network.mode=allowlist",
+		       "network.allow=[\"10.0.0.0/8:443\", \"*.PyPI.org:443\"]",
+		       "tracer.landlock=false",
+		       "limits.tasks=7",
+		       "sandbox.name=over ride",
+		       "limits.memory=unlimited",
+		       NULL};
+	char *unknown[] = {"limits.wal_time=5s", NULL};
+	char *badval[] = {"limits.tasks=lots", NULL};
+	char *ext[] = {"extends=standard", NULL};
 
 	write_file("ov.toml", "[limits]\nwall_time = \"30s\"\nmemory = \"1G\"\n");
 	ASSERT_EQ(load("ov.toml", ovs, &p, &err), 0);
@@ -285,32 +334,30 @@ TEST(errors_point_at_the_key)
 		const char *text, *key, *message;
 		unsigned line, column;
 	} cases[] = {
-		{ "[limits]\nmemory = true\n", "limits.memory", "expected a size", 2, 10 },
-		{ "[limits]\n\nmemroy = 5\n", "limits.memroy", "did you mean 'memory'", 3, 1 },
-		{ "[network]\nmode = \"lookback\"\n", "network.mode", "did you mean 'loopback'",
-		  2, 8 },
-		{ "[network]\nmode = \"allowlist\"\n", "network.mode", "no entries", 2, 8 },
-		{ "[syscalls]\ndeny = [\"unmae\"]\n", "syscalls.deny", "did you mean 'uname'", 2,
-		  9 },
-		{ "[syscalls]\ndeny = [\"uname:EFOO\"]\n", "syscalls.deny", "errno", 2, 9 },
-		{ "[syscalls]\nallow = [\"uname\"]\nkill = [\"uname\"]\n", "syscalls.kill", "twice",
-		  3, 9 },
-		{ "[[mount]]\npath = \"tmp\"\nmode = \"tmp\"\n", "mount[1].path", "absolute", 2,
-		  8 },
-		{ "[[mount]]\npath = \"/t\"\nmode = \"tmp\"\n[[mount]]\npath = \"/t/\"\nmode = "
-		  "\"tmp\"\n",
-		  "mount[2].path", "conflicting mounts", 5, 8 },
-		{ "[process]\ncwd = \"/nowhere\"\n", "process.cwd", "not inside any mount", 2, 7 },
-		{ "[audit]\nbacktrace_depth = 0\n", "audit.backtrace_depth", "between", 2, 19 },
-		{ "[audit]\nevents = [\"file\", \"sycall\"]\n", "audit.events", "'syscall'", 2, 19 },
-		{ "[tracer]\nptrace = \"sometimes\"\n", "tracer.ptrace", "unknown value", 2, 10 },
-		{ "sandbox = 3\n", "sandbox", "expected a table, got an integer", 1, 11 },
-		{ "[[rule]]\npath = \"/a/[x\"\naccess = \"hide\"\n", "rule[1].path", "bad glob", 2,
-		  8 },
-		{ "[[rule]]\npath = \"/a\"\n", "rule[1]", "access, a level", 1, 1 },
-		{ "[limits]\ntasks = 2000000\n", "limits.tasks", "absurd", 2, 9 },
-		{ "[limits]\nwall_time = \"8d\"\n", "limits.wall_time", "absurd", 2, 13 },
-		{ "[limits]\nmemory = -5\n", "limits.memory", "negative", 2, 10 },
+		{"[limits]\nmemory = true\n", "limits.memory", "expected a size", 2, 10},
+		{"[limits]\n\nmemroy = 5\n", "limits.memroy", "did you mean 'memory'", 3, 1},
+		{"[network]\nmode = \"lookback\"\n", "network.mode", "did you mean 'loopback'", 2,
+		 8},
+		{"[network]\nmode = \"allowlist\"\n", "network.mode", "no entries", 2, 8},
+		{"[syscalls]\ndeny = [\"unmae\"]\n", "syscalls.deny", "did you mean 'uname'", 2, 9},
+		{"[syscalls]\ndeny = [\"uname:EFOO\"]\n", "syscalls.deny", "errno", 2, 9},
+		{"[syscalls]\nallow = [\"uname\"]\nkill = [\"uname\"]\n", "syscalls.kill", "twice",
+		 3, 9},
+		{"[[mount]]\npath = \"tmp\"\nmode = \"tmp\"\n", "mount[1].path", "absolute", 2, 8},
+		{"[[mount]]\npath = \"/t\"\nmode = \"tmp\"\n[[mount]]\npath = \"/t/\"\nmode = "
+		 "\"tmp\"\n",
+		 "mount[2].path", "conflicting mounts", 5, 8},
+		{"[process]\ncwd = \"/nowhere\"\n", "process.cwd", "not inside any mount", 2, 7},
+		{"[audit]\nbacktrace_depth = 0\n", "audit.backtrace_depth", "between", 2, 19},
+		{"[audit]\nevents = [\"file\", \"sycall\"]\n", "audit.events", "'syscall'", 2, 19},
+		{"[tracer]\nptrace = \"sometimes\"\n", "tracer.ptrace", "unknown value", 2, 10},
+		{"sandbox = 3\n", "sandbox", "expected a table, got an integer", 1, 11},
+		{"[[rule]]\npath = \"/a/[x\"\naccess = \"hide\"\n", "rule[1].path", "bad glob", 2,
+		 8},
+		{"[[rule]]\npath = \"/a\"\n", "rule[1]", "access, a level", 1, 1},
+		{"[limits]\ntasks = 2000000\n", "limits.tasks", "absurd", 2, 9},
+		{"[limits]\nwall_time = \"8d\"\n", "limits.wall_time", "absurd", 2, 13},
+		{"[limits]\nmemory = -5\n", "limits.memory", "negative", 2, 10},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -336,33 +383,34 @@ TEST(write_round_trip)
 	PolicyError err;
 	char buf[1024];
 
-	write_file("full.toml",
-		   "[sandbox]\nname = \"full\"\ndescription = \"all \\\"keys\\\" $HOME\"\n"
-		   "[[mount]]\npath = \"/\"\nsource = \"/usr\"\n"
-		   "[[mount]]\npath = \"/workspace\"\nsource = \"${WORKSPACE}\"\nmode = \"rw\"\n"
-		   "[[mount]]\npath = \"/tmp\"\nmode = \"tmp\"\nkeep = true\n"
-		   "[[rule]]\npath = \"/workspace/**/*.key\"\naccess = \"hide\"\nlevel = \"secret\"\n"
-		   "[[rule]]\npath = \"/workspace/$$x\"\nlevel = \"internal\"\n"
-		   "[process]\ncwd = \"/workspace\"\ntty = true\n"
-		   "env = { keep = [\"PATH\", \"LC_*\"], set = { HOME = \"/workspace\" } }\n"
-		   "[exec]\nallow = [\"/usr/bin/*\", \"/bin/*\"]\ndeny = [\"/usr/bin/sudo\"]\n"
-		   "[network]\nmode = \"allowlist\"\n"
-		   "allow = [\"10.0.0.0/8:443\", \"192.0.2.1:80-90\", \"[2001:db8::]/32:443\", "
-		   "\"example.com:443\", \"*.pypi.org:443\"]\n"
-		   "dns = [\"1.1.1.1\", \"[::1]:5353\"]\nunix = [\"/run/app.sock\", \"@abstract\"]\n"
-		   "ratchet = { internal = \"allowlist\", confidential = \"loopback\", secret = "
-		   "\"none\" }\n"
-		   "unshare = false\nconnect_errno = \"EHOSTUNREACH\"\nsocket_errno = \"EPERM\"\n"
-		   "[limits]\nwall_time = \"1.5s\"\ncpu_time = 30\nmemory = \"512MiB\"\ntasks = 64\n"
-		   "file_size = \"100MB\"\nopen_files = 256\ndisk = \"1GiB\"\noutput = 1000\n"
-		   "kill_grace = 0\ncpus = 2\n"
-		   "[syscalls]\nerrno = \"EPERM\"\nallow = [\"personality\"]\n"
-		   "deny = [\"@keyring\", \"uname:ENOSYS\"]\nkill = [\"kexec_load\"]\nlog = "
-		   "[\"getrandom\"]\n"
-		   "[tracer]\nptrace = \"always\"\nlandlock = true\n"
-		   "[audit]\nlog = \"audit.jsonl\"\nevents = [\"file\", \"exec\", \"denied\"]\n"
-		   "backtrace = [\"openat\", \"connect\"]\nbacktrace_depth = 8\n"
-		   "disassembly = \"denied\"\ntrace = true\n");
+	write_file(
+		"full.toml",
+		"[sandbox]\nname = \"full\"\ndescription = \"all \\\"keys\\\" $HOME\"\n"
+		"[[mount]]\npath = \"/\"\nsource = \"/usr\"\n"
+		"[[mount]]\npath = \"/workspace\"\nsource = \"${WORKSPACE}\"\nmode = \"rw\"\n"
+		"[[mount]]\npath = \"/tmp\"\nmode = \"tmp\"\nkeep = true\n"
+		"[[rule]]\npath = \"/workspace/**/*.key\"\naccess = \"hide\"\nlevel = \"secret\"\n"
+		"[[rule]]\npath = \"/workspace/$$x\"\nlevel = \"internal\"\n"
+		"[process]\ncwd = \"/workspace\"\ntty = true\n"
+		"env = { keep = [\"PATH\", \"LC_*\"], set = { HOME = \"/workspace\" } }\n"
+		"[exec]\nallow = [\"/usr/bin/*\", \"/bin/*\"]\ndeny = [\"/usr/bin/sudo\"]\n"
+		"[network]\nmode = \"allowlist\"\n"
+		"allow = [\"10.0.0.0/8:443\", \"192.0.2.1:80-90\", \"[2001:db8::]/32:443\", "
+		"\"example.com:443\", \"*.pypi.org:443\"]\n"
+		"dns = [\"1.1.1.1\", \"[::1]:5353\"]\nunix = [\"/run/app.sock\", \"@abstract\"]\n"
+		"ratchet = { internal = \"allowlist\", confidential = \"loopback\", secret = "
+		"\"none\" }\n"
+		"unshare = false\nconnect_errno = \"EHOSTUNREACH\"\nsocket_errno = \"EPERM\"\n"
+		"[limits]\nwall_time = \"1.5s\"\ncpu_time = 30\nmemory = \"512MiB\"\ntasks = 64\n"
+		"file_size = \"100MB\"\nopen_files = 256\ndisk = \"1GiB\"\noutput = 1000\n"
+		"kill_grace = 0\ncpus = 2\n"
+		"[syscalls]\nerrno = \"EPERM\"\nallow = [\"personality\"]\n"
+		"deny = [\"@keyring\", \"uname:ENOSYS\"]\nkill = [\"kexec_load\"]\nlog = "
+		"[\"getrandom\"]\n"
+		"[tracer]\nptrace = \"always\"\nlandlock = true\n"
+		"[audit]\nlog = \"audit.jsonl\"\nevents = [\"file\", \"exec\", \"denied\"]\n"
+		"backtrace = [\"openat\", \"connect\"]\nbacktrace_depth = 8\n"
+		"disassembly = \"denied\"\ntrace = true\n");
 	ASSERT_EQ(load("full.toml", NULL, &p, &err), 0);
 	a = to_toml(p);
 	ASSERT_TRUE(a != NULL);
@@ -392,7 +440,8 @@ int main(void)
 	const char *tmp = getenv("TMPDIR");
 	int r;
 
-	snprintf(scratch, sizeof(scratch), "%s/test-policy-load-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	snprintf(scratch, sizeof(scratch), "%s/test-policy-load-XXXXXX",
+		 tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(scratch)) {
 		perror("mkdtemp");
 		return 1;
@@ -402,8 +451,8 @@ int main(void)
 	snprintf(ws, sizeof(ws), "%s/ws", scratch);
 	if (mkdir(ws, 0755) < 0 || !realpath(ws, workspace))
 		return 1;
-	vars = (PolicyVars){ .workspace = workspace, .home = scratch, .pwd = scratch,
-			     .runtime_dir = scratch };
+	vars = (PolicyVars){
+		.workspace = workspace, .home = scratch, .pwd = scratch, .runtime_dir = scratch};
 	r = tap_run();
 	if (r == 0) {
 		char cmd[PATH_MAX + 32];

@@ -104,8 +104,8 @@ TEST(every_preset_loads_and_round_trips)
 
 TEST(named_presets_exist)
 {
-	static const char *const names[] = { "permissive", "standard", "strict",
-					     "python",	   "node",     "shell" };
+	static const char *const names[] = {"permissive", "standard", "strict",
+					    "python",	  "node",     "shell"};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		_cleanup_(policy_freep) Policy *p = NULL;
@@ -137,6 +137,33 @@ TEST(preset_levels_are_ordered)
 	EXPECT_LT(strict->limits.tasks, std->limits.tasks);
 }
 
+TEST(preset_dir_env_comes_first)
+{
+	_cleanup_(policy_freep) Policy *p = NULL;
+	char dir[PATH_MAX + 16], file[PATH_MAX + 64];
+	const char *const *dirs;
+	PolicyError err;
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "%s/presets", scratch);
+	ASSERT_EQ(mkdir(dir, 0755), 0);
+	snprintf(file, sizeof(file), "%s/standard.toml", dir);
+	f = fopen(file, "we");
+	ASSERT_TRUE(f != NULL);
+	fputs("[sandbox]\nname = \"shadowed\"\n", f);
+	fclose(f);
+
+	ASSERT_EQ(setenv("SBXTRACE_PRESET_DIR", dir, 1), 0);
+	dirs = policy_preset_dirs();
+	EXPECT_STREQ(dirs[0], dir);
+	EXPECT_STREQ(dirs[1], SBX_SOURCE_PRESET_DIR);
+	EXPECT_STREQ(dirs[2], SBX_PRESET_DIR);
+	EXPECT_TRUE(dirs[3] == NULL);
+	EXPECT_EQ(policy_load("standard", &vars, NULL, &p, &err), 0);
+	EXPECT_TRUE(p && streq(p->name, "shadowed"));
+	EXPECT_EQ(setenv("SBXTRACE_PRESET_DIR", preset_dir, 1), 0);
+}
+
 int main(void)
 {
 	char ws[PATH_MAX + 8];
@@ -144,6 +171,8 @@ int main(void)
 	int r;
 
 	preset_dir = getenv("SBXTRACE_PRESET_DIR");
+	if (preset_dir)
+		preset_dir = strdup(preset_dir);
 	if (!preset_dir) {
 		fprintf(stderr, "SBXTRACE_PRESET_DIR is not set (meson test sets it)\n");
 		return 77;
@@ -155,8 +184,8 @@ int main(void)
 	snprintf(ws, sizeof(ws), "%s/ws", scratch);
 	if (mkdir(ws, 0755) < 0)
 		return 1;
-	vars = (PolicyVars){ .workspace = ws, .home = scratch, .pwd = scratch,
-			     .runtime_dir = scratch };
+	vars = (PolicyVars){
+		.workspace = ws, .home = scratch, .pwd = scratch, .runtime_dir = scratch};
 	r = tap_run();
 	if (r == 0) {
 		char cmd[PATH_MAX + 32];

@@ -72,10 +72,10 @@ TEST(durations)
 
 TEST(format_round_trip)
 {
-	static const uint64_t sizes[] = { 1, 1000, 1024, 1536, 512ull << 20, 3ull << 29,
-					  1ull << 40, 123456789 };
-	static const uint64_t durations[] = { 1, 250, 1000, 1500, 60000, 90000, 3600000,
-					      86400000, 7200001 };
+	static const uint64_t sizes[] = {1,	     1000,	 1024,	   1536, 512ull << 20,
+					 3ull << 29, 1ull << 40, 123456789};
+	static const uint64_t durations[] = {1,	    250,     1000,     1500,   60000,
+					     90000, 3600000, 86400000, 7200001};
 	char buf[64];
 
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
