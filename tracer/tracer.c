@@ -21,6 +21,8 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
+#include <linux/capability.h>
+#include <linux/close_range.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <signal.h>
@@ -163,6 +165,20 @@ static void set_limit(int res, uint64_t v)
 	(void) setrlimit(res, &rl);
 }
 
+static int drop_capabilities(void)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2] = {};
+
+	for (int cap = 0; cap <= 63; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL && errno != EPERM)
+			return -errno;
+	(void) prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	if (syscall(SYS_capset, &h, d) < 0)
+		return -errno;
+	return 0;
+}
+
 static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 {
 	sigset_t none;
@@ -211,6 +227,12 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 	set_limit(RLIMIT_FSIZE, l->policy->limits.file_size);
 	set_limit(RLIMIT_NOFILE, l->policy->limits.open_files);
 
+	/* Even under root the program runs without capabilities: CAP_SYS_PTRACE would reach
+	 * the supervisor's memory, CAP_DAC_OVERRIDE every file, and so on. */
+	r = drop_capabilities();
+	if (r < 0)
+		child_fail(l->sock_c, MSG_SETUP_FAILED, -r, "dropping capabilities");
+
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "PR_SET_NO_NEW_PRIVS");
 	r = tracer_landlock_apply(l->policy, l->landlock_abi);
@@ -227,6 +249,9 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 	if (read(l->sock_c, &go, 1) != 1)
 		_exit(125);
 
+	/* only stdin, stdout and stderr pass: no inherited descriptor of the caller (a
+	 * directory, a socket) may reach around the view */
+	(void) syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
 	environ = l->envp;
 	execvp(l->opts->argv[0], l->opts->argv);
 	child_fail(l->sock_c, MSG_EXEC_FAILED, errno, "exec");
@@ -531,6 +556,11 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 
 	/* Orphans come to us if the keeper dies; then we kill them. */
 	(void) prctl(PR_SET_CHILD_SUBREAPER, 1);
+	/* Not dumpable: the sandboxed processes run as our user, and /proc/PID/mem, fd/ and
+	 * ptrace of a dumpable process of the same user would hand them the supervisor (its
+	 * memory, its listener). W inherits this; C's exec makes the command dumpable again,
+	 * which our process_vm_readv of it needs. */
+	(void) prctl(PR_SET_DUMPABLE, 0);
 
 	/* Signals are read from a signalfd; the mask is inherited by W, which resets it. */
 	sigemptyset(&ss);

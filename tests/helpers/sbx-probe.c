@@ -254,7 +254,7 @@ static void exit_on_signal(int sig)
 /* wait-signal FILE: exit 100+N on signal N (USR1, USR2, TERM, INT, HUP, QUIT, WINCH) */
 static int mode_wait_signal(const char *file)
 {
-	int sigs[] = { SIGUSR1, SIGUSR2, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGWINCH };
+	int sigs[] = {SIGUSR1, SIGUSR2, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGWINCH};
 	FILE *f;
 
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
@@ -274,6 +274,55 @@ static int mode_fg(void)
 	if (!isatty(0))
 		return 3;
 	return tcgetpgrp(0) == getpgrp() ? 0 : 1;
+}
+
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	int ppid = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
+		sscanf(p + 1, " %*c %d", &ppid);
+	fclose(f);
+	return ppid;
+}
+
+/* supervisor-mem: the keeper (our parent) and the supervisor (its parent) keep their memory
+ * and descriptors to themselves: /proc/PID/mem and /proc/PID/fd are refused */
+static int mode_supervisor_mem(void)
+{
+	pid_t keeper = getppid(), sup = parent_of(keeper);
+	pid_t targets[2] = {keeper, sup};
+	int bad = 0;
+
+	for (int i = 0; i < 2; i++) {
+		char path[64];
+		int fd;
+
+		if (targets[i] <= 1)
+			return 2;
+		snprintf(path, sizeof(path), "/proc/%d/mem", (int) targets[i]);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd >= 0 || (fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+			printf("opened %s\n", path);
+			close(fd);
+			bad |= 1 << (2 * i);
+		}
+		snprintf(path, sizeof(path), "/proc/%d/fd/0", (int) targets[i]);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			printf("opened %s\n", path);
+			close(fd);
+			bad |= 2 << (2 * i);
+		}
+	}
+	printf("supervisor-mem bad=%d\n", bad);
+	return bad ? 1 : 0;
 }
 
 int main(int argc, char *argv[])
@@ -312,6 +361,8 @@ int main(int argc, char *argv[])
 		return mode_wait_signal(argv[2]);
 	if (strcmp(m, "fg") == 0)
 		return mode_fg();
+	if (strcmp(m, "supervisor-mem") == 0)
+		return mode_supervisor_mem();
 	fprintf(stderr, "sbx-probe: unknown mode '%s'\n", m);
 	return 2;
 }
