@@ -3,9 +3,9 @@
  * Signals and calls that name another process.
  *
  * Covers kill(2), tkill(2), tgkill(2), rt_sigqueueinfo(2), rt_tgsigqueueinfo(2),
- * pidfd_send_signal(2); prlimit(2) (prlimit64), sched_setaffinity(2), sched_setparam(2),
- * sched_setscheduler(2), sched_setattr(2), setpriority(2), ioprio_set(2), migrate_pages(2),
- * move_pages(2); fcntl(2) F_SETOWN and F_SETOWN_EX.
+ * pidfd_send_signal(2); setpgid(2) joining an existing group; prlimit(2) (prlimit64),
+ * sched_setaffinity(2), sched_setparam(2), sched_setscheduler(2), sched_setattr(2), setpriority(2),
+ * ioprio_set(2), migrate_pages(2), move_pages(2); fcntl(2) F_SETOWN and F_SETOWN_EX.
  *
  * The sandboxed program may reach only processes of its own tree. A call aimed at the caller
  * itself continues in the kernel (register-only decision, and the caller cannot go away while
@@ -225,6 +225,17 @@ int emu_handle_pid_target(const EmuRequest *req, EmuDecision *ret_decision)
 	emu_decision_init(ret_decision);
 
 	switch (req->nr) {
+	case SYS_setpgid: {
+		pid_t pid = (pid_t) req->args[0], pgid = (pid_t) req->args[1];
+
+		if (pid == 0)
+			pid = req->tgid;
+		if (pgid == 0 || pgid == pid)
+			return 0; /* a new group of its own: continue */
+		/* an existing group: its leader must be in the tree (a group outside, in the
+		 * same session, is the caller's shell's) */
+		return check_continue(req, ret_decision, pgid, true);
+	}
 	case SYS_setpriority:
 		if (which == PRIO_PROCESS)
 			return check_continue(req, ret_decision, who, false);

@@ -258,7 +258,6 @@ static const EmuEntry table[] = {
 	ALLOW("getpgid"),
 	ALLOW("getsid"),
 	ALLOW("setsid"),
-	ALLOW("setpgid"),
 	ALLOW("uname"),
 	ALLOW("sysinfo"),
 	ALLOW("times"),
@@ -350,6 +349,9 @@ static const EmuEntry table[] = {
 	/* calls naming another process: notified when the pid argument is not 0 (self), and
 	 * allowed only for processes of the tree (tracer/filter.c) */
 	NOTIFY("prlimit64", emu_handle_pid_target, EMU_FULL, NULL),
+	/* joining a process group: only groups of the tree (notified when pgid is not 0) */
+	NOTIFY("setpgid", emu_handle_pid_target, EMU_PARTIAL,
+	       "a group whose leader has exited cannot be joined"),
 	NOTIFY("sched_setaffinity", emu_handle_pid_target, EMU_FULL, NULL),
 	NOTIFY("sched_setparam", emu_handle_pid_target, EMU_FULL, NULL),
 	NOTIFY("sched_setscheduler", emu_handle_pid_target, EMU_FULL, NULL),

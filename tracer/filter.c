@@ -62,6 +62,7 @@ static const struct {
 	{"seccomp", SLOT_SECCOMP},
 	{"personality", SLOT_PERSONALITY},
 	{"prlimit64", SLOT_PID_ARG0},
+	{"setpgid", SLOT_PID_ARG1},
 	{"sched_setaffinity", SLOT_PID_ARG0},
 	{"sched_setparam", SLOT_PID_ARG0},
 	{"sched_setscheduler", SLOT_PID_ARG0},
@@ -138,6 +139,11 @@ static void emit_special(Prog *p, const TracerSlot *s, int deny_errno)
 	case SLOT_PID_ARG0:
 		/* pid_t: the low half; 0 is the caller itself */
 		ld(p, ARG_LO(0));
+		jeq_ret(p, 0, SECCOMP_RET_ALLOW);
+		ret(p, SECCOMP_RET_USER_NOTIF);
+		return;
+	case SLOT_PID_ARG1:
+		ld(p, ARG_LO(1));
 		jeq_ret(p, 0, SECCOMP_RET_ALLOW);
 		ret(p, SECCOMP_RET_USER_NOTIF);
 		return;

@@ -23,6 +23,7 @@ typedef enum SlotSpecial {
 	SLOT_IOCTL,	  /* deny TIOCSTI, TIOCLINUX */
 	SLOT_FCNTL,	  /* notify F_SETOWN, F_SETOWN_EX */
 	SLOT_PID_ARG0,	  /* notify when args[0] (a pid) is not 0 */
+	SLOT_PID_ARG1,	  /* notify when args[1] (a pgid) is not 0 */
 	SLOT_SECCOMP,	  /* deny SECCOMP_FILTER_FLAG_NEW_LISTENER */
 	SLOT_PERSONALITY, /* allow only Docker's personality values */
 	_SLOT_SPECIAL_MAX,

@@ -213,6 +213,10 @@ static int mode_kill_outside(pid_t pid)
 		bad |= 8;
 	if (setpriority(PRIO_PROCESS, (id_t) pid, 19) != -1 || errno != EPERM)
 		bad |= 16;
+	/* joining the caller's process group (same session: Linux would allow it) */
+	pid_t pgid = getpgid(pid);
+	if (pgid <= 0 || setpgid(0, pgid) != -1 || errno != EPERM)
+		bad |= 32;
 	printf("kill-outside bad=%d\n", bad);
 	return bad ? 1 : 0;
 }

@@ -160,6 +160,11 @@ TEST(argument_dependent_notifications)
 	EXPECT_EQ(run(f, X86_64, SYS_prlimit64, a), SECCOMP_RET_ALLOW);
 	a[0] = 1234;
 	EXPECT_EQ(run(f, X86_64, SYS_prlimit64, a), SECCOMP_RET_USER_NOTIF);
+	a[0] = 0;
+	a[1] = 0;
+	EXPECT_EQ(run(f, X86_64, SYS_setpgid, a), SECCOMP_RET_ALLOW);
+	a[1] = 77;
+	EXPECT_EQ(run(f, X86_64, SYS_setpgid, a), SECCOMP_RET_USER_NOTIF);
 	tracer_filter_free(f);
 }
 
