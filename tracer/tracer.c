@@ -57,6 +57,7 @@ enum {
 	MSG_SETUP_FAILED = 2,
 	MSG_STATUS = 3,
 	MSG_CHILD_PID = 4,
+	MSG_STOPPED = 5,
 };
 
 typedef struct Msg {
@@ -320,9 +321,10 @@ static _noreturn_ void keeper_main(const Launch *l, int sock_w, pid_t supervisor
 		while (read(sfd, &si, sizeof(si)) == sizeof(si))
 			if (si.ssi_signo != SIGCHLD)
 				end = true;
-		while ((pid = waitpid(-1, &status, WNOHANG | __WALL)) > 0)
+		while ((pid = waitpid(-1, &status, WNOHANG | WUNTRACED | __WALL)) > 0)
 			if (pid == child) {
-				m.kind = MSG_STATUS;
+				/* a stop (Ctrl-Z) is reported too: S hands the terminal back */
+				m.kind = WIFSTOPPED(status) ? MSG_STOPPED : MSG_STATUS;
 				m.value = status;
 				(void) send(sock_w, &m, sizeof(m), MSG_NOSIGNAL);
 			}
@@ -481,8 +483,29 @@ static int forward_signal(Tracer *t, int sig)
 	/* to the command's process group, and only to processes of the tree */
 	EmuSignal s = {.scope = EMU_SIGNAL_GROUP, .pid = t->child, .sig = sig, .pidfd = -1};
 	EmuRequest req = {.tgid = t->child, .pid = t->child};
+	int r;
 
-	return tracer_process_ops.send_signal(t, &req, &s);
+	r = tracer_process_ops.send_signal(t, &req, &s);
+	if (r != 0) {
+		/* the command left its group (setsid, setpgid): to the command itself */
+		s.scope = EMU_SIGNAL_PROCESS;
+		r = tracer_process_ops.send_signal(t, &req, &s);
+	}
+	return r;
+}
+
+/* The command stopped (Ctrl-Z on the terminal): give the terminal back to our caller's
+ * group and stop ourselves, as a shell expects of its job; when the shell continues us
+ * (fg), give the terminal to the command again and continue it. */
+static void job_stopped(Tracer *t, bool tty)
+{
+	if (!tty)
+		return;
+	(void) tcsetpgrp(STDIN_FILENO, getpgrp());
+	(void) kill(getpid(), SIGSTOP);
+	/* continued */
+	(void) tcsetpgrp(STDIN_FILENO, t->child);
+	(void) forward_signal(t, SIGCONT);
 }
 
 int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_result)
@@ -771,7 +794,9 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 			} else if (fd == sock_w_s) {
 				ssize_t k = recv(sock_w_s, &m, sizeof(m), MSG_DONTWAIT);
 
-				if (k == sizeof(m) && m.kind == MSG_STATUS) {
+				if (k == sizeof(m) && m.kind == MSG_STOPPED) {
+					job_stopped(&t, tty_taken);
+				} else if (k == sizeof(m) && m.kind == MSG_STATUS) {
 					status = m.value;
 					child_done = true;
 					res.duration_ms = (now_monotonic_ns() - start) / 1000000;
