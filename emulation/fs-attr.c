@@ -8,8 +8,9 @@
  *  - chmod, truncate and the xattr calls go through /proc/self/fd/N of the O_PATH fd (the
  *    kernel follows that magic link to the inode itself); the l* xattr calls on a symlink use
  *    /proc/self/fd/<parent>/<name> without following the last component;
- *  - fchownat(fd, "", AT_EMPTY_PATH) works on O_PATH fds, symlinks included;
- *  - utimensat(parent, name, AT_SYMLINK_NOFOLLOW): the name was resolved already.
+ *  - fchownat and utimensat on (parent, name, AT_SYMLINK_NOFOLLOW): the name was resolved
+ *    already, so not following it again is exactly right (a swap makes the call act on
+ *    the new symlink itself, inside the view).
  *
  * Deviations from Linux:
  *  - Changes in a ro part of the view: EROFS; hidden: ENOENT; denied: EACCES.
@@ -107,7 +108,7 @@ int emu_handle_chown(const EmuRequest *req, EmuDecision *d)
 	uint64_t path;
 	uid_t uid;
 	gid_t gid;
-	unsigned rflags = SBX_RESOLVE_FOLLOW;
+	unsigned rflags = SBX_RESOLVE_FOLLOW | SBX_RESOLVE_NO_FD;
 
 	switch (req->nr) {
 	case SYS_chown:
@@ -115,7 +116,7 @@ int emu_handle_chown(const EmuRequest *req, EmuDecision *d)
 		break;
 	case SYS_lchown:
 		path = req->args[0], uid = (uid_t) req->args[1], gid = (gid_t) req->args[2];
-		rflags = 0;
+		rflags = SBX_RESOLVE_NO_FD;
 		break;
 	case SYS_fchownat:
 		dirfd = fs_arg_fd(req->args[0]), path = req->args[1];
@@ -123,7 +124,7 @@ int emu_handle_chown(const EmuRequest *req, EmuDecision *d)
 		if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
 			return fs_fail(d, -EINVAL, NULL);
 		if (flags & AT_SYMLINK_NOFOLLOW)
-			rflags = 0;
+			rflags &= ~(unsigned) SBX_RESOLVE_FOLLOW;
 		if (flags & AT_EMPTY_PATH)
 			rflags |= SBX_RESOLVE_EMPTY_PATH;
 		break;
@@ -136,7 +137,7 @@ int emu_handle_chown(const EmuRequest *req, EmuDecision *d)
 	fs_note(d, &res);
 	if (check_change(d, &res))
 		return 0;
-	if (fchownat(res.fd, "", uid, gid, AT_EMPTY_PATH) < 0)
+	if (fchownat(res.parent_fd, res.name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
 		return fs_fail(d, -errno, NULL);
 	return fs_ok(d, 0);
 }
@@ -180,7 +181,7 @@ int emu_handle_utimes(const EmuRequest *req, EmuDecision *d)
 	bool have_times = false;
 	int dirfd = AT_FDCWD, flags = 0, r;
 	uint64_t path, times;
-	unsigned rflags = SBX_RESOLVE_FOLLOW;
+	unsigned rflags = SBX_RESOLVE_FOLLOW | SBX_RESOLVE_NO_FD;
 
 	switch (req->nr) {
 	case SYS_utime:
@@ -221,7 +222,7 @@ int emu_handle_utimes(const EmuRequest *req, EmuDecision *d)
 		if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
 			return fs_fail(d, -EINVAL, NULL);
 		if (flags & AT_SYMLINK_NOFOLLOW)
-			rflags = 0;
+			rflags &= ~(unsigned) SBX_RESOLVE_FOLLOW;
 		if (times) {
 			if (req->mem->read(req->mem, times, ts, sizeof(ts)) < 0)
 				return fs_fail(d, -EFAULT, NULL);

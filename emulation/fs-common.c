@@ -50,19 +50,13 @@ int fs_resolve_at(const EmuRequest *req, int dirfd, const char *path, unsigned f
 		.tgid = req->tgid > 0 ? req->tgid : req->pid,
 		.flags = flags,
 	};
-	struct stat st;
 	int r;
 
 	if (path[0] != '/') {
 		fd = fs_child_fd(req, dirfd);
 		if (fd < 0)
 			return fd == -EBADF || fd == -ENOENT ? -EBADF : fd;
-		if (path[0] || !(flags & SBX_RESOLVE_EMPTY_PATH)) {
-			if (fstat(fd, &st) < 0)
-				return -errno;
-			if (!S_ISDIR(st.st_mode))
-				return -ENOTDIR;
-		}
+		/* no fstat for S_ISDIR: a non-directory start fails every lookup with ENOTDIR */
 		r = sbx_view_vpath_of_fd(req->view, fd, vp, sizeof(vp), NULL);
 		if (r < 0)
 			/* a start directory outside the view (or deleted): nothing relative to it

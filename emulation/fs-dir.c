@@ -38,8 +38,8 @@ int emu_handle_chdir(const EmuRequest *req, EmuDecision *d)
 
 	if (req->nr != SYS_chdir)
 		return fs_fail(d, -ENOSYS, NULL);
-	r = fs_resolve_arg(req, AT_FDCWD, req->args[0], SBX_RESOLVE_FOLLOW | SBX_RESOLVE_DIRECTORY,
-			   &res);
+	r = fs_resolve_arg(req, AT_FDCWD, req->args[0],
+			   SBX_RESOLVE_FOLLOW | SBX_RESOLVE_DIRECTORY | SBX_RESOLVE_NO_FD, &res);
 	if (r < 0)
 		return fs_fail(d, r, NULL);
 	fs_note(d, &res);

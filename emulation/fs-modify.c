@@ -135,7 +135,7 @@ int emu_handle_mkdir(const EmuRequest *req, EmuDecision *d)
 			return fs_fail(d, -EINVAL, NULL);
 		}
 	}
-	r = fs_resolve_arg(req, dirfd, path, SBX_RESOLVE_CREATE, &res);
+	r = fs_resolve_arg(req, dirfd, path, SBX_RESOLVE_CREATE | SBX_RESOLVE_NO_FD, &res);
 	if (r < 0)
 		return fs_fail(d, r, NULL);
 	fs_note(d, &res);
@@ -178,7 +178,7 @@ int emu_handle_unlink(const EmuRequest *req, EmuDecision *d)
 	default:
 		return fs_fail(d, -ENOSYS, NULL);
 	}
-	r = fs_resolve_arg(req, dirfd, path, 0, &res);
+	r = fs_resolve_arg(req, dirfd, path, SBX_RESOLVE_NO_FD, &res);
 	if (r < 0)
 		return fs_fail(d, r, NULL);
 	fs_note(d, &res);
@@ -226,12 +226,13 @@ int emu_handle_rename(const EmuRequest *req, EmuDecision *d)
 	if ((flags & RENAME_EXCHANGE) && (flags & (RENAME_NOREPLACE | RENAME_WHITEOUT)))
 		return fs_fail(d, -EINVAL, NULL);
 
-	r = fs_resolve_arg(req, olddir, oldp, 0, &a);
+	r = fs_resolve_arg(req, olddir, oldp, SBX_RESOLVE_NO_FD, &a);
 	if (r < 0)
 		return fs_fail(d, r, NULL);
 	fs_note(d, &a);
 	r = fs_resolve_arg(req, newdir, newp,
-			   (flags & RENAME_EXCHANGE) ? 0 : SBX_RESOLVE_CREATE, &b);
+			   SBX_RESOLVE_NO_FD | ((flags & RENAME_EXCHANGE) ? 0 : SBX_RESOLVE_CREATE),
+			   &b);
 	if (r < 0)
 		return fs_fail(d, r, NULL);
 	if (a.dot || b.dot)
@@ -276,12 +277,13 @@ int emu_handle_link(const EmuRequest *req, EmuDecision *d)
 	if (flags & AT_EMPTY_PATH)
 		return deny(d, -ENOENT, "linkat(AT_EMPTY_PATH) is not allowed in the sandbox");
 
-	r = fs_resolve_arg(req, olddir, oldp, (flags & AT_SYMLINK_FOLLOW) ? SBX_RESOLVE_FOLLOW : 0,
+	r = fs_resolve_arg(req, olddir, oldp,
+			   SBX_RESOLVE_NO_FD | ((flags & AT_SYMLINK_FOLLOW) ? SBX_RESOLVE_FOLLOW : 0),
 			   &a);
 	if (r < 0)
 		return fs_fail(d, r, NULL);
 	fs_note(d, &a);
-	r = fs_resolve_arg(req, newdir, newp, SBX_RESOLVE_CREATE, &b);
+	r = fs_resolve_arg(req, newdir, newp, SBX_RESOLVE_CREATE | SBX_RESOLVE_NO_FD, &b);
 	if (r < 0)
 		return fs_fail(d, r, NULL);
 	r = fs_check_read(&a);
@@ -325,7 +327,7 @@ int emu_handle_symlink(const EmuRequest *req, EmuDecision *d)
 		return fs_fail(d, r, NULL);
 	if (!target[0])
 		return fs_fail(d, -ENOENT, NULL);
-	r = fs_resolve_arg(req, newdir, newp, SBX_RESOLVE_CREATE, &b);
+	r = fs_resolve_arg(req, newdir, newp, SBX_RESOLVE_CREATE | SBX_RESOLVE_NO_FD, &b);
 	if (r < 0)
 		return fs_fail(d, r, NULL);
 	fs_note(d, &b);

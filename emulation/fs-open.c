@@ -147,6 +147,8 @@ static int do_open(const EmuRequest *req, EmuDecision *d, bool may_block)
 		rflags |= SBX_RESOLVE_DIRECTORY;
 	if (creat)
 		rflags |= SBX_RESOLVE_CREATE;
+	if (!tmpfile)
+		rflags |= SBX_RESOLVE_NO_FD; /* opened through parent_fd + name */
 	if (a.resolve & RESOLVE_NO_SYMLINKS)
 		rflags |= SBX_RESOLVE_NO_SYMLINKS;
 	if (a.resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT))

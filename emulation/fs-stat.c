@@ -4,7 +4,8 @@
  * statfs(2), access(2), faccessat(2), faccessat2(2), readlink(2), readlinkat(2).
  *
  * The supervisor resolves the path, performs the call on the O_PATH fd of the object
- * (fstat and fstatfs work on O_PATH fds since 3.6 and 3.12) and writes the result into the
+ * (fstatat/statx on the pinned parent and name without following; fstatfs on an O_PATH fd,
+ * 3.12) and writes the result into the
  * child with process_vm_writev (EmuWriteBack).
  *
  * Deviations from Linux:
@@ -41,15 +42,17 @@ int emu_handle_stat(const EmuRequest *req, EmuDecision *d)
 	_cleanup_(sbx_resolved_done) SbxResolved res = { .fd = -1, .parent_fd = -1 };
 	_cleanup_close_ int cfd = -1;
 	int dirfd = AT_FDCWD, flags = 0, r, objfd;
+	const char *objname = "";
+	int objflags = AT_EMPTY_PATH;
 	uint64_t path, buf;
-	unsigned mask = 0, rflags = 0;
+	unsigned mask = 0, rflags = SBX_RESOLVE_NO_FD;
 	char p[PATH_MAX];
 	bool is_statx = false;
 
 	switch (req->nr) {
 	case SYS_stat:
 		path = req->args[0], buf = req->args[1];
-		rflags = SBX_RESOLVE_FOLLOW;
+		rflags |= SBX_RESOLVE_FOLLOW;
 		break;
 	case SYS_lstat:
 		path = req->args[0], buf = req->args[1];
@@ -102,20 +105,23 @@ int emu_handle_stat(const EmuRequest *req, EmuDecision *d)
 			d->denied = res.access == SBX_ACCESS_HIDDEN || res.access == SBX_ACCESS_DENIED;
 			return fs_fail(d, r, d->denied ? "hidden or denied by the policy" : NULL);
 		}
-		objfd = res.fd;
+		/* the resolved name, without following anything again */
+		objfd = res.parent_fd;
+		objname = res.name;
+		objflags = AT_SYMLINK_NOFOLLOW;
 	}
 
 	if (is_statx) {
 		struct statx stx;
 
-		if (syscall(SYS_statx, objfd, "", AT_EMPTY_PATH | (flags & AT_STATX_SYNC_TYPE), mask,
+		if (syscall(SYS_statx, objfd, objname, objflags | (flags & AT_STATX_SYNC_TYPE), mask,
 			    &stx) < 0)
 			return fs_fail(d, -errno, NULL);
 		r = fs_writeback(d, buf, &stx, sizeof(stx));
 	} else {
 		struct stat st;
 
-		if (fstat(objfd, &st) < 0)
+		if (fstatat(objfd, objname, &st, objflags) < 0)
 			return fs_fail(d, -errno, NULL);
 		r = fs_writeback(d, buf, &st, sizeof(st));
 	}
@@ -154,7 +160,7 @@ int emu_handle_access(const EmuRequest *req, EmuDecision *d)
 	_cleanup_(sbx_resolved_done) SbxResolved res = { .fd = -1, .parent_fd = -1 };
 	int dirfd = AT_FDCWD, mode, flags = 0, r;
 	uint64_t path;
-	unsigned rflags = SBX_RESOLVE_FOLLOW;
+	unsigned rflags = SBX_RESOLVE_FOLLOW | SBX_RESOLVE_NO_FD;
 
 	switch (req->nr) {
 	case SYS_access:
@@ -222,7 +228,7 @@ int emu_handle_readlink(const EmuRequest *req, EmuDecision *d)
 	}
 	if (size <= 0)
 		return fs_fail(d, -EINVAL, NULL);
-	r = fs_resolve_arg(req, dirfd, path, SBX_RESOLVE_EMPTY_PATH, &res);
+	r = fs_resolve_arg(req, dirfd, path, SBX_RESOLVE_EMPTY_PATH | SBX_RESOLVE_NO_FD, &res);
 	if (r < 0)
 		return fs_fail(d, r, NULL);
 	fs_note(d, &res);
@@ -231,7 +237,7 @@ int emu_handle_readlink(const EmuRequest *req, EmuDecision *d)
 		return fs_fail(d, r, NULL);
 	if (res.type != S_IFLNK)
 		return fs_fail(d, -EINVAL, NULL);
-	n = readlinkat(res.fd, "", target, sizeof(target) - 1);
+	n = readlinkat(res.parent_fd, res.name, target, sizeof(target) - 1);
 	if (n < 0)
 		return fs_fail(d, -errno, NULL);
 	target[n] = 0;

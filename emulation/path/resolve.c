@@ -355,11 +355,11 @@ static int result_cur(Walk *w, SbxResolved *ret, bool dot)
 	return 0;
 }
 
-static int resolve_walk(const SbxView *v, const SbxLookup *l, SbxResolved *ret)
+static int resolve_walk(const SbxView *v, const SbxLookup *l, unsigned nlinks,
+			SbxResolved *ret)
 {
 	_cleanup_(walk_done) Walk w = { .v = v, .l = l, .cur = -1 };
 	char rest[2 * PATH_MAX];
-	unsigned nlinks = 0;
 	unsigned flags = l->flags;
 	size_t pos = 0;
 	int r;
@@ -601,13 +601,51 @@ static int resolve_walk(const SbxView *v, const SbxLookup *l, SbxResolved *ret)
 	}
 }
 
+/*
+ * The fast path met a symlink as the last component (/usr/bin/sh -> dash): go on with the
+ * walk from the parent directory it reached, instead of starting again from the root.
+ * Returns like resolve_fast().
+ */
+static int follow_from(const SbxView *v, const SbxLookup *l, int pfd, const char *norm,
+		       const char *last, bool trailing, SbxResolved *ret)
+{
+	char target[PATH_MAX], dir[PATH_MAX];
+	SbxLookup l2 = *l;
+	size_t dlen = (size_t) (last - norm) - 1;
+	ssize_t k;
+	int r;
+
+	if (l->flags & (SBX_RESOLVE_NO_SYMLINKS | SBX_RESOLVE_BENEATH))
+		return 0;
+	k = readlinkat(pfd, last, target, sizeof(target) - 2);
+	if (k <= 0 || (size_t) k >= sizeof(target) - 2)
+		return 0; /* changed, empty or huge: the walk from the root decides */
+	target[k] = 0;
+	if (trailing)
+		strcat(target, "/");
+	if (dlen == 0)
+		dlen = 1; /* parent is "/" */
+	memcpy(dir, norm, dlen);
+	dir[dlen] = 0;
+	l2.path = target;
+	l2.dirfd = pfd;
+	l2.dir_vpath = dir;
+	for (unsigned i = 0; i < MAX_RETRIES; i++) {
+		r = resolve_walk(v, &l2, 1, ret);
+		if (r != -EAGAIN)
+			break;
+		sbx_resolved_done(ret);
+	}
+	return r < 0 ? r : 1;
+}
+
 /* 1: answered; 0: not applicable, use the walk; < 0: the answer is this error. */
 static int resolve_fast(const SbxView *v, const SbxLookup *l, SbxResolved *ret)
 {
 	char full[PATH_MAX], norm[PATH_MAX];
 	const SbxMount *m;
 	const char *rest, *slash, *last;
-	bool trailing;
+	bool trailing, borrowed = false;
 	struct stat st;
 	size_t len;
 	_cleanup_close_ int pfd = -1;
@@ -628,10 +666,22 @@ static int resolve_fast(const SbxView *v, const SbxLookup *l, SbxResolved *ret)
 	if (r < 0 || (size_t) r >= sizeof(full))
 		return 0;
 	len = (size_t) r;
-	/* no ".." anywhere: the lexical path is the canonical one */
-	for (const char *p = strstr(full, ".."); p; p = strstr(p + 1, ".."))
-		if ((p == full || p[-1] == '/') && (p[2] == 0 || p[2] == '/'))
-			return 0;
+	/* No ".." after a real component: then the lexical path is the canonical one. Leading
+	 * "../" of a relative path are fine, since dir_vpath is canonical (it was mapped from
+	 * the host path of a directory, which has no symlinks in it). */
+	{
+		const char *p = full;
+
+		if (l->path[0] != '/' && !(l->flags & SBX_RESOLVE_BENEATH)) {
+			p = full + strlen(l->dir_vpath) + 1;
+			while ((p[0] == '.' && p[1] == '.' && (p[2] == '/' || !p[2])) ||
+			       (p[0] == '.' && (p[1] == '/' || !p[1])) || p[0] == '/')
+				p += p[0] == '/' ? 1 : p[1] == '.' ? 2 : 1;
+		}
+		for (p = strstr(p, ".."); p; p = strstr(p + 1, ".."))
+			if ((p == full || p[-1] == '/') && (p[2] == 0 || p[2] == '/'))
+				return 0;
+	}
 	trailing = full[len - 1] == '/';
 	while (len > 1 && full[len - 1] == '/')
 		len--;
@@ -670,39 +720,64 @@ static int resolve_fast(const SbxView *v, const SbxLookup *l, SbxResolved *ret)
 		}
 		last = slash + 1;
 	} else {
-		pfd = dup_fd(m->fd);
-		if (pfd < 0)
-			return pfd;
+		pfd = m->fd; /* borrowed: one dup and one close less */
+		borrowed = true;
 		last = rest;
 	}
-	fd = openat(pfd, last, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		r = -errno;
+	if (l->flags & SBX_RESOLVE_NO_FD) {
+		/* one fstatat instead of openat+fstat+close: the caller acts on parent+name */
+		fd = -1;
+		if (fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			r = -errno;
+		else
+			r = 0;
+	} else {
+		fd = openat(pfd, last, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		r = fd < 0 ? -errno : 0;
+		if (fd >= 0 && fstat(fd, &st) < 0) {
+			r = -errno;
+			(void) close(fd);
+			fd = -1;
+		}
+	}
+	if (r < 0) {
+		int answer = 1;
+
 		if (r != -ENOENT)
-			return r == -ENOTDIR && !m->nested ? r : 0;
-		if (m->nested && view_is_mount_ancestor(v, norm, strlen(norm)))
-			return 0;
-		if (!(l->flags & SBX_RESOLVE_CREATE))
-			return -ENOENT;
+			answer = r == -ENOTDIR && !m->nested ? r : 0;
+		else if (m->nested && view_is_mount_ancestor(v, norm, strlen(norm)))
+			answer = 0;
+		else if (!(l->flags & SBX_RESOLVE_CREATE))
+			answer = -ENOENT;
+		if (answer != 1) {
+			if (borrowed)
+				pfd = -1;
+			return answer;
+		}
 		ret->exists = false;
 		ret->fd = -1;
 	} else {
-		if (fstat(fd, &st) < 0) {
-			r = -errno;
-			(void) close(fd);
-			return r;
-		}
 		if (S_ISLNK(st.st_mode) && (trailing || (l->flags & SBX_RESOLVE_FOLLOW))) {
-			(void) close(fd);
-			return 0;
+			if (fd >= 0)
+				(void) close(fd);
+			r = follow_from(v, l, pfd, norm, last, trailing, ret);
+			if (borrowed)
+				pfd = -1;
+			return r;
 		}
 		if (m->nested && !S_ISDIR(st.st_mode) &&
 		    view_is_mount_ancestor(v, norm, strlen(norm))) {
-			(void) close(fd);
+			if (fd >= 0)
+				(void) close(fd);
+			if (borrowed)
+				pfd = -1;
 			return 0;
 		}
 		if ((trailing || (l->flags & SBX_RESOLVE_DIRECTORY)) && !S_ISDIR(st.st_mode)) {
-			(void) close(fd);
+			if (fd >= 0)
+				(void) close(fd);
+			if (borrowed)
+				pfd = -1;
 			return -ENOTDIR;
 		}
 		ret->exists = true;
@@ -713,9 +788,12 @@ static int resolve_fast(const SbxView *v, const SbxLookup *l, SbxResolved *ret)
 		if (ret->fd >= 0)
 			(void) close(ret->fd);
 		ret->fd = -1;
+		if (borrowed)
+			pfd = -1;
 		return -ENAMETOOLONG;
 	}
 	ret->parent_fd = TAKE_FD(pfd);
+	ret->parent_borrowed = borrowed;
 	strcpy(ret->name, last);
 	ret->trailing_slash = trailing;
 	ret->mount = m;
@@ -743,7 +821,7 @@ int sbx_view_resolve(const SbxView *v, const SbxLookup *l, SbxResolved *ret)
 	}
 	for (unsigned i = 0; i < MAX_RETRIES; i++) {
 		sbx_resolved_done(ret);
-		r = resolve_walk(v, l, ret);
+		r = resolve_walk(v, l, 0, ret);
 		if (r != -EAGAIN)
 			break;
 	}
@@ -756,7 +834,7 @@ void sbx_resolved_done(SbxResolved *r)
 {
 	if (r->fd >= 0)
 		(void) close(r->fd);
-	if (r->parent_fd >= 0)
+	if (r->parent_fd >= 0 && !r->parent_borrowed)
 		(void) close(r->parent_fd);
 	*r = (SbxResolved) { .parent_fd = -1, .fd = -1 };
 }

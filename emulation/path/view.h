@@ -122,6 +122,8 @@ typedef enum SbxResolveFlags {
 	SBX_RESOLVE_NO_FAST = 1 << 4,	 /* skip the openat2() fast path */
 	SBX_RESOLVE_NO_SYMLINKS = 1 << 5, /* ELOOP on any symlink (openat2 RESOLVE_NO_SYMLINKS) */
 	SBX_RESOLVE_BENEATH = 1 << 6,	 /* EXDEV on absolute paths/symlinks or ".." above start */
+	SBX_RESOLVE_NO_FD = 1 << 7, /* the caller needs parent_fd+name only: ret->fd may be -1
+				     * even when the object exists (saves syscalls) */
 } SbxResolveFlags;
 
 typedef struct SbxLookup {
@@ -138,6 +140,7 @@ typedef struct SbxResolved {
 	 * mount root, a skeleton directory or a path ending in "."/"..", parent_fd is the object
 	 * itself and name is ".". Owned: sbx_resolved_done() closes. */
 	int parent_fd;
+	bool parent_borrowed; /* parent_fd is the view's (a mount fd): not closed by _done() */
 	char name[NAME_MAX + 1];
 	int fd; /* O_PATH|O_NOFOLLOW fd of the object, -1 when it does not exist; owned */
 	bool exists;

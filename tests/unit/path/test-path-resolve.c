@@ -341,6 +341,44 @@ TEST(fast_path_and_walk_agree)
 	}
 }
 
+TEST(relative_fast_path_and_walk_agree)
+{
+	static const char *const paths[] = {
+		"sub.txt", "../a.txt", "../../usr/lib/libx.so", "./../dir/sub.txt", "../link_rel",
+		"../dir/../a.txt", "../../../../workspace/.env", "../../etc/passwd", "..", "../",
+		"../../", "../../../secret", "../link_up",
+	};
+	Fixture fx = { 0 };
+	SbxView *v = fx_view_flat(&fx, 0);
+	char p[1200], vp[4096];
+	int dfd, fast_hits = 0;
+
+	snprintf(p, sizeof(p), "%s/ws/dir", fx.base);
+	dfd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_GE(dfd, 0);
+	ASSERT_EQ(sbx_view_vpath_of_fd(v, dfd, vp, sizeof(vp), NULL), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
+		SbxLookup l = { .path = paths[i], .dirfd = dfd, .dir_vpath = vp,
+				.flags = SBX_RESOLVE_FOLLOW };
+		SbxResolved a, b;
+		int ra = sbx_view_resolve(v, &l, &a), rb;
+
+		l.flags |= SBX_RESOLVE_NO_FAST;
+		rb = sbx_view_resolve(v, &l, &b);
+		EXPECT_EQ(ra, rb);
+		if (ra == 0 && rb == 0) {
+			EXPECT_STREQ(a.vpath, b.vpath);
+			EXPECT_EQ(a.access, b.access);
+			fast_hits += a.fast;
+			sbx_resolved_done(&a);
+			sbx_resolved_done(&b);
+		}
+	}
+	EXPECT_GE(fast_hits, 3);
+	close(dfd);
+	fx_done(&fx, v);
+}
+
 TEST(rules_hide_deny_and_restrict)
 {
 	Fixture fx = { 0 };
