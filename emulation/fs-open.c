@@ -110,6 +110,54 @@ static int open_args(const EmuRequest *req, OpenArgs *a)
 	}
 }
 
+/*
+ * /proc/PID/fd/N (also reached through /dev/stdin, /dev/fd/N): reopen the object of the
+ * child's own fd, never with more access than that fd has (an O_PATH fd allows only O_PATH).
+ * Linux checks the inode's permissions instead; DESIGN.md asks for the stricter rule.
+ */
+static int reopen_proc_fd(const EmuRequest *req, EmuDecision *d, pid_t pid, int n, int flags,
+			  bool may_block)
+{
+	const SbxHooks *h = sbx_view_hooks(req->view);
+	_cleanup_close_ int cfd = -1;
+	char p[64];
+	struct stat st;
+	int fl, have, want, fd;
+	bool need_r, need_w, has_r, has_w;
+
+	cfd = h->get_fd(h->ctx, pid, n);
+	if (cfd < 0)
+		return fs_fail(d, cfd == -EBADF || cfd == -ESRCH ? -ENOENT : cfd, NULL);
+	fl = fcntl(cfd, F_GETFL);
+	if (fl < 0)
+		return fs_fail(d, -errno, NULL);
+	if ((flags & O_CREAT) && (flags & O_EXCL))
+		return fs_fail(d, -EEXIST, NULL);
+	if (!(flags & O_PATH)) {
+		have = fl & O_ACCMODE;
+		want = flags & O_ACCMODE;
+		has_r = !(fl & O_PATH) && (have == O_RDONLY || have == O_RDWR);
+		has_w = !(fl & O_PATH) && (have == O_WRONLY || have == O_RDWR);
+		need_r = want == O_RDONLY || want == O_RDWR;
+		need_w = want == O_WRONLY || want == O_RDWR || (flags & O_TRUNC);
+		if ((need_r && !has_r) || (need_w && !has_w)) {
+			d->denied = true;
+			return fs_fail(d, -EACCES, "reopening an fd with more access than it has");
+		}
+		if (fstat(cfd, &st) < 0)
+			return fs_fail(d, -errno, NULL);
+		if (S_ISFIFO(st.st_mode) && !(flags & O_NONBLOCK) && !may_block)
+			return -EWOULDBLOCK;
+	}
+	fs_fd_path(cfd, p);
+	fd = open(p, (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC)) | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return fs_fail(d, -errno, NULL);
+	d->inject_fd = fd;
+	d->inject_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
+	return fs_ok(d, 0);
+}
+
 static int do_open(const EmuRequest *req, EmuDecision *d, bool may_block)
 {
 	OpenArgs a;
@@ -149,6 +197,8 @@ static int do_open(const EmuRequest *req, EmuDecision *d, bool may_block)
 		rflags |= SBX_RESOLVE_CREATE;
 	if (!tmpfile)
 		rflags |= SBX_RESOLVE_NO_FD; /* opened through parent_fd + name */
+	if (rflags & SBX_RESOLVE_FOLLOW)
+		rflags |= SBX_RESOLVE_KEEP_MAGIC;
 	if (a.resolve & RESOLVE_NO_SYMLINKS)
 		rflags |= SBX_RESOLVE_NO_SYMLINKS;
 	if (a.resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT))
@@ -168,6 +218,24 @@ static int do_open(const EmuRequest *req, EmuDecision *d, bool may_block)
 		if (r < 0)
 			return fs_fail(d, r, NULL);
 		fs_note(d, &res);
+
+		if ((rflags & SBX_RESOLVE_KEEP_MAGIC) && res.exists && res.type == S_IFLNK &&
+		    res.mount && res.mount->kind == SBX_MOUNT_PROC) {
+			pid_t pid;
+			int n;
+
+			if (res.access == SBX_ACCESS_HIDDEN || res.access == SBX_ACCESS_DENIED) {
+				d->denied = true;
+				return fs_fail(d, res.access == SBX_ACCESS_HIDDEN ? -ENOENT : -EACCES,
+					       "hidden or denied by the policy");
+			}
+			if (sbx_proc_fd_path(res.mount, res.vpath, &pid, &n))
+				return reopen_proc_fd(req, d, pid, n, flags, may_block);
+			/* exe, cwd, root…: follow the virtual path they map to */
+			rflags &= ~(unsigned) SBX_RESOLVE_KEEP_MAGIC;
+			attempt--;
+			continue;
+		}
 
 		if (tmpfile) {
 			r = fs_check_read(&res);

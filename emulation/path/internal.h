@@ -20,6 +20,7 @@ struct SbxView {
 	char *root_path;
 	int dev_fd; /* O_PATH of the host /dev, -1 without the built-in /dev */
 	const char *dev_allow[SBX_DEV_MAX + 1];
+	bool dev_links; /* /dev/fd, /dev/std{in,out,err}: symlinks into the proc mount */
 	bool has_rules;
 	bool has_hide_rules;
 };
@@ -41,3 +42,5 @@ bool view_is_mount_ancestor(const SbxView *v, const char *vpath, size_t len);
 /* Hide/deny restriction of exactly this path (ancestors not looked at). */
 SbxAccess view_rule_restriction(const SbxView *v, const char *vpath);
 bool view_dev_allowed(const SbxView *v, const char *name);
+/* One of the /dev symlinks into /proc (fd, stdin, stdout, stderr), when a proc mount exists. */
+bool view_dev_link(const SbxView *v, const char *name);

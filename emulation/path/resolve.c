@@ -160,6 +160,18 @@ static int lookup_child(Walk *w, const char *name, size_t nlen, bool want_dir, C
 	}
 
 	if (w->m && w->m->kind == SBX_MOUNT_DEV && !w->skel) {
+		if (w->vlen == w->m->vlen && view_dev_link(v, nm)) {
+			/* a symlink of ours in the skeleton /dev: the walk follows its text */
+			fd = openat(w->cur, nm, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+			if (fd < 0)
+				return -errno;
+			c->fd = fd;
+			c->owned = true;
+			c->type = S_IFLNK;
+			c->m = w->m;
+			c->fixed = true;
+			return 0;
+		}
 		if (w->vlen != w->m->vlen || !view_dev_allowed(v, nm))
 			return -ENOENT;
 		fd = openat(v->dev_fd, nm, O_PATH | O_NOFOLLOW | O_CLOEXEC);
@@ -486,7 +498,9 @@ static int resolve_walk(const SbxView *v, const SbxLookup *l, unsigned nlinks,
 		if (r < 0)
 			return r;
 
-		if (ch.type == S_IFLNK && (!last || trailing || (flags & SBX_RESOLVE_FOLLOW))) {
+		if (ch.type == S_IFLNK && (!last || trailing || (flags & SBX_RESOLVE_FOLLOW)) &&
+		    !(last && (flags & SBX_RESOLVE_KEEP_MAGIC) && !ch.synthetic_link && w.m &&
+		      w.m->kind == SBX_MOUNT_PROC)) {
 			char target[PATH_MAX];
 			size_t tlen, rlen;
 			ssize_t k;
@@ -560,8 +574,9 @@ static int resolve_walk(const SbxView *v, const SbxLookup *l, unsigned nlinks,
 			continue;
 		}
 
-		/* The last component, found. */
-		if ((trailing || (flags & SBX_RESOLVE_DIRECTORY)) && ch.type != S_IFDIR) {
+		/* The last component, found (a kept magic link is checked after the reopen). */
+		if ((trailing || (flags & SBX_RESOLVE_DIRECTORY)) && ch.type != S_IFDIR &&
+		    !(ch.type == S_IFLNK && (flags & SBX_RESOLVE_KEEP_MAGIC))) {
 			child_done(&ch);
 			return -ENOTDIR;
 		}

@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/magic.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -387,6 +388,27 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 				return -errno;
 			(void) close(k);
 		}
+		/* /dev/fd and /dev/std*: what bash's process substitution and "cat /dev/stdin"
+		 * use; they lead into the proc mount, whose fd/N reopen rules apply. */
+		for (size_t i = 0; i < v->n_mounts; i++) {
+			static const char *const links[][2] = {
+				{ "fd", "self/fd" }, { "stdin", "self/fd/0" },
+				{ "stdout", "self/fd/1" }, { "stderr", "self/fd/2" },
+			};
+
+			if (v->mounts[i].kind != SBX_MOUNT_PROC)
+				continue;
+			for (size_t j = 0; j < ARRAY_SIZE(links); j++) {
+				char target[PATH_MAX];
+
+				(void) snprintf(target, sizeof(target), "%s/%s", v->mounts[i].vpath,
+						links[j][1]);
+				if (symlinkat(target, fd, links[j][0]) < 0)
+					return -errno;
+			}
+			v->dev_links = true;
+			break;
+		}
 		(void) snprintf(path, sizeof(path), "%s/dev", v->root_path);
 		r = add_mount(v, "/dev", path, fd, MOUNT_RO, SBX_MOUNT_DEV, false, false);
 		if (r < 0)
@@ -520,6 +542,12 @@ bool view_is_mount_ancestor(const SbxView *v, const char *vpath, size_t len)
 			return true;
 	}
 	return false;
+}
+
+bool view_dev_link(const SbxView *v, const char *name)
+{
+	return v->dev_links && (streq(name, "fd") || streq(name, "stdin") ||
+				streq(name, "stdout") || streq(name, "stderr"));
 }
 
 bool view_dev_allowed(const SbxView *v, const char *name)
@@ -729,6 +757,45 @@ size_t sbx_view_filter_dirents(const SbxView *v, const char *dir_vpath, void *bu
 		in += rl;
 	}
 	return out;
+}
+
+static bool parse_uint(const char **p, long *ret)
+{
+	char *end;
+
+	if (**p < '0' || **p > '9')
+		return false;
+	errno = 0;
+	*ret = strtol(*p, &end, 10);
+	if (errno || *ret > INT_MAX)
+		return false;
+	*p = end;
+	return true;
+}
+
+bool sbx_proc_fd_path(const SbxMount *m, const char *vpath, pid_t *ret_pid, int *ret_fd)
+{
+	const char *p;
+	long pid, fd;
+
+	if (!m || m->kind != SBX_MOUNT_PROC || !vpath_has_prefix(vpath, m->vpath, m->vlen))
+		return false;
+	p = vpath + (m->vlen == 1 ? 0 : m->vlen);
+	if (*p++ != '/' || !parse_uint(&p, &pid))
+		return false;
+	if (strncmp(p, "/task/", 6) == 0) {
+		p += 6;
+		if (!parse_uint(&p, &pid))
+			return false;
+	}
+	if (strncmp(p, "/fd/", 4) != 0)
+		return false;
+	p += 4;
+	if (!parse_uint(&p, &fd) || *p)
+		return false;
+	*ret_pid = (pid_t) pid;
+	*ret_fd = (int) fd;
+	return true;
 }
 
 int sbx_proc_translate(const char *proc_vpath, const char *path, pid_t tid, pid_t tgid,

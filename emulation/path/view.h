@@ -124,6 +124,9 @@ typedef enum SbxResolveFlags {
 	SBX_RESOLVE_BENEATH = 1 << 6,	 /* EXDEV on absolute paths/symlinks or ".." above start */
 	SBX_RESOLVE_NO_FD = 1 << 7, /* the caller needs parent_fd+name only: ret->fd may be -1
 				     * even when the object exists (saves syscalls) */
+	SBX_RESOLVE_KEEP_MAGIC = 1 << 8, /* a /proc magic link as last component is returned
+					  * (type S_IFLNK) instead of followed: open() reopens
+					  * /proc/PID/fd/N through the child's own fd */
 } SbxResolveFlags;
 
 typedef struct SbxLookup {
@@ -196,6 +199,12 @@ bool sbx_view_has_hide_rules(const SbxView *v);
  */
 int sbx_proc_translate(const char *proc_vpath, const char *path, pid_t tid, pid_t tgid,
 		       char *ret, size_t size);
+
+/**
+ * Whether vpath names /proc/PID/fd/N or /proc/PID/task/TID/fd/N under the proc mount m: sets
+ * the pid owning the fd table and the fd number.
+ */
+bool sbx_proc_fd_path(const SbxMount *m, const char *vpath, pid_t *ret_pid, int *ret_fd);
 
 /** Lexical normalization of an absolute path: "//" and "/./" collapse, ".." pops. */
 int sbx_path_normalize(const char *path, char *ret, size_t size);

@@ -672,6 +672,59 @@ TEST(inotify_watch_on_the_child_fd)
 	env_free(e);
 }
 
+TEST(proc_fd_reopen_never_grants_more)
+{
+	Env *e = calloc(1, sizeof(*e));
+	char err[256], p[1200], buf[64];
+	int pp[2], ffd;
+	int64_t fd;
+
+	e->d.inject_fd = -1;
+	fx_tree(&e->fx);
+	fx_mount(&e->fx, "/workspace", "ws", MOUNT_RW);
+	fx_mount(&e->fx, "/proc", NULL, MOUNT_RO);
+	e->fx.mounts[1].source = (char *) "/proc";
+	ASSERT_EQ(sbx_view_new(&e->fx.policy, &hooks, 0, &e->v, err, sizeof(err)), 0);
+	ASSERT_EQ(pipe2(pp, O_CLOEXEC), 0);
+	ASSERT_EQ(write(pp[1], "hi", 2), 2);
+
+	/* a pipe is a FIFO: the inline handler hands it to a worker */
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", pp[0]);
+	EXPECT_EQ(OPEN(e, p, O_RDONLY, 0), -1000 - EWOULDBLOCK);
+	fd = call(e, emu_handle_open_blocking, SYS_open, A(p), O_RDONLY, 0, 0, 0);
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ(read((int) fd, buf, sizeof(buf)), 2);
+	EXPECT_EQ(OPEN(e, p, O_WRONLY, 0), -EACCES);
+	EXPECT_TRUE(e->d.denied);
+	snprintf(p, sizeof(p), "/dev/fd/%d", pp[1]);
+	EXPECT_GE(OPEN(e, p, O_WRONLY | O_NONBLOCK, 0), 0);
+	EXPECT_EQ(OPEN(e, p, O_RDONLY | O_NONBLOCK, 0), -EACCES);
+
+	/* a file opened read-only cannot be reopened for writing */
+	snprintf(p, sizeof(p), "%s/ws/a.txt", e->fx.base);
+	ffd = open(p, O_RDONLY | O_CLOEXEC);
+	ASSERT_GE(ffd, 0);
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", ffd);
+	EXPECT_EQ(OPEN(e, p, O_RDWR, 0), -EACCES);
+	EXPECT_EQ(OPEN(e, p, O_RDONLY | O_TRUNC, 0), -EACCES);
+	fd = OPEN(e, p, O_RDONLY, 0);
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ(read_fd((int) fd, buf, sizeof(buf)), 2);
+	EXPECT_EQ(call(e, emu_handle_readlink, SYS_readlink, A(p), A(buf), sizeof(buf), 0, 0), 16);
+	EXPECT_EQ(memcmp(buf, "/workspace/a.txt", 16), 0);
+	EXPECT_EQ(OPEN(e, "/proc/self/fd/9999", O_RDONLY, 0), -ENOENT);
+	/* our cwd is outside the view */
+	EXPECT_EQ(call(e, emu_handle_readlink, SYS_readlink, A("/proc/self/cwd"), A(buf),
+		       sizeof(buf), 0, 0),
+		  13);
+	EXPECT_EQ(memcmp(buf, "(unreachable)", 13), 0);
+	EXPECT_EQ(OPEN(e, "/proc/self/cwd", O_RDONLY | O_DIRECTORY, 0), -ENOENT);
+	close(ffd);
+	close(pp[0]);
+	close(pp[1]);
+	env_free(e);
+}
+
 TEST(fs_table_is_consistent)
 {
 	EXPECT_GE(emu_fs_n_entries, 50);
