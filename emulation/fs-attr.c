@@ -48,6 +48,11 @@ static int check_change(EmuDecision *d, const SbxResolved *res)
 {
 	int r = fs_check_read(res);
 
+	if (r == 0 && res->mount && res->mount->kind == SBX_MOUNT_DEV) {
+		/* the host's device nodes: usable, never changed (even by a root supervisor) */
+		deny(d, -EPERM, "device nodes of the view cannot be changed");
+		return 1;
+	}
 	if (r == 0)
 		r = fs_check_write(res, false);
 	if (r < 0) {
@@ -62,7 +67,7 @@ static int check_change(EmuDecision *d, const SbxResolved *res)
 
 int emu_handle_chmod(const EmuRequest *req, EmuDecision *d)
 {
-	_cleanup_(sbx_resolved_done) SbxResolved res = { .fd = -1, .parent_fd = -1 };
+	_cleanup_(sbx_resolved_done) SbxResolved res = {.fd = -1, .parent_fd = -1};
 	int dirfd = AT_FDCWD, flags = 0, r;
 	uint64_t path;
 	mode_t mode;
@@ -103,7 +108,7 @@ int emu_handle_chmod(const EmuRequest *req, EmuDecision *d)
 
 int emu_handle_chown(const EmuRequest *req, EmuDecision *d)
 {
-	_cleanup_(sbx_resolved_done) SbxResolved res = { .fd = -1, .parent_fd = -1 };
+	_cleanup_(sbx_resolved_done) SbxResolved res = {.fd = -1, .parent_fd = -1};
 	int dirfd = AT_FDCWD, flags = 0, r;
 	uint64_t path;
 	uid_t uid;
@@ -144,7 +149,7 @@ int emu_handle_chown(const EmuRequest *req, EmuDecision *d)
 
 int emu_handle_truncate(const EmuRequest *req, EmuDecision *d)
 {
-	_cleanup_(sbx_resolved_done) SbxResolved res = { .fd = -1, .parent_fd = -1 };
+	_cleanup_(sbx_resolved_done) SbxResolved res = {.fd = -1, .parent_fd = -1};
 	_cleanup_close_ int fd = -1;
 	int64_t length = (int64_t) req->args[1];
 	char p[64];
@@ -176,7 +181,7 @@ int emu_handle_truncate(const EmuRequest *req, EmuDecision *d)
 
 int emu_handle_utimes(const EmuRequest *req, EmuDecision *d)
 {
-	_cleanup_(sbx_resolved_done) SbxResolved res = { .fd = -1, .parent_fd = -1 };
+	_cleanup_(sbx_resolved_done) SbxResolved res = {.fd = -1, .parent_fd = -1};
 	struct timespec ts[2];
 	bool have_times = false;
 	int dirfd = AT_FDCWD, flags = 0, r;
@@ -192,8 +197,8 @@ int emu_handle_utimes(const EmuRequest *req, EmuDecision *d)
 			/* TOCTOU: copied once; the copy is what is applied */
 			if (req->mem->read(req->mem, times, &ub, sizeof(ub)) < 0)
 				return fs_fail(d, -EFAULT, NULL);
-			ts[0] = (struct timespec) { ub.actime, 0 };
-			ts[1] = (struct timespec) { ub.modtime, 0 };
+			ts[0] = (struct timespec){ub.actime, 0};
+			ts[1] = (struct timespec){ub.modtime, 0};
 			have_times = true;
 		}
 		break;
@@ -211,7 +216,7 @@ int emu_handle_utimes(const EmuRequest *req, EmuDecision *d)
 			for (int i = 0; i < 2; i++) {
 				if (tv[i].tv_usec < 0 || tv[i].tv_usec >= 1000000)
 					return fs_fail(d, -EINVAL, NULL);
-				ts[i] = (struct timespec) { tv[i].tv_sec, tv[i].tv_usec * 1000 };
+				ts[i] = (struct timespec){tv[i].tv_sec, tv[i].tv_usec * 1000};
 			}
 			have_times = true;
 		}
@@ -259,7 +264,7 @@ typedef enum XattrOp { XA_SET, XA_GET, XA_LIST, XA_REMOVE } XattrOp;
 
 int emu_handle_xattr(const EmuRequest *req, EmuDecision *d)
 {
-	_cleanup_(sbx_resolved_done) SbxResolved res = { .fd = -1, .parent_fd = -1 };
+	_cleanup_(sbx_resolved_done) SbxResolved res = {.fd = -1, .parent_fd = -1};
 	char name[XATTR_NAME_MAX + 1], p[PATH_MAX];
 	unsigned char value[EMU_SCRATCH_SIZE];
 	bool lvariant = false;
@@ -363,7 +368,7 @@ int emu_handle_xattr(const EmuRequest *req, EmuDecision *d)
 
 int emu_handle_inotify_add_watch(const EmuRequest *req, EmuDecision *d)
 {
-	_cleanup_(sbx_resolved_done) SbxResolved res = { .fd = -1, .parent_fd = -1 };
+	_cleanup_(sbx_resolved_done) SbxResolved res = {.fd = -1, .parent_fd = -1};
 	_cleanup_close_ int ifd = -1;
 	uint32_t mask = (uint32_t) req->args[2];
 	unsigned rflags = SBX_RESOLVE_FOLLOW;

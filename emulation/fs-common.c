@@ -141,7 +141,7 @@ int fs_writeback(EmuDecision *d, uint64_t addr, const void *data, size_t len)
 	if (d->n_writeback >= EMU_MAX_WRITEBACK || used + len > EMU_SCRATCH_SIZE)
 		return -E2BIG;
 	memcpy(d->scratch + used, data, len);
-	d->writeback[d->n_writeback++] = (EmuWriteBack) {
+	d->writeback[d->n_writeback++] = (EmuWriteBack){
 		.addr = addr,
 		.data = d->scratch + used,
 		.len = len,

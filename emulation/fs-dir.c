@@ -33,7 +33,7 @@ int emu_fs_cwd_vpath(const EmuRequest *req, char *ret, size_t size)
 
 int emu_handle_chdir(const EmuRequest *req, EmuDecision *d)
 {
-	_cleanup_(sbx_resolved_done) SbxResolved res = { .fd = -1, .parent_fd = -1 };
+	_cleanup_(sbx_resolved_done) SbxResolved res = {.fd = -1, .parent_fd = -1};
 	int r;
 
 	if (req->nr != SYS_chdir)

@@ -93,7 +93,7 @@ static int check_remove(EmuDecision *d, const SbxResolved *res)
 
 int emu_handle_mkdir(const EmuRequest *req, EmuDecision *d)
 {
-	_cleanup_(sbx_resolved_done) SbxResolved res = { .fd = -1, .parent_fd = -1 };
+	_cleanup_(sbx_resolved_done) SbxResolved res = {.fd = -1, .parent_fd = -1};
 	int dirfd = AT_FDCWD, r, um;
 	uint64_t path;
 	mode_t mode;
@@ -147,8 +147,8 @@ int emu_handle_mkdir(const EmuRequest *req, EmuDecision *d)
 	if (um < 0)
 		return um;
 	if (is_mknod)
-		r = mknodat(res.parent_fd, res.name, (mode & S_IFMT) | (mode & 07777 & ~(mode_t) um),
-			    0);
+		r = mknodat(res.parent_fd, res.name,
+			    (mode & S_IFMT) | (mode & 07777 & ~(mode_t) um), 0);
 	else
 		r = mkdirat(res.parent_fd, res.name, mode & 07777 & ~(mode_t) um);
 	(void) dev;
@@ -159,7 +159,7 @@ int emu_handle_mkdir(const EmuRequest *req, EmuDecision *d)
 
 int emu_handle_unlink(const EmuRequest *req, EmuDecision *d)
 {
-	_cleanup_(sbx_resolved_done) SbxResolved res = { .fd = -1, .parent_fd = -1 };
+	_cleanup_(sbx_resolved_done) SbxResolved res = {.fd = -1, .parent_fd = -1};
 	int dirfd = AT_FDCWD, flags = 0, r;
 	uint64_t path;
 
@@ -199,8 +199,8 @@ int emu_handle_unlink(const EmuRequest *req, EmuDecision *d)
 
 int emu_handle_rename(const EmuRequest *req, EmuDecision *d)
 {
-	_cleanup_(sbx_resolved_done) SbxResolved a = { .fd = -1, .parent_fd = -1 };
-	_cleanup_(sbx_resolved_done) SbxResolved b = { .fd = -1, .parent_fd = -1 };
+	_cleanup_(sbx_resolved_done) SbxResolved a = {.fd = -1, .parent_fd = -1};
+	_cleanup_(sbx_resolved_done) SbxResolved b = {.fd = -1, .parent_fd = -1};
 	int olddir = AT_FDCWD, newdir = AT_FDCWD, r;
 	uint64_t oldp, newp;
 	unsigned flags = 0;
@@ -255,8 +255,8 @@ int emu_handle_rename(const EmuRequest *req, EmuDecision *d)
 
 int emu_handle_link(const EmuRequest *req, EmuDecision *d)
 {
-	_cleanup_(sbx_resolved_done) SbxResolved a = { .fd = -1, .parent_fd = -1 };
-	_cleanup_(sbx_resolved_done) SbxResolved b = { .fd = -1, .parent_fd = -1 };
+	_cleanup_(sbx_resolved_done) SbxResolved a = {.fd = -1, .parent_fd = -1};
+	_cleanup_(sbx_resolved_done) SbxResolved b = {.fd = -1, .parent_fd = -1};
 	int olddir = AT_FDCWD, newdir = AT_FDCWD, flags = 0, r;
 	uint64_t oldp, newp;
 
@@ -277,9 +277,9 @@ int emu_handle_link(const EmuRequest *req, EmuDecision *d)
 	if (flags & AT_EMPTY_PATH)
 		return deny(d, -ENOENT, "linkat(AT_EMPTY_PATH) is not allowed in the sandbox");
 
-	r = fs_resolve_arg(req, olddir, oldp,
-			   SBX_RESOLVE_NO_FD | ((flags & AT_SYMLINK_FOLLOW) ? SBX_RESOLVE_FOLLOW : 0),
-			   &a);
+	r = fs_resolve_arg(
+		req, olddir, oldp,
+		SBX_RESOLVE_NO_FD | ((flags & AT_SYMLINK_FOLLOW) ? SBX_RESOLVE_FOLLOW : 0), &a);
 	if (r < 0)
 		return fs_fail(d, r, NULL);
 	fs_note(d, &a);
@@ -305,7 +305,7 @@ int emu_handle_link(const EmuRequest *req, EmuDecision *d)
 
 int emu_handle_symlink(const EmuRequest *req, EmuDecision *d)
 {
-	_cleanup_(sbx_resolved_done) SbxResolved b = { .fd = -1, .parent_fd = -1 };
+	_cleanup_(sbx_resolved_done) SbxResolved b = {.fd = -1, .parent_fd = -1};
 	int newdir = AT_FDCWD, r;
 	uint64_t targetp, newp;
 	char target[PATH_MAX];

@@ -38,8 +38,8 @@
 #endif
 
 #define OPEN_VALID_FLAGS                                                                           \
-	(O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | O_NONBLOCK | O_DSYNC |    \
-	 FASYNC | O_DIRECT | O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC |     \
+	(O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | O_NONBLOCK | O_DSYNC |     \
+	 FASYNC | O_DIRECT | O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC |      \
 	 O_PATH | __O_TMPFILE | O_SYNC)
 
 typedef struct OpenArgs {
@@ -54,17 +54,18 @@ static int open_args(const EmuRequest *req, OpenArgs *a)
 {
 	switch (req->nr) {
 	case SYS_open:
-		*a = (OpenArgs) { AT_FDCWD, req->args[0], (uint32_t) req->args[1], req->args[2], 0 };
+		*a = (OpenArgs){AT_FDCWD, req->args[0], (uint32_t) req->args[1], req->args[2], 0};
 		return 0;
 	case SYS_creat:
-		*a = (OpenArgs) { AT_FDCWD, req->args[0], O_CREAT | O_WRONLY | O_TRUNC, req->args[1], 0 };
+		*a = (OpenArgs){AT_FDCWD, req->args[0], O_CREAT | O_WRONLY | O_TRUNC, req->args[1],
+				0};
 		return 0;
 	case SYS_openat:
-		*a = (OpenArgs) { fs_arg_fd(req->args[0]), req->args[1], (uint32_t) req->args[2],
-				  req->args[3], 0 };
+		*a = (OpenArgs){fs_arg_fd(req->args[0]), req->args[1], (uint32_t) req->args[2],
+				req->args[3], 0};
 		return 0;
 	case SYS_openat2: {
-		struct open_how how = { 0 };
+		struct open_how how = {0};
 		unsigned char extra[256];
 		uint64_t size = req->args[3];
 		int r;
@@ -89,9 +90,9 @@ static int open_args(const EmuRequest *req, OpenArgs *a)
 		}
 		if (how.flags & ~(uint64_t) OPEN_VALID_FLAGS)
 			return -EINVAL;
-		if (how.resolve & ~(uint64_t) (RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS |
-					       RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH |
-					       RESOLVE_IN_ROOT | RESOLVE_CACHED))
+		if (how.resolve &
+		    ~(uint64_t) (RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS |
+				 RESOLVE_BENEATH | RESOLVE_IN_ROOT | RESOLVE_CACHED))
 			return -EINVAL;
 		if ((how.resolve & RESOLVE_BENEATH) && (how.resolve & RESOLVE_IN_ROOT))
 			return -EINVAL;
@@ -101,8 +102,8 @@ static int open_args(const EmuRequest *req, OpenArgs *a)
 			return -EINVAL;
 		if (how.resolve & RESOLVE_CACHED)
 			return -EAGAIN;
-		*a = (OpenArgs) { fs_arg_fd(req->args[0]), req->args[1], how.flags, how.mode,
-				  how.resolve };
+		*a = (OpenArgs){fs_arg_fd(req->args[0]), req->args[1], how.flags, how.mode,
+				how.resolve};
 		return 0;
 	}
 	default:
@@ -211,7 +212,7 @@ static int do_open(const EmuRequest *req, EmuDecision *d, bool may_block)
 	}
 
 	for (unsigned attempt = 0; attempt < FS_MAX_RETRIES; attempt++) {
-		_cleanup_(sbx_resolved_done) SbxResolved res = { .fd = -1, .parent_fd = -1 };
+		_cleanup_(sbx_resolved_done) SbxResolved res = {.fd = -1, .parent_fd = -1};
 		int oflags, fd;
 
 		r = fs_resolve_at(req, a.dirfd, path, rflags, &res);
@@ -226,7 +227,8 @@ static int do_open(const EmuRequest *req, EmuDecision *d, bool may_block)
 
 			if (res.access == SBX_ACCESS_HIDDEN || res.access == SBX_ACCESS_DENIED) {
 				d->denied = true;
-				return fs_fail(d, res.access == SBX_ACCESS_HIDDEN ? -ENOENT : -EACCES,
+				return fs_fail(d,
+					       res.access == SBX_ACCESS_HIDDEN ? -ENOENT : -EACCES,
 					       "hidden or denied by the policy");
 			}
 			if (sbx_proc_fd_path(res.mount, res.vpath, &pid, &n))

@@ -39,7 +39,7 @@ static int stat_fd_of_child(const EmuRequest *req, int dirfd, int *ret_fd)
 
 int emu_handle_stat(const EmuRequest *req, EmuDecision *d)
 {
-	_cleanup_(sbx_resolved_done) SbxResolved res = { .fd = -1, .parent_fd = -1 };
+	_cleanup_(sbx_resolved_done) SbxResolved res = {.fd = -1, .parent_fd = -1};
 	_cleanup_close_ int cfd = -1;
 	int dirfd = AT_FDCWD, flags = 0, r, objfd;
 	const char *objname = "";
@@ -102,7 +102,8 @@ int emu_handle_stat(const EmuRequest *req, EmuDecision *d)
 		fs_note(d, &res);
 		r = fs_check_read(&res);
 		if (r < 0) {
-			d->denied = res.access == SBX_ACCESS_HIDDEN || res.access == SBX_ACCESS_DENIED;
+			d->denied =
+				res.access == SBX_ACCESS_HIDDEN || res.access == SBX_ACCESS_DENIED;
 			return fs_fail(d, r, d->denied ? "hidden or denied by the policy" : NULL);
 		}
 		/* the resolved name, without following anything again */
@@ -114,8 +115,8 @@ int emu_handle_stat(const EmuRequest *req, EmuDecision *d)
 	if (is_statx) {
 		struct statx stx;
 
-		if (syscall(SYS_statx, objfd, objname, objflags | (flags & AT_STATX_SYNC_TYPE), mask,
-			    &stx) < 0)
+		if (syscall(SYS_statx, objfd, objname, objflags | (flags & AT_STATX_SYNC_TYPE),
+			    mask, &stx) < 0)
 			return fs_fail(d, -errno, NULL);
 		r = fs_writeback(d, buf, &stx, sizeof(stx));
 	} else {
@@ -132,7 +133,7 @@ int emu_handle_stat(const EmuRequest *req, EmuDecision *d)
 
 int emu_handle_statfs(const EmuRequest *req, EmuDecision *d)
 {
-	_cleanup_(sbx_resolved_done) SbxResolved res = { .fd = -1, .parent_fd = -1 };
+	_cleanup_(sbx_resolved_done) SbxResolved res = {.fd = -1, .parent_fd = -1};
 	struct statfs sfs;
 	int r;
 
@@ -157,7 +158,7 @@ int emu_handle_statfs(const EmuRequest *req, EmuDecision *d)
 
 int emu_handle_access(const EmuRequest *req, EmuDecision *d)
 {
-	_cleanup_(sbx_resolved_done) SbxResolved res = { .fd = -1, .parent_fd = -1 };
+	_cleanup_(sbx_resolved_done) SbxResolved res = {.fd = -1, .parent_fd = -1};
 	int dirfd = AT_FDCWD, mode, flags = 0, r;
 	uint64_t path;
 	unsigned rflags = SBX_RESOLVE_FOLLOW | SBX_RESOLVE_NO_FD;
@@ -208,7 +209,7 @@ int emu_handle_access(const EmuRequest *req, EmuDecision *d)
 
 int emu_handle_readlink(const EmuRequest *req, EmuDecision *d)
 {
-	_cleanup_(sbx_resolved_done) SbxResolved res = { .fd = -1, .parent_fd = -1 };
+	_cleanup_(sbx_resolved_done) SbxResolved res = {.fd = -1, .parent_fd = -1};
 	int dirfd = AT_FDCWD, r;
 	uint64_t path, buf;
 	int64_t size;

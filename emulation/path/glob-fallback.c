@@ -5,7 +5,8 @@
  * this one at link time. Remove this file once policy/policy.c defines it.
  *
  * Syntax as policy.h says: '*' matches within one component, '**' across components
- * (also none: "/a" followed by "/" and "**" matches "/a" itself), '?' one character other than '/', [set] / [!set].
+ * (also none: "/a" followed by "/" and "**" matches "/a" itself), '?' one character other than '/',
+ * [set] / [!set].
  */
 #include <stdbool.h>
 #include <string.h>

@@ -33,7 +33,8 @@
 #include "emulation/path/internal.h"
 
 #define MAX_SYMLINKS 40
-#define MAX_RETRIES 16
+#define MAX_RETRIES  16
+#define WALK_STACK   32
 
 typedef struct Walk {
 	const SbxView *v;
@@ -45,6 +46,16 @@ typedef struct Walk {
 	const SbxMount *m; /* mount whose tree cur belongs to; NULL: skeleton only */
 	bool skel;	   /* cur is a skeleton directory */
 	int depth;	   /* components below the start (BENEATH) */
+	/* The directories the walk came down through, for ".." without walking again from
+	 * the root: each entry is the state before descending. */
+	struct {
+		int fd;
+		bool owned;
+		const SbxMount *m;
+		bool skel;
+		size_t vlen;
+	} stack[WALK_STACK];
+	unsigned sp;
 } Walk;
 
 typedef struct Child {
@@ -54,8 +65,8 @@ typedef struct Child {
 	const SbxMount *m;
 	bool skel;
 	bool fixed;
-	bool dev;	      /* a /dev allowlist node: parent is the host /dev */
-	bool synthetic_link;  /* /proc/self: link text in link[] */
+	bool dev;	     /* a /dev allowlist node: parent is the host /dev */
+	bool synthetic_link; /* /proc/self: link text in link[] */
 	char link[64];
 } Child;
 
@@ -67,15 +78,55 @@ static void walk_set(Walk *w, int fd, bool owned)
 	w->cur_owned = owned;
 }
 
+static void walk_drop_stack(Walk *w)
+{
+	while (w->sp > 0) {
+		w->sp--;
+		if (w->stack[w->sp].owned)
+			(void) close(w->stack[w->sp].fd);
+	}
+}
+
 static void walk_done(Walk *w)
 {
+	walk_drop_stack(w);
 	walk_set(w, -1, false);
+}
+
+/* Descends into a directory, keeping the current one for a later "..". */
+static void walk_push(Walk *w, int fd, bool owned)
+{
+	if (w->sp == WALK_STACK)
+		walk_drop_stack(w); /* deep: ".." above here walks again from the root */
+	w->stack[w->sp].fd = w->cur;
+	w->stack[w->sp].owned = w->cur_owned;
+	w->stack[w->sp].m = w->m;
+	w->stack[w->sp].skel = w->skel;
+	w->stack[w->sp].vlen = w->vlen;
+	w->sp++;
+	w->cur = fd;
+	w->cur_owned = owned;
+}
+
+/* ".." to a directory still on the stack: true if done. */
+static bool walk_pop(Walk *w)
+{
+	if (w->sp == 0)
+		return false;
+	w->sp--;
+	walk_set(w, w->stack[w->sp].fd, w->stack[w->sp].owned);
+	w->m = w->stack[w->sp].m;
+	w->skel = w->stack[w->sp].skel;
+	w->vlen = w->stack[w->sp].vlen;
+	w->vp[w->vlen] = 0;
+	return true;
 }
 
 static void walk_root(Walk *w)
 {
 	const SbxView *v = w->v;
 
+	walk_drop_stack(w);
 	w->vp[0] = '/';
 	w->vp[1] = 0;
 	w->vlen = 1;
@@ -140,7 +191,7 @@ static int lookup_child(Walk *w, const char *name, size_t nlen, bool want_dir, C
 	char nm[NAME_MAX + 1];
 	int n, fd;
 
-	*c = (Child) { .fd = -1 };
+	*c = (Child){.fd = -1};
 	if (nlen > NAME_MAX)
 		return -ENAMETOOLONG;
 	memcpy(nm, name, nlen);
@@ -293,7 +344,7 @@ static int walk_reopen(Walk *w)
 			child_done(&ch);
 			return -EAGAIN;
 		}
-		walk_set(w, ch.fd, ch.owned);
+		walk_push(w, ch.fd, ch.owned);
 		w->m = ch.m;
 		w->skel = ch.skel;
 		memcpy(w->vp, newvp, newlen + 1);
@@ -367,10 +418,9 @@ static int result_cur(Walk *w, SbxResolved *ret, bool dot)
 	return 0;
 }
 
-static int resolve_walk(const SbxView *v, const SbxLookup *l, unsigned nlinks,
-			SbxResolved *ret)
+static int resolve_walk(const SbxView *v, const SbxLookup *l, unsigned nlinks, SbxResolved *ret)
 {
-	_cleanup_(walk_done) Walk w = { .v = v, .l = l, .cur = -1 };
+	_cleanup_(walk_done) Walk w = {.v = v, .l = l, .cur = -1};
 	char rest[2 * PATH_MAX];
 	unsigned flags = l->flags;
 	size_t pos = 0;
@@ -439,7 +489,7 @@ static int resolve_walk(const SbxView *v, const SbxLookup *l, unsigned nlinks,
 				return -EXDEV;
 			if (w.depth > 0)
 				w.depth--;
-			if (w.vlen > 1) {
+			if (w.vlen > 1 && !walk_pop(&w)) {
 				while (w.vlen > 1 && w.vp[w.vlen - 1] != '/')
 					w.vlen--;
 				if (w.vlen > 1)
@@ -490,7 +540,8 @@ static int resolve_walk(const SbxView *v, const SbxLookup *l, unsigned nlinks,
 				ret->trailing_slash = trailing;
 				ret->mount = w.m;
 				memcpy(ret->vpath, newvp, newlen + 1);
-				finish(v, ret, w.skel || (w.m && w.m->kind == SBX_MOUNT_DEV), false);
+				finish(v, ret, w.skel || (w.m && w.m->kind == SBX_MOUNT_DEV),
+				       false);
 				return 0;
 			}
 			return -ENOENT;
@@ -565,7 +616,7 @@ static int resolve_walk(const SbxView *v, const SbxLookup *l, unsigned nlinks,
 				child_done(&ch);
 				return -ENOTDIR;
 			}
-			walk_set(&w, ch.fd, ch.owned);
+			walk_push(&w, ch.fd, ch.owned);
 			w.m = ch.m;
 			w.skel = ch.skel;
 			memcpy(w.vp, newvp, newlen + 1);
@@ -822,7 +873,7 @@ int sbx_view_resolve(const SbxView *v, const SbxLookup *l, SbxResolved *ret)
 {
 	int r;
 
-	*ret = (SbxResolved) { .parent_fd = -1, .fd = -1 };
+	*ret = (SbxResolved){.parent_fd = -1, .fd = -1};
 	if (!l->path)
 		return -EFAULT;
 	if (!l->path[0] && !(l->flags & SBX_RESOLVE_EMPTY_PATH))
@@ -851,5 +902,5 @@ void sbx_resolved_done(SbxResolved *r)
 		(void) close(r->fd);
 	if (r->parent_fd >= 0 && !r->parent_borrowed)
 		(void) close(r->parent_fd);
-	*r = (SbxResolved) { .parent_fd = -1, .fd = -1 };
+	*r = (SbxResolved){.parent_fd = -1, .fd = -1};
 }

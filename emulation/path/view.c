@@ -28,7 +28,7 @@
 			(void) snprintf(reterr, reterr_size, __VA_ARGS__);                         \
 	} while (0)
 
-static const char *const dev_names[] = { "null", "zero", "full", "random", "urandom" };
+static const char *const dev_names[] = {"null", "zero", "full", "random", "urandom"};
 
 const char *sbx_access_to_string(SbxAccess a)
 {
@@ -202,7 +202,7 @@ static int add_mount(SbxView *v, const char *vpath, const char *source, int fd, 
 		return -ENOMEM;
 	v->mounts = m;
 	m = &v->mounts[v->n_mounts];
-	*m = (SbxMount) {
+	*m = (SbxMount){
 		.vpath = strdup(norm),
 		.vlen = strlen(norm),
 		.source = strdup(host),
@@ -338,7 +338,8 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 				(void) snprintf(name, sizeof(name), "tmp-%zu", i);
 				if (mkdirat(v->run_fd, name, 0700) < 0)
 					return -errno;
-				fd = openat(v->run_fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				fd = openat(v->run_fd, name,
+					    O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 				owned = true;
 			}
 			if (fd < 0)
@@ -392,8 +393,10 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 		 * use; they lead into the proc mount, whose fd/N reopen rules apply. */
 		for (size_t i = 0; i < v->n_mounts; i++) {
 			static const char *const links[][2] = {
-				{ "fd", "self/fd" }, { "stdin", "self/fd/0" },
-				{ "stdout", "self/fd/1" }, { "stderr", "self/fd/2" },
+				{"fd", "self/fd"},
+				{"stdin", "self/fd/0"},
+				{"stdout", "self/fd/1"},
+				{"stderr", "self/fd/2"},
 			};
 
 			if (v->mounts[i].kind != SBX_MOUNT_PROC)
@@ -659,8 +662,8 @@ int sbx_view_vpath_of_host(const SbxView *v, const char *host, char *ret_vpath, 
 
 			if (!vpath_has_prefix(host, m->source, m->slen))
 				continue;
-			if (tried && (m->slen > tried->slen ||
-				      (m->slen == tried->slen && m <= tried)))
+			if (tried &&
+			    (m->slen > tried->slen || (m->slen == tried->slen && m <= tried)))
 				continue;
 			if (!best || m->slen > best->slen)
 				best = m;
@@ -798,8 +801,8 @@ bool sbx_proc_fd_path(const SbxMount *m, const char *vpath, pid_t *ret_pid, int 
 	return true;
 }
 
-int sbx_proc_translate(const char *proc_vpath, const char *path, pid_t tid, pid_t tgid,
-		       char *ret, size_t size)
+int sbx_proc_translate(const char *proc_vpath, const char *path, pid_t tid, pid_t tgid, char *ret,
+		       size_t size)
 {
 	size_t plen = strlen(proc_vpath);
 	const char *rest;

@@ -33,15 +33,15 @@ typedef enum SbxMountKind {
 } SbxMountKind;
 
 typedef struct SbxMount {
-	char *vpath;  /* virtual path, normalized, "/" or without trailing slash */
+	char *vpath; /* virtual path, normalized, "/" or without trailing slash */
 	size_t vlen;
 	char *source; /* canonical host path of the source (readlink of /proc/self/fd/N) */
 	size_t slen;
-	int fd;	      /* O_PATH|O_DIRECTORY|O_CLOEXEC fd of the source */
+	int fd; /* O_PATH|O_DIRECTORY|O_CLOEXEC fd of the source */
 	MountMode mode;
 	SbxMountKind kind;
-	bool nested;  /* another mount lies beneath this one */
-	bool owned;   /* a tmp directory the view created (removed at free unless keep) */
+	bool nested; /* another mount lies beneath this one */
+	bool owned;  /* a tmp directory the view created (removed at free unless keep) */
 	bool keep;
 } SbxMount;
 
@@ -115,18 +115,18 @@ const char *sbx_access_to_string(SbxAccess a);
 SbxAccess sbx_view_access(const SbxView *v, const char *vpath, Sensitivity *ret_level);
 
 typedef enum SbxResolveFlags {
-	SBX_RESOLVE_FOLLOW = 1 << 0,	 /* follow a symlink in the last component */
-	SBX_RESOLVE_DIRECTORY = 1 << 1,	 /* the object must be a directory (ENOTDIR) */
-	SBX_RESOLVE_CREATE = 1 << 2,	 /* a missing last component is success (exists=false) */
-	SBX_RESOLVE_EMPTY_PATH = 1 << 3, /* "" names the start directory (AT_EMPTY_PATH) */
-	SBX_RESOLVE_NO_FAST = 1 << 4,	 /* skip the openat2() fast path */
+	SBX_RESOLVE_FOLLOW = 1 << 0,	  /* follow a symlink in the last component */
+	SBX_RESOLVE_DIRECTORY = 1 << 1,	  /* the object must be a directory (ENOTDIR) */
+	SBX_RESOLVE_CREATE = 1 << 2,	  /* a missing last component is success (exists=false) */
+	SBX_RESOLVE_EMPTY_PATH = 1 << 3,  /* "" names the start directory (AT_EMPTY_PATH) */
+	SBX_RESOLVE_NO_FAST = 1 << 4,	  /* skip the openat2() fast path */
 	SBX_RESOLVE_NO_SYMLINKS = 1 << 5, /* ELOOP on any symlink (openat2 RESOLVE_NO_SYMLINKS) */
-	SBX_RESOLVE_BENEATH = 1 << 6,	 /* EXDEV on absolute paths/symlinks or ".." above start */
-	SBX_RESOLVE_NO_FD = 1 << 7, /* the caller needs parent_fd+name only: ret->fd may be -1
-				     * even when the object exists (saves syscalls) */
-	SBX_RESOLVE_KEEP_MAGIC = 1 << 8, /* a /proc magic link as last component is returned
-					  * (type S_IFLNK) instead of followed: open() reopens
-					  * /proc/PID/fd/N through the child's own fd */
+	SBX_RESOLVE_BENEATH = 1 << 6,	  /* EXDEV on absolute paths/symlinks or ".." above start */
+	SBX_RESOLVE_NO_FD = 1 << 7,	  /* the caller needs parent_fd+name only: ret->fd may be -1
+					   * even when the object exists (saves syscalls) */
+	SBX_RESOLVE_KEEP_MAGIC = 1 << 8,  /* a /proc magic link as last component is returned
+					   * (type S_IFLNK) instead of followed: open() reopens
+					   * /proc/PID/fd/N through the child's own fd */
 } SbxResolveFlags;
 
 typedef struct SbxLookup {
@@ -147,13 +147,13 @@ typedef struct SbxResolved {
 	char name[NAME_MAX + 1];
 	int fd; /* O_PATH|O_NOFOLLOW fd of the object, -1 when it does not exist; owned */
 	bool exists;
-	mode_t type;		/* S_IFMT bits when exists */
-	bool fixed;		/* a mount root, skeleton directory or /dev node: not removable,
-				 * renamable nor writable as a directory entry */
-	bool dot;		/* the path ended in "." or "..": rmdir EINVAL, mkdir EEXIST */
+	mode_t type; /* S_IFMT bits when exists */
+	bool fixed;  /* a mount root, skeleton directory or /dev node: not removable,
+		      * renamable nor writable as a directory entry */
+	bool dot;    /* the path ended in "." or "..": rmdir EINVAL, mkdir EEXIST */
 	bool trailing_slash;
-	bool fast;		/* answered by the openat2() fast path (for bench/tests) */
-	const SbxMount *mount;	/* NULL: the skeleton */
+	bool fast;	       /* answered by the openat2() fast path (for bench/tests) */
+	const SbxMount *mount; /* NULL: the skeleton */
 	SbxAccess access;
 	Sensitivity level;
 	char vpath[PATH_MAX];	  /* canonical virtual path */
@@ -197,8 +197,8 @@ bool sbx_view_has_hide_rules(const SbxView *v);
  * the caller's pid: "/proc/self/fd" → "/proc/42/fd", "/proc/thread-self" → "/proc/42/task/43".
  * Copies other paths unchanged. Returns 0 or -ENAMETOOLONG.
  */
-int sbx_proc_translate(const char *proc_vpath, const char *path, pid_t tid, pid_t tgid,
-		       char *ret, size_t size);
+int sbx_proc_translate(const char *proc_vpath, const char *path, pid_t tid, pid_t tgid, char *ret,
+		       size_t size);
 
 /**
  * Whether vpath names /proc/PID/fd/N or /proc/PID/task/TID/fd/N under the proc mount m: sets

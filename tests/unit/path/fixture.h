@@ -119,7 +119,7 @@ static inline void fx_mount(Fixture *fx, const char *vpath, const char *rel, Mou
 {
 	size_t i = fx->policy.n_mounts++;
 
-	fx->mounts[i] = (PolicyMount) { .path = (char *) vpath, .mode = mode };
+	fx->mounts[i] = (PolicyMount){.path = (char *) vpath, .mode = mode};
 	if (rel) {
 		size_t bl = strlen(fx->base), rl = strlen(rel);
 
@@ -137,7 +137,7 @@ static inline void fx_rule(Fixture *fx, const char *glob, RuleAccess a)
 {
 	size_t i = fx->policy.n_rules++;
 
-	fx->rules[i] = (PolicyRule) { .glob = (char *) glob, .access = a };
+	fx->rules[i] = (PolicyRule){.glob = (char *) glob, .access = a};
 	fx->policy.rules = fx->rules;
 }
 
@@ -215,8 +215,8 @@ static inline int fx_stat(const Fixture *fx, const char *rel, struct stat *st)
 
 static inline int fx_resolve(const SbxView *v, const char *path, unsigned flags, SbxResolved *r)
 {
-	SbxLookup l = { .path = path, .dirfd = -1, .tid = getpid(), .tgid = getpid(),
-			.flags = flags };
+	SbxLookup l = {
+		.path = path, .dirfd = -1, .tid = getpid(), .tgid = getpid(), .flags = flags};
 
 	return sbx_view_resolve(v, &l, r);
 }

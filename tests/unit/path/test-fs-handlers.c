@@ -49,7 +49,7 @@ static int self_read_string(const ChildMem *m, uint64_t addr, char *buf, size_t 
 	return 0;
 }
 
-static const ChildMem self_mem = { self_read, self_read_string, NULL };
+static const ChildMem self_mem = {self_read, self_read_string, NULL};
 static int fake_umask = 027;
 
 static int get_umask(void *ctx, pid_t pid)
@@ -59,7 +59,7 @@ static int get_umask(void *ctx, pid_t pid)
 	return fake_umask;
 }
 
-static const SbxHooks hooks = { .get_fd = sbx_default_get_fd, .get_umask = get_umask };
+static const SbxHooks hooks = {.get_fd = sbx_default_get_fd, .get_umask = get_umask};
 
 typedef struct Env {
 	Fixture fx;
@@ -108,7 +108,7 @@ static int64_t call(Env *e, EmuHandler h, int nr, uint64_t a0, uint64_t a1, uint
 		.pid = getpid(),
 		.tgid = getpid(),
 		.nr = nr,
-		.args = { a0, a1, a2, a3, a4, 0 },
+		.args = {a0, a1, a2, a3, a4, 0},
 	};
 	int r;
 
@@ -205,15 +205,18 @@ TEST(hidden_and_denied)
 		  -ENOENT);
 	EXPECT_EQ(call(e, emu_handle_access, SYS_access, A("/workspace/.env"), F_OK, 0, 0, 0),
 		  -ENOENT);
-	EXPECT_EQ(call(e, emu_handle_readlink, SYS_readlink, A("/workspace/.env"), A(buf), 64, 0, 0),
+	EXPECT_EQ(
+		call(e, emu_handle_readlink, SYS_readlink, A("/workspace/.env"), A(buf), 64, 0, 0),
+		-ENOENT);
+	EXPECT_EQ(call(e, emu_handle_chmod, SYS_chmod, A("/workspace/.env"), 0777, 0, 0, 0),
 		  -ENOENT);
-	EXPECT_EQ(call(e, emu_handle_chmod, SYS_chmod, A("/workspace/.env"), 0777, 0, 0, 0), -ENOENT);
-	EXPECT_EQ(call(e, emu_handle_unlink, SYS_unlink, A("/workspace/.env"), 0, 0, 0, 0), -ENOENT);
-	EXPECT_EQ(call(e, emu_handle_rename, SYS_rename, A("/workspace/.env"), A("/workspace/e2"), 0,
-		       0, 0),
+	EXPECT_EQ(call(e, emu_handle_unlink, SYS_unlink, A("/workspace/.env"), 0, 0, 0, 0),
 		  -ENOENT);
-	EXPECT_EQ(call(e, emu_handle_rename, SYS_rename, A("/workspace/a.txt"), A("/workspace/.env"),
+	EXPECT_EQ(call(e, emu_handle_rename, SYS_rename, A("/workspace/.env"), A("/workspace/e2"),
 		       0, 0, 0),
+		  -ENOENT);
+	EXPECT_EQ(call(e, emu_handle_rename, SYS_rename, A("/workspace/a.txt"),
+		       A("/workspace/.env"), 0, 0, 0),
 		  -EACCES);
 	EXPECT_EQ(call(e, emu_handle_link, SYS_link, A("/workspace/a.txt"), A("/workspace/.env"), 0,
 		       0, 0),
@@ -266,7 +269,7 @@ TEST(openat_relative_and_openat2)
 {
 	Env *e = env_new();
 	char p[1200];
-	struct open_how how = { .flags = O_RDONLY, .resolve = RESOLVE_BENEATH };
+	struct open_how how = {.flags = O_RDONLY, .resolve = RESOLVE_BENEATH};
 	int dfd;
 
 	snprintf(p, sizeof(p), "%s/ws/dir", e->fx.base);
@@ -281,8 +284,9 @@ TEST(openat_relative_and_openat2)
 
 	EXPECT_GE(call(e, emu_handle_open, SYS_openat2, dfd, A("sub.txt"), A(&how), sizeof(how), 0),
 		  0);
-	EXPECT_EQ(call(e, emu_handle_open, SYS_openat2, dfd, A("../a.txt"), A(&how), sizeof(how), 0),
-		  -EXDEV);
+	EXPECT_EQ(
+		call(e, emu_handle_open, SYS_openat2, dfd, A("../a.txt"), A(&how), sizeof(how), 0),
+		-EXDEV);
 	EXPECT_EQ(call(e, emu_handle_open, SYS_openat2, dfd, A("/etc/passwd"), A(&how), sizeof(how),
 		       0),
 		  -EXDEV);
@@ -331,7 +335,8 @@ TEST(stat_family)
 	ASSERT_EQ(fx_stat(&e->fx, "ws/dir/sub.txt", &host), 0);
 	EXPECT_EQ(st.st_ino, host.st_ino);
 	EXPECT_EQ(st.st_size, 4);
-	ASSERT_EQ(call(e, emu_handle_stat, SYS_lstat, A("/workspace/link_rel"), A(&st), 0, 0, 0), 0);
+	ASSERT_EQ(call(e, emu_handle_stat, SYS_lstat, A("/workspace/link_rel"), A(&st), 0, 0, 0),
+		  0);
 	EXPECT_TRUE(S_ISLNK(st.st_mode));
 	ASSERT_EQ(call(e, emu_handle_stat, SYS_newfstatat, AT_FDCWD, A("/usr/lib/libx.so"), A(&st),
 		       AT_SYMLINK_NOFOLLOW, 0),
@@ -376,15 +381,16 @@ TEST(access_readlink_statfs)
 		  -EINVAL);
 
 	memset(buf, 'X', sizeof(buf));
-	EXPECT_EQ(call(e, emu_handle_readlink, SYS_readlink, A("/workspace/link_abs"), A(buf), 64, 0,
-		       0),
+	EXPECT_EQ(call(e, emu_handle_readlink, SYS_readlink, A("/workspace/link_abs"), A(buf), 64,
+		       0, 0),
 		  11);
 	EXPECT_EQ(memcmp(buf, "/etc/shadow", 11), 0);
 	EXPECT_EQ(call(e, emu_handle_readlink, SYS_readlinkat, AT_FDCWD, A("/workspace/link_abs"),
 		       A(buf), 4, 0),
 		  4);
-	EXPECT_EQ(call(e, emu_handle_readlink, SYS_readlink, A("/workspace/a.txt"), A(buf), 64, 0, 0),
-		  -EINVAL);
+	EXPECT_EQ(
+		call(e, emu_handle_readlink, SYS_readlink, A("/workspace/a.txt"), A(buf), 64, 0, 0),
+		-EINVAL);
 
 	ASSERT_EQ(call(e, emu_handle_statfs, SYS_statfs, A("/usr/lib"), A(&sfs), 0, 0, 0), 0);
 	EXPECT_TRUE(sfs.f_flags & ST_RDONLY);
@@ -395,10 +401,10 @@ TEST(access_readlink_statfs)
 TEST(read_only_is_erofs_everywhere)
 {
 	Env *e = env_new();
-	static const char *const files[] = { "/usr/lib/libx.so", "/workspace/vendor/v.txt" };
-	static const char *const dirs[] = { "/usr/lib", "/workspace/vendor" };
-	struct timespec ts[2] = { { 1, 0 }, { 2, 0 } };
-	struct timeval tv[2] = { { 1, 0 }, { 2, 0 } };
+	static const char *const files[] = {"/usr/lib/libx.so", "/workspace/vendor/v.txt"};
+	static const char *const dirs[] = {"/usr/lib", "/workspace/vendor"};
+	struct timespec ts[2] = {{1, 0}, {2, 0}};
+	struct timeval tv[2] = {{1, 0}, {2, 0}};
 	struct stat before, after;
 
 	for (int i = 0; i < 2; i++) {
@@ -416,7 +422,8 @@ TEST(read_only_is_erofs_everywhere)
 		EXPECT_GE(OPEN(e, f, O_RDONLY | O_CREAT, 0644), 0); /* exists, no write */
 		EXPECT_EQ(call(e, emu_handle_open, SYS_creat, A(f), 0644, 0, 0, 0), -EROFS);
 		EXPECT_EQ(call(e, emu_handle_mkdir, SYS_mkdir, A(nd), 0755, 0, 0, 0), -EROFS);
-		EXPECT_EQ(call(e, emu_handle_mkdir, SYS_mknodat, AT_FDCWD, A(nf), S_IFIFO | 0644, 0, 0),
+		EXPECT_EQ(call(e, emu_handle_mkdir, SYS_mknodat, AT_FDCWD, A(nf), S_IFIFO | 0644, 0,
+			       0),
 			  -EROFS);
 		EXPECT_EQ(call(e, emu_handle_unlink, SYS_unlink, A(f), 0, 0, 0, 0), -EROFS);
 		EXPECT_EQ(call(e, emu_handle_unlink, SYS_rmdir, A(dir), 0, 0, 0, 0), -EROFS);
@@ -428,8 +435,10 @@ TEST(read_only_is_erofs_everywhere)
 			  i ? -EPERM : -EROFS);
 		EXPECT_EQ(call(e, emu_handle_symlink, SYS_symlink, A("x"), A(nf), 0, 0, 0), -EROFS);
 		EXPECT_EQ(call(e, emu_handle_chmod, SYS_chmod, A(f), 0777, 0, 0, 0), -EROFS);
-		EXPECT_EQ(call(e, emu_handle_chmod, SYS_fchmodat, AT_FDCWD, A(f), 0777, 0, 0), -EROFS);
-		EXPECT_EQ(call(e, emu_handle_chown, SYS_chown, A(f), getuid(), getgid(), 0, 0), -EROFS);
+		EXPECT_EQ(call(e, emu_handle_chmod, SYS_fchmodat, AT_FDCWD, A(f), 0777, 0, 0),
+			  -EROFS);
+		EXPECT_EQ(call(e, emu_handle_chown, SYS_chown, A(f), getuid(), getgid(), 0, 0),
+			  -EROFS);
 		EXPECT_EQ(call(e, emu_handle_chown, SYS_lchown, A(f), getuid(), getgid(), 0, 0),
 			  -EROFS);
 		EXPECT_EQ(call(e, emu_handle_truncate, SYS_truncate, A(f), 0, 0, 0, 0), -EROFS);
@@ -453,6 +462,13 @@ TEST(read_only_is_erofs_everywhere)
 	EXPECT_EQ(call(e, emu_handle_mkdir, SYS_mkdir, A("/newtop"), 0755, 0, 0, 0), -EROFS);
 	EXPECT_EQ(call(e, emu_handle_unlink, SYS_rmdir, A("/workspace"), 0, 0, 0, 0), -EBUSY);
 	EXPECT_EQ(call(e, emu_handle_unlink, SYS_unlink, A("/dev/null"), 0, 0, 0, 0), -EBUSY);
+	EXPECT_EQ(call(e, emu_handle_chmod, SYS_chmod, A("/dev/null"), 0600, 0, 0, 0), -EPERM);
+	EXPECT_EQ(call(e, emu_handle_chown, SYS_chown, A("/dev/null"), getuid(), getgid(), 0, 0),
+		  -EPERM);
+	EXPECT_EQ(call(e, emu_handle_utimes, SYS_utimes, A("/dev/null"), 0, 0, 0, 0), -EPERM);
+	EXPECT_EQ(call(e, emu_handle_rename, SYS_rename, A("/workspace/a.txt"), A("/dev/null"), 0,
+		       0, 0),
+		  -EBUSY);
 	env_free(e);
 }
 
@@ -461,29 +477,30 @@ TEST(modify_in_the_workspace)
 	Env *e = env_new();
 	struct stat st;
 	char buf[64];
-	struct timespec ts[2] = { { 1000000, 0 }, { 2000000, 0 } };
+	struct timespec ts[2] = {{1000000, 0}, {2000000, 0}};
 
 	fake_umask = 022;
-	EXPECT_EQ(call(e, emu_handle_rename, SYS_rename, A("/workspace/a.txt"), A("/workspace/b.txt"),
-		       0, 0, 0),
+	EXPECT_EQ(call(e, emu_handle_rename, SYS_rename, A("/workspace/a.txt"),
+		       A("/workspace/b.txt"), 0, 0, 0),
 		  0);
 	EXPECT_EQ(fx_stat(&e->fx, "ws/b.txt", &st), 0);
-	EXPECT_EQ(call(e, emu_handle_rename, SYS_renameat2, AT_FDCWD, A("/workspace/b.txt"), AT_FDCWD,
-		       A("/workspace/dir/sub.txt"), RENAME_NOREPLACE),
+	EXPECT_EQ(call(e, emu_handle_rename, SYS_renameat2, AT_FDCWD, A("/workspace/b.txt"),
+		       AT_FDCWD, A("/workspace/dir/sub.txt"), RENAME_NOREPLACE),
 		  -EEXIST);
-	EXPECT_EQ(call(e, emu_handle_rename, SYS_renameat2, AT_FDCWD, A("/workspace/b.txt"), AT_FDCWD,
-		       A("/workspace/dir/sub.txt"), RENAME_EXCHANGE),
+	EXPECT_EQ(call(e, emu_handle_rename, SYS_renameat2, AT_FDCWD, A("/workspace/b.txt"),
+		       AT_FDCWD, A("/workspace/dir/sub.txt"), RENAME_EXCHANGE),
 		  0);
 	ASSERT_GE(OPEN(e, "/workspace/b.txt", O_RDONLY, 0), 0);
 	EXPECT_EQ(read_fd((int) e->d.inject_fd, buf, sizeof(buf)), 4); /* "sub\n" */
-	EXPECT_EQ(call(e, emu_handle_rename, SYS_renameat2, AT_FDCWD, A("/workspace/b.txt"), AT_FDCWD,
-		       A("/workspace/none"), RENAME_EXCHANGE),
+	EXPECT_EQ(call(e, emu_handle_rename, SYS_renameat2, AT_FDCWD, A("/workspace/b.txt"),
+		       AT_FDCWD, A("/workspace/none"), RENAME_EXCHANGE),
 		  -ENOENT);
-	EXPECT_EQ(call(e, emu_handle_rename, SYS_rename, A("/workspace/b.txt"), A("/tmp/b.txt"), 0, 0,
-		       0),
+	EXPECT_EQ(call(e, emu_handle_rename, SYS_rename, A("/workspace/b.txt"), A("/tmp/b.txt"), 0,
+		       0, 0),
 		  -EXDEV);
-	EXPECT_EQ(call(e, emu_handle_rename, SYS_rename, A("/workspace"), A("/workspace2"), 0, 0, 0),
-		  -EBUSY);
+	EXPECT_EQ(
+		call(e, emu_handle_rename, SYS_rename, A("/workspace"), A("/workspace2"), 0, 0, 0),
+		-EBUSY);
 
 	EXPECT_EQ(call(e, emu_handle_link, SYS_link, A("/workspace/b.txt"), A("/workspace/hard"), 0,
 		       0, 0),
@@ -492,22 +509,22 @@ TEST(modify_in_the_workspace)
 	EXPECT_EQ(st.st_nlink, 2);
 	EXPECT_EQ(call(e, emu_handle_link, SYS_link, A("/etc/passwd"), A("/workspace/pw"), 0, 0, 0),
 		  -EXDEV);
-	EXPECT_EQ(call(e, emu_handle_link, SYS_linkat, AT_FDCWD, A(""), AT_FDCWD, A("/workspace/h2"),
-		       AT_EMPTY_PATH),
+	EXPECT_EQ(call(e, emu_handle_link, SYS_linkat, AT_FDCWD, A(""), AT_FDCWD,
+		       A("/workspace/h2"), AT_EMPTY_PATH),
 		  -ENOENT);
 
-	EXPECT_EQ(call(e, emu_handle_symlink, SYS_symlink, A("/etc/shadow"), A("/workspace/sl"), 0, 0,
-		       0),
+	EXPECT_EQ(call(e, emu_handle_symlink, SYS_symlink, A("/etc/shadow"), A("/workspace/sl"), 0,
+		       0, 0),
 		  0);
 	memset(buf, 0, sizeof(buf));
-	ASSERT_EQ(readlinkat(AT_FDCWD, strcat(strcpy((char[1200]) { 0 }, e->fx.src[0]), "/sl"), buf,
+	ASSERT_EQ(readlinkat(AT_FDCWD, strcat(strcpy((char[1200]){0}, e->fx.src[0]), "/sl"), buf,
 			     sizeof(buf)),
 		  11);
 	EXPECT_STREQ(buf, "/etc/shadow");
 	EXPECT_EQ(OPEN(e, "/workspace/sl", O_RDONLY, 0), -ENOENT); /* still hidden through it */
 
-	EXPECT_EQ(call(e, emu_handle_mkdir, SYS_mknod, A("/workspace/dev"), S_IFCHR | 0600, 0x0103, 0,
-		       0),
+	EXPECT_EQ(call(e, emu_handle_mkdir, SYS_mknod, A("/workspace/dev"), S_IFCHR | 0600, 0x0103,
+		       0, 0),
 		  -EPERM);
 	EXPECT_EQ(call(e, emu_handle_mkdir, SYS_mknod, A("/workspace/ff"), S_IFIFO | 0666, 0, 0, 0),
 		  0);
@@ -525,17 +542,20 @@ TEST(modify_in_the_workspace)
 	EXPECT_EQ(call(e, emu_handle_truncate, SYS_truncate, A("/workspace/b.txt"), 1, 0, 0, 0), 0);
 	ASSERT_EQ(fx_stat(&e->fx, "ws/b.txt", &st), 0);
 	EXPECT_EQ(st.st_size, 1);
-	EXPECT_EQ(call(e, emu_handle_truncate, SYS_truncate, A("/workspace/dir"), 1, 0, 0, 0), -EISDIR);
-	EXPECT_EQ(call(e, emu_handle_utimes, SYS_utimensat, AT_FDCWD, A("/workspace/b.txt"), A(ts), 0,
-		       0),
+	EXPECT_EQ(call(e, emu_handle_truncate, SYS_truncate, A("/workspace/dir"), 1, 0, 0, 0),
+		  -EISDIR);
+	EXPECT_EQ(call(e, emu_handle_utimes, SYS_utimensat, AT_FDCWD, A("/workspace/b.txt"), A(ts),
+		       0, 0),
 		  0);
 	ASSERT_EQ(fx_stat(&e->fx, "ws/b.txt", &st), 0);
 	EXPECT_EQ(st.st_mtime, 2000000);
 
 	EXPECT_EQ(call(e, emu_handle_unlink, SYS_unlink, A("/workspace/hard"), 0, 0, 0, 0), 0);
 	EXPECT_EQ(call(e, emu_handle_unlink, SYS_unlink, A("/workspace/dir"), 0, 0, 0, 0), -EISDIR);
-	EXPECT_EQ(call(e, emu_handle_unlink, SYS_rmdir, A("/workspace/dir"), 0, 0, 0, 0), -ENOTEMPTY);
-	EXPECT_EQ(call(e, emu_handle_unlink, SYS_rmdir, A("/workspace/dir/."), 0, 0, 0, 0), -EINVAL);
+	EXPECT_EQ(call(e, emu_handle_unlink, SYS_rmdir, A("/workspace/dir"), 0, 0, 0, 0),
+		  -ENOTEMPTY);
+	EXPECT_EQ(call(e, emu_handle_unlink, SYS_rmdir, A("/workspace/dir/."), 0, 0, 0, 0),
+		  -EINVAL);
 	EXPECT_EQ(call(e, emu_handle_mkdir, SYS_mkdir, A("/workspace/empty"), 0755, 0, 0, 0), 0);
 	EXPECT_EQ(call(e, emu_handle_unlink, SYS_unlinkat, AT_FDCWD, A("/workspace/empty"),
 		       AT_REMOVEDIR, 0, 0),
@@ -551,8 +571,8 @@ TEST(xattrs)
 	char val[16] = "";
 	int64_t r;
 
-	r = call(e, emu_handle_xattr, SYS_setxattr, A("/workspace/a.txt"), A("user.sbx"), A("42"), 2,
-		 0);
+	r = call(e, emu_handle_xattr, SYS_setxattr, A("/workspace/a.txt"), A("user.sbx"), A("42"),
+		 2, 0);
 	if (r == -EOPNOTSUPP) {
 		printf("# user xattrs unsupported on this filesystem: set/get not exercised\n");
 	} else {
@@ -599,8 +619,10 @@ TEST(cwd_getcwd_chdir_getdents)
 	EXPECT_EQ(call(e, emu_handle_chdir, SYS_chdir, A("/workspace"), 0, 0, 0, 0), -EACCES);
 	snprintf(p, sizeof(p), "%s/ws", e->fx.base);
 	EXPECT_STREQ(e->d.host_path, p);
-	EXPECT_EQ(call(e, emu_handle_chdir, SYS_chdir, A("/workspace/a.txt"), 0, 0, 0, 0), -ENOTDIR);
-	EXPECT_EQ(call(e, emu_handle_chdir, SYS_chdir, A("/workspace/denied"), 0, 0, 0, 0), -EACCES);
+	EXPECT_EQ(call(e, emu_handle_chdir, SYS_chdir, A("/workspace/a.txt"), 0, 0, 0, 0),
+		  -ENOTDIR);
+	EXPECT_EQ(call(e, emu_handle_chdir, SYS_chdir, A("/workspace/denied"), 0, 0, 0, 0),
+		  -EACCES);
 	EXPECT_EQ(call(e, emu_handle_chdir, SYS_chdir, A("/nope"), 0, 0, 0, 0), -ENOENT);
 
 	ASSERT_EQ(chdir(saved), 0);
@@ -635,7 +657,7 @@ TEST(cwd_getcwd_chdir_getdents)
 
 TEST(chdir_identity_mapped_continues)
 {
-	Fixture fx = { 0 };
+	Fixture fx = {0};
 	SbxView *v;
 	char err[256], vpath[1200];
 	Env *e = calloc(1, sizeof(*e));

@@ -64,11 +64,11 @@ static bool is_secret(int fd, const struct stat *s1, const struct stat *s2)
  * host path of the fixture, where the secrets are). */
 static void run_case(int *_tap_failed, const char *link_target, unsigned rflags)
 {
-	Fixture fx = { 0 };
+	Fixture fx = {0};
 	SbxView *v = fx_view_flat(&fx, 0);
 	struct stat s1, s2;
 	char p[1200];
-	Race race = { .alt = "alt" };
+	Race race = {.alt = "alt"};
 	pthread_t th;
 	unsigned n = iterations(), ok = 0, leaks = 0, outside = 0;
 
@@ -89,9 +89,9 @@ static void run_case(int *_tap_failed, const char *link_target, unsigned rflags)
 
 	ASSERT_EQ(pthread_create(&th, NULL, swapper, &race), 0);
 	for (unsigned i = 0; i < n; i++) {
-		static const char *const paths[] = { "/workspace/race/secret",
-						     "/workspace/race/sub/secret",
-						     "/workspace/race/../race/secret" };
+		static const char *const paths[] = {"/workspace/race/secret",
+						    "/workspace/race/sub/secret",
+						    "/workspace/race/../race/secret"};
 		SbxResolved r;
 		int k = fx_resolve(v, paths[i % 3], SBX_RESOLVE_FOLLOW | rflags, &r);
 
@@ -117,8 +117,8 @@ static void run_case(int *_tap_failed, const char *link_target, unsigned rflags)
 	atomic_store(&race.stop, true);
 	pthread_join(th, NULL);
 	printf("# target %s flags %#x: %u lookups, %u resolved, %lu swaps\n",
-	       link_target ? link_target : "(host base)", rflags,
-	       n, ok, (unsigned long) atomic_load(&race.swaps));
+	       link_target ? link_target : "(host base)", rflags, n, ok,
+	       (unsigned long) atomic_load(&race.swaps));
 	EXPECT_EQ(leaks, 0);
 	EXPECT_EQ(outside, 0);
 	EXPECT_GE(atomic_load(&race.swaps), 1);

@@ -53,7 +53,7 @@ static bool has_name(char names[][64], int n, const char *s)
 
 TEST(absolute_path_in_mount)
 {
-	Fixture fx = { 0 };
+	Fixture fx = {0};
 	SbxView *v = fx_view_flat(&fx, 0);
 	SbxResolved r;
 	char host[1200];
@@ -82,7 +82,7 @@ TEST(absolute_path_in_mount)
 
 TEST(outside_every_mount_is_enoent)
 {
-	Fixture fx = { 0 };
+	Fixture fx = {0};
 	SbxView *v = fx_view_flat(&fx, 0);
 	SbxResolved r;
 
@@ -97,7 +97,7 @@ TEST(outside_every_mount_is_enoent)
 
 TEST(root_lists_only_mount_points)
 {
-	Fixture fx = { 0 };
+	Fixture fx = {0};
 	SbxView *v = fx_view_flat(&fx, 0);
 	SbxResolved r;
 	char names[32][64];
@@ -119,7 +119,7 @@ TEST(root_lists_only_mount_points)
 
 TEST(dotdot_pops_the_virtual_path)
 {
-	Fixture fx = { 0 };
+	Fixture fx = {0};
 	SbxView *v = fx_view_flat(&fx, 0);
 	SbxResolved r;
 
@@ -145,15 +145,47 @@ TEST(dotdot_pops_the_virtual_path)
 	fx_done(&fx, v);
 }
 
+TEST(dotdot_deep_paths)
+{
+	Fixture fx = {0};
+	SbxView *v = fx_view_flat(&fx, 0);
+	SbxResolved r;
+	char path[4096] = "/workspace", rel[1024];
+	size_t n;
+
+	/* 40 levels: more than the walk's stack of directories, so the ".." above it walk
+	 * again from the root */
+	snprintf(rel, sizeof(rel), "%s/ws", fx.base);
+	for (int i = 0; i < 40; i++) {
+		strcat(rel, "/d");
+		ASSERT_EQ(mkdir(rel, 0755), 0);
+		strcat(path, "/d");
+	}
+	n = strlen(path);
+	for (int i = 0; i < 40; i++)
+		strcat(path, "/..");
+	strcat(path, "/a.txt");
+	ASSERT_EQ(fx_resolve(v, path, SBX_RESOLVE_FOLLOW, &r), 0);
+	EXPECT_STREQ(r.vpath, "/workspace/a.txt");
+	EXPECT_TRUE(same_file(r.fd, &fx, "ws/a.txt"));
+	sbx_resolved_done(&r);
+	path[n] = 0;
+	strcat(path, "/../../../../../../../../../../../../../../../..");
+	ASSERT_EQ(fx_resolve(v, path, SBX_RESOLVE_FOLLOW, &r), 0);
+	EXPECT_EQ(strlen(r.vpath), strlen("/workspace") + 2 * 24);
+	sbx_resolved_done(&r);
+	fx_done(&fx, v);
+}
+
 TEST(relative_paths_from_a_dirfd)
 {
-	Fixture fx = { 0 };
+	Fixture fx = {0};
 	SbxView *v = fx_view_flat(&fx, 0);
 	SbxResolved r;
 	char p[1200], vp[4096];
 	const SbxMount *m;
 	int dfd;
-	SbxLookup l = { .tid = getpid(), .tgid = getpid(), .flags = F };
+	SbxLookup l = {.tid = getpid(), .tgid = getpid(), .flags = F};
 
 	snprintf(p, sizeof(p), "%s/ws/dir", fx.base);
 	dfd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -198,7 +230,7 @@ TEST(relative_paths_from_a_dirfd)
 
 TEST(symlinks_resolve_inside_the_view)
 {
-	Fixture fx = { 0 };
+	Fixture fx = {0};
 	SbxView *v = fx_view_flat(&fx, 0);
 	SbxResolved r;
 
@@ -241,7 +273,7 @@ TEST(symlinks_resolve_inside_the_view)
 
 TEST(nested_mounts_take_precedence)
 {
-	Fixture fx = { 0 };
+	Fixture fx = {0};
 	SbxView *v = fx_view_nested(&fx, 0);
 	SbxResolved r;
 	char names[32][64];
@@ -304,14 +336,28 @@ TEST(nested_mounts_take_precedence)
 TEST(fast_path_and_walk_agree)
 {
 	static const char *const paths[] = {
-		"/workspace/a.txt", "/workspace/dir/sub.txt", "/workspace/link_rel",
-		"/workspace/link_abs", "/workspace/link_up", "/usr/lib/libx.so", "/usr/lib",
-		"/workspace/dir/", "/workspace/a.txt/", "/workspace/missing", "/lnk_ws",
-		"/workspace/shadowed.txt", "/deep/er/mnt/lib", "/deep/er", "/workspace/.env",
-		"/workspace/denied/x", "/workspace/vendor/v.txt", "/escape", "/usr/./lib/",
+		"/workspace/a.txt",
+		"/workspace/dir/sub.txt",
+		"/workspace/link_rel",
+		"/workspace/link_abs",
+		"/workspace/link_up",
+		"/usr/lib/libx.so",
+		"/usr/lib",
+		"/workspace/dir/",
+		"/workspace/a.txt/",
+		"/workspace/missing",
+		"/lnk_ws",
+		"/workspace/shadowed.txt",
+		"/deep/er/mnt/lib",
+		"/deep/er",
+		"/workspace/.env",
+		"/workspace/denied/x",
+		"/workspace/vendor/v.txt",
+		"/escape",
+		"/usr/./lib/",
 	};
 	for (int variant = 0; variant < 2; variant++) {
-		Fixture fx = { 0 };
+		Fixture fx = {0};
 		SbxView *v = variant ? fx_view_nested(&fx, 0) : fx_view_flat(&fx, 0);
 		int fast_hits = 0;
 
@@ -319,11 +365,13 @@ TEST(fast_path_and_walk_agree)
 			for (unsigned fl = 0; fl < 2; fl++) {
 				SbxResolved a, b;
 				int ra = fx_resolve(v, paths[i], fl ? F : 0, &a);
-				int rb = fx_resolve(v, paths[i], (fl ? F : 0) | SBX_RESOLVE_NO_FAST, &b);
+				int rb = fx_resolve(v, paths[i], (fl ? F : 0) | SBX_RESOLVE_NO_FAST,
+						    &b);
 
 				EXPECT_EQ(ra, rb);
 				if (ra != rb)
-					printf("#   %s (follow %u): %d vs %d\n", paths[i], fl, ra, rb);
+					printf("#   %s (follow %u): %d vs %d\n", paths[i], fl, ra,
+					       rb);
 				if (ra == 0 && rb == 0) {
 					EXPECT_STREQ(a.vpath, b.vpath);
 					EXPECT_EQ(a.access, b.access);
@@ -344,11 +392,21 @@ TEST(fast_path_and_walk_agree)
 TEST(relative_fast_path_and_walk_agree)
 {
 	static const char *const paths[] = {
-		"sub.txt", "../a.txt", "../../usr/lib/libx.so", "./../dir/sub.txt", "../link_rel",
-		"../dir/../a.txt", "../../../../workspace/.env", "../../etc/passwd", "..", "../",
-		"../../", "../../../secret", "../link_up",
+		"sub.txt",
+		"../a.txt",
+		"../../usr/lib/libx.so",
+		"./../dir/sub.txt",
+		"../link_rel",
+		"../dir/../a.txt",
+		"../../../../workspace/.env",
+		"../../etc/passwd",
+		"..",
+		"../",
+		"../../",
+		"../../../secret",
+		"../link_up",
 	};
-	Fixture fx = { 0 };
+	Fixture fx = {0};
 	SbxView *v = fx_view_flat(&fx, 0);
 	char p[1200], vp[4096];
 	int dfd, fast_hits = 0;
@@ -358,8 +416,10 @@ TEST(relative_fast_path_and_walk_agree)
 	ASSERT_GE(dfd, 0);
 	ASSERT_EQ(sbx_view_vpath_of_fd(v, dfd, vp, sizeof(vp), NULL), 0);
 	for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
-		SbxLookup l = { .path = paths[i], .dirfd = dfd, .dir_vpath = vp,
-				.flags = SBX_RESOLVE_FOLLOW };
+		SbxLookup l = {.path = paths[i],
+			       .dirfd = dfd,
+			       .dir_vpath = vp,
+			       .flags = SBX_RESOLVE_FOLLOW};
 		SbxResolved a, b;
 		int ra = sbx_view_resolve(v, &l, &a), rb;
 
@@ -381,7 +441,7 @@ TEST(relative_fast_path_and_walk_agree)
 
 TEST(rules_hide_deny_and_restrict)
 {
-	Fixture fx = { 0 };
+	Fixture fx = {0};
 	SbxView *v = fx_view_flat(&fx, 0);
 	SbxResolved r;
 	char names[32][64];
@@ -437,7 +497,7 @@ TEST(rules_hide_deny_and_restrict)
 
 TEST(create_intent_and_trailing_slash)
 {
-	Fixture fx = { 0 };
+	Fixture fx = {0};
 	SbxView *v = fx_view_flat(&fx, 0);
 	SbxResolved r;
 
@@ -462,7 +522,7 @@ TEST(create_intent_and_trailing_slash)
 
 TEST(name_too_long)
 {
-	Fixture fx = { 0 };
+	Fixture fx = {0};
 	SbxView *v = fx_view_flat(&fx, 0);
 	SbxResolved r;
 	char big[5000];
@@ -478,7 +538,7 @@ TEST(name_too_long)
 
 TEST(tmp_mount_is_private_and_removed)
 {
-	Fixture fx = { 0 };
+	Fixture fx = {0};
 	SbxView *v = fx_view_flat(&fx, 0);
 	SbxResolved r;
 	char host[4096];
@@ -504,7 +564,7 @@ TEST(tmp_mount_is_private_and_removed)
 
 TEST(dev_allowlist)
 {
-	Fixture fx = { 0 };
+	Fixture fx = {0};
 	SbxView *v = fx_view_flat(&fx, 0);
 	SbxResolved r;
 	char names[32][64];
@@ -545,7 +605,7 @@ TEST(proc_self_translation)
 
 TEST(proc_mount_hides_other_pids)
 {
-	Fixture fx = { 0 };
+	Fixture fx = {0};
 	SbxView *v;
 	SbxResolved r;
 	char p[64], err[256];
@@ -573,7 +633,7 @@ TEST(proc_mount_hides_other_pids)
 
 TEST(bad_policies_are_refused)
 {
-	Fixture fx = { 0 };
+	Fixture fx = {0};
 	SbxView *v = NULL;
 	char err[256] = "";
 
