@@ -106,7 +106,8 @@ int emu_handle_getdents(const EmuRequest *req, EmuDecision *d)
 			return fs_fail(d, -errno, NULL);
 		if (n == 0 || !mapped)
 			break;
-		n = (long) sbx_view_filter_dirents(req->view, vp, buf, (size_t) n);
+		n = (long) sbx_view_filter_dirents(
+			req->view, vp, req->tgid > 0 ? req->tgid : req->pid, buf, (size_t) n);
 		if (n > 0)
 			break;
 		/* everything in this batch was hidden: an empty answer would mean the end */

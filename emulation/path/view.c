@@ -726,13 +726,42 @@ struct dirent64_hdr {
 	char d_name[];
 };
 
-size_t sbx_view_filter_dirents(const SbxView *v, const char *dir_vpath, void *buf, size_t len)
+bool sbx_view_filters_listings(const SbxView *v)
+{
+	if (v->has_hide_rules)
+		return true;
+	for (size_t i = 0; i < v->n_mounts; i++)
+		if (v->mounts[i].kind == SBX_MOUNT_PROC)
+			return true;
+	return false;
+}
+
+static bool pid_hidden(const SbxView *v, const char *name, size_t nl, pid_t tgid)
+{
+	long pid = 0;
+
+	if (nl == 0 || nl > 10)
+		return false;
+	for (size_t i = 0; i < nl; i++) {
+		if (name[i] < '0' || name[i] > '9')
+			return false;
+		pid = pid * 10 + (name[i] - '0');
+	}
+	if (pid == tgid)
+		return false;
+	return !(v->hooks.in_tree && v->hooks.in_tree(v->hooks.ctx, (pid_t) pid));
+}
+
+size_t sbx_view_filter_dirents(const SbxView *v, const char *dir_vpath, pid_t tgid, void *buf,
+			       size_t len)
 {
 	char *base = buf;
 	size_t in = 0, out = 0, dlen = strlen(dir_vpath);
 	char path[PATH_MAX];
+	const SbxMount *pm = view_mount_exact(v, dir_vpath, dlen);
+	bool proc_root = pm && pm->kind == SBX_MOUNT_PROC;
 
-	if (!v->has_hide_rules || dlen >= sizeof(path) - 2)
+	if ((!v->has_hide_rules && !proc_root) || dlen >= sizeof(path) - 2)
 		return len;
 	memcpy(path, dir_vpath, dlen);
 	if (dlen > 1)
@@ -750,7 +779,9 @@ size_t sbx_view_filter_dirents(const SbxView *v, const char *dir_vpath, void *bu
 		    dlen + nl < sizeof(path)) {
 			memcpy(path + dlen, d->d_name, nl);
 			path[dlen + nl] = 0;
-			hide = sbx_view_access(v, path, NULL) == SBX_ACCESS_HIDDEN;
+			hide = (proc_root && pid_hidden(v, d->d_name, nl, tgid)) ||
+			       (v->has_hide_rules &&
+				sbx_view_access(v, path, NULL) == SBX_ACCESS_HIDDEN);
 		}
 		if (!hide) {
 			if (out != in)

@@ -185,12 +185,17 @@ int sbx_view_vpath_of_host(const SbxView *v, const char *host, char *ret_vpath, 
 
 /**
  * Removes, in place, the entries of a getdents64 buffer (struct linux_dirent64 records) of
- * the directory dir_vpath that the view hides. Returns the new length.
+ * the directory dir_vpath that the view hides: hidden by a rule, or, in the root of a proc
+ * mount, the pids that are neither tgid (the caller; 0: none) nor in the tree
+ * (SbxHooks.in_tree). Returns the new length.
  */
-size_t sbx_view_filter_dirents(const SbxView *v, const char *dir_vpath, void *buf, size_t len);
+size_t sbx_view_filter_dirents(const SbxView *v, const char *dir_vpath, pid_t tgid, void *buf,
+			       size_t len);
 
-/** Whether any rule can hide something (so that listings need filtering at all). */
+/** Whether any rule can hide something. */
 bool sbx_view_has_hide_rules(const SbxView *v);
+/** Whether listings need filtering at all (hide rules or a proc mount): route getdents64. */
+bool sbx_view_filters_listings(const SbxView *v);
 
 /**
  * Rewrites a leading /proc/self or /proc/thread-self (under the proc mount at proc_vpath) to

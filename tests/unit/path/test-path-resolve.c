@@ -473,7 +473,7 @@ TEST(rules_hide_deny_and_restrict)
 	ASSERT_GE(fd, 0);
 	len = syscall(SYS_getdents64, fd, buf, sizeof(buf));
 	ASSERT_GE(len, 1);
-	len = (long) sbx_view_filter_dirents(v, "/workspace", buf, (size_t) len);
+	len = (long) sbx_view_filter_dirents(v, "/workspace", getpid(), buf, (size_t) len);
 	n = 0;
 	for (long off = 0; off < len;) {
 		struct {
@@ -626,6 +626,53 @@ TEST(proc_mount_hides_other_pids)
 	EXPECT_EQ(fx_resolve(v, "/proc/1/environ", F, &r), -ENOENT);
 	ASSERT_EQ(fx_resolve(v, "/proc/meminfo", F, &r), 0);
 	sbx_resolved_done(&r);
+	/* listings of /proc show our own pid only */
+	{
+		char buf[32768];
+		int fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		long len, off;
+		int pids = 0, mine = 0, others = 0;
+
+		ASSERT_GE(fd, 0);
+		EXPECT_TRUE(sbx_view_filters_listings(v));
+		while ((len = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+			long raw = len;
+
+			for (off = 0; off < raw;) {
+				struct {
+					uint64_t ino;
+					int64_t off;
+					unsigned short reclen;
+					unsigned char type;
+					char name[];
+				} *d = (void *) (buf + off);
+				pids += d->name[0] >= '1' && d->name[0] <= '9';
+				off += d->reclen;
+			}
+			len = (long) sbx_view_filter_dirents(v, "/proc", getpid(), buf,
+							     (size_t) len);
+			for (off = 0; off < len;) {
+				struct {
+					uint64_t ino;
+					int64_t off;
+					unsigned short reclen;
+					unsigned char type;
+					char name[];
+				} *d = (void *) (buf + off);
+				if (d->name[0] >= '1' && d->name[0] <= '9') {
+					if (atoi(d->name) == getpid())
+						mine++;
+					else
+						others++;
+				}
+				off += d->reclen;
+			}
+		}
+		close(fd);
+		EXPECT_GE(pids, 2); /* at least us and pid 1 before filtering */
+		EXPECT_EQ(mine, 1);
+		EXPECT_EQ(others, 0);
+	}
 	/* the cwd magic link maps to a virtual path; our cwd is outside the view */
 	EXPECT_EQ(fx_resolve(v, "/proc/self/cwd/x", F, &r), -ENOENT);
 	fx_done(&fx, v);
