@@ -65,7 +65,7 @@ const EmuEntry emu_fs_entries[] = {
 	 "translated directories need ptrace (path rewrite)"},
 	{"getcwd", emu_handle_getcwd, EMU_FULL, N, NULL},
 	{"getdents64", emu_handle_getdents, EMU_PARTIAL, N,
-	 "at most 4096 bytes per call; only needed when the policy hides paths"},
+	 "at most 4096 bytes per call; route it only when sbx_view_filters_listings()"},
 	{"chroot", emu_handle_fs_refuse, EMU_DENIED, N, NULL},
 	{"pivot_root", emu_handle_fs_refuse, EMU_DENIED, N, NULL},
 };
