@@ -213,3 +213,27 @@ bool sbx_proc_fd_path(const SbxMount *m, const char *vpath, pid_t *ret_pid, int 
 
 /** Lexical normalization of an absolute path: "//" and "/./" collapse, ".." pops. */
 int sbx_path_normalize(const char *path, char *ret, size_t size);
+
+struct sockaddr_un;
+
+/**
+ * For AF_UNIX bind/connect/sendto with a path address (net/ does the socket call on a dup of
+ * the child's socket): resolves l->path in the view and builds the address the supervisor
+ * uses instead, which names exactly the object that was checked and fits in sun_path
+ * whatever the host path's length:
+ *  - connect (bind false): the socket file itself, "/proc/self/fd/<ret->fd>" (the kernel
+ *    follows that magic link to the inode, so a swapped name cannot redirect the connect);
+ *  - bind: "/proc/self/fd/<ret->parent_fd>/<name>" (bind never follows the last component).
+ * *ret pins what the address refers to: keep it until the socket call is done, then
+ * sbx_resolved_done(). Errors for the child: ENOENT (absent, hidden), EACCES (denied),
+ * EROFS (bind in a ro part), EADDRINUSE (bind on an existing name), ECONNREFUSED (connect to
+ * something that is not a socket), ENAMETOOLONG (name too long for the bind address).
+ */
+int sbx_view_unix_address(const SbxView *v, const SbxLookup *l, bool bind, SbxResolved *ret,
+			  struct sockaddr_un *ret_addr, unsigned *ret_len);
+
+/**
+ * After a bind done by the supervisor (umask 0): gives the new socket file the mode the child
+ * would have got, 0777 & ~umask. Returns 0 or -errno.
+ */
+int sbx_view_unix_bound(const SbxResolved *r, mode_t umask);

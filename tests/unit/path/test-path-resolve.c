@@ -5,7 +5,9 @@
 #include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "common/macros.h"
@@ -696,6 +698,51 @@ TEST(bad_policies_are_refused)
 	fx_mount(&fx, "relative", "ws", MOUNT_RW);
 	EXPECT_EQ(sbx_view_new(&fx.policy, NULL, 0, &v, err, sizeof(err)), -EINVAL);
 	(void) fx_rm_rf(fx.base);
+}
+
+TEST(unix_socket_addresses)
+{
+	Fixture fx = {0};
+	SbxView *v = fx_view_flat(&fx, 0);
+	SbxResolved rb, rc;
+	struct sockaddr_un a;
+	unsigned alen;
+	int srv, cli, acc;
+	struct stat st;
+	SbxLookup l = {.path = "/workspace/s.sock", .dirfd = -1};
+
+	srv = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cli = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ASSERT_GE(srv, 0);
+	ASSERT_EQ(sbx_view_unix_address(v, &l, true, &rb, &a, &alen), 0);
+	ASSERT_EQ(bind(srv, (struct sockaddr *) &a, alen), 0);
+	EXPECT_EQ(sbx_view_unix_bound(&rb, 027), 0);
+	sbx_resolved_done(&rb);
+	ASSERT_EQ(fx_stat(&fx, "ws/s.sock", &st), 0);
+	EXPECT_TRUE(S_ISSOCK(st.st_mode));
+	EXPECT_EQ(st.st_mode & 0777, 0750);
+	ASSERT_EQ(listen(srv, 1), 0);
+
+	ASSERT_EQ(sbx_view_unix_address(v, &l, false, &rc, &a, &alen), 0);
+	ASSERT_EQ(connect(cli, (struct sockaddr *) &a, alen), 0);
+	sbx_resolved_done(&rc);
+	acc = accept4(srv, NULL, NULL, SOCK_CLOEXEC);
+	EXPECT_GE(acc, 0);
+	close(acc);
+
+	EXPECT_EQ(sbx_view_unix_address(v, &l, true, &rb, &a, &alen), -EADDRINUSE);
+	l.path = "/usr/lib/x.sock";
+	EXPECT_EQ(sbx_view_unix_address(v, &l, true, &rb, &a, &alen), -EROFS);
+	l.path = "/workspace/.env";
+	EXPECT_EQ(sbx_view_unix_address(v, &l, false, &rc, &a, &alen), -ENOENT);
+	EXPECT_EQ(sbx_view_unix_address(v, &l, true, &rb, &a, &alen), -EACCES);
+	l.path = "/workspace/a.txt";
+	EXPECT_EQ(sbx_view_unix_address(v, &l, false, &rc, &a, &alen), -ECONNREFUSED);
+	l.path = "/workspace/nope.sock";
+	EXPECT_EQ(sbx_view_unix_address(v, &l, false, &rc, &a, &alen), -ENOENT);
+	close(srv);
+	close(cli);
+	fx_done(&fx, v);
 }
 
 TEST(glob_fallback)
