@@ -73,6 +73,7 @@ static Env *env_new(void)
 	char err[256];
 	int r;
 
+	e->d.inject_fd = -1;
 	fx_tree(&e->fx);
 	fx_mount(&e->fx, "/workspace", "ws", MOUNT_RW);
 	fx_mount(&e->fx, "/usr", "sys", MOUNT_RO);
@@ -744,6 +745,59 @@ TEST(proc_fd_reopen_never_grants_more)
 	close(ffd);
 	close(pp[0]);
 	close(pp[1]);
+	env_free(e);
+}
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+TEST(no_fd_leaks)
+{
+	Env *e = env_new();
+	struct stat st;
+	char buf[64];
+	int before, after;
+
+	before = count_fds();
+	for (int i = 0; i < 50; i++) {
+		(void) OPEN(e, "/workspace/a.txt", O_RDONLY, 0);
+		(void) OPEN(e, "/workspace/link_passwd", O_RDONLY, 0);
+		(void) OPEN(e, "/workspace/dir/../dir/sub.txt", O_RDONLY, 0);
+		(void) OPEN(e, "/workspace/loop1", O_RDONLY, 0);
+		(void) OPEN(e, "/workspace/.env", O_RDONLY, 0);
+		(void) OPEN(e, "/usr/lib/libx.so", O_WRONLY, 0);
+		(void) OPEN(e, "/", O_RDONLY, 0);
+		(void) OPEN(e, "/dev/null", O_RDONLY, 0);
+		(void) call(e, emu_handle_stat, SYS_stat, A("/workspace/link_rel"), A(&st), 0, 0,
+			    0);
+		(void) call(e, emu_handle_stat, SYS_stat, A("/workspace"), A(&st), 0, 0, 0);
+		(void) call(e, emu_handle_readlink, SYS_readlink, A("/workspace/link_abs"), A(buf),
+			    sizeof(buf), 0, 0);
+		(void) call(e, emu_handle_mkdir, SYS_mkdir, A("/workspace/x"), 0700, 0, 0, 0);
+		(void) call(e, emu_handle_rename, SYS_rename, A("/workspace/x"), A("/workspace/y"),
+			    0, 0, 0);
+		(void) call(e, emu_handle_unlink, SYS_rmdir, A("/workspace/y"), 0, 0, 0, 0);
+		(void) call(e, emu_handle_chmod, SYS_chmod, A("/workspace/a.txt"), 0644, 0, 0, 0);
+		(void) call(e, emu_handle_truncate, SYS_truncate, A("/workspace/a.txt"), 2, 0, 0,
+			    0);
+		(void) call(e, emu_handle_access, SYS_access, A("/workspace/nope"), F_OK, 0, 0, 0);
+	}
+	if (e->d.inject_fd >= 0) {
+		close(e->d.inject_fd);
+		e->d.inject_fd = -1;
+	}
+	after = count_fds();
+	EXPECT_EQ(after, before);
 	env_free(e);
 }
 
