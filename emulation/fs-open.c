@@ -171,6 +171,8 @@ static int do_open(const EmuRequest *req, EmuDecision *d, bool may_block)
 	if (r < 0)
 		return fs_fail(d, r, NULL);
 	flags = (int) a.flags;
+	if (flags & O_PATH) /* open(2): other flags are ignored with O_PATH */
+		flags &= O_PATH | O_CLOEXEC | O_DIRECTORY | O_NOFOLLOW;
 	/* glibc adds O_LARGEFILE on 64-bit; it is a no-op there */
 	tmpfile = (flags & __O_TMPFILE) == __O_TMPFILE;
 	creat = (flags & O_CREAT) && !tmpfile;

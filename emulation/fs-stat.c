@@ -246,7 +246,9 @@ int emu_handle_readlink(const EmuRequest *req, EmuDecision *d)
 		/* a magic link: its text is a host path; show the virtual one */
 		char vp[PATH_MAX];
 
-		if (sbx_view_vpath_of_host(req->view, target, vp, sizeof(vp), NULL) < 0)
+		if (streq(res.name, "root"))
+			snprintf(vp, sizeof(vp), "/");
+		else if (sbx_view_vpath_of_host(req->view, target, vp, sizeof(vp), NULL) < 0)
 			snprintf(vp, sizeof(vp), "(unreachable)");
 		n = (ssize_t) strlen(vp);
 		memcpy(target, vp, (size_t) n + 1);

@@ -588,8 +588,10 @@ static int resolve_walk(const SbxView *v, const SbxLookup *l, unsigned nlinks, S
 				 * path; follow the virtual path it maps to, or nothing */
 				char mapped[PATH_MAX];
 
-				r = sbx_view_vpath_of_host(v, target, mapped, sizeof(mapped), NULL);
-				if (r < 0)
+				if (clen == 4 && memcmp(comp, "root", 4) == 0)
+					strcpy(mapped, "/"); /* /proc/PID/root: the view's root */
+				else if (sbx_view_vpath_of_host(v, target, mapped, sizeof(mapped),
+								NULL) < 0)
 					return -ENOENT;
 				strcpy(target, mapped);
 				k = (ssize_t) strlen(target);

@@ -742,6 +742,14 @@ TEST(proc_fd_reopen_never_grants_more)
 		  13);
 	EXPECT_EQ(memcmp(buf, "(unreachable)", 13), 0);
 	EXPECT_EQ(OPEN(e, "/proc/self/cwd", O_RDONLY | O_DIRECTORY, 0), -ENOENT);
+	/* /proc/self/root is the view's root */
+	EXPECT_GE(OPEN(e, "/proc/self/root/workspace/a.txt", O_RDONLY, 0), 0);
+	EXPECT_STREQ(e->d.path, "/workspace/a.txt");
+	EXPECT_EQ(call(e, emu_handle_readlink, SYS_readlink, A("/proc/self/root"), A(buf),
+		       sizeof(buf), 0, 0),
+		  1);
+	/* O_PATH ignores O_CREAT */
+	EXPECT_EQ(OPEN(e, "/workspace/not-created", O_PATH | O_CREAT, 0644), -ENOENT);
 	close(ffd);
 	close(pp[0]);
 	close(pp[1]);
