@@ -34,8 +34,8 @@ int policy_args_parse_opt(PolicyArgs *a, int opt, const char *optarg_)
 int policy_args_load(const PolicyArgs *a, const char *name, Policy **ret_policy)
 {
 	char cwd[PATH_MAX], runtime[PATH_MAX], ws[PATH_MAX];
-	PolicyVars vars = { 0 };
-	PolicyError err = { 0 };
+	PolicyVars vars = {0};
+	PolicyError err = {0};
 	char buf[1024];
 	int r;
 

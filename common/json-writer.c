@@ -186,9 +186,14 @@ static void put_escaped(JsonWriter *w, const char *s, size_t n)
 
 void json_key(JsonWriter *w, const char *key)
 {
+	json_key_len(w, key, strlen(key));
+}
+
+void json_key_len(JsonWriter *w, const char *key, size_t len)
+{
 	before_value(w);
 	newline(w);
-	put_escaped(w, key, strlen(key));
+	put_escaped(w, key, len);
 	put(w, w->indent < 0 ? ":" : ": ", w->indent < 0 ? 1 : 2);
 	w->need_comma = false;
 }

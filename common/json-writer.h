@@ -27,6 +27,8 @@ void json_end_object(JsonWriter *w);
 void json_begin_array(JsonWriter *w);
 void json_end_array(JsonWriter *w);
 void json_key(JsonWriter *w, const char *key);
+/** json_key() for a key that may hold NUL bytes. */
+void json_key_len(JsonWriter *w, const char *key, size_t len);
 void json_string(JsonWriter *w, const char *s);
 void json_string_len(JsonWriter *w, const char *s, size_t len);
 void json_int(JsonWriter *w, int64_t v);

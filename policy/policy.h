@@ -25,7 +25,7 @@ typedef struct PolicyMount {
 	char *path;   /* absolute, normalized virtual path ("/workspace") */
 	char *source; /* absolute host path; NULL for MOUNT_TMP (the supervisor makes one) */
 	MountMode mode;
-	bool keep; /* MOUNT_TMP: keep the directory after the run */
+	bool keep;     /* MOUNT_TMP: keep the directory after the run */
 	unsigned line; /* where it was defined (0: preset/override) */
 } PolicyMount;
 
@@ -78,7 +78,7 @@ typedef struct PolicyNetAllow {
 	int family; /* AF_INET or AF_INET6 for CIDR */
 	uint8_t addr[16];
 	unsigned prefix;
-	char *name;	   /* HOST/DOMAIN: lower-case name without the "*." */
+	char *name;		   /* HOST/DOMAIN: lower-case name without the "*." */
 	uint16_t port_lo, port_hi; /* 0-65535 when no port given */
 } PolicyNetAllow;
 
@@ -86,7 +86,7 @@ typedef struct PolicyNetwork {
 	NetMode mode;
 	PolicyNetAllow *allow;
 	size_t n_allow;
-	char **dns;  /* upstream resolvers ("1.1.1.1", "[::1]:5353"); NULL: /etc/resolv.conf */
+	char **dns; /* upstream resolvers ("1.1.1.1", "[::1]:5353"); NULL: /etc/resolv.conf */
 	char **unix_sockets; /* allowed AF_UNIX: virtual paths, or "@name" for abstract */
 	NetMode ratchet[_SENSITIVITY_MAX]; /* mode to drop to when a path of that level is opened;
 					    * [SENSITIVITY_NONE] is unused */
@@ -102,13 +102,15 @@ typedef struct PolicyLimits {
 	/* LIMIT_UNSET means no limit */
 	uint64_t wall_time_ms;
 	uint64_t cpu_time_ms;
-	uint64_t memory;     /* bytes */
-	uint64_t tasks;	     /* processes + threads alive at once */
-	uint64_t file_size;  /* bytes */
-	uint64_t open_files; /* per process */
-	uint64_t disk;	     /* bytes written into rw/tmp mounts */
-	uint64_t output;     /* bytes of captured stdout+stderr */
+	uint64_t memory;	/* bytes */
+	uint64_t tasks;		/* processes + threads alive at once */
+	uint64_t file_size;	/* bytes */
+	uint64_t open_files;	/* per process */
+	uint64_t disk;		/* bytes written into rw/tmp mounts */
+	uint64_t output;	/* bytes of captured stdout+stderr */
 	uint64_t kill_grace_ms; /* between SIGTERM and SIGKILL; always set (default 2000) */
+	uint64_t cpus;		/* CPUs the tree may run on at once (affinity); added for the
+				 * presets' "one CPU" */
 } PolicyLimits;
 
 typedef enum SyscallAction {
@@ -149,7 +151,7 @@ typedef enum AuditEvent {
 	AUDIT_EVENT_SIGNAL = 1 << 4,
 	AUDIT_EVENT_BUDGET = 1 << 5,
 	AUDIT_EVENT_RATCHET = 1 << 6,
-	AUDIT_EVENT_DENIED = 1 << 7, /* every denial, whatever its kind */
+	AUDIT_EVENT_DENIED = 1 << 7,  /* every denial, whatever its kind */
 	AUDIT_EVENT_SYSCALL = 1 << 8, /* every other interposed syscall */
 	AUDIT_EVENT_ALL = (1 << 9) - 1,
 } AuditEvent;
@@ -175,17 +177,17 @@ typedef struct PolicyAudit {
 } PolicyAudit;
 
 typedef struct PolicyProcess {
-	char *cwd;	   /* virtual working directory; NULL: first rw mount, else "/" */
-	char **env_keep;   /* names of host variables passed through ("*" globs allowed) */
-	char **env_set;	   /* "NAME=value" entries, applied after env_keep */
-	bool tty;	   /* the controlling terminal (and /dev/tty) is usable inside */
+	char *cwd;	 /* virtual working directory; NULL: first rw mount, else "/" */
+	char **env_keep; /* names of host variables passed through ("*" globs allowed) */
+	char **env_set;	 /* "NAME=value" entries, applied after env_keep */
+	bool tty;	 /* the controlling terminal (and /dev/tty) is usable inside */
 } PolicyProcess;
 
 typedef struct Policy {
-	char *path;	   /* file it was loaded from, or "preset:NAME" */
-	char *name;	   /* [sandbox] name or the preset's name */
+	char *path; /* file it was loaded from, or "preset:NAME" */
+	char *name; /* [sandbox] name or the preset's name */
 	char *description;
-	char **extends;	   /* presets/files it was built on, in order (for check output) */
+	char **extends; /* presets/files it was built on, in order (for check output) */
 
 	PolicyMount *mounts;
 	size_t n_mounts;
@@ -220,8 +222,8 @@ typedef struct PolicyVars {
 typedef struct PolicyError {
 	char file[256]; /* policy file (or "preset:NAME", "-s override") */
 	unsigned line, column;
-	char key[128];	    /* dotted key, "" if none */
-	char message[512];  /* one line */
+	char key[128];	   /* dotted key, "" if none */
+	char message[512]; /* one line */
 } PolicyError;
 
 /**
@@ -260,8 +262,26 @@ const char *ptrace_mode_to_string(PtraceMode m);
 int policy_parse_size(const char *s, uint64_t *ret_bytes);
 int policy_parse_duration_ms(const char *s, uint64_t *ret_ms);
 
-/** Glob match of a virtual path ('*' stops at '/', '**' crosses components). */
+/** Glob match of a virtual path ('*' stops at '/', '**' is zero or more components). */
 bool policy_glob_match(const char *glob, const char *path);
+
+/**
+ * The rules for a virtual path. A rule whose glob matches the path or one of its parent
+ * directories applies. "hide" wins over "deny", which wins over "ro"/"rw"; among "ro"/"rw"
+ * rules, the one matching the deepest directory wins (at equal depth the later rule). The
+ * level is the highest of all applying rules. RULE_ACCESS_UNSET / SENSITIVITY_NONE if no rule
+ * applies; "rw" never makes a read-only mount writable (the caller takes the stricter of the
+ * two). Either output may be NULL.
+ */
+void policy_rule_lookup(const Policy *p, const char *path, RuleAccess *ret_access,
+			Sensitivity *ret_level);
+
+/** Whether exec of a virtual path is allowed: no exec.deny glob matches, and exec.allow is
+ * unset or one of its globs matches. */
+bool policy_exec_allowed(const Policy *p, const char *path);
+
+/** The [syscalls] entry for a syscall name, or NULL (the built-in defaults apply). */
+const PolicySyscall *policy_syscall_find(const Policy *p, const char *name);
 
 /** Directory list where presets are looked up, NULL-terminated, static storage. */
 const char *const *policy_preset_dirs(void);

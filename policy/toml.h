@@ -29,18 +29,19 @@ typedef enum TomlType {
 } TomlType;
 
 typedef struct TomlDatetime {
-	int year, month, day;	     /* valid for DATETIME, DATETIME_LOCAL, DATE_LOCAL */
-	int hour, minute, second;    /* valid for DATETIME, DATETIME_LOCAL, TIME_LOCAL */
-	uint32_t nanosecond;	     /* fractional seconds, truncated to nanoseconds */
-	int offset_minutes;	     /* DATETIME only: offset east of UTC ("Z" = 0) */
+	int year, month, day;	  /* valid for DATETIME, DATETIME_LOCAL, DATE_LOCAL */
+	int hour, minute, second; /* valid for DATETIME, DATETIME_LOCAL, TIME_LOCAL */
+	uint32_t nanosecond;	  /* fractional seconds, truncated to nanoseconds */
+	int offset_minutes;	  /* DATETIME only: offset east of UTC ("Z" = 0) */
 } TomlDatetime;
 
 typedef struct TomlValue TomlValue;
 
 typedef struct TomlKeyValue {
-	char *key;	   /* NUL-terminated; a key may not contain NUL (the parser rejects it) */
+	char *key; /* NUL-terminated; holds no NUL (rejected) unless TOML_PARSE_NUL_KEYS */
 	TomlValue *value;
 	unsigned line, column; /* where the key was written */
+	size_t key_len;	       /* == strlen(key), except with TOML_PARSE_NUL_KEYS */
 } TomlKeyValue;
 
 struct TomlValue {
@@ -80,6 +81,21 @@ typedef struct TomlError {
  * Returns -EINVAL with *reterr filled for a syntax or semantic error, -ENOMEM on OOM.
  */
 int toml_parse(const char *text, size_t len, TomlValue **ret_root, TomlError *reterr);
+
+/* Nesting limit: key parts of a header plus those of a dotted key plus array/inline-table
+ * levels; deeper documents are rejected ("nesting deeper than 128 levels"). */
+#define TOML_MAX_DEPTH 128
+
+enum {
+	/* Accept keys holding NUL ("\u0000" = 1), as TOML allows; such keys are visible only
+	 * through TomlKeyValue.key_len, toml_table_get() cannot find them. Conformance testing
+	 * only: the policy layer uses toml_parse(), which rejects them. */
+	TOML_PARSE_NUL_KEYS = 1 << 0,
+};
+
+/** toml_parse() with TOML_PARSE_* flags. */
+int toml_parse_flags(const char *text, size_t len, unsigned flags, TomlValue **ret_root,
+		     TomlError *reterr);
 
 /** Frees a value tree; accepts NULL; returns NULL. */
 TomlValue *toml_free(TomlValue *v);

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The whole test suite: every meson suite as the current user and, when run as root, the
+# integration and security suites again as an unprivileged user (created if needed), since
+# rootless use is the point of the project. Needs ./setup.sh (or an equivalent build) first.
+#   ./tests/run-all.sh            everything
+#   ./tests/run-all.sh --quick    without the slow suite
+set -uo pipefail
+cd "$(dirname "$0")/.."
+top=$PWD
+quick=
+[ "${1:-}" = "--quick" ] && quick=1
+
+[ -f build/build.ninja ] || { echo "run-all: no build/ here; run ./setup.sh first" >&2; exit 2; }
+ninja -C build -j"$(nproc)" || exit 1
+
+results=()
+run_suites() { # label, builddir, then meson test args
+	local label=$1 dir=$2
+	shift 2
+	echo "=== $label: meson test $*"
+	meson test -C "$dir" --print-errorlogs --num-processes 2 "$@"
+	results+=("$label:$dir/meson-logs/testlog.json")
+}
+
+if [ -n "$quick" ]; then
+	run_suites "as $(id -un)" build --no-suite slow
+else
+	run_suites "as $(id -un)" build
+fi
+
+SUDO_USER_RUN=
+if [ "$(id -u)" -eq 0 ]; then
+	user=${SBX_TEST_USER:-sbxtest}
+	id "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
+	SUDO_USER_RUN="runuser -u $user --"
+	udir=$(mktemp -d /tmp/sbxtrace-usertest.XXXXXX)
+	trap 'rm -rf "$udir"' EXIT
+	chmod 755 "$udir"
+	# A copy owned by the user, with shared/ beside it as in the repository layout.
+	git ls-files -z --cached --others --exclude-standard | (cd "$top" && xargs -0 tar cf - ) | (mkdir -p "$udir/main" && cd "$udir/main" && tar xf -)
+	[ -d "$top/../shared" ] && cp -r "$top/../shared" "$udir/shared"
+	chown -R "$user:" "$udir"
+	echo "=== building a copy as $user in $udir"
+	$SUDO_USER_RUN env HOME="/home/$user" bash -c "cd '$udir/main' && meson setup build >/dev/null && ninja -C build -j$(nproc) >/dev/null" || { echo "run-all: build as $user failed"; exit 1; }
+	echo "=== as $user: meson test --suite integration --suite security"
+	$SUDO_USER_RUN env HOME="/home/$user" TMPDIR=/tmp meson test -C "$udir/main/build" \
+		--print-errorlogs --num-processes 2 --suite integration --suite security
+	results+=("as $user:$udir/main/build/meson-logs/testlog.json")
+fi
+
+python3 - "${results[@]}" <<'PY'
+import json, sys
+tp = tf = ts = 0
+for arg in sys.argv[1:]:
+    label, path = arg.split(":", 1)
+    p = f = s = 0
+    try:
+        for line in open(path):
+            r = json.loads(line).get("result")
+            if r in ("OK", "EXPECTEDFAIL"): p += 1
+            elif r == "SKIP": s += 1
+            else: f += 1
+    except OSError:
+        f += 1
+        print(f"{label}: no test log at {path}")
+    print(f"{label}: {p} passed, {f} failed, {s} skipped")
+    tp += p; tf += f; ts += s
+print(f"{tp} passed, {tf} failed, {ts} skipped")
+sys.exit(1 if tf else 0)
+PY
