@@ -584,64 +584,25 @@ SbxAccess view_rule_restriction(const SbxView *v, const char *vpath)
 SbxAccess sbx_view_access(const SbxView *v, const char *vpath, Sensitivity *ret_level)
 {
 	const SbxMount *m = view_mount_of(v, vpath);
-	SbxAccess base, nearest = SBX_ACCESS_RW, restrict_ = SBX_ACCESS_RW;
+	SbxAccess base = m && m->mode != MOUNT_RO ? SBX_ACCESS_RW : SBX_ACCESS_RO;
+	RuleAccess ra = RULE_ACCESS_UNSET;
 	Sensitivity level = SENSITIVITY_NONE;
-	char buf[PATH_MAX];
-	size_t len;
 
-	if (m)
-		base = m->mode == MOUNT_RO ? SBX_ACCESS_RO : SBX_ACCESS_RW;
-	else
-		base = SBX_ACCESS_RO; /* skeleton directories */
-
-	if (v->has_rules) {
-		len = strlen(vpath);
-		if (len >= sizeof(buf))
-			return SBX_ACCESS_DENIED;
-		memcpy(buf, vpath, len + 1);
-		/* Every prefix, shortest first, so that the nearest ro/rw rule wins. */
-		for (size_t end = 1; end <= len; end++) {
-			char saved;
-
-			if (end < len && buf[end] != '/')
-				continue;
-			if (end == 1 && len > 1)
-				continue; /* "/" itself only when the path is "/" */
-			saved = buf[end];
-			buf[end] = 0;
-			for (size_t i = 0; i < v->policy->n_rules; i++) {
-				const PolicyRule *rule = &v->policy->rules[i];
-
-				if (!policy_glob_match(rule->glob, buf))
-					continue;
-				if (rule->level > level)
-					level = rule->level;
-				switch (rule->access) {
-				case RULE_ACCESS_HIDE:
-					restrict_ = SBX_ACCESS_HIDDEN;
-					break;
-				case RULE_ACCESS_DENY:
-					if (restrict_ != SBX_ACCESS_HIDDEN)
-						restrict_ = SBX_ACCESS_DENIED;
-					break;
-				case RULE_ACCESS_RO:
-					nearest = SBX_ACCESS_RO;
-					break;
-				case RULE_ACCESS_RW:
-					nearest = SBX_ACCESS_RW;
-					break;
-				default:
-					break;
-				}
-			}
-			buf[end] = saved;
-		}
-	}
+	/* no mount: a skeleton directory, read-only */
+	if (v->has_rules)
+		policy_rule_lookup(v->policy, vpath, &ra, &level);
 	if (ret_level)
 		*ret_level = level;
-	if (restrict_ != SBX_ACCESS_RW)
-		return restrict_;
-	return MIN(base, nearest);
+	switch (ra) {
+	case RULE_ACCESS_HIDE:
+		return SBX_ACCESS_HIDDEN;
+	case RULE_ACCESS_DENY:
+		return SBX_ACCESS_DENIED;
+	case RULE_ACCESS_RO:
+		return SBX_ACCESS_RO;
+	default:
+		return base; /* "rw" never lifts a ro mount */
+	}
 }
 
 int sbx_view_vpath_of_host(const SbxView *v, const char *host, char *ret_vpath, size_t size,

@@ -745,20 +745,6 @@ TEST(unix_socket_addresses)
 	fx_done(&fx, v);
 }
 
-TEST(glob_fallback)
-{
-	EXPECT_TRUE(policy_glob_match("/a/*.txt", "/a/b.txt"));
-	EXPECT_FALSE(policy_glob_match("/a/*.txt", "/a/b/c.txt"));
-	EXPECT_TRUE(policy_glob_match("/a/**", "/a/b/c.txt"));
-	EXPECT_TRUE(policy_glob_match("/a/**", "/a"));
-	EXPECT_TRUE(policy_glob_match("/a/**/c.txt", "/a/c.txt"));
-	EXPECT_TRUE(policy_glob_match("/a/**/c.txt", "/a/x/y/c.txt"));
-	EXPECT_FALSE(policy_glob_match("/a/**/c.txt", "/a/xc.txt"));
-	EXPECT_TRUE(policy_glob_match("/a/?.[ch]", "/a/x.h"));
-	EXPECT_FALSE(policy_glob_match("/a/?.[!ch]", "/a/x.h"));
-	EXPECT_FALSE(policy_glob_match("/a", "/ab"));
-}
-
 int main(void)
 {
 	return tap_run();
