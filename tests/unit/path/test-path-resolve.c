@@ -745,6 +745,45 @@ TEST(unix_socket_addresses)
 	fx_done(&fx, v);
 }
 
+TEST(view_of_the_standard_preset)
+{
+	Fixture fx = {0};
+	Policy *p = NULL;
+	PolicyError perr;
+	SbxView *v = NULL;
+	SbxResolved r;
+	char ws[1100], err[256];
+	PolicyVars vars = {0};
+
+	fx_tree(&fx);
+	snprintf(ws, sizeof(ws), "%s/ws", fx.base);
+	vars.workspace = ws;
+	vars.home = "/nonexistent";
+	vars.pwd = ws;
+	ASSERT_EQ(policy_load("standard", &vars, NULL, &p, &perr), 0);
+	ASSERT_EQ(sbx_view_new(p, NULL, 0, &v, err, sizeof(err)), 0);
+
+	ASSERT_EQ(fx_resolve(v, "/workspace/a.txt", SBX_RESOLVE_FOLLOW, &r), 0);
+	EXPECT_EQ(r.access, SBX_ACCESS_RW);
+	sbx_resolved_done(&r);
+	/* /bin/sh -> dash on Debian: through the /bin mount and the /usr mount alike */
+	ASSERT_EQ(fx_resolve(v, "/bin/sh", SBX_RESOLVE_FOLLOW, &r), 0);
+	EXPECT_EQ(r.type, S_IFREG);
+	EXPECT_EQ(r.access, SBX_ACCESS_RO);
+	sbx_resolved_done(&r);
+	ASSERT_EQ(fx_resolve(v, "/usr/bin/env", SBX_RESOLVE_FOLLOW, &r), 0);
+	sbx_resolved_done(&r);
+	EXPECT_EQ(fx_resolve(v, "/etc/passwd", SBX_RESOLVE_FOLLOW, &r), -ENOENT);
+	EXPECT_EQ(fx_resolve(v, "/home", SBX_RESOLVE_FOLLOW, &r), -ENOENT);
+	EXPECT_EQ(fx_resolve(v, "/root", SBX_RESOLVE_FOLLOW, &r), -ENOENT);
+	ASSERT_EQ(fx_resolve(v, "/tmp", SBX_RESOLVE_FOLLOW, &r), 0);
+	EXPECT_EQ(r.access, SBX_ACCESS_RW);
+	sbx_resolved_done(&r);
+	sbx_view_free(v);
+	policy_free(p);
+	(void) fx_rm_rf(fx.base);
+}
+
 int main(void)
 {
 	return tap_run();
