@@ -52,7 +52,24 @@ int fs_resolve_at(const EmuRequest *req, int dirfd, const char *path, unsigned f
 	};
 	int r;
 
-	if (path[0] != '/') {
+	if (path[0] != '/' && path[0] && sbx_view_hooks(req->view)->get_path) {
+		const SbxHooks *h = sbx_view_hooks(req->view);
+		char host[PATH_MAX];
+
+		/* One readlink of /proc/PID/{cwd,fd/N}: the walk needs no fd of the start, it
+		 * walks to its canonical virtual path (or the fast path goes straight there). */
+		r = h->get_path(h->ctx, req->pid, dirfd, host, sizeof(host));
+		if (r < 0)
+			return r == -ENOENT && dirfd != AT_FDCWD ? -EBADF : r;
+		if (host[0] != '/')
+			return -ENOTDIR; /* "pipe:[…]", "socket:[…]" */
+		if (strlen(host) > 10 && streq(host + strlen(host) - 10, " (deleted)"))
+			return -ENOENT;
+		r = sbx_view_vpath_of_host(req->view, host, vp, sizeof(vp), NULL);
+		if (r < 0)
+			return -EACCES;
+		l.dir_vpath = vp;
+	} else if (path[0] != '/') {
 		fd = fs_child_fd(req, dirfd);
 		if (fd < 0)
 			return fd == -EBADF || fd == -ENOENT ? -EBADF : fd;

@@ -437,17 +437,24 @@ static int resolve_walk(const SbxView *v, const SbxLookup *l, unsigned nlinks, S
 	} else {
 		size_t dl;
 
-		if (l->dirfd < 0 || !l->dir_vpath)
+		if (!l->dir_vpath)
 			return -EBADF;
 		dl = strlen(l->dir_vpath);
 		if (dl >= PATH_MAX || l->dir_vpath[0] != '/')
 			return -EINVAL;
 		memcpy(w.vp, l->dir_vpath, dl + 1);
 		w.vlen = dl;
-		walk_set(&w, l->dirfd, false);
-		w.m = view_mount_of(v, w.vp);
-		/* sbx_view_vpath_of_fd() maps skeleton directories only outside mounts */
-		w.skel = !w.m;
+		if (l->dirfd >= 0) {
+			walk_set(&w, l->dirfd, false);
+			w.m = view_mount_of(v, w.vp);
+			/* sbx_view_vpath_of_fd() maps skeleton directories only outside mounts */
+			w.skel = !w.m;
+		} else {
+			/* only the (canonical) virtual path of the start: walk to it */
+			r = walk_reopen(&w);
+			if (r < 0)
+				return r == -ELOOP ? -ENOTDIR : r;
+		}
 		if (!rest[0]) {
 			if (!(flags & SBX_RESOLVE_EMPTY_PATH))
 				return -ENOENT;
@@ -727,7 +734,7 @@ static int resolve_fast(const SbxView *v, const SbxLookup *l, SbxResolved *ret)
 			return 0;
 		r = snprintf(full, sizeof(full), "%s", l->path);
 	} else {
-		if (!l->dir_vpath || l->dirfd < 0 || !l->path[0])
+		if (!l->dir_vpath || !l->path[0])
 			return 0;
 		r = snprintf(full, sizeof(full), "%s/%s", l->dir_vpath, l->path);
 	}

@@ -245,6 +245,27 @@ int sbx_default_get_fd(void *ctx, pid_t pid, int fd)
 	return r < 0 ? -errno : r; /* pidfd_getfd sets O_CLOEXEC on the new fd */
 }
 
+int sbx_default_get_path(void *ctx, pid_t pid, int fd, char *buf, size_t size)
+{
+	char link[64];
+	ssize_t n;
+
+	(void) ctx;
+	if (fd == AT_FDCWD)
+		(void) snprintf(link, sizeof(link), "/proc/%d/cwd", (int) pid);
+	else if (fd >= 0)
+		(void) snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int) pid, fd);
+	else
+		return -EBADF;
+	n = readlink(link, buf, size - 1);
+	if (n < 0)
+		return errno == ENOENT && fd != AT_FDCWD ? -EBADF : -errno;
+	if ((size_t) n >= size - 1)
+		return -ENAMETOOLONG;
+	buf[n] = 0;
+	return 0;
+}
+
 int sbx_default_get_umask(void *ctx, pid_t pid)
 {
 	char path[64], buf[2048], *p;
@@ -287,6 +308,8 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 		v->hooks.get_fd = sbx_default_get_fd;
 	if (!v->hooks.get_umask)
 		v->hooks.get_umask = sbx_default_get_umask;
+	if (!hooks)
+		v->hooks.get_path = sbx_default_get_path;
 
 	/* One private directory per run: the skeleton root and the tmp mounts live in it. */
 	(void) snprintf(path, sizeof(path), "%s/sbxtrace-XXXXXX", scratch_base());

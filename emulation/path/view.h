@@ -59,11 +59,16 @@ typedef struct SbxHooks {
 	/* Whether pid belongs to the sandboxed tree (its /proc entries are visible). NULL: all
 	 * pids are hidden except the caller's own process. */
 	bool (*in_tree)(void *ctx, pid_t pid);
+	/* The host path of the child's fd, or of its cwd for AT_FDCWD, into buf: 0 or -errno
+	 * (-EBADF: no such fd). Cheaper than get_fd for relative lookups (one readlink). NULL:
+	 * relative lookups use get_fd. */
+	int (*get_path)(void *ctx, pid_t pid, int fd, char *buf, size_t size);
 } SbxHooks;
 
 /** Default hooks: pidfd_open+pidfd_getfd, /proc/PID/cwd, /proc/PID/status "Umask:". */
 int sbx_default_get_fd(void *ctx, pid_t pid, int fd);
 int sbx_default_get_umask(void *ctx, pid_t pid);
+int sbx_default_get_path(void *ctx, pid_t pid, int fd, char *buf, size_t size);
 
 typedef enum SbxViewFlags {
 	SBX_VIEW_KEEP_TMP = 1 << 0, /* keep every tmp directory at free (debugging) */
@@ -131,8 +136,9 @@ typedef enum SbxResolveFlags {
 
 typedef struct SbxLookup {
 	const char *path;      /* the virtual path as the child gave it */
-	int dirfd;	       /* host fd of the start directory for relative paths (borrowed) */
-	const char *dir_vpath; /* its virtual path (sbx_view_vpath_of_fd()) */
+	int dirfd;	       /* host fd of the start directory for relative paths (borrowed),
+				* or -1: start at dir_vpath, walked from the root */
+	const char *dir_vpath; /* its canonical virtual path (sbx_view_vpath_of_fd/_host()) */
 	pid_t tid, tgid;       /* the caller, for /proc/self and /proc/thread-self */
 	unsigned flags;	       /* SbxResolveFlags */
 } SbxLookup;

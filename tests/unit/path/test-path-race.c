@@ -89,11 +89,17 @@ static void run_case(int *_tap_failed, const char *link_target, unsigned rflags)
 
 	ASSERT_EQ(pthread_create(&th, NULL, swapper, &race), 0);
 	for (unsigned i = 0; i < n; i++) {
-		static const char *const paths[] = {"/workspace/race/secret",
-						    "/workspace/race/sub/secret",
-						    "/workspace/race/../race/secret"};
+		static const char *const paths[] = {
+			"/workspace/race/secret", "/workspace/race/sub/secret",
+			"/workspace/race/../race/secret", "race/sub/secret", "race/../race/secret"};
+		/* relative ones start from /workspace given by its virtual path only (no fd),
+		 * as with the get_path hook */
+		SbxLookup l = {.path = paths[i % 5],
+			       .dirfd = -1,
+			       .dir_vpath = "/workspace",
+			       .flags = SBX_RESOLVE_FOLLOW | rflags};
 		SbxResolved r;
-		int k = fx_resolve(v, paths[i % 3], SBX_RESOLVE_FOLLOW | rflags, &r);
+		int k = sbx_view_resolve(v, &l, &r);
 
 		if (k < 0)
 			continue;
