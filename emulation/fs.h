@@ -71,3 +71,34 @@ int emu_handle_fs_refuse(const EmuRequest *req, EmuDecision *ret_decision);
  * the view is -EXDEV). For getcwd(), /proc/PID/cwd and audit.
  */
 int emu_fs_cwd_vpath(const EmuRequest *req, char *ret, size_t size);
+
+/* What an execve/execveat would run, as checked in the view (emu_fs_exec_check()). */
+typedef struct EmuExecTarget {
+	char vpath[4096];     /* canonical virtual path of the file */
+	char host_path[4096]; /* where it is on the host: the ptrace rewrite target */
+	dev_t dev;	      /* identity of the checked file, for the post-exec check */
+	ino_t ino;
+	char interp_vpath[4096]; /* "#!" interpreter (one level), "" if none */
+	char interp_host_path[4096];
+	dev_t interp_dev;
+	ino_t interp_ino;
+	bool identity; /* host paths equal virtual ones: the kernel may run the call as is */
+} EmuExecTarget;
+
+/**
+ * Checks what execve(path) / execveat(dirfd, path, at_flags) would run: resolved in the view
+ * (following symlinks unless AT_SYMLINK_NOFOLLOW), a visible regular file the child may
+ * execute (X_OK), allowed by [exec] allow/deny globs (policy_exec_allowed) on its virtual
+ * path; for a "#!" script, the same for its interpreter. Returns 0, or the negative errno the
+ * child should see (ENOENT, EACCES, ELOOP, ENOEXEC…), with *ret filled on success.
+ */
+int emu_fs_exec_check(const EmuRequest *req, int dirfd, const char *path, int at_flags,
+		      EmuExecTarget *ret);
+
+/*
+ * execve, execveat: checks (emu_fs_exec_check); an identity-mapped target is continued,
+ * a translated one fails with EACCES unless the tracer rewrites the path (decision.host_path)
+ * at the ptrace stop and verifies /proc/PID/exe against the checked dev/ino afterwards. Not
+ * in emu_fs_entries: exec routing belongs to the tracer.
+ */
+int emu_handle_execve(const EmuRequest *req, EmuDecision *ret_decision);

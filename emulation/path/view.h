@@ -65,7 +65,11 @@ typedef struct SbxHooks {
 	int (*get_path)(void *ctx, pid_t pid, int fd, char *buf, size_t size);
 } SbxHooks;
 
-/** Default hooks: pidfd_open+pidfd_getfd, /proc/PID/cwd, /proc/PID/status "Umask:". */
+/**
+ * Default hooks: pidfd_open+pidfd_getfd (or open of /proc/PID/cwd), /proc/PID/status
+ * "Umask:", readlink of /proc/PID/{cwd,fd/N}. sbx_view_new() fills NULL get_fd/get_umask with
+ * them, and get_path too when hooks is NULL altogether.
+ */
 int sbx_default_get_fd(void *ctx, pid_t pid, int fd);
 int sbx_default_get_umask(void *ctx, pid_t pid);
 int sbx_default_get_path(void *ctx, pid_t pid, int fd, char *buf, size_t size);

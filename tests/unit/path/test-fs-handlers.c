@@ -679,6 +679,15 @@ TEST(relative_lookups_through_get_fd)
 	hooks.get_path = sbx_default_get_path;
 }
 
+static void write_exec(const char *base, const char *rel, const char *text)
+{
+	char p[1200];
+
+	fx_write(base, rel, text);
+	snprintf(p, sizeof(p), "%s/%s", base, rel);
+	chmod(p, 0755);
+}
+
 TEST(chdir_identity_mapped_continues)
 {
 	Fixture fx = {0};
@@ -694,6 +703,14 @@ TEST(chdir_identity_mapped_continues)
 	e->v = v;
 	e->d.inject_fd = -1;
 	EXPECT_EQ(call(e, emu_handle_chdir, SYS_chdir, A(vpath), 0, 0, 0, 0), 0x7fff0000);
+	/* exec of an identity-mapped executable is continued too */
+	{
+		char exe[1300];
+
+		write_exec(fx.base, "ws/tool", "ELF");
+		snprintf(exe, sizeof(exe), "%s/tool", vpath);
+		EXPECT_EQ(call(e, emu_handle_execve, SYS_execve, A(exe), 0, 0, 0, 0), 0x7fff0000);
+	}
 	env_free(e);
 }
 
@@ -829,6 +846,47 @@ TEST(no_fd_leaks)
 	}
 	after = count_fds();
 	EXPECT_EQ(after, before);
+	env_free(e);
+}
+
+TEST(exec_checks)
+{
+	Env *e = env_new();
+	EmuExecTarget *t = calloc(1, sizeof(*t));
+	char host[1200];
+	char *deny[] = {(char *) "/workspace/*.denied", NULL};
+	EmuRequest req = {.view = e->v, .mem = &self_mem, .pid = getpid(), .tgid = getpid()};
+
+	fx_mkdir(e->fx.base, "sys/bin");
+	write_exec(e->fx.base, "sys/bin/interp", "ELF");
+	write_exec(e->fx.base, "ws/run.sh", "#!/usr/bin/interp -x\nexit 0\n");
+	write_exec(e->fx.base, "ws/bad.sh", "#! /etc/shadow\n");
+	write_exec(e->fx.base, "ws/x.denied", "ELF");
+
+	ASSERT_EQ(emu_fs_exec_check(&req, AT_FDCWD, "/workspace/run.sh", 0, t), 0);
+	EXPECT_STREQ(t->vpath, "/workspace/run.sh");
+	EXPECT_STREQ(t->interp_vpath, "/usr/bin/interp");
+	snprintf(host, sizeof(host), "%s/sys/bin/interp", e->fx.base);
+	EXPECT_STREQ(t->interp_host_path, host);
+	EXPECT_FALSE(t->identity);
+	EXPECT_NE(t->ino, 0);
+	EXPECT_EQ(emu_fs_exec_check(&req, AT_FDCWD, "/usr/lib/libx.so", 0, t), -EACCES);
+	EXPECT_EQ(emu_fs_exec_check(&req, AT_FDCWD, "/workspace/bad.sh", 0, t), -ENOENT);
+	EXPECT_EQ(emu_fs_exec_check(&req, AT_FDCWD, "/workspace/dir", 0, t), -EACCES);
+	EXPECT_EQ(emu_fs_exec_check(&req, AT_FDCWD, "/workspace/nope", 0, t), -ENOENT);
+	EXPECT_EQ(emu_fs_exec_check(&req, AT_FDCWD, "/workspace/link_rel", AT_SYMLINK_NOFOLLOW, t),
+		  -ELOOP);
+	EXPECT_EQ(emu_fs_exec_check(&req, AT_FDCWD, "/workspace/x.denied", 0, t), 0);
+	e->fx.policy.exec_deny = deny;
+	EXPECT_EQ(emu_fs_exec_check(&req, AT_FDCWD, "/workspace/x.denied", 0, t), -EACCES);
+	e->fx.policy.exec_deny = NULL;
+
+	/* the handler: translated, so it needs the ptrace rewrite */
+	EXPECT_EQ(call(e, emu_handle_execve, SYS_execve, A("/workspace/run.sh"), 0, 0, 0, 0),
+		  -EACCES);
+	snprintf(host, sizeof(host), "%s/ws/run.sh", e->fx.base);
+	EXPECT_STREQ(e->d.host_path, host);
+	free(t);
 	env_free(e);
 }
 
