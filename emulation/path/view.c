@@ -1,9 +1,840 @@
 /* SPDX-License-Identifier: MIT */
-/* Placeholder until the filesystem view lands (issue 4). */
-#include "emulation/emu.h"
+/*
+ * Building and tearing down the view: mount source fds, the per-run skeleton root, tmp
+ * directories, the /dev allowlist; host → virtual path mapping; rules; listing filters.
+ */
+#include "emulation/path/view.h"
 
-int sbx_view_placeholder(void);
-int sbx_view_placeholder(void)
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/macros.h"
+#include "common/util.h"
+#include "emulation/path/internal.h"
+
+#define ERR(...)                                                                                   \
+	do {                                                                                       \
+		if (reterr && reterr_size)                                                         \
+			(void) snprintf(reterr, reterr_size, __VA_ARGS__);                         \
+	} while (0)
+
+static const char *const dev_names[] = {"null", "zero", "full", "random", "urandom"};
+
+const char *sbx_access_to_string(SbxAccess a)
 {
+	static const char *const names[_SBX_ACCESS_MAX] = {
+		[SBX_ACCESS_HIDDEN] = "hidden",
+		[SBX_ACCESS_DENIED] = "denied",
+		[SBX_ACCESS_RO] = "ro",
+		[SBX_ACCESS_RW] = "rw",
+	};
+	return a >= 0 && a < _SBX_ACCESS_MAX ? names[a] : NULL;
+}
+
+int sbx_path_normalize(const char *path, char *ret, size_t size)
+{
+	size_t n = 0;
+	const char *p = path;
+
+	if (size < 2 || path[0] != '/')
+		return -EINVAL;
+	ret[n++] = '/';
+	while (*p) {
+		const char *c;
+		size_t len;
+
+		while (*p == '/')
+			p++;
+		c = p;
+		while (*p && *p != '/')
+			p++;
+		len = (size_t) (p - c);
+		if (len == 0 || (len == 1 && c[0] == '.'))
+			continue;
+		if (len == 2 && c[0] == '.' && c[1] == '.') {
+			while (n > 1 && ret[n - 1] != '/')
+				n--;
+			if (n > 1)
+				n--;
+			continue;
+		}
+		if (n > 1)
+			ret[n++] = '/';
+		if (n + len + 1 > size)
+			return -ENAMETOOLONG;
+		memcpy(ret + n, c, len);
+		n += len;
+		if (n >= size)
+			return -ENAMETOOLONG;
+	}
+	ret[n] = 0;
 	return 0;
+}
+
+/* Removes name below dirfd recursively, never following symlinks. */
+static int rm_rf_at(int dfd, const char *name, unsigned depth)
+{
+	_cleanup_close_ int fd = -1;
+	DIR *d;
+	struct dirent *de;
+	int r = 0;
+
+	if (unlinkat(dfd, name, 0) >= 0 || errno == ENOENT)
+		return 0;
+	if (errno != EISDIR && errno != EPERM)
+		return -errno;
+	if (depth > 256)
+		return -ELOOP;
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* a directory we could not list (mode 0) still belongs to us */
+	(void) fchmod(fd, 0700);
+	d = fdopendir(fd);
+	if (!d)
+		return -errno;
+	fd = -1;
+	while ((de = readdir(d))) {
+		int k;
+
+		if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+			continue;
+		k = rm_rf_at(dirfd(d), de->d_name, depth + 1);
+		if (k < 0 && r == 0)
+			r = k;
+	}
+	(void) closedir(d);
+	if (unlinkat(dfd, name, AT_REMOVEDIR) < 0 && r == 0)
+		r = -errno;
+	return r;
+}
+
+static int fd_host_path(int fd, char *buf, size_t size)
+{
+	char link[64];
+	ssize_t n;
+
+	(void) snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, buf, size - 1);
+	if (n < 0)
+		return -errno;
+	if ((size_t) n >= size - 1)
+		return -ENAMETOOLONG;
+	buf[n] = 0;
+	if (buf[0] != '/')
+		return -EXDEV; /* "pipe:[…]", "anon_inode:…" */
+	if (n > 10 && streq(buf + n - 10, " (deleted)"))
+		return -ENOENT;
+	return 0;
+}
+
+static int mkdir_p_at(int dirfd, const char *path)
+{
+	char buf[PATH_MAX];
+	size_t len = strlen(path);
+
+	if (len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, len + 1);
+	for (char *p = buf; *p; p++) {
+		if (*p != '/' || p == buf)
+			continue;
+		*p = 0;
+		if (mkdirat(dirfd, buf, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdirat(dirfd, buf, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int cmp_mount(const void *a, const void *b)
+{
+	return strcmp(((const SbxMount *) a)->vpath, ((const SbxMount *) b)->vpath);
+}
+
+static const char *scratch_base(void)
+{
+	const char *e = getenv("XDG_RUNTIME_DIR");
+	struct stat st;
+
+	if (e && e[0] == '/' && stat(e, &st) >= 0 && S_ISDIR(st.st_mode) && access(e, W_OK) == 0)
+		return e;
+	e = getenv("TMPDIR");
+	if (e && e[0] == '/' && stat(e, &st) >= 0 && S_ISDIR(st.st_mode) && access(e, W_OK) == 0)
+		return e;
+	return "/tmp";
+}
+
+static int add_mount(SbxView *v, const char *vpath, const char *source, int fd, MountMode mode,
+		     SbxMountKind kind, bool owned, bool keep)
+{
+	char norm[PATH_MAX], host[PATH_MAX];
+	SbxMount *m;
+	struct statfs sfs;
+	int r;
+
+	r = sbx_path_normalize(vpath, norm, sizeof(norm));
+	if (r < 0)
+		return r;
+	if (source)
+		snprintf(host, sizeof(host), "%s", source);
+	else {
+		r = fd_host_path(fd, host, sizeof(host));
+		if (r < 0)
+			return r;
+	}
+	if (kind == SBX_MOUNT_DIR && fstatfs(fd, &sfs) >= 0 && sfs.f_type == PROC_SUPER_MAGIC)
+		kind = SBX_MOUNT_PROC;
+	m = realloc(v->mounts, (v->n_mounts + 1) * sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	v->mounts = m;
+	m = &v->mounts[v->n_mounts];
+	*m = (SbxMount){
+		.vpath = strdup(norm),
+		.vlen = strlen(norm),
+		.source = strdup(host),
+		.slen = strlen(host),
+		.fd = fd,
+		.mode = mode,
+		.kind = kind,
+		.owned = owned,
+		.keep = keep,
+	};
+	if (!m->vpath || !m->source) {
+		free(m->vpath);
+		free(m->source);
+		return -ENOMEM;
+	}
+	v->n_mounts++;
+	return 0;
+}
+
+int sbx_default_get_fd(void *ctx, pid_t pid, int fd)
+{
+	_cleanup_close_ int pidfd = -1;
+	char path[64];
+	int r;
+
+	(void) ctx;
+	if (fd == AT_FDCWD) {
+		(void) snprintf(path, sizeof(path), "/proc/%d/cwd", (int) pid);
+		r = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		return r < 0 ? -errno : r;
+	}
+	if (fd < 0)
+		return -EBADF;
+	pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0 && errno == EINVAL) /* a thread, not a leader: PIDFD_THREAD (6.9) */
+		pidfd = (int) syscall(SYS_pidfd_open, pid, O_EXCL);
+	if (pidfd < 0)
+		return -errno;
+	r = (int) syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+	return r < 0 ? -errno : r; /* pidfd_getfd sets O_CLOEXEC on the new fd */
+}
+
+int sbx_default_get_path(void *ctx, pid_t pid, int fd, char *buf, size_t size)
+{
+	char link[64];
+	ssize_t n;
+
+	(void) ctx;
+	if (fd == AT_FDCWD)
+		(void) snprintf(link, sizeof(link), "/proc/%d/cwd", (int) pid);
+	else if (fd >= 0)
+		(void) snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int) pid, fd);
+	else
+		return -EBADF;
+	n = readlink(link, buf, size - 1);
+	if (n < 0)
+		return errno == ENOENT && fd != AT_FDCWD ? -EBADF : -errno;
+	if ((size_t) n >= size - 1)
+		return -ENAMETOOLONG;
+	buf[n] = 0;
+	return 0;
+}
+
+int sbx_default_get_umask(void *ctx, pid_t pid)
+{
+	char path[64], buf[2048], *p;
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+
+	(void) ctx;
+	(void) snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	p = strstr(buf, "\nUmask:");
+	if (!p)
+		return -ENODATA;
+	return (int) (strtoul(p + 7, NULL, 8) & 0777);
+}
+
+int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, SbxView **ret_view,
+		 char *reterr, size_t reterr_size)
+{
+	_cleanup_(sbx_view_freep) SbxView *v = NULL;
+	char path[PATH_MAX];
+	bool dev_mounted = false;
+	size_t n_dev = 0;
+	int r;
+
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	v->policy = policy;
+	v->flags = flags;
+	v->run_fd = v->root_fd = v->dev_fd = -1;
+	if (hooks)
+		v->hooks = *hooks;
+	if (!v->hooks.get_fd)
+		v->hooks.get_fd = sbx_default_get_fd;
+	if (!v->hooks.get_umask)
+		v->hooks.get_umask = sbx_default_get_umask;
+	if (!hooks)
+		v->hooks.get_path = sbx_default_get_path;
+
+	/* One private directory per run: the skeleton root and the tmp mounts live in it. */
+	(void) snprintf(path, sizeof(path), "%s/sbxtrace-XXXXXX", scratch_base());
+	if (!mkdtemp(path)) {
+		r = -errno;
+		ERR("cannot create a run directory under %s: %s", scratch_base(), strerror(-r));
+		return r;
+	}
+	v->run_path = strdup(path);
+	if (!v->run_path)
+		return -ENOMEM;
+	v->run_fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (v->run_fd < 0)
+		return -errno;
+	if (mkdirat(v->run_fd, "root", 0755) < 0)
+		return -errno;
+	v->root_path = strdup_printf("%s/root", path);
+	if (!v->root_path)
+		return -ENOMEM;
+	v->root_fd = openat(v->run_fd, "root", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (v->root_fd < 0)
+		return -errno;
+
+	for (size_t i = 0; i < policy->n_mounts; i++) {
+		const PolicyMount *pm = &policy->mounts[i];
+		_cleanup_close_ int fd = -1;
+		bool owned = false;
+		char norm[PATH_MAX];
+
+		if (!pm->path || pm->path[0] != '/') {
+			ERR("mount path '%s' is not absolute", pm->path ? pm->path : "");
+			return -EINVAL;
+		}
+		r = sbx_path_normalize(pm->path, norm, sizeof(norm));
+		if (r < 0)
+			return r;
+		if (streq(norm, "/dev"))
+			dev_mounted = true;
+		if (pm->mode == MOUNT_TMP) {
+			char name[64];
+
+			if (pm->keep || (flags & SBX_VIEW_KEEP_TMP)) {
+				(void) snprintf(path, sizeof(path), "%s/sbxtrace-tmp-XXXXXX",
+						scratch_base());
+				if (!mkdtemp(path))
+					return -errno;
+				fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			} else {
+				(void) snprintf(name, sizeof(name), "tmp-%zu", i);
+				if (mkdirat(v->run_fd, name, 0700) < 0)
+					return -errno;
+				fd = openat(v->run_fd, name,
+					    O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				owned = true;
+			}
+			if (fd < 0)
+				return -errno;
+		} else {
+			const char *src = pm->source ? pm->source : pm->path;
+
+			fd = open(src, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (fd < 0) {
+				r = -errno;
+				ERR("mount %s: source '%s': %s", norm, src, strerror(-r));
+				return r;
+			}
+		}
+		r = add_mount(v, norm, NULL, fd, pm->mode == MOUNT_TMP ? MOUNT_RW : pm->mode,
+			      SBX_MOUNT_DIR, owned, pm->keep);
+		if (r < 0)
+			return r;
+		fd = -1; /* owned by the mount now */
+	}
+
+	if (!dev_mounted) {
+		_cleanup_close_ int fd = -1;
+
+		v->dev_fd = open("/dev", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (v->dev_fd < 0)
+			return -errno;
+		for (size_t i = 0; i < ARRAY_SIZE(dev_names); i++)
+			v->dev_allow[n_dev++] = dev_names[i];
+		if (policy->process.tty)
+			v->dev_allow[n_dev++] = "tty";
+		r = mkdirat(v->root_fd, "dev", 0755);
+		if (r < 0 && errno != EEXIST)
+			return -errno;
+		fd = openat(v->root_fd, "dev", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		/* Placeholders, so that a listing of /dev shows the allowlist; lookups answer
+		 * the host device instead (resolve.c). */
+		for (size_t i = 0; i < n_dev; i++) {
+			char p[PATH_MAX];
+			int k;
+
+			(void) snprintf(p, sizeof(p), "%s/dev/%s", v->root_path, v->dev_allow[i]);
+			k = open(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+			if (k < 0)
+				return -errno;
+			(void) close(k);
+		}
+		/* /dev/fd and /dev/std*: what bash's process substitution and "cat /dev/stdin"
+		 * use; they lead into the proc mount, whose fd/N reopen rules apply. */
+		for (size_t i = 0; i < v->n_mounts; i++) {
+			static const char *const links[][2] = {
+				{"fd", "self/fd"},
+				{"stdin", "self/fd/0"},
+				{"stdout", "self/fd/1"},
+				{"stderr", "self/fd/2"},
+			};
+
+			if (v->mounts[i].kind != SBX_MOUNT_PROC)
+				continue;
+			for (size_t j = 0; j < ARRAY_SIZE(links); j++) {
+				char target[PATH_MAX];
+
+				(void) snprintf(target, sizeof(target), "%s/%s", v->mounts[i].vpath,
+						links[j][1]);
+				if (symlinkat(target, fd, links[j][0]) < 0)
+					return -errno;
+			}
+			v->dev_links = true;
+			break;
+		}
+		(void) snprintf(path, sizeof(path), "%s/dev", v->root_path);
+		r = add_mount(v, "/dev", path, fd, MOUNT_RO, SBX_MOUNT_DEV, false, false);
+		if (r < 0)
+			return r;
+		fd = -1;
+	}
+
+	qsort(v->mounts, v->n_mounts, sizeof(*v->mounts), cmp_mount);
+	for (size_t i = 0; i < v->n_mounts; i++) {
+		SbxMount *m = &v->mounts[i];
+
+		if (i > 0 && streq(m->vpath, v->mounts[i - 1].vpath)) {
+			ERR("two mounts at %s", m->vpath);
+			return -EINVAL;
+		}
+		if (streq(m->vpath, "/"))
+			v->root_mount = m;
+		else {
+			r = mkdir_p_at(v->root_fd, m->vpath + 1);
+			if (r < 0) {
+				ERR("skeleton directory for %s: %s", m->vpath, strerror(-r));
+				return r;
+			}
+		}
+		for (size_t j = 0; j < v->n_mounts; j++)
+			if (j != i && v->mounts[j].vlen > m->vlen &&
+			    vpath_has_prefix(v->mounts[j].vpath, m->vpath, m->vlen))
+				m->nested = true;
+	}
+
+	for (size_t i = 0; i < policy->n_rules; i++) {
+		if (policy->rules[i].access == RULE_ACCESS_UNSET && !policy->rules[i].level)
+			continue;
+		v->has_rules = true;
+		if (policy->rules[i].access == RULE_ACCESS_HIDE)
+			v->has_hide_rules = true;
+	}
+
+	*ret_view = TAKE_PTR(v);
+	return 0;
+}
+
+SbxView *sbx_view_free(SbxView *v)
+{
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < v->n_mounts; i++) {
+		SbxMount *m = &v->mounts[i];
+
+		if (m->fd >= 0)
+			(void) close(m->fd);
+		free(m->vpath);
+		free(m->source);
+	}
+	free(v->mounts);
+	if (v->root_fd >= 0)
+		(void) close(v->root_fd);
+	if (v->dev_fd >= 0)
+		(void) close(v->dev_fd);
+	if (v->run_path) {
+		/* The skeleton and the non-kept tmp mounts are all inside the run directory. */
+		if (!(v->flags & SBX_VIEW_KEEP_TMP))
+			(void) rm_rf_at(AT_FDCWD, v->run_path, 0);
+		free(v->run_path);
+	}
+	if (v->run_fd >= 0)
+		(void) close(v->run_fd);
+	free(v->root_path);
+	free(v);
+	return NULL;
+}
+
+const SbxHooks *sbx_view_hooks(const SbxView *v)
+{
+	return &v->hooks;
+}
+
+const Policy *sbx_view_policy(const SbxView *v)
+{
+	return v->policy;
+}
+
+const char *sbx_view_root_path(const SbxView *v)
+{
+	return v->root_path;
+}
+
+size_t sbx_view_n_mounts(const SbxView *v)
+{
+	return v->n_mounts;
+}
+
+const SbxMount *sbx_view_mount(const SbxView *v, size_t i)
+{
+	return i < v->n_mounts ? &v->mounts[i] : NULL;
+}
+
+const SbxMount *sbx_view_mount_at(const SbxView *v, const char *vpath)
+{
+	return view_mount_exact(v, vpath, strlen(vpath));
+}
+
+const SbxMount *view_mount_exact(const SbxView *v, const char *vpath, size_t len)
+{
+	for (size_t i = 0; i < v->n_mounts; i++)
+		if (v->mounts[i].vlen == len && memcmp(v->mounts[i].vpath, vpath, len) == 0)
+			return &v->mounts[i];
+	return NULL;
+}
+
+const SbxMount *view_mount_of(const SbxView *v, const char *vpath)
+{
+	const SbxMount *best = NULL;
+
+	for (size_t i = 0; i < v->n_mounts; i++) {
+		const SbxMount *m = &v->mounts[i];
+
+		if (vpath_has_prefix(vpath, m->vpath, m->vlen) && (!best || m->vlen > best->vlen))
+			best = m;
+	}
+	return best;
+}
+
+bool view_is_mount_ancestor(const SbxView *v, const char *vpath, size_t len)
+{
+	for (size_t i = 0; i < v->n_mounts; i++) {
+		const SbxMount *m = &v->mounts[i];
+
+		if (m->vlen > len && memcmp(m->vpath, vpath, len) == 0 &&
+		    (m->vpath[len] == '/' || (len == 1 && vpath[0] == '/')))
+			return true;
+	}
+	return false;
+}
+
+bool view_dev_link(const SbxView *v, const char *name)
+{
+	return v->dev_links && (streq(name, "fd") || streq(name, "stdin") ||
+				streq(name, "stdout") || streq(name, "stderr"));
+}
+
+bool view_dev_allowed(const SbxView *v, const char *name)
+{
+	for (size_t i = 0; v->dev_allow[i]; i++)
+		if (streq(v->dev_allow[i], name))
+			return true;
+	return false;
+}
+
+SbxAccess view_rule_restriction(const SbxView *v, const char *vpath)
+{
+	SbxAccess a = SBX_ACCESS_RW;
+
+	if (!v->has_rules)
+		return a;
+	for (size_t i = 0; i < v->policy->n_rules; i++) {
+		const PolicyRule *rule = &v->policy->rules[i];
+
+		if (rule->access != RULE_ACCESS_HIDE && rule->access != RULE_ACCESS_DENY)
+			continue;
+		if (!policy_glob_match(rule->glob, vpath))
+			continue;
+		if (rule->access == RULE_ACCESS_HIDE)
+			return SBX_ACCESS_HIDDEN;
+		a = SBX_ACCESS_DENIED;
+	}
+	return a;
+}
+
+SbxAccess sbx_view_access(const SbxView *v, const char *vpath, Sensitivity *ret_level)
+{
+	const SbxMount *m = view_mount_of(v, vpath);
+	SbxAccess base = m && m->mode != MOUNT_RO ? SBX_ACCESS_RW : SBX_ACCESS_RO;
+	RuleAccess ra = RULE_ACCESS_UNSET;
+	Sensitivity level = SENSITIVITY_NONE;
+
+	/* no mount: a skeleton directory, read-only */
+	if (v->has_rules)
+		policy_rule_lookup(v->policy, vpath, &ra, &level);
+	if (ret_level)
+		*ret_level = level;
+	switch (ra) {
+	case RULE_ACCESS_HIDE:
+		return SBX_ACCESS_HIDDEN;
+	case RULE_ACCESS_DENY:
+		return SBX_ACCESS_DENIED;
+	case RULE_ACCESS_RO:
+		return SBX_ACCESS_RO;
+	default:
+		return base; /* "rw" never lifts a ro mount */
+	}
+}
+
+int sbx_view_vpath_of_host(const SbxView *v, const char *host, char *ret_vpath, size_t size,
+			   const SbxMount **ret_mount)
+{
+	const SbxMount *tried = NULL;
+	size_t rlen = strlen(v->root_path);
+
+	/* Longest source prefix first; a mapping shadowed by a nested mount is no mapping. */
+	for (size_t round = 0; round <= v->n_mounts; round++) {
+		const SbxMount *best = NULL;
+		const SbxMount *owner;
+		const char *rest;
+		int n;
+
+		for (size_t i = 0; i < v->n_mounts; i++) {
+			const SbxMount *m = &v->mounts[i];
+
+			if (!vpath_has_prefix(host, m->source, m->slen))
+				continue;
+			if (tried &&
+			    (m->slen > tried->slen || (m->slen == tried->slen && m <= tried)))
+				continue;
+			if (!best || m->slen > best->slen)
+				best = m;
+		}
+		if (!best)
+			break;
+		tried = best;
+		rest = host + (best->slen == 1 ? 0 : best->slen);
+		if (best->vlen == 1)
+			n = snprintf(ret_vpath, size, "%s", *rest ? rest : "/");
+		else
+			n = snprintf(ret_vpath, size, "%s%s", best->vpath, rest);
+		if (n < 0 || (size_t) n >= size)
+			return -ENAMETOOLONG;
+		owner = view_mount_of(v, ret_vpath);
+		if (owner != best)
+			continue;
+		if (ret_mount)
+			*ret_mount = best;
+		return 0;
+	}
+	/* The skeleton: directories that are in no mount. */
+	if (vpath_has_prefix(host, v->root_path, rlen)) {
+		const char *rest = host + rlen;
+		int n = snprintf(ret_vpath, size, "%s", *rest ? rest : "/");
+
+		if (n < 0 || (size_t) n >= size)
+			return -ENAMETOOLONG;
+		if (view_mount_of(v, ret_vpath))
+			return -EXDEV; /* shadowed by a mount */
+		if (ret_mount)
+			*ret_mount = NULL;
+		return 0;
+	}
+	return -EXDEV;
+}
+
+int sbx_view_vpath_of_fd(const SbxView *v, int fd, char *ret_vpath, size_t size,
+			 const SbxMount **ret_mount)
+{
+	char host[PATH_MAX];
+	int r;
+
+	r = fd_host_path(fd, host, sizeof(host));
+	if (r < 0)
+		return r;
+	return sbx_view_vpath_of_host(v, host, ret_vpath, size, ret_mount);
+}
+
+bool sbx_view_has_hide_rules(const SbxView *v)
+{
+	return v->has_hide_rules;
+}
+
+struct dirent64_hdr {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+bool sbx_view_filters_listings(const SbxView *v)
+{
+	if (v->has_hide_rules)
+		return true;
+	for (size_t i = 0; i < v->n_mounts; i++)
+		if (v->mounts[i].kind == SBX_MOUNT_PROC)
+			return true;
+	return false;
+}
+
+static bool pid_hidden(const SbxView *v, const char *name, size_t nl, pid_t tgid)
+{
+	long pid = 0;
+
+	if (nl == 0 || nl > 10)
+		return false;
+	for (size_t i = 0; i < nl; i++) {
+		if (name[i] < '0' || name[i] > '9')
+			return false;
+		pid = pid * 10 + (name[i] - '0');
+	}
+	if (pid == tgid)
+		return false;
+	return !(v->hooks.in_tree && v->hooks.in_tree(v->hooks.ctx, (pid_t) pid));
+}
+
+size_t sbx_view_filter_dirents(const SbxView *v, const char *dir_vpath, pid_t tgid, void *buf,
+			       size_t len)
+{
+	char *base = buf;
+	size_t in = 0, out = 0, dlen = strlen(dir_vpath);
+	char path[PATH_MAX];
+	const SbxMount *pm = view_mount_exact(v, dir_vpath, dlen);
+	bool proc_root = pm && pm->kind == SBX_MOUNT_PROC;
+
+	if ((!v->has_hide_rules && !proc_root) || dlen >= sizeof(path) - 2)
+		return len;
+	memcpy(path, dir_vpath, dlen);
+	if (dlen > 1)
+		path[dlen++] = '/';
+	while (in + offsetof(struct dirent64_hdr, d_name) < len) {
+		struct dirent64_hdr *d = (struct dirent64_hdr *) (base + in);
+		size_t rl = d->d_reclen, nl;
+		bool hide = false;
+
+		if (rl == 0 || in + rl > len)
+			break;
+		nl = strnlen(d->d_name, rl - offsetof(struct dirent64_hdr, d_name));
+		if (!(nl == 1 && d->d_name[0] == '.') &&
+		    !(nl == 2 && d->d_name[0] == '.' && d->d_name[1] == '.') &&
+		    dlen + nl < sizeof(path)) {
+			memcpy(path + dlen, d->d_name, nl);
+			path[dlen + nl] = 0;
+			hide = (proc_root && pid_hidden(v, d->d_name, nl, tgid)) ||
+			       (v->has_hide_rules &&
+				sbx_view_access(v, path, NULL) == SBX_ACCESS_HIDDEN);
+		}
+		if (!hide) {
+			if (out != in)
+				memmove(base + out, base + in, rl);
+			out += rl;
+		}
+		in += rl;
+	}
+	return out;
+}
+
+static bool parse_uint(const char **p, long *ret)
+{
+	char *end;
+
+	if (**p < '0' || **p > '9')
+		return false;
+	errno = 0;
+	*ret = strtol(*p, &end, 10);
+	if (errno || *ret > INT_MAX)
+		return false;
+	*p = end;
+	return true;
+}
+
+bool sbx_proc_fd_path(const SbxMount *m, const char *vpath, pid_t *ret_pid, int *ret_fd)
+{
+	const char *p;
+	long pid, fd;
+
+	if (!m || m->kind != SBX_MOUNT_PROC || !vpath_has_prefix(vpath, m->vpath, m->vlen))
+		return false;
+	p = vpath + (m->vlen == 1 ? 0 : m->vlen);
+	if (*p++ != '/' || !parse_uint(&p, &pid))
+		return false;
+	if (strncmp(p, "/task/", 6) == 0) {
+		p += 6;
+		if (!parse_uint(&p, &pid))
+			return false;
+	}
+	if (strncmp(p, "/fd/", 4) != 0)
+		return false;
+	p += 4;
+	if (!parse_uint(&p, &fd) || *p)
+		return false;
+	*ret_pid = (pid_t) pid;
+	*ret_fd = (int) fd;
+	return true;
+}
+
+int sbx_proc_translate(const char *proc_vpath, const char *path, pid_t tid, pid_t tgid, char *ret,
+		       size_t size)
+{
+	size_t plen = strlen(proc_vpath);
+	const char *rest;
+	int n;
+
+	if (strncmp(path, proc_vpath, plen) != 0 || path[plen] != '/')
+		goto copy;
+	rest = path + plen + 1;
+	if (strncmp(rest, "self", 4) == 0 && (rest[4] == '/' || !rest[4]))
+		n = snprintf(ret, size, "%.*s/%d%s", (int) plen, path, (int) tgid, rest + 4);
+	else if (strncmp(rest, "thread-self", 11) == 0 && (rest[11] == '/' || !rest[11]))
+		n = snprintf(ret, size, "%.*s/%d/task/%d%s", (int) plen, path, (int) tgid,
+			     (int) tid, rest + 11);
+	else
+		goto copy;
+	return n < 0 || (size_t) n >= size ? -ENAMETOOLONG : 0;
+copy:
+	n = snprintf(ret, size, "%s", path);
+	return n < 0 || (size_t) n >= size ? -ENAMETOOLONG : 0;
 }

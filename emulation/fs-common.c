@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared prologue of the path handlers: copy the path, find the start directory, resolve. */
+#include "emulation/fs-internal.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/macros.h"
+
+int fs_read_path(const EmuRequest *req, uint64_t addr, char *buf, size_t size)
+{
+	int r;
+
+	if (!addr)
+		return -EFAULT;
+	/* TOCTOU: the string is copied once; everything after works on this copy, and the
+	 * operation itself is done by the supervisor, so a later rewrite changes nothing. */
+	r = req->mem->read_string(req->mem, addr, buf, size);
+	if (r < 0)
+		return r == -ENAMETOOLONG ? -ENAMETOOLONG : -EFAULT;
+	return 0;
+}
+
+int fs_child_fd(const EmuRequest *req, int fd)
+{
+	const SbxHooks *h = sbx_view_hooks(req->view);
+
+	return h->get_fd(h->ctx, req->pid, fd);
+}
+
+int fs_child_umask(const EmuRequest *req)
+{
+	const SbxHooks *h = sbx_view_hooks(req->view);
+
+	return h->get_umask(h->ctx, req->pid);
+}
+
+int fs_resolve_at(const EmuRequest *req, int dirfd, const char *path, unsigned flags,
+		  SbxResolved *ret)
+{
+	_cleanup_close_ int fd = -1;
+	char vp[PATH_MAX];
+	SbxLookup l = {
+		.path = path,
+		.dirfd = -1,
+		.tid = req->pid,
+		.tgid = req->tgid > 0 ? req->tgid : req->pid,
+		.flags = flags,
+	};
+	int r;
+
+	if (path[0] != '/' && path[0] && sbx_view_hooks(req->view)->get_path) {
+		const SbxHooks *h = sbx_view_hooks(req->view);
+		char host[PATH_MAX];
+
+		/* One readlink of /proc/PID/{cwd,fd/N}: the walk needs no fd of the start, it
+		 * walks to its canonical virtual path (or the fast path goes straight there). */
+		r = h->get_path(h->ctx, req->pid, dirfd, host, sizeof(host));
+		if (r < 0)
+			return r == -ENOENT && dirfd != AT_FDCWD ? -EBADF : r;
+		if (host[0] != '/')
+			return -ENOTDIR; /* "pipe:[…]", "socket:[…]" */
+		if (strlen(host) > 10 && streq(host + strlen(host) - 10, " (deleted)"))
+			return -ENOENT;
+		r = sbx_view_vpath_of_host(req->view, host, vp, sizeof(vp), NULL);
+		if (r < 0)
+			return -EACCES;
+		l.dir_vpath = vp;
+	} else if (path[0] != '/') {
+		fd = fs_child_fd(req, dirfd);
+		if (fd < 0)
+			return fd == -EBADF || fd == -ENOENT ? -EBADF : fd;
+		/* no fstat for S_ISDIR: a non-directory start fails every lookup with ENOTDIR */
+		r = sbx_view_vpath_of_fd(req->view, fd, vp, sizeof(vp), NULL);
+		if (r < 0)
+			/* a start directory outside the view (or deleted): nothing relative to it
+			 * is visible */
+			return r == -ENOENT ? -ENOENT : -EACCES;
+		l.dirfd = fd;
+		l.dir_vpath = vp;
+	}
+	return sbx_view_resolve(req->view, &l, ret);
+}
+
+int fs_resolve_arg(const EmuRequest *req, int dirfd, uint64_t addr, unsigned flags,
+		   SbxResolved *ret)
+{
+	char path[PATH_MAX];
+	int r;
+
+	r = fs_read_path(req, addr, path, sizeof(path));
+	if (r < 0)
+		return r;
+	return fs_resolve_at(req, dirfd, path, flags, ret);
+}
+
+int fs_check_read(const SbxResolved *r)
+{
+	switch (r->access) {
+	case SBX_ACCESS_HIDDEN:
+		return -ENOENT;
+	case SBX_ACCESS_DENIED:
+		return -EACCES;
+	default:
+		return r->exists ? 0 : -ENOENT;
+	}
+}
+
+int fs_check_write(const SbxResolved *r, bool creating)
+{
+	switch (r->access) {
+	case SBX_ACCESS_HIDDEN:
+		return creating ? -EACCES : -ENOENT;
+	case SBX_ACCESS_DENIED:
+		return -EACCES;
+	case SBX_ACCESS_RO:
+		return -EROFS;
+	default:
+		return 0;
+	}
+}
+
+void fs_fd_path(int fd, char buf[64])
+{
+	(void) snprintf(buf, 64, "/proc/self/fd/%d", fd);
+}
+
+int fs_fail(EmuDecision *d, int negative_errno, const char *why)
+{
+	d->verdict = EMU_FAIL;
+	d->error = negative_errno < 0 ? -negative_errno : EIO;
+	d->why = why;
+	return 0;
+}
+
+int fs_ok(EmuDecision *d, int64_t val)
+{
+	d->verdict = EMU_RETURN;
+	d->val = val;
+	return 0;
+}
+
+void fs_note(EmuDecision *d, const SbxResolved *r)
+{
+	(void) snprintf(d->path, sizeof(d->path), "%s", r->vpath);
+	(void) snprintf(d->host_path, sizeof(d->host_path), "%s", r->host_path);
+}
+
+int fs_writeback(EmuDecision *d, uint64_t addr, const void *data, size_t len)
+{
+	size_t used = 0;
+
+	for (size_t i = 0; i < d->n_writeback; i++)
+		used += (d->writeback[i].len + 15) & ~(size_t) 15;
+	if (d->n_writeback >= EMU_MAX_WRITEBACK || used + len > EMU_SCRATCH_SIZE)
+		return -E2BIG;
+	memcpy(d->scratch + used, data, len);
+	d->writeback[d->n_writeback++] = (EmuWriteBack){
+		.addr = addr,
+		.data = d->scratch + used,
+		.len = len,
+	};
+	return 0;
+}
+
+int emu_handle_fs_refuse(const EmuRequest *req, EmuDecision *d)
+{
+	(void) req;
+	d->denied = true;
+	return fs_fail(d, -EPERM, "changing the root or mounts is not allowed in the sandbox");
+}

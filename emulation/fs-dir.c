@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The working directory and listings: chdir(2), getcwd(2), getdents64(2).
+ *
+ *  - chdir is checked (ENOENT, ENOTDIR, EACCES, hidden, denied). An identity-mapped
+ *    directory is then continued in the kernel; see the TOCTOU note below for why that is
+ *    safe. A translated one needs the ptrace rewrite (DESIGN "Where ptrace is needed"): the
+ *    handler fills decision.host_path and fails with EACCES unless the tracer rewrites.
+ *  - getcwd answers the virtual path of the cwd (ENOENT when it is outside the view, as
+ *    Linux does for an unlinked cwd).
+ *  - getdents64 reads the child's directory through a dup of its fd (same open file
+ *    description, so the offset moves for the child too) and removes hidden entries.
+ */
+#include "emulation/fs-internal.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/macros.h"
+
+int emu_fs_cwd_vpath(const EmuRequest *req, char *ret, size_t size)
+{
+	_cleanup_close_ int fd = fs_child_fd(req, AT_FDCWD);
+
+	if (fd < 0)
+		return fd;
+	return sbx_view_vpath_of_fd(req->view, fd, ret, size, NULL);
+}
+
+int emu_handle_chdir(const EmuRequest *req, EmuDecision *d)
+{
+	_cleanup_(sbx_resolved_done) SbxResolved res = {.fd = -1, .parent_fd = -1};
+	int r;
+
+	if (req->nr != SYS_chdir)
+		return fs_fail(d, -ENOSYS, NULL);
+	r = fs_resolve_arg(req, AT_FDCWD, req->args[0],
+			   SBX_RESOLVE_FOLLOW | SBX_RESOLVE_DIRECTORY | SBX_RESOLVE_NO_FD, &res);
+	if (r < 0)
+		return fs_fail(d, r, NULL);
+	fs_note(d, &res);
+	r = fs_check_read(&res);
+	if (r < 0) {
+		d->denied = res.access == SBX_ACCESS_HIDDEN || res.access == SBX_ACCESS_DENIED;
+		return fs_fail(d, r, NULL);
+	}
+	if (syscall(SYS_faccessat2, res.parent_fd, res.name, X_OK, AT_SYMLINK_NOFOLLOW) < 0)
+		return fs_fail(d, -errno, NULL);
+	if (streq(res.vpath, res.host_path)) {
+		/* TOCTOU: continuing lets the kernel re-read the path, which the child may have
+		 * rewritten. That is safe here: the cwd grants nothing by itself, since every
+		 * relative path is resolved by mapping the cwd back into the view (a cwd outside
+		 * it resolves nothing, EACCES) and hidden ancestors still hide. */
+		d->verdict = EMU_CONTINUE;
+		return 0;
+	}
+	d->denied = true;
+	return fs_fail(d, -EACCES, "chdir to a translated directory needs ptrace");
+}
+
+int emu_handle_getcwd(const EmuRequest *req, EmuDecision *d)
+{
+	char vp[PATH_MAX];
+	size_t len, size = (size_t) req->args[1];
+	int r;
+
+	if (req->nr != SYS_getcwd)
+		return fs_fail(d, -ENOSYS, NULL);
+	r = emu_fs_cwd_vpath(req, vp, sizeof(vp));
+	if (r < 0)
+		return fs_fail(d, r == -EXDEV ? -ENOENT : r, NULL);
+	len = strlen(vp) + 1;
+	if (size < len)
+		return fs_fail(d, -ERANGE, NULL);
+	r = fs_writeback(d, req->args[0], vp, len);
+	if (r < 0)
+		return r;
+	(void) snprintf(d->path, sizeof(d->path), "%s", vp);
+	return fs_ok(d, (int64_t) len);
+}
+
+int emu_handle_getdents(const EmuRequest *req, EmuDecision *d)
+{
+	_cleanup_close_ int fd = -1;
+	unsigned char buf[EMU_SCRATCH_SIZE];
+	size_t count = (size_t) (unsigned) req->args[2];
+	char vp[PATH_MAX];
+	bool mapped;
+	long n;
+	int r;
+
+	if (req->nr != SYS_getdents64)
+		return fs_fail(d, -ENOSYS, NULL);
+	fd = fs_child_fd(req, fs_arg_fd(req->args[0]));
+	if (fd < 0)
+		return fs_fail(d, fd == -ENOENT ? -EBADF : fd, NULL);
+	mapped = sbx_view_vpath_of_fd(req->view, fd, vp, sizeof(vp), NULL) >= 0;
+	count = MIN(count, sizeof(buf));
+	for (;;) {
+		n = syscall(SYS_getdents64, fd, buf, count);
+		if (n < 0)
+			return fs_fail(d, -errno, NULL);
+		if (n == 0 || !mapped)
+			break;
+		n = (long) sbx_view_filter_dirents(
+			req->view, vp, req->tgid > 0 ? req->tgid : req->pid, buf, (size_t) n);
+		if (n > 0)
+			break;
+		/* everything in this batch was hidden: an empty answer would mean the end */
+	}
+	if (mapped)
+		(void) snprintf(d->path, sizeof(d->path), "%s", vp);
+	if (n > 0) {
+		r = fs_writeback(d, req->args[1], buf, (size_t) n);
+		if (r < 0)
+			return r;
+	}
+	return fs_ok(d, n);
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* Private to the emulation/fs-*.c handlers. */
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "emulation/emu.h"
+#include "emulation/fs.h"
+#include "emulation/path/view.h"
+
+/* Arguments are registers: fds are C ints in the low 32 bits. */
+static inline int fs_arg_fd(uint64_t a)
+{
+	return (int) (int32_t) (uint32_t) a;
+}
+
+/*
+ * Copies a path string from the child. 0, or the errno the child sees (negative):
+ * -EFAULT, -ENAMETOOLONG.
+ */
+int fs_read_path(const EmuRequest *req, uint64_t addr, char *buf, size_t size);
+
+/*
+ * Resolves path (already copied) relative to the child's dirfd (AT_FDCWD: its cwd). Returns
+ * 0 or the negative errno the child should see.
+ */
+int fs_resolve_at(const EmuRequest *req, int dirfd, const char *path, unsigned flags,
+		  SbxResolved *ret);
+
+/* Reads the path at addr and resolves it: the common prologue. */
+int fs_resolve_arg(const EmuRequest *req, int dirfd, uint64_t addr, unsigned flags,
+		   SbxResolved *ret);
+
+/* A dup of the child's fd (AT_FDCWD: cwd) through the view's hooks; -EBADF etc. */
+int fs_child_fd(const EmuRequest *req, int fd);
+
+/* The child's umask, or -errno (supervisor failure). */
+int fs_child_umask(const EmuRequest *req);
+
+/* Checks for reading/looking at an existing object: 0, -ENOENT (absent, hidden), -EACCES. */
+int fs_check_read(const SbxResolved *r);
+/* Checks for changing the object (or creating it): -ENOENT hidden+existing lookups are not
+ * distinguished: hidden → -EACCES when creating, -ENOENT otherwise; denied -EACCES; ro -EROFS. */
+int fs_check_write(const SbxResolved *r, bool creating);
+
+/* "/proc/self/fd/N" of a supervisor fd: reaches the inode without following a path again. */
+void fs_fd_path(int fd, char buf[64]);
+
+/* Decision helpers; they return 0 so that handlers can "return fs_fail(d, …)". */
+int fs_fail(EmuDecision *d, int negative_errno, const char *why);
+int fs_ok(EmuDecision *d, int64_t val);
+void fs_note(EmuDecision *d, const SbxResolved *r);
+/* Copies len bytes into the scratch and queues them for writing at addr (-E2BIG if full). */
+int fs_writeback(EmuDecision *d, uint64_t addr, const void *data, size_t len);
+
+/* Whether a policy refusal (counted as a denial) produced this errno. */
+static inline bool fs_is_policy_errno(const SbxResolved *r, int e)
+{
+	return (e == -EROFS || e == -EACCES || e == -ENOENT) && r->access != SBX_ACCESS_RW;
+}
+
+#define FS_MAX_RETRIES 8

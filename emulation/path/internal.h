@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* Private to emulation/path/: the view's layout, shared by view.c and resolve.c. */
+
+#include "emulation/path/view.h"
+
+#define SBX_DEV_MAX 8
+
+struct SbxView {
+	const Policy *policy; /* borrowed */
+	SbxHooks hooks;
+	unsigned flags;
+	SbxMount *mounts; /* sorted by vpath */
+	size_t n_mounts;
+	const SbxMount *root_mount; /* the mount at "/", or NULL (skeleton root) */
+	int run_fd;		    /* private per-run directory (skeleton + tmp mounts) */
+	char *run_path;
+	int root_fd; /* O_PATH of the skeleton root */
+	char *root_path;
+	int dev_fd; /* O_PATH of the host /dev, -1 without the built-in /dev */
+	const char *dev_allow[SBX_DEV_MAX + 1];
+	bool dev_links; /* /dev/fd, /dev/std{in,out,err}: symlinks into the proc mount */
+	bool has_rules;
+	bool has_hide_rules;
+};
+
+/* Whether prefix is a component-wise prefix of path ("/a" of "/a" and "/a/b", "/" of all). */
+static inline bool vpath_has_prefix(const char *path, const char *prefix, size_t plen)
+{
+	if (plen == 1 && prefix[0] == '/')
+		return path[0] == '/';
+	return strncmp(path, prefix, plen) == 0 && (path[plen] == 0 || path[plen] == '/');
+}
+
+/* The deepest mount containing vpath, NULL if none. */
+const SbxMount *view_mount_of(const SbxView *v, const char *vpath);
+/* The mount exactly at vpath, NULL if none. */
+const SbxMount *view_mount_exact(const SbxView *v, const char *vpath, size_t len);
+/* Whether vpath (len bytes) is a strict ancestor of some mount point. */
+bool view_is_mount_ancestor(const SbxView *v, const char *vpath, size_t len);
+/* Hide/deny restriction of exactly this path (ancestors not looked at). */
+SbxAccess view_rule_restriction(const SbxView *v, const char *vpath);
+bool view_dev_allowed(const SbxView *v, const char *name);
+/* One of the /dev symlinks into /proc (fd, stdin, stdout, stderr), when a proc mount exists. */
+bool view_dev_link(const SbxView *v, const char *name);

@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * The virtual filesystem view (DESIGN.md "The virtual filesystem view", docs/filesystem.md).
+ *
+ * An SbxView is built once per run from the policy's mounts and is immutable afterwards, so
+ * any number of supervisor threads may resolve paths in it at once. It holds an O_PATH fd of
+ * each mount's host source, a private skeleton root (empty directories for the mount points,
+ * placeholders for the /dev allowlist) and the private directories of tmp mounts.
+ *
+ * Resolution walks a virtual path component by component from pinned directory fds
+ * (openat(…, O_PATH|O_NOFOLLOW)), splices symlinks into the virtual path, pops ".." on the
+ * canonical virtual path, and so never reaches a host object outside the view. Nothing is
+ * cached between calls.
+ */
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "policy/policy.h"
+
+typedef struct SbxView SbxView;
+
+typedef enum SbxMountKind {
+	SBX_MOUNT_DIR,	/* a host directory (ro/rw) or a private tmp directory */
+	SBX_MOUNT_DEV,	/* the built-in /dev allowlist */
+	SBX_MOUNT_PROC, /* a mount whose source is a procfs: /proc/self translation, pid hiding */
+	_SBX_MOUNT_KIND_MAX,
+	_SBX_MOUNT_KIND_INVALID = -EINVAL,
+} SbxMountKind;
+
+typedef struct SbxMount {
+	char *vpath; /* virtual path, normalized, "/" or without trailing slash */
+	size_t vlen;
+	char *source; /* canonical host path of the source (readlink of /proc/self/fd/N) */
+	size_t slen;
+	int fd; /* O_PATH|O_DIRECTORY|O_CLOEXEC fd of the source */
+	MountMode mode;
+	SbxMountKind kind;
+	bool nested; /* another mount lies beneath this one */
+	bool owned;  /* a tmp directory the view created (removed at free unless keep) */
+	bool keep;
+} SbxMount;
+
+/*
+ * How the view reaches into the supervised processes. The supervisor supplies these; unit
+ * tests use the defaults (which work on the calling process itself) or fakes.
+ */
+typedef struct SbxHooks {
+	void *ctx;
+	/* A new fd (O_CLOEXEC, caller closes) for the child's fd, or its cwd when fd is
+	 * AT_FDCWD; -errno (-EBADF when the child has no such fd). */
+	int (*get_fd)(void *ctx, pid_t pid, int fd);
+	/* The umask of the child (>= 0) or -errno. */
+	int (*get_umask)(void *ctx, pid_t pid);
+	/* Whether pid belongs to the sandboxed tree (its /proc entries are visible). NULL: all
+	 * pids are hidden except the caller's own process. */
+	bool (*in_tree)(void *ctx, pid_t pid);
+	/* The host path of the child's fd, or of its cwd for AT_FDCWD, into buf: 0 or -errno
+	 * (-EBADF: no such fd). Cheaper than get_fd for relative lookups (one readlink). NULL:
+	 * relative lookups use get_fd. */
+	int (*get_path)(void *ctx, pid_t pid, int fd, char *buf, size_t size);
+} SbxHooks;
+
+/**
+ * Default hooks: pidfd_open+pidfd_getfd (or open of /proc/PID/cwd), /proc/PID/status
+ * "Umask:", readlink of /proc/PID/{cwd,fd/N}. sbx_view_new() fills NULL get_fd/get_umask with
+ * them, and get_path too when hooks is NULL altogether.
+ */
+int sbx_default_get_fd(void *ctx, pid_t pid, int fd);
+int sbx_default_get_umask(void *ctx, pid_t pid);
+int sbx_default_get_path(void *ctx, pid_t pid, int fd, char *buf, size_t size);
+
+typedef enum SbxViewFlags {
+	SBX_VIEW_KEEP_TMP = 1 << 0, /* keep every tmp directory at free (debugging) */
+	SBX_VIEW_NO_FAST = 1 << 1,  /* never use the openat2() fast path */
+} SbxViewFlags;
+
+/**
+ * Builds the view of policy (borrowed: it must outlive the view; its rules are read on every
+ * lookup). Scratch directories go under $XDG_RUNTIME_DIR or $TMPDIR or /tmp. hooks may be
+ * NULL (defaults). On failure returns -errno and writes a one-line reason into reterr (if not
+ * NULL): -ENOENT/-ENOTDIR for a missing source, -EINVAL for duplicate or relative mount paths.
+ */
+int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, SbxView **ret_view,
+		 char *reterr, size_t reterr_size);
+
+/** Closes the fds and removes the skeleton and tmp directories (unless kept). NULL is fine. */
+SbxView *sbx_view_free(SbxView *v);
+static inline void sbx_view_freep(SbxView **v)
+{
+	if (*v)
+		(void) sbx_view_free(*v);
+}
+
+const SbxHooks *sbx_view_hooks(const SbxView *v);
+const Policy *sbx_view_policy(const SbxView *v);
+/** Host path of the skeleton root (for the supervisor: the child's initial chroot-less cwd…). */
+const char *sbx_view_root_path(const SbxView *v);
+size_t sbx_view_n_mounts(const SbxView *v);
+const SbxMount *sbx_view_mount(const SbxView *v, size_t i);
+/** The mount with that exact virtual path, or NULL. */
+const SbxMount *sbx_view_mount_at(const SbxView *v, const char *vpath);
+
+typedef enum SbxAccess {
+	SBX_ACCESS_HIDDEN, /* looks absent: ENOENT, filtered from listings */
+	SBX_ACCESS_DENIED, /* EACCES */
+	SBX_ACCESS_RO,	   /* writes: EROFS */
+	SBX_ACCESS_RW,
+	_SBX_ACCESS_MAX,
+	_SBX_ACCESS_INVALID = -EINVAL,
+} SbxAccess;
+
+const char *sbx_access_to_string(SbxAccess a);
+
+/**
+ * Policy access of a canonical virtual path: the mount's mode, restricted by the rules
+ * (hide/deny on the path or any ancestor win; otherwise the nearest ro/rw rule; a rule never
+ * grants more than the mount). Also returns the highest sensitivity of matching rules.
+ */
+SbxAccess sbx_view_access(const SbxView *v, const char *vpath, Sensitivity *ret_level);
+
+typedef enum SbxResolveFlags {
+	SBX_RESOLVE_FOLLOW = 1 << 0,	  /* follow a symlink in the last component */
+	SBX_RESOLVE_DIRECTORY = 1 << 1,	  /* the object must be a directory (ENOTDIR) */
+	SBX_RESOLVE_CREATE = 1 << 2,	  /* a missing last component is success (exists=false) */
+	SBX_RESOLVE_EMPTY_PATH = 1 << 3,  /* "" names the start directory (AT_EMPTY_PATH) */
+	SBX_RESOLVE_NO_FAST = 1 << 4,	  /* skip the openat2() fast path */
+	SBX_RESOLVE_NO_SYMLINKS = 1 << 5, /* ELOOP on any symlink (openat2 RESOLVE_NO_SYMLINKS) */
+	SBX_RESOLVE_BENEATH = 1 << 6,	  /* EXDEV on absolute paths/symlinks or ".." above start */
+	SBX_RESOLVE_NO_FD = 1 << 7,	  /* the caller needs parent_fd+name only: ret->fd may be -1
+					   * even when the object exists (saves syscalls) */
+	SBX_RESOLVE_KEEP_MAGIC = 1 << 8,  /* a /proc magic link as last component is returned
+					   * (type S_IFLNK) instead of followed: open() reopens
+					   * /proc/PID/fd/N through the child's own fd */
+} SbxResolveFlags;
+
+typedef struct SbxLookup {
+	const char *path;      /* the virtual path as the child gave it */
+	int dirfd;	       /* host fd of the start directory for relative paths (borrowed),
+				* or -1: start at dir_vpath, walked from the root */
+	const char *dir_vpath; /* its canonical virtual path (sbx_view_vpath_of_fd/_host()) */
+	pid_t tid, tgid;       /* the caller, for /proc/self and /proc/thread-self */
+	unsigned flags;	       /* SbxResolveFlags */
+} SbxLookup;
+
+typedef struct SbxResolved {
+	/* The pair that names the object for *at() calls: parent_fd is the pinned host
+	 * directory, name a single component (never a symlink that was to be followed). For a
+	 * mount root, a skeleton directory or a path ending in "."/"..", parent_fd is the object
+	 * itself and name is ".". Owned: sbx_resolved_done() closes. */
+	int parent_fd;
+	bool parent_borrowed; /* parent_fd is the view's (a mount fd): not closed by _done() */
+	char name[NAME_MAX + 1];
+	int fd; /* O_PATH|O_NOFOLLOW fd of the object, -1 when it does not exist; owned */
+	bool exists;
+	mode_t type; /* S_IFMT bits when exists */
+	bool fixed;  /* a mount root, skeleton directory or /dev node: not removable,
+		      * renamable nor writable as a directory entry */
+	bool dot;    /* the path ended in "." or "..": rmdir EINVAL, mkdir EEXIST */
+	bool trailing_slash;
+	bool fast;	       /* answered by the openat2() fast path (for bench/tests) */
+	const SbxMount *mount; /* NULL: the skeleton */
+	SbxAccess access;
+	Sensitivity level;
+	char vpath[PATH_MAX];	  /* canonical virtual path */
+	char host_path[PATH_MAX]; /* best-effort host path, for audit */
+} SbxResolved;
+
+/**
+ * Resolves l->path in the view. Returns 0 and fills *ret (the caller calls
+ * sbx_resolved_done()), or a negative errno the child should see: -ENOENT (absent, hidden, or
+ * outside every mount), -ENOTDIR, -ELOOP (40 symlinks, or NO_SYMLINKS), -ENAMETOOLONG, -EXDEV
+ * (BENEATH), -EACCES (a denied directory on the way), -EAGAIN (the tree kept changing under a
+ * ".." walk). The access of the object is returned, not enforced: callers decide per syscall.
+ */
+int sbx_view_resolve(const SbxView *v, const SbxLookup *l, SbxResolved *ret);
+
+void sbx_resolved_done(SbxResolved *r);
+
+/**
+ * Maps a host directory or file fd (e.g. the child's cwd from get_fd) to its virtual path:
+ * the mount with the longest source prefix of its /proc/self/fd target whose virtual path is
+ * not shadowed by a nested mount. Returns 0, -ENOENT (deleted) or -EXDEV (outside the view).
+ */
+int sbx_view_vpath_of_fd(const SbxView *v, int fd, char *ret_vpath, size_t size,
+			 const SbxMount **ret_mount);
+
+/** Same for a host path string (no check that it exists). */
+int sbx_view_vpath_of_host(const SbxView *v, const char *host, char *ret_vpath, size_t size,
+			   const SbxMount **ret_mount);
+
+/**
+ * Removes, in place, the entries of a getdents64 buffer (struct linux_dirent64 records) of
+ * the directory dir_vpath that the view hides: hidden by a rule, or, in the root of a proc
+ * mount, the pids that are neither tgid (the caller; 0: none) nor in the tree
+ * (SbxHooks.in_tree). Returns the new length.
+ */
+size_t sbx_view_filter_dirents(const SbxView *v, const char *dir_vpath, pid_t tgid, void *buf,
+			       size_t len);
+
+/** Whether any rule can hide something. */
+bool sbx_view_has_hide_rules(const SbxView *v);
+/** Whether listings need filtering at all (hide rules or a proc mount): route getdents64. */
+bool sbx_view_filters_listings(const SbxView *v);
+
+/**
+ * Rewrites a leading /proc/self or /proc/thread-self (under the proc mount at proc_vpath) to
+ * the caller's pid: "/proc/self/fd" → "/proc/42/fd", "/proc/thread-self" → "/proc/42/task/43".
+ * Copies other paths unchanged. Returns 0 or -ENAMETOOLONG.
+ */
+int sbx_proc_translate(const char *proc_vpath, const char *path, pid_t tid, pid_t tgid, char *ret,
+		       size_t size);
+
+/**
+ * Whether vpath names /proc/PID/fd/N or /proc/PID/task/TID/fd/N under the proc mount m: sets
+ * the pid owning the fd table and the fd number.
+ */
+bool sbx_proc_fd_path(const SbxMount *m, const char *vpath, pid_t *ret_pid, int *ret_fd);
+
+/** Lexical normalization of an absolute path: "//" and "/./" collapse, ".." pops. */
+int sbx_path_normalize(const char *path, char *ret, size_t size);
+
+struct sockaddr_un;
+
+/**
+ * For AF_UNIX bind/connect/sendto with a path address (net/ does the socket call on a dup of
+ * the child's socket): resolves l->path in the view and builds the address the supervisor
+ * uses instead, which names exactly the object that was checked and fits in sun_path
+ * whatever the host path's length:
+ *  - connect (bind false): the socket file itself, "/proc/self/fd/<ret->fd>" (the kernel
+ *    follows that magic link to the inode, so a swapped name cannot redirect the connect);
+ *  - bind: "/proc/self/fd/<ret->parent_fd>/<name>" (bind never follows the last component).
+ * *ret pins what the address refers to: keep it until the socket call is done, then
+ * sbx_resolved_done(). Errors for the child: ENOENT (absent, hidden), EACCES (denied),
+ * EROFS (bind in a ro part), EADDRINUSE (bind on an existing name), ECONNREFUSED (connect to
+ * something that is not a socket), ENAMETOOLONG (name too long for the bind address).
+ */
+int sbx_view_unix_address(const SbxView *v, const SbxLookup *l, bool bind, SbxResolved *ret,
+			  struct sockaddr_un *ret_addr, unsigned *ret_len);
+
+/**
+ * After a bind done by the supervisor (umask 0): gives the new socket file the mode the child
+ * would have got, 0777 & ~umask. Returns 0 or -errno.
+ */
+int sbx_view_unix_bound(const SbxResolved *r, mode_t umask);
