@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/missing-seccomp.h"
+#include "net/handlers.h"
 #include "policy/policy.h"
 
 #ifndef SYS_landlock_create_ruleset
@@ -37,6 +38,7 @@ int tracer_landlock_abi(void)
 int tracer_landlock_apply(const Policy *p, int abi)
 {
 	struct sbx_landlock_ruleset_attr attr = {};
+	unsigned long long net_access = 0, net_scope = 0;
 	long fd;
 	int r = 0;
 
@@ -45,11 +47,16 @@ int tracer_landlock_apply(const Policy *p, int abi)
 	if (abi < 6)
 		return p->landlock == TRI_ON ? -EOPNOTSUPP : 0;
 
-	attr.scoped = LANDLOCK_SCOPE_SIGNAL | LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET;
+	/* network: TCP ports by mode, abstract unix sockets unless the policy lists some
+	 * (net/landlock-apply.c) */
+	net_landlock_access(p, abi, &net_access, &net_scope);
+	attr.handled_access_net = net_access;
+	attr.scoped = LANDLOCK_SCOPE_SIGNAL | net_scope;
 	fd = syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
 	if (fd < 0)
 		return -errno;
-	if (syscall(SYS_landlock_restrict_self, (int) fd, 0) < 0)
+	r = net_landlock_add_rules(p, abi, (int) fd);
+	if (r == 0 && syscall(SYS_landlock_restrict_self, (int) fd, 0) < 0)
 		r = -errno;
 	(void) close((int) fd);
 	return r;

@@ -45,6 +45,7 @@
 #include "common/log.h"
 #include "common/missing-seccomp.h"
 #include "common/util.h"
+#include "net/handlers.h"
 #include "policy/policy.h"
 
 extern char **environ;
@@ -614,6 +615,10 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 		keeper_main(&l, sp_w[1], getppid());
 	}
 	t.keeper = keeper;
+	/* the network state (DNS stub, ratchet) before anything of the command can ask */
+	r = net_runtime_start(p, keeper, tree_walk);
+	if (r < 0)
+		log_error_errno(r, "starting the network supervision");
 	sock_c_s = TAKE_FD(sp_c[0]);
 	sock_w_s = TAKE_FD(sp_w[0]);
 	(void) close(sp_c[1]);
@@ -629,6 +634,10 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	}
 	tty_taken = l.tty;
 
+	if (r < 0) {
+		setup_errno = -r;
+		goto finish;
+	}
 	/* the receivers start while C sets itself up */
 	r = tracer_dispatch_start(&t, 2);
 	if (r < 0) {
@@ -832,6 +841,7 @@ finish:
 
 	if (started_dispatch)
 		tracer_dispatch_stop(&t);
+	net_runtime_stop();
 	if (tty_taken) {
 		/* take the terminal back for our process group (SIGTTOU is blocked) */
 		(void) tcsetpgrp(STDIN_FILENO, getpgrp());
