@@ -79,15 +79,18 @@ void child_mem_init(ChildMemCtx *ctx, pid_t pid, int notify_fd, uint64_t id);
 int child_mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len);
 
 /* Landlock (tracer/landlock.c). */
+typedef struct SbxView SbxView;
 int tracer_landlock_abi(void);
-/** Restricts the calling process per the policy; 0, or -errno. Call after NO_NEW_PRIVS. */
-int tracer_landlock_apply(const Policy *p, int abi);
+/** Restricts the calling process per the policy and the view's mounts (NULL: no file-system
+ * rules); 0, or -errno. Call after NO_NEW_PRIVS. */
+int tracer_landlock_apply(const Policy *p, const SbxView *view, int abi);
 
 typedef struct Tracer {
 	const EmuProcessOps *ops; /* first: emulation/process.h reaches it through req->tracer */
 	const Policy *policy;
 	const TracerOptions *opts;
 	TracerFilter *filter;
+	SbxView *view; /* the file-system view (tracer/fs.c); req->view of every request */
 	int notify_fd;
 	pid_t keeper; /* W: the subreaper whose descendants are the tree */
 	pid_t child;  /* C: the command */
@@ -107,11 +110,21 @@ typedef struct Tracer {
 	struct WorkItem *queue_head, *queue_tail;
 	size_t queue_len;
 	size_t idle_workers;
-	pthread_t workers[4];
+	pthread_t workers[16]; /* MAX_WORKERS of dispatch.c */
 	size_t n_workers;
 } Tracer;
 
 extern const EmuProcessOps tracer_process_ops;
+
+/* The file-system view in the supervisor (tracer/fs.c). */
+/** Builds t->view from the policy (tmp mounts, skeleton root); logs why on failure. */
+int tracer_fs_setup(Tracer *t, const Policy *p);
+/** Frees the view: removes the run directory and tmp mounts (unless kept). */
+void tracer_fs_done(Tracer *t);
+/** Adds the path-taking syscalls (emulation/fs.h) and exec to the filter as notified. */
+void tracer_fs_filter(TracerFilter *f, const Policy *p);
+/** Host directory of the policy's virtual working directory (malloc'd), NULL on OOM. */
+char *tracer_fs_host_cwd(const Tracer *t, const Policy *p);
 
 /** Receiver and worker threads (tracer/dispatch.c). The receivers may start before the
  * listener exists; tracer_dispatch_set_fd() hands it to them. */

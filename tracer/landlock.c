@@ -34,12 +34,13 @@ int tracer_landlock_abi(void)
 	return abi < 0 ? 0 : (int) abi;
 }
 
-int tracer_landlock_apply(const Policy *p, int abi)
+int tracer_landlock_apply(const Policy *p, const SbxView *view, int abi)
 {
 	struct sbx_landlock_ruleset_attr attr = {};
 	long fd;
 	int r = 0;
 
+	(void) view;
 	if (p->landlock == TRI_OFF)
 		return 0;
 	if (abi < 6)

@@ -36,6 +36,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -141,6 +142,7 @@ typedef struct Launch {
 	const Policy *policy;
 	const TracerOptions *opts;
 	const TracerFilter *filter;
+	const SbxView *view;
 	char **envp;
 	const char *cwd;
 	bool tty;
@@ -236,7 +238,7 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "PR_SET_NO_NEW_PRIVS");
-	r = tracer_landlock_apply(l->policy, l->landlock_abi);
+	r = tracer_landlock_apply(l->policy, l->view, l->landlock_abi);
 	if (r < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, -r, "landlock");
 
@@ -385,38 +387,6 @@ oom:
 	return -ENOMEM;
 }
 
-/* Host directory for the policy's virtual working directory: identity until the file-system
- * view translates mount sources. NULL: inherit ours. */
-static char *host_cwd(const Policy *p)
-{
-	const char *v = p->process.cwd;
-	const PolicyMount *best = NULL;
-
-	if (!v) {
-		for (size_t i = 0; i < p->n_mounts; i++)
-			if (p->mounts[i].mode == MOUNT_RW && p->mounts[i].source) {
-				v = p->mounts[i].path;
-				break;
-			}
-		if (!v)
-			return NULL;
-	}
-	for (size_t i = 0; i < p->n_mounts; i++) {
-		size_t n = strlen(p->mounts[i].path);
-
-		if (!p->mounts[i].source)
-			continue;
-		if (strncmp(v, p->mounts[i].path, n) == 0 &&
-		    (v[n] == '/' || v[n] == 0 || streq(p->mounts[i].path, "/")) &&
-		    (!best || n > strlen(best->path)))
-			best = &p->mounts[i];
-	}
-	if (!best)
-		return strdup(v);
-	return strdup_printf("%s%s", best->source,
-			     v + (streq(best->path, "/") ? 0 : strlen(best->path)));
-}
-
 typedef struct Capture {
 	int fd;
 	char *buf;
@@ -523,6 +493,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	Launch l = {.policy = p, .opts = opts, .out_w = -1, .err_w = -1, .sock_c = -1};
 	int sp_c[2] = {-1, -1}, sp_w[2] = {-1, -1}, po[2] = {-1, -1}, pe[2] = {-1, -1};
 	sigset_t ss, old_mask;
+	mode_t old_umask = (mode_t) -1;
 	uint64_t start, out_budget;
 	bool child_done = false, exec_known = false, keeper_gone = false, tree_killed = false;
 	bool started_dispatch = false, tty_taken = false;
@@ -538,6 +509,9 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	r = tracer_filter_build(p, &t.filter);
 	if (r < 0)
 		return log_error_errno(r, "building the seccomp filter");
+	r = tracer_fs_setup(&t, p);
+	if (r < 0)
+		goto out_filter;
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0) {
 		r = log_error_errno(-errno, "seccomp user notification is unavailable (Linux 5.0)");
 		goto out_filter;
@@ -548,7 +522,11 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	r = build_env(p, &envp);
 	if (r < 0)
 		goto out_filter;
-	cwd = host_cwd(p);
+	cwd = tracer_fs_host_cwd(&t, p);
+	if (!cwd) {
+		r = log_error_errno(-ENOMEM, "out of memory");
+		goto out_fds;
+	}
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp_c) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp_w) < 0) {
@@ -570,6 +548,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	}
 
 	l.filter = t.filter;
+	l.view = t.view;
 	l.envp = envp;
 	l.cwd = cwd;
 	l.tty = isatty(STDIN_FILENO) == 1;
@@ -614,6 +593,8 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 		keeper_main(&l, sp_w[1], getppid());
 	}
 	t.keeper = keeper;
+	/* The handlers that create files apply the child's umask themselves (emulation/fs.h). */
+	old_umask = umask(0);
 	sock_c_s = TAKE_FD(sp_c[0]);
 	sock_w_s = TAKE_FD(sp_w[0]);
 	(void) close(sp_c[1]);
@@ -891,7 +872,10 @@ out_fds:
 		(void) close(t.kill_eventfd);
 	strv_free(envp);
 	free(cwd);
+	if (old_umask != (mode_t) -1)
+		(void) umask(old_umask);
 out_filter:
+	tracer_fs_done(&t);
 	tracer_filter_free(t.filter);
 	return r;
 }
