@@ -1755,7 +1755,7 @@ static int apply_doc(Doc *d, const TomlValue *root)
 	return 0;
 }
 
-static int parse_and_apply(Loader *l, const char *text, size_t len, Doc *d)
+static int parse_and_apply(const char *text, size_t len, Doc *d)
 {
 	_cleanup_(toml_freep) TomlValue *root = NULL;
 	TomlError terr = {0};
@@ -1765,9 +1765,8 @@ static int parse_and_apply(Loader *l, const char *text, size_t len, Doc *d)
 	if (r == -ENOMEM)
 		return oom(d);
 	if (r < 0)
-		return fail(d, terr.line, terr.column, NULL, r == -ENOSYS ? -ENOSYS : -EINVAL, "%s",
+		return fail(d, terr.line, terr.column, NULL, -EINVAL, "%s",
 			    terr.message[0] ? terr.message : "TOML syntax error");
-	(void) l;
 	return apply_doc(d, root);
 }
 
@@ -1825,7 +1824,7 @@ static int load_file(Loader *l, const char *path, const char *display, bool top,
 	d.dir = dir;
 
 	l->stack[l->depth++] = real;
-	r = parse_and_apply(l, text, len, &d);
+	r = parse_and_apply(text, len, &d);
 	l->depth--;
 	return r;
 }
@@ -1886,8 +1885,8 @@ static int apply_override(Loader *l, const char *ov, const char *dir)
 		if (r == -ENOMEM)
 			return oom(&d);
 		if (r < 0)
-			return fail(&d, 0, 0, key, r == -ENOSYS ? -ENOSYS : -EINVAL,
-				    "bad override '%.100s': %s", ov, terr.message);
+			return fail(&d, 0, 0, key, -EINVAL, "bad override '%.100s': %s", ov,
+				    terr.message);
 	}
 	return apply_doc(&d, root);
 }
@@ -2058,7 +2057,7 @@ int policy_load_string(const char *text, size_t len, const char *label, const Po
 		_cleanup_(doc_done) Doc d = {.l = &l, .file = label, .top = true};
 
 		d.dir = vars && vars->pwd ? vars->pwd : getcwd(cwd, sizeof(cwd)) ? cwd : "/";
-		r = parse_and_apply(&l, text, len, &d);
+		r = parse_and_apply(text, len, &d);
 		if (r < 0)
 			return r;
 	}

@@ -408,46 +408,37 @@ void tracer_dispatch_set_fd(Tracer *t, int notify_fd)
 	pthread_mutex_unlock(&t->lock);
 }
 
+/* Interrupts th's blocking call (RECV, or a handler's FIFO open on a worker: the signal has
+ * no SA_RESTART, so the call fails with EINTR) until it has seen the stop flag. */
+static void interrupt_and_join(pthread_t th)
+{
+	for (;;) {
+		struct timespec ts;
+
+		(void) pthread_kill(th, STOP_SIGNAL);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 20 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		if (pthread_timedjoin_np(th, NULL, &ts) == 0)
+			return;
+	}
+}
+
 void tracer_dispatch_stop(Tracer *t)
 {
 	atomic_store(&t->stopping, true);
 	pthread_mutex_lock(&t->lock);
 	pthread_cond_broadcast(&t->cond);
 	pthread_mutex_unlock(&t->lock);
-	for (size_t i = 0; i < t->n_receivers; i++) {
-		/* interrupt the RECV until the thread has seen the flag */
-		for (;;) {
-			struct timespec ts;
-
-			(void) pthread_kill(t->receivers[i], STOP_SIGNAL);
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 20 * 1000 * 1000;
-			if (ts.tv_nsec >= 1000000000) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000;
-			}
-			if (pthread_timedjoin_np(t->receivers[i], NULL, &ts) == 0)
-				break;
-		}
-	}
+	for (size_t i = 0; i < t->n_receivers; i++)
+		interrupt_and_join(t->receivers[i]);
 	t->n_receivers = 0;
-	for (size_t i = 0; i < t->n_workers; i++) {
-		/* a worker may wait in a FIFO open whose other end never comes: interrupt it
-		 * (the handler has no SA_RESTART, so open() fails with EINTR) */
-		for (;;) {
-			struct timespec ts;
-
-			(void) pthread_kill(t->workers[i], STOP_SIGNAL);
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 20 * 1000 * 1000;
-			if (ts.tv_nsec >= 1000000000) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000;
-			}
-			if (pthread_timedjoin_np(t->workers[i], NULL, &ts) == 0)
-				break;
-		}
-	}
+	/* receivers are gone: no worker is created any more */
+	for (size_t i = 0; i < t->n_workers; i++)
+		interrupt_and_join(t->workers[i]);
 	t->n_workers = 0;
 	while (t->queue_head) {
 		WorkItem *w = t->queue_head;
