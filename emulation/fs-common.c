@@ -97,6 +97,33 @@ int fs_resolve_arg(const EmuRequest *req, int dirfd, uint64_t addr, unsigned fla
 	return fs_resolve_at(req, dirfd, path, flags, ret);
 }
 
+bool fs_kernel_same(const EmuRequest *req, int dirfd, const char *path, const char *vpath,
+		    const char *host_path)
+{
+	const SbxHooks *h = sbx_view_hooks(req->view);
+	char start[PATH_MAX], joined[PATH_MAX], norm[PATH_MAX];
+	const char *p;
+	int n;
+
+	if (path[0] == '/')
+		return streq(vpath, host_path);
+	/* The kernel resolves a relative path from the child's real cwd (or dirfd), which is
+	 * a host directory: without ".." (which could climb out of the mount) the lexical
+	 * join names the resolved object exactly when no symlink lay on the way. */
+	for (p = path; *p; p += strcspn(p, "/"), p += strspn(p, "/"))
+		if (p[0] == '.' && p[1] == '.' && (p[2] == '/' || !p[2]))
+			return false;
+	if (!h->get_path || h->get_path(h->ctx, req->pid, dirfd, start, sizeof(start)) < 0 ||
+	    start[0] != '/')
+		return false;
+	n = snprintf(joined, sizeof(joined), "%s/%s", start, path);
+	if (n < 0 || (size_t) n >= sizeof(joined))
+		return false;
+	if (sbx_path_normalize(joined, norm, sizeof(norm)) < 0)
+		return false;
+	return streq(norm, host_path);
+}
+
 int fs_check_read(const SbxResolved *r)
 {
 	switch (r->access) {

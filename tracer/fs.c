@@ -100,9 +100,24 @@ static void add_entry(TracerFilter *f, const EmuEntry *e)
 	s->deny_error = 0;
 }
 
+/* ptrace = "auto": on when some mount's virtual path differs from its host path (chdir
+ * there needs the argument rewritten). */
+static bool policy_needs_ptrace(const Policy *p)
+{
+	if (p->ptrace == PTRACE_MODE_ALWAYS)
+		return true;
+	if (p->ptrace == PTRACE_MODE_NEVER)
+		return false;
+	for (size_t i = 0; i < p->n_mounts; i++)
+		if (!p->mounts[i].source || !streq(p->mounts[i].source, p->mounts[i].path))
+			return true;
+	return false;
+}
+
 void tracer_fs_filter(TracerFilter *f, const Policy *p)
 {
 	bool listings = policy_filters_listings(p);
+	int nr;
 
 	for (size_t i = 0; i < emu_fs_n_entries; i++) {
 		const EmuEntry *e = &emu_fs_entries[i];
@@ -113,6 +128,12 @@ void tracer_fs_filter(TracerFilter *f, const Policy *p)
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(exec_entries); i++)
 		add_entry(f, &exec_entries[i]);
+
+	f->ptrace = policy_needs_ptrace(p);
+	nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, "chdir");
+	if (f->ptrace && nr >= 0 && nr < TRACER_NR_MAX)
+		/* the tracer thread rewrites the path (tracer/ptrace.c) */
+		f->slots[nr].action = SECCOMP_RET_TRACE;
 }
 
 char *tracer_fs_host_cwd(const Tracer *t, const Policy *p)

@@ -45,6 +45,7 @@ typedef struct TracerFilter {
 	struct sock_filter *prog;
 	size_t len;
 	int deny_errno;
+	bool ptrace; /* chdir goes through SECCOMP_RET_TRACE: the tracer thread must run */
 } TracerFilter;
 
 /** Builds the filter program and the dispatch slots from the table and the policy. */
@@ -111,6 +112,9 @@ typedef struct Tracer {
 	size_t queue_len;
 	size_t idle_workers;
 	pthread_t workers[16]; /* MAX_WORKERS of dispatch.c */
+
+	pthread_t ptrace_thread; /* tracer/ptrace.c */
+	bool ptrace_started;
 	size_t n_workers;
 } Tracer;
 
@@ -123,6 +127,10 @@ int tracer_fs_setup(Tracer *t, const Policy *p);
 void tracer_fs_done(Tracer *t);
 /** Adds the path-taking syscalls (emulation/fs.h) and exec to the filter as notified. */
 void tracer_fs_filter(TracerFilter *f, const Policy *p);
+/** ptrace (tracer/ptrace.c): a thread of S seizes the command and traces the whole tree. */
+int tracer_ptrace_start(Tracer *t, pid_t child);
+/** Waits for the tracer thread, which ends when no tracee is left. */
+void tracer_ptrace_stop(Tracer *t);
 /** Host directory of the policy's virtual working directory (malloc'd), NULL on OOM. */
 char *tracer_fs_host_cwd(const Tracer *t, const Policy *p);
 

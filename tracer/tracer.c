@@ -242,6 +242,11 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 	if (r < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, -r, "landlock");
 
+	/* S's tracer thread must be able to seize us: as S's descendant we are not dumpable
+	 * (the keeper resets this for the memory we share once we exec) */
+	if (l->filter->ptrace && prctl(PR_SET_DUMPABLE, 1) < 0)
+		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "PR_SET_DUMPABLE");
+
 	listener = tracer_filter_install(l->filter, l->wait_killable);
 	if (listener < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, -listener, "seccomp filter");
@@ -294,6 +299,8 @@ static _noreturn_ void keeper_main(const Launch *l, int sock_w, pid_t supervisor
 		_exit(125);
 	if (child == 0)
 		child_main(l, sock_w, sfd);
+	/* C shared our memory until its exec and may have made it dumpable */
+	(void) prctl(PR_SET_DUMPABLE, 0);
 	(void) close(l->sock_c);
 	if (l->out_w >= 0) {
 		(void) close(l->out_w);
@@ -634,6 +641,17 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	}
 	t.child = m.value;
 
+	if (t.filter->ptrace) {
+		r = tracer_ptrace_start(&t, t.child);
+		if (r < 0) {
+			log_error("cannot trace the command (ptrace is needed for chdir into "
+				  "translated mounts; [tracer] ptrace = \"never\" turns it off): %s",
+				  strerror(-r));
+			setup_errno = -r;
+			goto finish;
+		}
+	}
+
 	/* Essentials the filter cannot prove by loading: ADDFD with SEND (5.14) and pidfds
 	 * (5.6). Flags are checked before the id, so ENOENT for a bogus id means "known". */
 	{
@@ -718,7 +736,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 						 */
 						pid_t pid;
 
-						while ((pid = waitpid(-1, &st, WNOHANG | __WALL)) >
+						while ((pid = waitpid(-1, &st, WNOHANG | __WALL | __WNOTHREAD)) >
 						       0)
 							if (pid == keeper)
 								keeper_gone = true;
@@ -806,6 +824,7 @@ finish:
 	}
 	while (waitpid(keeper, NULL, __WALL) < 0 && errno == EINTR)
 		;
+	tracer_ptrace_stop(&t);
 	/* orphans that came to us if the keeper died first */
 	tree_kill_all(getpid(), true);
 	if (!res.duration_ms)

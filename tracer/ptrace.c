@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ptrace where seccomp-notify cannot do the job (DESIGN.md "Where ptrace is needed"): chdir
+ * into a directory whose virtual path differs from its host path. The kernel runs chdir on
+ * the child's path string, a virtual path; at the SECCOMP_RET_TRACE stop the tracer checks
+ * the path in the view and rewrites the argument to the resolved host directory, written
+ * below the stack pointer's red zone of the stopped thread.
+ *
+ * One thread of S is the tracer of every process of the tree: it PTRACE_SEIZEs the command
+ * before it execs, with TRACECLONE/FORK/VFORK so that every descendant is traced from its
+ * first instruction, and EXITKILL so that the tree dies with the tracer. ptrace requests
+ * must come from the tracing thread, so this thread does all of them and all waiting for
+ * tracees (waitpid(__WNOTHREAD): the main thread waits only for its own child, the keeper).
+ *
+ * TOCTOU: another thread of the tracee can rewrite the scratch copy between the rewrite and
+ * the kernel's read. That is harmless for chdir: the cwd grants nothing by itself (every
+ * relative lookup maps the cwd back into the view; a cwd outside it resolves nothing).
+ */
+#include "tracer/internal.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "emulation/fs.h"
+
+#define RED_ZONE 128
+
+typedef struct PtraceStart {
+	Tracer *t;
+	pid_t child;
+	int result; /* 1: running; < 0: failed */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+} PtraceStart;
+
+static void skip_syscall(pid_t pid, struct user_regs_struct *regs, int error)
+{
+	/* at a seccomp stop, nr -1 skips the call and rax is what the tracee sees */
+	regs->orig_rax = (unsigned long long) -1;
+	regs->rax = (unsigned long long) -error;
+	(void) ptrace(PTRACE_SETREGS, pid, NULL, regs);
+}
+
+static void on_seccomp_stop(Tracer *t, pid_t pid)
+{
+	struct user_regs_struct regs;
+	char path[PATH_MAX], host[PATH_MAX];
+	ChildMemCtx mc;
+	EmuRequest req;
+	EmuDecision *d;
+	pid_t tgid = 0;
+	uint64_t addr;
+	int r;
+
+	if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) < 0)
+		return;
+	if (regs.orig_rax != SYS_chdir)
+		return; /* not routed here: let it run as the filter's action says */
+
+	child_mem_init(&mc, pid, -1, 0);
+	if (tree_read_tgid(pid, &tgid) < 0)
+		tgid = pid;
+	req = (EmuRequest){
+		.policy = t->policy,
+		.view = t->view,
+		.mem = &mc.mem,
+		.pid = pid,
+		.tgid = tgid,
+		.arch = 0xc000003e, /* AUDIT_ARCH_X86_64: the filter kills other arches */
+		.nr = SYS_chdir,
+		.tracer = t,
+	};
+	req.args[0] = regs.rdi;
+	d = malloc(sizeof(*d));
+	if (!d) {
+		skip_syscall(pid, &regs, ENOMEM);
+		return;
+	}
+	emu_decision_init(d);
+	/* TOCTOU: the path is copied once and checked; what the kernel then reads is our copy
+	 * of the host path (see the header for why a rewrite of it is harmless) */
+	r = mc.mem.read_string(&mc.mem, regs.rdi, path, sizeof(path));
+	if (r < 0) {
+		skip_syscall(pid, &regs, r == -ENAMETOOLONG ? ENAMETOOLONG : EFAULT);
+		goto out;
+	}
+	r = emu_fs_chdir_check(&req, path, host, sizeof(host), d);
+	if (d->denied)
+		atomic_fetch_add(&t->denied, 1);
+	if (r < 0) {
+		skip_syscall(pid, &regs, -r);
+		goto out;
+	}
+	if (t->opts->trace)
+		fprintf(stderr, "sbxtrace: [%d] chdir('%.200s') -> '%.200s'\n", (int) pid, path,
+			host[0] ? host : path);
+	if (!host[0])
+		goto out; /* the kernel reaches the checked directory with the child's string */
+	addr = (regs.rsp - RED_ZONE - strlen(host) - 1) & ~(uint64_t) 15;
+	r = child_mem_write(pid, addr, host, strlen(host) + 1);
+	if (r < 0) {
+		skip_syscall(pid, &regs, EFAULT);
+		goto out;
+	}
+	regs.rdi = addr;
+	if (ptrace(PTRACE_SETREGS, pid, NULL, &regs) < 0)
+		log_debug_errno(-errno, "PTRACE_SETREGS of %d", (int) pid);
+out:
+	free(d);
+}
+
+static void *ptrace_main(void *userdata)
+{
+	PtraceStart *st = userdata;
+	Tracer *t = st->t;
+	long opts = PTRACE_O_TRACESECCOMP | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK |
+		    PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL;
+	int r = 0;
+
+	if (ptrace(PTRACE_SEIZE, st->child, NULL, (void *) opts) < 0)
+		r = -errno;
+	pthread_mutex_lock(&st->lock);
+	st->result = r < 0 ? r : 1;
+	pthread_cond_broadcast(&st->cond);
+	pthread_mutex_unlock(&st->lock);
+	if (r < 0)
+		return NULL;
+	/* st is gone from here on */
+
+	for (;;) {
+		int status, sig, event;
+		pid_t pid = waitpid(-1, &status, __WALL | __WNOTHREAD);
+
+		if (pid < 0) {
+			if (errno == EINTR)
+				continue;
+			break; /* ECHILD: no tracee left */
+		}
+		if (!WIFSTOPPED(status))
+			continue; /* exited: released to its real parent */
+		sig = WSTOPSIG(status);
+		event = status >> 16;
+		if (sig == SIGTRAP && event == PTRACE_EVENT_SECCOMP) {
+			on_seccomp_stop(t, pid);
+			sig = 0;
+		} else if (event == PTRACE_EVENT_STOP) {
+			if (sig != SIGTRAP) {
+				/* group-stop (SIGSTOP, SIGTSTP…): stay stopped, as without us */
+				(void) ptrace(PTRACE_LISTEN, pid, NULL, NULL);
+				continue;
+			}
+			sig = 0; /* a new tracee's first stop */
+		} else if (sig == SIGTRAP && event) {
+			sig = 0; /* fork, clone, exec events */
+		}
+		/* else a signal-delivery stop: deliver it */
+		(void) ptrace(PTRACE_CONT, pid, NULL, (void *) (long) sig);
+	}
+	return NULL;
+}
+
+int tracer_ptrace_start(Tracer *t, pid_t child)
+{
+	PtraceStart st = {.t = t, .child = child};
+	sigset_t all, old;
+	int r;
+
+	pthread_mutex_init(&st.lock, NULL);
+	pthread_cond_init(&st.cond, NULL);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	r = -pthread_create(&t->ptrace_thread, NULL, ptrace_main, &st);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&st.lock);
+	while (st.result == 0)
+		pthread_cond_wait(&st.cond, &st.lock);
+	pthread_mutex_unlock(&st.lock);
+	t->ptrace_started = true;
+	if (st.result < 0) {
+		(void) pthread_join(t->ptrace_thread, NULL);
+		t->ptrace_started = false;
+		return st.result;
+	}
+	return 0;
+}
+
+void tracer_ptrace_stop(Tracer *t)
+{
+	/* returns once no tracee is left (the tree is dead by now) */
+	if (t->ptrace_started)
+		(void) pthread_join(t->ptrace_thread, NULL);
+	t->ptrace_started = false;
+}
