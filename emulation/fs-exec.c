@@ -98,6 +98,7 @@ int emu_fs_exec_check(const EmuRequest *req, int dirfd, const char *path, int at
 	snprintf(ret->vpath, sizeof(ret->vpath), "%s", res.vpath);
 	snprintf(ret->host_path, sizeof(ret->host_path), "%s", res.host_path);
 	ret->identity = fs_kernel_same(req, dirfd, path, res.vpath, res.host_path);
+	ret->interp_identity = true;
 	if (interp[0]) {
 		/* the kernel resolves the interpreter path itself, relative to the cwd if
 		 * relative; check what it names in the view */
@@ -111,8 +112,9 @@ int emu_fs_exec_check(const EmuRequest *req, int dirfd, const char *path, int at
 		ret->interp_ino = st.st_ino;
 		/* a script whose interpreter is translated cannot be rewritten by changing the
 		 * script's path: the kernel reads "#!" itself */
-		ret->identity = ret->identity &&
-				fs_kernel_same(req, AT_FDCWD, interp, ires.vpath, ires.host_path);
+		ret->interp_identity =
+			fs_kernel_same(req, AT_FDCWD, interp, ires.vpath, ires.host_path);
+		ret->identity = ret->identity && ret->interp_identity;
 	}
 	return 0;
 }

@@ -91,6 +91,7 @@ typedef struct EmuExecTarget {
 	dev_t interp_dev;
 	ino_t interp_ino;
 	bool identity; /* host paths equal virtual ones: the kernel may run the call as is */
+	bool interp_identity; /* no interpreter, or the kernel finds it from the "#!" text */
 } EmuExecTarget;
 
 /**

@@ -134,6 +134,12 @@ void tracer_fs_filter(TracerFilter *f, const Policy *p)
 	if (f->ptrace && nr >= 0 && nr < TRACER_NR_MAX)
 		/* the tracer thread rewrites the path (tracer/ptrace.c) */
 		f->slots[nr].action = SECCOMP_RET_TRACE;
+	for (size_t i = 0; f->ptrace && i < ARRAY_SIZE(exec_entries); i++) {
+		/* and checks the exec'd file afterwards */
+		nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, exec_entries[i].name);
+		if (nr >= 0 && nr < TRACER_NR_MAX)
+			f->slots[nr].action = SECCOMP_RET_TRACE;
+	}
 }
 
 char *tracer_fs_host_cwd(const Tracer *t, const Policy *p)

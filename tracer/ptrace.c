@@ -12,12 +12,20 @@
  * must come from the tracing thread, so this thread does all of them and all waiting for
  * tracees (waitpid(__WNOTHREAD): the main thread waits only for its own child, the keeper).
  *
+ * execve/execveat take the same route: the target is checked in the view
+ * (emu_fs_exec_check: visible, executable, [exec] globs, the "#!" interpreter), the path
+ * argument rewritten to the host path when it differs, and the checked dev/ino remembered
+ * per process; at PTRACE_EVENT_EXEC /proc/PID/exe must be that file (the interpreter for a
+ * script), else the process is SIGKILLed before it runs an instruction of the new image.
+ *
  * TOCTOU: another thread of the tracee can rewrite the scratch copy between the rewrite and
  * the kernel's read. That is harmless for chdir: the cwd grants nothing by itself (every
- * relative lookup maps the cwd back into the view; a cwd outside it resolves nothing).
+ * relative lookup maps the cwd back into the view; a cwd outside it resolves nothing); for
+ * exec, the post-exec dev/ino check catches it.
  */
 #include "tracer/internal.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -25,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -43,12 +52,125 @@ typedef struct PtraceStart {
 	pthread_cond_t cond;
 } PtraceStart;
 
+/* Expected executables, per thread group: written at the exec's seccomp stop, checked at
+ * its PTRACE_EVENT_EXEC (reported with the thread-group leader's pid). Only the tracer
+ * thread touches it. */
+#define MAX_EXPECT 256
+typedef struct Expect {
+	pid_t tgid;
+	dev_t dev;
+	ino_t ino;
+} Expect;
+static Expect expects[MAX_EXPECT];
+
+static Expect *expect_slot(pid_t tgid, bool create)
+{
+	Expect *free_slot = NULL;
+
+	for (size_t i = 0; i < MAX_EXPECT; i++) {
+		if (expects[i].tgid == tgid)
+			return &expects[i];
+		if (!free_slot && (expects[i].tgid == 0 || kill(expects[i].tgid, 0) < 0))
+			free_slot = &expects[i];
+	}
+	if (create && free_slot) {
+		free_slot->tgid = tgid;
+		return free_slot;
+	}
+	return NULL;
+}
+
 static void skip_syscall(pid_t pid, struct user_regs_struct *regs, int error)
 {
 	/* at a seccomp stop, nr -1 skips the call and rax is what the tracee sees */
 	regs->orig_rax = (unsigned long long) -1;
 	regs->rax = (unsigned long long) -error;
 	(void) ptrace(PTRACE_SETREGS, pid, NULL, regs);
+}
+
+static void on_exec_stop(Tracer *t, pid_t pid, struct user_regs_struct *regs, pid_t tgid,
+			 const ChildMem *mem, EmuRequest *req)
+{
+	bool at = regs->orig_rax == SYS_execveat;
+	uint64_t path_addr = at ? regs->rsi : regs->rdi;
+	int dirfd = at ? (int) regs->rdi : AT_FDCWD, flags = at ? (int) regs->r8 : 0;
+	char path[PATH_MAX];
+	EmuExecTarget *et;
+	const char *host;
+	Expect *e;
+	uint64_t addr;
+	int r;
+
+	/* TOCTOU: copied once; the kernel then reads either the same string (identity) or our
+	 * copy of the host path; the exec event below checks what actually ran */
+	r = mem->read_string(mem, path_addr, path, sizeof(path));
+	if (r < 0) {
+		skip_syscall(pid, regs, r == -ENAMETOOLONG ? ENAMETOOLONG : EFAULT);
+		return;
+	}
+	if (at && (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))) {
+		skip_syscall(pid, regs, EINVAL);
+		return;
+	}
+	et = malloc(sizeof(*et));
+	if (!et) {
+		skip_syscall(pid, regs, ENOMEM);
+		return;
+	}
+	req->nr = (int) regs->orig_rax;
+	r = emu_fs_exec_check(req, dirfd, path, flags, et);
+	if (r == 0 && !et->interp_identity)
+		r = -EACCES; /* the kernel reads "#!" itself: a translated interpreter cannot be
+			      * rewritten */
+	if (r < 0) {
+		if (r == -EACCES || r == -ENOENT)
+			atomic_fetch_add(&t->denied, 1);
+		skip_syscall(pid, regs, -r);
+		goto out;
+	}
+	e = expect_slot(tgid, true);
+	if (!e) {
+		skip_syscall(pid, regs, EAGAIN);
+		goto out;
+	}
+	e->dev = et->interp_vpath[0] ? et->interp_dev : et->dev;
+	e->ino = et->interp_vpath[0] ? et->interp_ino : et->ino;
+	if (t->opts->trace)
+		fprintf(stderr, "sbxtrace: [%d] exec('%.200s') -> '%.200s'\n", (int) pid, path,
+			et->host_path);
+	if (et->identity)
+		goto out; /* the child's string names the checked file */
+	host = et->host_path;
+	addr = (regs->rsp - RED_ZONE - strlen(host) - 1) & ~(uint64_t) 15;
+	if (child_mem_write(pid, addr, host, strlen(host) + 1) < 0) {
+		skip_syscall(pid, regs, EFAULT);
+		goto out;
+	}
+	if (at) {
+		regs->rsi = addr;
+		regs->r8 &= ~(unsigned long long) AT_EMPTY_PATH;
+	} else
+		regs->rdi = addr;
+	if (ptrace(PTRACE_SETREGS, pid, NULL, regs) < 0)
+		log_debug_errno(-errno, "PTRACE_SETREGS of %d", (int) pid);
+out:
+	free(et);
+}
+
+/* PTRACE_EVENT_EXEC: the new image must be the file that was checked. */
+static void on_exec_event(pid_t pid)
+{
+	char p[64];
+	struct stat st;
+	Expect *e = expect_slot(pid, false);
+
+	snprintf(p, sizeof(p), "/proc/%d/exe", (int) pid);
+	if (e && stat(p, &st) == 0 && st.st_dev == e->dev && st.st_ino == e->ino) {
+		e->tgid = 0;
+		return;
+	}
+	log_error("pid %d executed a file other than the one checked: killing it", (int) pid);
+	(void) kill(pid, SIGKILL);
 }
 
 static void on_seccomp_stop(Tracer *t, pid_t pid)
@@ -64,7 +186,8 @@ static void on_seccomp_stop(Tracer *t, pid_t pid)
 
 	if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) < 0)
 		return;
-	if (regs.orig_rax != SYS_chdir)
+	if (regs.orig_rax != SYS_chdir && regs.orig_rax != SYS_execve &&
+	    regs.orig_rax != SYS_execveat)
 		return; /* not routed here: let it run as the filter's action says */
 
 	child_mem_init(&mc, pid, -1, 0);
@@ -81,6 +204,10 @@ static void on_seccomp_stop(Tracer *t, pid_t pid)
 		.tracer = t,
 	};
 	req.args[0] = regs.rdi;
+	if (regs.orig_rax != SYS_chdir) {
+		on_exec_stop(t, pid, &regs, tgid, &mc.mem, &req);
+		return;
+	}
 	d = malloc(sizeof(*d));
 	if (!d) {
 		skip_syscall(pid, &regs, ENOMEM);
@@ -160,8 +287,11 @@ static void *ptrace_main(void *userdata)
 				continue;
 			}
 			sig = 0; /* a new tracee's first stop */
+		} else if (sig == SIGTRAP && event == PTRACE_EVENT_EXEC) {
+			on_exec_event(pid);
+			sig = 0;
 		} else if (sig == SIGTRAP && event) {
-			sig = 0; /* fork, clone, exec events */
+			sig = 0; /* fork, clone events */
 		}
 		/* else a signal-delivery stop: deliver it */
 		(void) ptrace(PTRACE_CONT, pid, NULL, (void *) (long) sig);
