@@ -88,6 +88,133 @@ static void skip_syscall(pid_t pid, struct user_regs_struct *regs, int error)
 	(void) ptrace(PTRACE_SETREGS, pid, NULL, regs);
 }
 
+#define MAX_ARGS 4096
+
+/* The optional argument of the "#!" line of host file path ("" if none). */
+static void shebang_arg(const char *path, char *ret, size_t size)
+{
+	char buf[256], *s, *e;
+	ssize_t n;
+	int fd;
+
+	ret[0] = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return;
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	(void) close(fd);
+	if (n < 2 || buf[0] != '#' || buf[1] != '!')
+		return;
+	buf[n] = 0;
+	e = strchr(buf, '\n');
+	if (e)
+		*e = 0;
+	s = buf + 2 + strspn(buf + 2, " \t");
+	s += strcspn(s, " \t");
+	s += strspn(s, " \t");
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+		*--e = 0;
+	snprintf(ret, size, "%s", s);
+}
+
+/* The interpreter text of the "#!" line (unchanged if none). */
+static void shebang_interp(const char *path, char *ret, size_t size)
+{
+	char buf[256], *s;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return;
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	(void) close(fd);
+	if (n < 2 || buf[0] != '#' || buf[1] != '!')
+		return;
+	buf[n] = 0;
+	s = buf + 2 + strspn(buf + 2, " \t");
+	s[strcspn(s, " \t\n")] = 0;
+	if (*s)
+		snprintf(ret, size, "%s", s);
+}
+
+/* Pushes len bytes below *sp (16-aligned); returns the address or 0. */
+static uint64_t push(pid_t pid, uint64_t *sp, const void *data, size_t len)
+{
+	*sp = (*sp - len) & ~(uint64_t) 15;
+	return child_mem_write(pid, *sp, data, len) < 0 ? 0 : *sp;
+}
+
+/*
+ * A script named by a translated path: the kernel would hand the interpreter the host path,
+ * which the view does not show. Do what the kernel does for "#!" ourselves, with the path
+ * the child gave: filename = the interpreter, argv = {"#!" text, [arg], path, argv[1..]}.
+ */
+static int rewrite_script(pid_t pid, struct user_regs_struct *regs, bool at, const ChildMem *mem,
+			  const char *path, const EmuExecTarget *et, const char *interp_text)
+{
+	uint64_t argv_addr = at ? regs->rdx : regs->rsi, sp = regs->rsp - RED_ZONE;
+	uint64_t *argv = NULL, a_interp, a_arg = 0, a_path, a_file, a_argv;
+	char arg[256];
+	size_t n = 0, k = 0;
+	int r = -E2BIG;
+
+	argv = calloc(MAX_ARGS + 4, sizeof(*argv));
+	if (!argv)
+		return -ENOMEM;
+	/* the original argv[1..]: pointers only, the strings stay where they are */
+	for (n = 0; argv_addr && n < MAX_ARGS; n++) {
+		uint64_t p;
+
+		if (mem->read(mem, argv_addr + 8 * n, &p, sizeof(p)) < 0) {
+			r = -EFAULT;
+			goto out;
+		}
+		if (!p)
+			break;
+		argv[3 + n] = p;
+	}
+	if (n >= MAX_ARGS)
+		goto out;
+	shebang_arg(et->host_path, arg, sizeof(arg));
+	a_file = push(pid, &sp, et->interp_host_path, strlen(et->interp_host_path) + 1);
+	a_interp = push(pid, &sp, interp_text, strlen(interp_text) + 1);
+	if (arg[0])
+		a_arg = push(pid, &sp, arg, strlen(arg) + 1);
+	a_path = push(pid, &sp, path, strlen(path) + 1);
+	if (!a_file || !a_interp || !a_path || (arg[0] && !a_arg)) {
+		r = -EFAULT;
+		goto out;
+	}
+	argv[k++] = a_interp;
+	if (a_arg)
+		argv[k++] = a_arg;
+	argv[k++] = a_path;
+	/* argv[3..3+n) holds the original argv[0..n): keep argv[1..] */
+	if (n > 1)
+		memmove(argv + k, argv + 4, (n - 1) * sizeof(*argv));
+	k += n > 1 ? n - 1 : 0;
+	argv[k++] = 0;
+	a_argv = push(pid, &sp, argv, k * sizeof(*argv));
+	if (!a_argv) {
+		r = -EFAULT;
+		goto out;
+	}
+	if (at) {
+		regs->rsi = a_file;
+		regs->rdx = a_argv;
+		regs->r8 &= ~(unsigned long long) AT_EMPTY_PATH;
+	} else {
+		regs->rdi = a_file;
+		regs->rsi = a_argv;
+	}
+	r = 0;
+out:
+	free(argv);
+	return r;
+}
+
 static void on_exec_stop(Tracer *t, pid_t pid, struct user_regs_struct *regs, pid_t tgid,
 			 const ChildMem *mem, EmuRequest *req)
 {
@@ -140,6 +267,19 @@ static void on_exec_stop(Tracer *t, pid_t pid, struct user_regs_struct *regs, pi
 			et->host_path);
 	if (et->identity)
 		goto out; /* the child's string names the checked file */
+	if (et->interp_vpath[0]) {
+		char interp_text[PATH_MAX];
+
+		/* the "#!" text as written: what the kernel would pass as argv[0] */
+		snprintf(interp_text, sizeof(interp_text), "%s", et->interp_host_path);
+		shebang_interp(et->host_path, interp_text, sizeof(interp_text));
+		r = rewrite_script(pid, regs, at, mem, path, et, interp_text);
+		if (r < 0)
+			skip_syscall(pid, regs, -r);
+		else if (ptrace(PTRACE_SETREGS, pid, NULL, regs) < 0)
+			log_debug_errno(-errno, "PTRACE_SETREGS of %d", (int) pid);
+		goto out;
+	}
 	host = et->host_path;
 	addr = (regs->rsp - RED_ZONE - strlen(host) - 1) & ~(uint64_t) 15;
 	if (child_mem_write(pid, addr, host, strlen(host) + 1) < 0) {
