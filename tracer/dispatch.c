@@ -113,6 +113,18 @@ static void respond(Tracer *t, const struct seccomp_notif *n, EmuDecision *d)
 			};
 
 			r = ioctl(t->notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
+			if (r < 0 && errno == EBADF) {
+				/* ADDFD cannot install O_PATH files (fget() refuses them) */
+				int fd2 = tracer_fs_opath_fallback(d->inject_fd);
+
+				if (fd2 >= 0) {
+					(void) close(d->inject_fd);
+					d->inject_fd = fd2;
+					addfd.srcfd = (uint32_t) fd2;
+					r = ioctl(t->notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
+				} else if (fd2 != -EBADF)
+					errno = -fd2;
+			}
 			(void) close(d->inject_fd);
 			d->inject_fd = -1;
 			if (r >= 0 || errno == ENOENT)

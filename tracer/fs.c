@@ -175,3 +175,21 @@ char *tracer_fs_host_cwd(const Tracer *t, const Policy *p)
 		return strdup_printf("%s%s", sbx_view_root_path(t->view), streq(v, "/") ? "" : v);
 	return strdup_printf("%s%s", best->source, v + (streq(best->vpath, "/") ? 0 : best->vlen));
 }
+
+int tracer_fs_opath_fallback(int fd)
+{
+	char p[64];
+	int fl = fcntl(fd, F_GETFL), nfd;
+
+	if (fl < 0 || !(fl & O_PATH))
+		return -EBADF;
+	/* Deviation (docs/filesystem.md): the child gets a read-only fd of the object the
+	 * view allowed it to name; O_NONBLOCK so that a FIFO cannot block us, then cleared. A
+	 * symlink (O_PATH|O_NOFOLLOW) cannot be opened this way: ELOOP. */
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	nfd = open(p, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (nfd < 0)
+		return errno == ELOOP || errno == EBADF ? -ELOOP : -errno;
+	(void) fcntl(nfd, F_SETFL, 0);
+	return nfd;
+}

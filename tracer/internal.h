@@ -131,6 +131,9 @@ void tracer_fs_filter(TracerFilter *f, const Policy *p);
 int tracer_ptrace_start(Tracer *t, pid_t child);
 /** Waits for the tracer thread, which ends when no tracee is left. */
 void tracer_ptrace_stop(Tracer *t);
+/** An fd to inject instead of the O_PATH fd (which SECCOMP_IOCTL_NOTIF_ADDFD refuses): the
+ * same object reopened read-only; -EBADF if fd is not O_PATH, else the reopen's -errno. */
+int tracer_fs_opath_fallback(int fd);
 /** Host directory of the policy's virtual working directory (malloc'd), NULL on OOM. */
 char *tracer_fs_host_cwd(const Tracer *t, const Policy *p);
 
