@@ -567,6 +567,15 @@ TEST(modify_in_the_workspace)
 		       AT_REMOVEDIR, 0, 0),
 		  0);
 	EXPECT_EQ(fx_stat(&e->fx, "ws/empty", &st), -1);
+	/* trailing slashes */
+	EXPECT_EQ(call(e, emu_handle_mkdir, SYS_mkdir, A("/workspace/td/"), 0755, 0, 0, 0), 0);
+	EXPECT_EQ(
+		call(e, emu_handle_mkdir, SYS_mknod, A("/workspace/tf/"), S_IFREG | 0644, 0, 0, 0),
+		-ENOENT);
+	EXPECT_EQ(OPEN(e, "/workspace/b.txt/", O_RDONLY, 0), -ENOTDIR);
+	EXPECT_EQ(call(e, emu_handle_unlink, SYS_rmdir, A("/workspace/td//"), 0, 0, 0, 0), 0);
+	EXPECT_EQ(call(e, emu_handle_unlink, SYS_unlink, A("/workspace/b.txt/"), 0, 0, 0, 0),
+		  -ENOTDIR);
 	fake_umask = 027;
 	env_free(e);
 }
