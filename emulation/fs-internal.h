@@ -56,10 +56,4 @@ void fs_note(EmuDecision *d, const SbxResolved *r);
 /* Copies len bytes into the scratch and queues them for writing at addr (-E2BIG if full). */
 int fs_writeback(EmuDecision *d, uint64_t addr, const void *data, size_t len);
 
-/* Whether a policy refusal (counted as a denial) produced this errno. */
-static inline bool fs_is_policy_errno(const SbxResolved *r, int e)
-{
-	return (e == -EROFS || e == -EACCES || e == -ENOENT) && r->access != SBX_ACCESS_RW;
-}
-
 #define FS_MAX_RETRIES 8

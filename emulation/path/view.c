@@ -676,8 +676,11 @@ int sbx_view_vpath_of_host(const SbxView *v, const char *host, char *ret_vpath, 
 
 		if (n < 0 || (size_t) n >= size)
 			return -ENAMETOOLONG;
-		if (view_mount_of(v, ret_vpath))
-			return -EXDEV; /* shadowed by a mount */
+		/* inside a mount, only the skeleton's ancestors of nested mount points are
+		 * served (where the host source lacks them); anything else is shadowed */
+		if (view_mount_of(v, ret_vpath) &&
+		    !view_is_mount_ancestor(v, ret_vpath, strlen(ret_vpath)))
+			return -EXDEV;
 		if (ret_mount)
 			*ret_mount = NULL;
 		return 0;
