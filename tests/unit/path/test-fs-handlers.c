@@ -17,6 +17,8 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <seccomp.h>
+
 #include "common/macros.h"
 #include "emulation/fs.h"
 #include "tests/unit/path/fixture.h"
@@ -906,6 +908,8 @@ TEST(fs_table_is_consistent)
 		const EmuEntry *en = &emu_fs_entries[i];
 
 		EXPECT_TRUE(en->name && en->handler);
+		/* the tracer resolves names with libseccomp: all of them must be known */
+		EXPECT_GE(seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, en->name), 0);
 		EXPECT_TRUE(en->support != EMU_PARTIAL || en->note);
 		for (size_t j = 0; j < i; j++)
 			EXPECT_FALSE(streq(en->name, emu_fs_entries[j].name));
