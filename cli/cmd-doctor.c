@@ -1,13 +1,53 @@
 /* SPDX-License-Identifier: MIT */
-/* Placeholder until its issue lands. */
+/*
+ * sbxtrace doctor: what the running kernel offers the sandbox, probed (tracer/probe.c), and
+ * what each policy feature needs. Exit 0 when the essentials are there, 125 otherwise.
+ */
 #include "cli/cli.h"
 
+#include <stdio.h>
+#include <string.h>
+
 #include "common/log.h"
+#include "tracer/tracer.h"
+
+static void line(const char *what, bool ok, const char *need)
+{
+	printf("  %-40s %-4s %s\n", what, ok ? "yes" : "no", need);
+}
 
 int cmd_doctor(int argc, char *argv[])
 {
-	(void) argc;
-	(void) argv;
-	log_error("'doctor' is not built yet");
-	return EXIT_SANDBOX_ERROR;
+	TracerFeatures f;
+	const char *missing;
+
+	if (argc > 1 && (streq(argv[1], "-h") || streq(argv[1], "--help"))) {
+		printf("Usage: sbxtrace doctor\n\nList what this kernel offers the sandbox.\n");
+		return 0;
+	}
+	tracer_probe_features(&f);
+	printf("Kernel features (probed):\n");
+	line("seccomp user notification (listener)", f.listener, "essential");
+	line("SECCOMP_ADDFD_FLAG_SEND", f.addfd_send, "essential: emulated open (5.14)");
+	line("SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV", f.wait_killable,
+	     "optional: signals do not restart notified calls (5.19)");
+	line("SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP", f.sync_wakeup,
+	     "optional: faster round trips (6.6)");
+	line("pidfd_open", f.pidfd_open, "essential: race-free signals (5.3)");
+	line("pidfd_getfd", f.pidfd_getfd, "essential: sockets, fcntl owner (5.6)");
+	line("PIDFD_THREAD", f.pidfd_thread, "optional: race-free tgkill (6.9)");
+	line("openat2", f.openat2, "file-system view fast path (5.6)");
+	line("process_vm_readv", f.process_vm_readv, "optional: else /proc/PID/mem");
+	line("ptrace (PTRACE_SEIZE of a child)", f.ptrace,
+	     "tracer.ptrace: exec/chdir rewrite, backtraces");
+	line("unprivileged user namespaces", f.userns, "optional extra layer (network none)");
+	printf("  %-40s %-4d %s\n", "Landlock ABI", f.landlock_abi,
+	       "tracer.landlock: >= 6 scopes signals and abstract sockets");
+	missing = tracer_features_missing(&f);
+	if (missing) {
+		printf("\nMissing an essential feature: %s\n", missing);
+		return EXIT_SANDBOX_ERROR;
+	}
+	printf("\nAll essential features are present.\n");
+	return 0;
 }

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -48,8 +49,14 @@ int policy_args_load(const PolicyArgs *a, const char *name, Policy **ret_policy)
 		vars.runtime_dir = runtime;
 	}
 	if (a->workspace) {
+		struct stat st;
+
 		if (!realpath(a->workspace, ws))
 			return log_error_errno(-errno, "workspace '%.200s'", a->workspace);
+		if (stat(ws, &st) < 0)
+			return log_error_errno(-errno, "workspace '%.200s'", ws);
+		if (!S_ISDIR(st.st_mode))
+			return log_error_errno(-ENOTDIR, "workspace '%.200s'", ws);
 		vars.workspace = ws;
 	}
 

@@ -172,6 +172,12 @@ const char *policy_parse_net_allow(const char *s, PolicyNetAllow *ret, char *err
 				*first = '\0';
 				ports = first + 1;
 			}
+			if (strspn(host, "0123456789./") != strlen(host)) {
+				/* a fully qualified "example.com." is example.com */
+				size_t n = strlen(host);
+				if (n > 1 && host[n - 1] == '.' && host[n - 2] != '.')
+					host[n - 1] = '\0';
+			}
 			if (strspn(host, "0123456789./") == strlen(host)) {
 				why = parse_cidr(host, &a, errbuf, size);
 				if (why)

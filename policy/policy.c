@@ -60,22 +60,41 @@ static void doc_done(Doc *d)
 	d->mount_lines = d->syscall_lines = NULL;
 }
 
+/* Messages quote what the policy says; keep them one line of printable text. */
+static void escape_line(const char *in, char *out, size_t size)
+{
+	size_t n = 0;
+
+	for (const unsigned char *c = (const unsigned char *) in; *c && n + 5 < size; c++) {
+		if (*c == '\n') {
+			out[n++] = '\\';
+			out[n++] = 'n';
+		} else if (*c < 0x20 || *c == 0x7f)
+			n += (size_t) snprintf(out + n, size - n, "\\x%02x", *c);
+		else
+			out[n++] = (char) *c;
+	}
+	out[n] = '\0';
+}
+
 _printf_(6, 7) static int fail(Doc *d, unsigned line, unsigned column, const char *key, int error,
 			       const char *fmt, ...)
 {
 	PolicyError *e = d->l->err;
+	char buf[sizeof(e->message) * 2];
 	va_list ap;
 
 	memset(e, 0, sizeof(*e));
-	snprintf(e->file, sizeof(e->file), "%s", d->file);
+	escape_line(d->file, e->file, sizeof(e->file));
 	if (!d->override) {
 		e->line = line;
 		e->column = column;
 	}
-	snprintf(e->key, sizeof(e->key), "%s", key ? key : "");
+	escape_line(key ? key : "", e->key, sizeof(e->key));
 	va_start(ap, fmt);
-	vsnprintf(e->message, sizeof(e->message), fmt, ap);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	escape_line(buf, e->message, sizeof(e->message));
 	return error;
 }
 
@@ -1736,7 +1755,7 @@ static int apply_doc(Doc *d, const TomlValue *root)
 	return 0;
 }
 
-static int parse_and_apply(Loader *l, const char *text, size_t len, Doc *d)
+static int parse_and_apply(const char *text, size_t len, Doc *d)
 {
 	_cleanup_(toml_freep) TomlValue *root = NULL;
 	TomlError terr = {0};
@@ -1746,9 +1765,8 @@ static int parse_and_apply(Loader *l, const char *text, size_t len, Doc *d)
 	if (r == -ENOMEM)
 		return oom(d);
 	if (r < 0)
-		return fail(d, terr.line, terr.column, NULL, r == -ENOSYS ? -ENOSYS : -EINVAL, "%s",
+		return fail(d, terr.line, terr.column, NULL, -EINVAL, "%s",
 			    terr.message[0] ? terr.message : "TOML syntax error");
-	(void) l;
 	return apply_doc(d, root);
 }
 
@@ -1778,6 +1796,14 @@ static int load_file(Loader *l, const char *path, const char *display, bool top,
 		return fail(parent, at->line, at->column, at_key, -EINVAL,
 			    "extends nested deeper than %d files", POLICY_EXTENDS_DEPTH_MAX);
 
+	if (parent) {
+		struct stat st;
+
+		/* a base is a file: never wait on a FIFO or a device named by a policy */
+		if (stat(real, &st) < 0 || !S_ISREG(st.st_mode))
+			return fail(parent, at->line, at->column, at_key, -EINVAL,
+				    "'%.200s' is not a regular file", path);
+	}
 	r = read_full_file(AT_FDCWD, real, POLICY_MAX_BYTES, &text, &len);
 	if (r < 0) {
 		if (r == -ENOMEM)
@@ -1798,7 +1824,7 @@ static int load_file(Loader *l, const char *path, const char *display, bool top,
 	d.dir = dir;
 
 	l->stack[l->depth++] = real;
-	r = parse_and_apply(l, text, len, &d);
+	r = parse_and_apply(text, len, &d);
 	l->depth--;
 	return r;
 }
@@ -1859,8 +1885,8 @@ static int apply_override(Loader *l, const char *ov, const char *dir)
 		if (r == -ENOMEM)
 			return oom(&d);
 		if (r < 0)
-			return fail(&d, 0, 0, key, r == -ENOSYS ? -ENOSYS : -EINVAL,
-				    "bad override '%.100s': %s", ov, terr.message);
+			return fail(&d, 0, 0, key, -EINVAL, "bad override '%.100s': %s", ov,
+				    terr.message);
 	}
 	return apply_doc(&d, root);
 }
@@ -1890,9 +1916,12 @@ static int finish(Loader *l, const char *display)
 			    path_below(p->process.cwd, p->mounts[i].path))
 				inside = true;
 		if (!inside) {
+			char buf[sizeof(l->err->message)];
+
 			*l->err = l->cwd_at;
-			snprintf(l->err->message, sizeof(l->err->message),
-				 "cwd '%.200s' is not inside any mount", p->process.cwd);
+			snprintf(buf, sizeof(buf), "cwd '%.200s' is not inside any mount",
+				 p->process.cwd);
+			escape_line(buf, l->err->message, sizeof(l->err->message));
 			return -EINVAL;
 		}
 	}
@@ -1943,6 +1972,22 @@ static Policy *policy_new(void)
 	return p;
 }
 
+/* Overrides and the checks of the whole policy, after the file(s) were applied. */
+static int load_finish(Loader *l, char *const *overrides, const char *display)
+{
+	char cwd[PATH_MAX];
+	const char *dir;
+	int r;
+
+	dir = l->vars && l->vars->pwd ? l->vars->pwd : getcwd(cwd, sizeof(cwd)) ? cwd : "/";
+	for (char *const *o = overrides; o && *o; o++) {
+		r = apply_override(l, *o, dir);
+		if (r < 0)
+			return r;
+	}
+	return finish(l, display);
+}
+
 int policy_load(const char *name, const PolicyVars *vars, char *const *overrides,
 		Policy **ret_policy, PolicyError *reterr)
 {
@@ -1950,8 +1995,6 @@ int policy_load(const char *name, const PolicyVars *vars, char *const *overrides
 	_cleanup_free_ char *path = NULL, *label = NULL;
 	PolicyError scratch;
 	Loader l = {.vars = vars, .err = reterr ? reterr : &scratch};
-	char cwd[PATH_MAX];
-	const char *dir;
 	int r;
 
 	memset(l.err, 0, sizeof(*l.err));
@@ -1979,23 +2022,48 @@ int policy_load(const char *name, const PolicyVars *vars, char *const *overrides
 	r = load_file(&l, path, path, true, NULL, NULL, NULL);
 	if (r < 0)
 		return r;
-
-	dir = vars && vars->pwd ? vars->pwd : getcwd(cwd, sizeof(cwd)) ? cwd : "/";
-	for (char *const *o = overrides; o && *o; o++) {
-		r = apply_override(&l, *o, dir);
-		if (r < 0)
-			return r;
-	}
-
 	if (!looks_like_path(name) && !p->name) {
 		p->name = strdup(name);
 		if (!p->name)
 			return -ENOMEM;
 	}
-	r = finish(&l, path);
+	r = load_finish(&l, overrides, path);
 	if (r < 0)
 		return r;
 	p->path = TAKE_PTR(label);
+	*ret_policy = TAKE_PTR(p);
+	return 0;
+}
+
+int policy_load_string(const char *text, size_t len, const char *label, const PolicyVars *vars,
+		       char *const *overrides, Policy **ret_policy, PolicyError *reterr)
+{
+	_cleanup_(policy_freep) Policy *p = NULL;
+	PolicyError scratch;
+	Loader l = {.vars = vars, .err = reterr ? reterr : &scratch};
+	char cwd[PATH_MAX];
+	int r;
+
+	memset(l.err, 0, sizeof(*l.err));
+	p = policy_new();
+	if (!p)
+		return -ENOMEM;
+	l.p = p;
+	p->path = strdup(label);
+	if (!p->path)
+		return -ENOMEM;
+
+	{
+		_cleanup_(doc_done) Doc d = {.l = &l, .file = label, .top = true};
+
+		d.dir = vars && vars->pwd ? vars->pwd : getcwd(cwd, sizeof(cwd)) ? cwd : "/";
+		r = parse_and_apply(text, len, &d);
+		if (r < 0)
+			return r;
+	}
+	r = load_finish(&l, overrides, label);
+	if (r < 0)
+		return r;
 	*ret_policy = TAKE_PTR(p);
 	return 0;
 }

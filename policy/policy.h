@@ -236,6 +236,14 @@ typedef struct PolicyError {
 int policy_load(const char *name, const PolicyVars *vars, char *const *overrides,
 		Policy **ret_policy, PolicyError *reterr);
 
+/**
+ * Same as policy_load() for a policy held in memory (len bytes of text). label names it in
+ * errors and in Policy.path; relative paths in it start at vars->pwd (or the current
+ * directory). For tests, fuzzers, and programs that generate policies.
+ */
+int policy_load_string(const char *text, size_t len, const char *label, const PolicyVars *vars,
+		       char *const *overrides, Policy **ret_policy, PolicyError *reterr);
+
 Policy *policy_free(Policy *p);
 static inline void policy_freep(Policy **p)
 {
@@ -283,5 +291,7 @@ bool policy_exec_allowed(const Policy *p, const char *path);
 /** The [syscalls] entry for a syscall name, or NULL (the built-in defaults apply). */
 const PolicySyscall *policy_syscall_find(const Policy *p, const char *name);
 
-/** Directory list where presets are looked up, NULL-terminated, static storage. */
+/** Directory list where presets are looked up ($SBXTRACE_PRESET_DIR, the source tree's
+ * policies/, the installed directory), NULL-terminated, static storage rewritten by each call:
+ * not thread-safe, call it while loading only. */
 const char *const *policy_preset_dirs(void);

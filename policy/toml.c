@@ -151,6 +151,12 @@ static const char *type_article(TomlType t)
 
 /* ---- buffers ---- */
 
+static void buf_done(Buf *b)
+{
+	free(b->p);
+	b->p = NULL;
+}
+
 static int buf_grow(Buf *b, size_t more)
 {
 	if (b->len + more + 1 <= b->cap)
@@ -591,19 +597,17 @@ static int parse_escape(Parser *P, Buf *b)
  */
 static int parse_string(Parser *P, bool allow_multi, char **ret, size_t *ret_len)
 {
-	_cleanup_free_ char *freeme = NULL;
+	_cleanup_(buf_done) Buf b = {};
 	const char *open = P->p;
 	char q = *P->p;
 	bool basic = q == '"';
 	bool multi = allow_multi && peek(P, 1) == q && peek(P, 2) == q;
-	Buf b = {};
 	int r;
 
 	P->p += multi ? 3 : 1;
 	if (multi && at_newline(P))
 		skip_newline(P); /* a newline right after the opening quotes is trimmed */
 	for (;;) {
-		freeme = b.p; /* keep the cleanup pointing at the current buffer */
 		if (P->p >= P->end)
 			return fail(P, open, "unterminated string");
 		int c = (unsigned char) *P->p;
@@ -622,7 +626,6 @@ static int parse_string(Parser *P, bool allow_multi, char **ret, size_t *ret_len
 				r = buf_put(&b, P->p, n - 3);
 				if (r < 0)
 					return r;
-				freeme = b.p;
 				P->p += n;
 				break;
 			}
@@ -675,9 +678,8 @@ static int parse_string(Parser *P, bool allow_multi, char **ret, size_t *ret_len
 		if (!b.p)
 			return -ENOMEM;
 	}
-	freeme = NULL;
-	*ret = b.p;
 	*ret_len = b.len;
+	*ret = TAKE_PTR(b.p);
 	return 0;
 }
 
@@ -876,6 +878,14 @@ static int parse_number(Parser *P, TomlValue *v)
 	return 0;
 }
 
+static bool eat(Parser *P, char c)
+{
+	if (peek(P, 0) != (unsigned char) c)
+		return false;
+	P->p++;
+	return true;
+}
+
 /* Exactly n decimal digits. */
 static int fixed_digits(Parser *P, size_t n, int *ret)
 {
@@ -902,9 +912,8 @@ static int parse_date(Parser *P, TomlDatetime *dt)
 	static const int mdays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
 	const char *s = P->p;
 
-	if (fixed_digits(P, 4, &dt->year) < 0 || peek(P, 0) != '-' || (P->p++, false) ||
-	    fixed_digits(P, 2, &dt->month) < 0 || peek(P, 0) != '-' || (P->p++, false) ||
-	    fixed_digits(P, 2, &dt->day) < 0)
+	if (fixed_digits(P, 4, &dt->year) < 0 || !eat(P, '-') ||
+	    fixed_digits(P, 2, &dt->month) < 0 || !eat(P, '-') || fixed_digits(P, 2, &dt->day) < 0)
 		return fail(P, s, "invalid date (expected YYYY-MM-DD)");
 	if (dt->month < 1 || dt->month > 12)
 		return fail(P, s, "invalid month %02d", dt->month);
@@ -918,8 +927,8 @@ static int parse_time(Parser *P, TomlDatetime *dt)
 {
 	const char *s = P->p;
 
-	if (fixed_digits(P, 2, &dt->hour) < 0 || peek(P, 0) != ':' || (P->p++, false) ||
-	    fixed_digits(P, 2, &dt->minute) < 0 || peek(P, 0) != ':' || (P->p++, false) ||
+	if (fixed_digits(P, 2, &dt->hour) < 0 || !eat(P, ':') ||
+	    fixed_digits(P, 2, &dt->minute) < 0 || !eat(P, ':') ||
 	    fixed_digits(P, 2, &dt->second) < 0)
 		return fail(P, s, "invalid time (expected HH:MM:SS)");
 	if (dt->hour > 23 || dt->minute > 59 || dt->second > 60)
@@ -968,7 +977,7 @@ static int parse_datetime(Parser *P, TomlValue *v)
 			const char *s = P->p;
 			int h, m;
 			P->p++;
-			if (fixed_digits(P, 2, &h) < 0 || peek(P, 0) != ':' || (P->p++, false) ||
+			if (fixed_digits(P, 2, &h) < 0 || !eat(P, ':') ||
 			    fixed_digits(P, 2, &m) < 0)
 				return fail(P, s, "invalid time zone offset (expected +HH:MM)");
 			if (h > 23 || m > 59)

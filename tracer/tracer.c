@@ -1,7 +1,897 @@
 /* SPDX-License-Identifier: MIT */
-/* Placeholder until the supervisor core lands (issue 3). */
-int tracer_placeholder(void);
-int tracer_placeholder(void)
+/*
+ * tracer_run(): launch and the main loop.
+ *
+ * Three processes (docs/supervisor.md):
+ *   S  the supervisor (this process): answers notifications on receiver threads; its main
+ *      thread waits in epoll for signals, the wall-clock timer, the keeper, the command's exec
+ *      status and captured output. S is a child subreaper too.
+ *   W  the keeper, forked by S: a child subreaper whose descendants are "the tree". It reaps
+ *      them, reports the command's wait status to S, and when S goes away (EOF on its socket,
+ *      or the parent-death signal) kills every descendant before it exits. So a SIGKILL of S
+ *      leaves nothing running (fail closed).
+ *   C  the command, forked by W: own process group (the terminal's foreground group when
+ *      stdin is a terminal), rlimits, PR_SET_PDEATHSIG, Landlock scopes, NO_NEW_PRIVS, the
+ *      filter with a listener that it hands to S over a socket; on S's go it execs.
+ * The socket C shares with S is close-on-exec: EOF means the exec happened, a message means
+ * it failed (126/127) or the setup failed (125).
+ */
+#include "tracer/internal.h"
+
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <linux/capability.h>
+#include <linux/close_range.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/missing-seccomp.h"
+#include "common/util.h"
+#include "policy/policy.h"
+
+extern char **environ;
+
+#define EXIT_SANDBOX_ERROR_CODE 125
+#define OUTPUT_HARD_CAP		(64ULL << 20) /* captured bytes when the policy sets no limit */
+
+enum {
+	MSG_EXEC_FAILED = 1,
+	MSG_SETUP_FAILED = 2,
+	MSG_STATUS = 3,
+	MSG_CHILD_PID = 4,
+	MSG_STOPPED = 5,
+};
+
+typedef struct Msg {
+	int32_t kind;
+	int32_t value; /* errno, wait status, pid */
+	char what[48];
+} Msg;
+
+void tracer_result_done(TracerResult *r)
 {
+	free(r->out);
+	free(r->err);
+	r->out = r->err = NULL;
+}
+
+/* ---- the command (C) ---- */
+
+static _noreturn_ void child_fail(int sock, int kind, int error, const char *what)
+{
+	Msg m = {.kind = kind, .value = error};
+
+	snprintf(m.what, sizeof(m.what), "%s", what);
+	(void) send(sock, &m, sizeof(m), MSG_NOSIGNAL);
+	_exit(kind == MSG_EXEC_FAILED ? (error == ENOENT ? 127 : 126) : 125);
+}
+
+static int send_fd(int sock, int fd, pid_t pid)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = {};
+	Msg m = {.kind = MSG_CHILD_PID, .value = pid};
+	struct iovec iov = {&m, sizeof(m)};
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 ? -errno : 0;
+}
+
+static int recv_fd(int sock, int *ret_fd, Msg *ret_msg)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = {};
+	Msg m = {};
+	struct iovec iov = {&m, sizeof(m)};
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf)};
+	struct cmsghdr *c;
+	ssize_t n;
+
+	do
+		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return -EPIPE;
+	c = CMSG_FIRSTHDR(&mh);
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+		memcpy(ret_fd, CMSG_DATA(c), sizeof(int));
+		if ((size_t) n == sizeof(m) && m.kind == MSG_CHILD_PID) {
+			*ret_msg = m;
+			return 0;
+		}
+		(void) close(*ret_fd);
+		*ret_fd = -1;
+		return -EBADMSG;
+	}
+	if ((size_t) n >= offsetof(Msg, what))
+		*ret_msg = m;
+	return -EBADMSG;
+}
+
+typedef struct Launch {
+	const Policy *policy;
+	const TracerOptions *opts;
+	const TracerFilter *filter;
+	char **envp;
+	const char *cwd;
+	bool tty;
+	bool wait_killable;
+	int landlock_abi;
+	int sock_c;	  /* C's end of the socket to S */
+	int out_w, err_w; /* capture pipes, -1 */
+	pid_t keeper;
+} Launch;
+
+static void set_limit(int res, uint64_t v)
+{
+	struct rlimit rl;
+
+	if (v == LIMIT_UNSET)
+		return;
+	if (getrlimit(res, &rl) < 0)
+		return;
+	/* never raise: only lower both limits */
+	if (rl.rlim_max == RLIM_INFINITY || v < rl.rlim_max)
+		rl.rlim_max = v;
+	rl.rlim_cur = MIN(rl.rlim_max, (rlim_t) v);
+	(void) setrlimit(res, &rl);
+}
+
+static int drop_capabilities(void)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2] = {};
+
+	for (int cap = 0; cap <= 63; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL && errno != EPERM)
+			return -errno;
+	(void) prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	if (syscall(SYS_capset, &h, d) < 0)
+		return -errno;
 	return 0;
+}
+
+static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
+{
+	sigset_t none;
+	int listener, r;
+	pid_t keeper = getppid();
+	char go;
+
+	(void) close(sock_w);
+	(void) close(sfd);
+
+	/* restore what the keeper changed: signal mask and ignored signals survive exec */
+	sigemptyset(&none);
+	(void) sigprocmask(SIG_SETMASK, &none, NULL);
+	(void) signal(SIGTTOU, SIG_DFL);
+	(void) signal(SIGTTIN, SIG_DFL);
+	(void) signal(SIGTSTP, SIG_DFL);
+	(void) signal(SIGINT, SIG_DFL);
+	(void) signal(SIGQUIT, SIG_DFL);
+	(void) signal(SIGHUP, SIG_DFL);
+	(void) signal(SIGUSR1, SIG_DFL);
+	(void) signal(SIGTERM, SIG_DFL);
+	(void) signal(SIGPIPE, SIG_DFL);
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "PR_SET_PDEATHSIG");
+	if (getppid() != keeper)
+		_exit(125); /* the keeper is already gone */
+
+	if (setpgid(0, 0) < 0)
+		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "setpgid");
+	if (l->tty) {
+		/* we are in a background group now: tcsetpgrp would stop us with SIGTTOU */
+		(void) signal(SIGTTOU, SIG_IGN);
+		(void) tcsetpgrp(STDIN_FILENO, getpid());
+		(void) signal(SIGTTOU, SIG_DFL);
+	}
+	if (l->out_w >= 0) {
+		if (dup2(l->out_w, STDOUT_FILENO) < 0 || dup2(l->err_w, STDERR_FILENO) < 0)
+			child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "dup2");
+		(void) close(l->out_w);
+		(void) close(l->err_w);
+	}
+	if (l->cwd && chdir(l->cwd) < 0)
+		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "chdir");
+
+	set_limit(RLIMIT_FSIZE, l->policy->limits.file_size);
+	set_limit(RLIMIT_NOFILE, l->policy->limits.open_files);
+
+	/* Even under root the program runs without capabilities: CAP_SYS_PTRACE would reach
+	 * the supervisor's memory, CAP_DAC_OVERRIDE every file, and so on. */
+	r = drop_capabilities();
+	if (r < 0)
+		child_fail(l->sock_c, MSG_SETUP_FAILED, -r, "dropping capabilities");
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "PR_SET_NO_NEW_PRIVS");
+	r = tracer_landlock_apply(l->policy, l->landlock_abi);
+	if (r < 0)
+		child_fail(l->sock_c, MSG_SETUP_FAILED, -r, "landlock");
+
+	listener = tracer_filter_install(l->filter, l->wait_killable);
+	if (listener < 0)
+		child_fail(l->sock_c, MSG_SETUP_FAILED, -listener, "seccomp filter");
+	/* From here on every syscall goes through the filter. */
+	if (send_fd(l->sock_c, listener, getpid()) < 0)
+		_exit(125);
+	(void) close(listener);
+	if (read(l->sock_c, &go, 1) != 1)
+		_exit(125);
+
+	/* only stdin, stdout and stderr pass: no inherited descriptor of the caller (a
+	 * directory, a socket) may reach around the view */
+	(void) syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
+	environ = l->envp;
+	execvp(l->opts->argv[0], l->opts->argv);
+	child_fail(l->sock_c, MSG_EXEC_FAILED, errno, "exec");
+}
+
+/* ---- the keeper (W) ---- */
+
+static _noreturn_ void keeper_main(const Launch *l, int sock_w, pid_t supervisor)
+{
+	sigset_t ss;
+	int sfd;
+	pid_t child;
+	Msg m = {};
+
+	/* W is in the caller's process group: terminal signals are not for it. It ends when S
+	 * says so (EOF) or dies (EOF, or the parent-death signal). */
+	sigfillset(&ss);
+	(void) sigprocmask(SIG_SETMASK, &ss, NULL);
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGCHLD);
+	sigaddset(&ss, SIGUSR1);
+	sigaddset(&ss, SIGTERM);
+	sfd = signalfd(-1, &ss, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0)
+		_exit(125);
+	/* Not SIGKILL: W must outlive S long enough to kill the tree. */
+	if (prctl(PR_SET_PDEATHSIG, SIGUSR1) < 0 || prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		_exit(125);
+	if (getppid() != supervisor)
+		_exit(125);
+
+	/* vfork: no copy of our page tables (a fork costs milliseconds on some VMs). W sleeps
+	 * until C execs or exits; C talks to S directly meanwhile and calls nothing that
+	 * allocates (child_main). */
+	child = vfork();
+	if (child < 0)
+		_exit(125);
+	if (child == 0)
+		child_main(l, sock_w, sfd);
+	(void) close(l->sock_c);
+	if (l->out_w >= 0) {
+		(void) close(l->out_w);
+		(void) close(l->err_w);
+	}
+
+	m.kind = MSG_CHILD_PID;
+	m.value = child;
+	if (send(sock_w, &m, sizeof(m), MSG_NOSIGNAL) < 0)
+		goto kill;
+
+	for (;;) {
+		struct pollfd p[2] = {{sock_w, POLLIN, 0}, {sfd, POLLIN, 0}};
+		struct signalfd_siginfo si;
+		bool end = false;
+		int status;
+		pid_t pid;
+
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (p[0].revents) {
+			char buf[64];
+
+			if (read(sock_w, buf, sizeof(buf)) <= 0)
+				end = true; /* S closed (done) or died */
+		}
+		while (read(sfd, &si, sizeof(si)) == sizeof(si))
+			if (si.ssi_signo != SIGCHLD)
+				end = true;
+		while ((pid = waitpid(-1, &status, WNOHANG | WUNTRACED | __WALL)) > 0)
+			if (pid == child) {
+				/* a stop (Ctrl-Z) is reported too: S hands the terminal back */
+				m.kind = WIFSTOPPED(status) ? MSG_STOPPED : MSG_STATUS;
+				m.value = status;
+				(void) send(sock_w, &m, sizeof(m), MSG_NOSIGNAL);
+			}
+		if (end || getppid() != supervisor)
+			break;
+	}
+kill:
+	tree_kill_all(getpid(), true);
+	_exit(0);
+}
+
+/* ---- the supervisor (S) ---- */
+
+static bool env_kept(const Policy *p, const char *entry)
+{
+	char name[256];
+	const char *eq = strchr(entry, '=');
+	size_t len = eq ? (size_t) (eq - entry) : strlen(entry);
+
+	if (!p->process.env_keep || len >= sizeof(name))
+		return false;
+	memcpy(name, entry, len);
+	name[len] = 0;
+	for (char **k = p->process.env_keep; *k; k++)
+		if (fnmatch(*k, name, 0) == 0)
+			return true;
+	return false;
+}
+
+static int build_env(const Policy *p, char ***ret_env)
+{
+	char **env = NULL;
+
+	for (char **e = environ; e && *e; e++)
+		if (env_kept(p, *e) && strv_push(&env, *e) < 0)
+			goto oom;
+	for (char **s = p->process.env_set; s && *s; s++) {
+		const char *eq = strchr(*s, '=');
+		size_t len = eq ? (size_t) (eq - *s) + 1 : strlen(*s);
+
+		/* replace an earlier entry of the same name */
+		for (size_t i = 0; env && env[i]; i++)
+			if (strncmp(env[i], *s, len) == 0) {
+				free(env[i]);
+				env[i] = env[strv_length(env) - 1];
+				env[strv_length(env) - 1] = NULL;
+				break;
+			}
+		if (strv_push(&env, *s) < 0)
+			goto oom;
+	}
+	if (!env && strv_push(&env, "PATH=/usr/local/bin:/usr/bin:/bin") < 0)
+		goto oom;
+	*ret_env = env;
+	return 0;
+oom:
+	strv_free(env);
+	return -ENOMEM;
+}
+
+/* Host directory for the policy's virtual working directory: identity until the file-system
+ * view translates mount sources. NULL: inherit ours. */
+static char *host_cwd(const Policy *p)
+{
+	const char *v = p->process.cwd;
+	const PolicyMount *best = NULL;
+
+	if (!v) {
+		for (size_t i = 0; i < p->n_mounts; i++)
+			if (p->mounts[i].mode == MOUNT_RW && p->mounts[i].source) {
+				v = p->mounts[i].path;
+				break;
+			}
+		if (!v)
+			return NULL;
+	}
+	for (size_t i = 0; i < p->n_mounts; i++) {
+		size_t n = strlen(p->mounts[i].path);
+
+		if (!p->mounts[i].source)
+			continue;
+		if (strncmp(v, p->mounts[i].path, n) == 0 &&
+		    (v[n] == '/' || v[n] == 0 || streq(p->mounts[i].path, "/")) &&
+		    (!best || n > strlen(best->path)))
+			best = &p->mounts[i];
+	}
+	if (!best)
+		return strdup(v);
+	return strdup_printf("%s%s", best->source,
+			     v + (streq(best->path, "/") ? 0 : strlen(best->path)));
+}
+
+typedef struct Capture {
+	int fd;
+	char *buf;
+	size_t len, cap;
+	bool truncated;
+} Capture;
+
+static void capture_read(Capture *c, uint64_t *budget)
+{
+	char tmp[65536];
+	ssize_t n = read(c->fd, tmp, sizeof(tmp));
+
+	if (n <= 0) {
+		if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+			(void) close(c->fd);
+			c->fd = -1;
+		}
+		return;
+	}
+	size_t take = (uint64_t) n <= *budget ? (size_t) n : (size_t) *budget;
+
+	if (take < (size_t) n)
+		c->truncated = true;
+	if (take == 0)
+		return;
+	if (c->len + take + 1 > c->cap) {
+		size_t cap = MAX(c->cap * 2, c->len + take + 1);
+		char *b = realloc(c->buf, cap);
+
+		if (!b) {
+			c->truncated = true;
+			return;
+		}
+		c->buf = b;
+		c->cap = cap;
+	}
+	memcpy(c->buf + c->len, tmp, take);
+	c->len += take;
+	c->buf[c->len] = 0;
+	*budget -= take;
+}
+
+static void arm(int tfd, uint64_t ms)
+{
+	struct itimerspec its = {};
+
+	its.it_value.tv_sec = (time_t) (ms / 1000);
+	its.it_value.tv_nsec = (long) (ms % 1000) * 1000000;
+	if (ms == 0)
+		its.it_value.tv_nsec = 1;
+	(void) timerfd_settime(tfd, 0, &its, NULL);
+}
+
+static void format_ms(uint64_t ms, char *buf, size_t size)
+{
+	if (ms % 1000 == 0)
+		snprintf(buf, size, "%llus", (unsigned long long) (ms / 1000));
+	else
+		snprintf(buf, size, "%llums", (unsigned long long) ms);
+}
+
+static int forward_signal(Tracer *t, int sig)
+{
+	/* to the command's process group, and only to processes of the tree */
+	EmuSignal s = {.scope = EMU_SIGNAL_GROUP, .pid = t->child, .sig = sig, .pidfd = -1};
+	EmuRequest req = {.tgid = t->child, .pid = t->child};
+	int r;
+
+	r = tracer_process_ops.send_signal(t, &req, &s);
+	if (r != 0) {
+		/* the command left its group (setsid, setpgid): to the command itself */
+		s.scope = EMU_SIGNAL_PROCESS;
+		r = tracer_process_ops.send_signal(t, &req, &s);
+	}
+	return r;
+}
+
+/* The command stopped (Ctrl-Z on the terminal): give the terminal back to our caller's
+ * group and stop ourselves, as a shell expects of its job; when the shell continues us
+ * (fg), give the terminal to the command again and continue it. */
+static void job_stopped(Tracer *t, bool tty)
+{
+	if (!tty)
+		return;
+	(void) tcsetpgrp(STDIN_FILENO, getpgrp());
+	(void) kill(getpid(), SIGSTOP);
+	/* continued */
+	(void) tcsetpgrp(STDIN_FILENO, t->child);
+	(void) forward_signal(t, SIGCONT);
+}
+
+int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_result)
+{
+	_cleanup_close_ int sock_c_s = -1, sock_w_s = -1, sfd = -1, wall_tfd = -1, grace_tfd = -1,
+			    epfd = -1;
+	struct seccomp_notif_sizes sizes = {};
+	Capture out = {.fd = -1}, err = {.fd = -1};
+	Tracer t = {.ops = &tracer_process_ops,
+		    .policy = p,
+		    .opts = opts,
+		    .notify_fd = -1,
+		    .kill_eventfd = -1};
+	TracerResult res = {.exit_code = EXIT_SANDBOX_ERROR_CODE};
+	Launch l = {.policy = p, .opts = opts, .out_w = -1, .err_w = -1, .sock_c = -1};
+	int sp_c[2] = {-1, -1}, sp_w[2] = {-1, -1}, po[2] = {-1, -1}, pe[2] = {-1, -1};
+	sigset_t ss, old_mask;
+	uint64_t start, out_budget;
+	bool child_done = false, exec_known = false, keeper_gone = false, tree_killed = false;
+	bool started_dispatch = false, tty_taken = false;
+	int status = 0, exec_errno = 0, setup_errno = 0, r;
+	char setup_what[48] = "";
+	char *cwd = NULL;
+	char **envp = NULL;
+	int notify_fd = -1;
+	pid_t keeper;
+	Msg m;
+
+	start = now_monotonic_ns();
+	r = tracer_filter_build(p, &t.filter);
+	if (r < 0)
+		return log_error_errno(r, "building the seccomp filter");
+	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0) {
+		r = log_error_errno(-errno, "seccomp user notification is unavailable (Linux 5.0)");
+		goto out_filter;
+	}
+	t.notif_size = MAX((size_t) sizes.seccomp_notif, sizeof(struct seccomp_notif));
+	t.resp_size = MAX((size_t) sizes.seccomp_notif_resp, sizeof(struct seccomp_notif_resp));
+
+	r = build_env(p, &envp);
+	if (r < 0)
+		goto out_filter;
+	cwd = host_cwd(p);
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp_c) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp_w) < 0) {
+		r = log_error_errno(-errno, "socketpair");
+		goto out_fds;
+	}
+	if (opts->capture) {
+		if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0) {
+			r = log_error_errno(-errno, "pipe");
+			goto out_fds;
+		}
+		l.out_w = po[1];
+		l.err_w = pe[1];
+	}
+	t.kill_eventfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (t.kill_eventfd < 0) {
+		r = log_error_errno(-errno, "eventfd");
+		goto out_fds;
+	}
+
+	l.filter = t.filter;
+	l.envp = envp;
+	l.cwd = cwd;
+	l.tty = isatty(STDIN_FILENO) == 1;
+	l.wait_killable = true;
+	l.landlock_abi = tracer_landlock_abi();
+	l.sock_c = sp_c[1];
+
+	/* Orphans come to us if the keeper dies; then we kill them. */
+	(void) prctl(PR_SET_CHILD_SUBREAPER, 1);
+	/* Not dumpable: the sandboxed processes run as our user, and /proc/PID/mem, fd/ and
+	 * ptrace of a dumpable process of the same user would hand them the supervisor (its
+	 * memory, its listener). W inherits this; C's exec makes the command dumpable again,
+	 * which our process_vm_readv of it needs. */
+	(void) prctl(PR_SET_DUMPABLE, 0);
+
+	/* Signals are read from a signalfd; the mask is inherited by W, which resets it. */
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGINT);
+	sigaddset(&ss, SIGTERM);
+	sigaddset(&ss, SIGHUP);
+	sigaddset(&ss, SIGQUIT);
+	sigaddset(&ss, SIGUSR1);
+	sigaddset(&ss, SIGUSR2);
+	sigaddset(&ss, SIGWINCH);
+	sigaddset(&ss, SIGCHLD);
+	sigaddset(&ss, SIGTTOU);
+	sigprocmask(SIG_BLOCK, &ss, &old_mask);
+
+	keeper = fork();
+	if (keeper < 0) {
+		r = log_error_errno(-errno, "fork");
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
+		goto out_fds;
+	}
+	if (keeper == 0) {
+		(void) close(sp_c[0]);
+		(void) close(sp_w[0]);
+		if (po[0] >= 0) {
+			(void) close(po[0]);
+			(void) close(pe[0]);
+		}
+		keeper_main(&l, sp_w[1], getppid());
+	}
+	t.keeper = keeper;
+	sock_c_s = TAKE_FD(sp_c[0]);
+	sock_w_s = TAKE_FD(sp_w[0]);
+	(void) close(sp_c[1]);
+	(void) close(sp_w[1]);
+	sp_c[1] = sp_w[1] = -1;
+	if (po[0] >= 0) {
+		(void) close(po[1]);
+		(void) close(pe[1]);
+		out.fd = po[0];
+		err.fd = pe[0];
+		(void) fcntl(out.fd, F_SETFL, O_NONBLOCK);
+		(void) fcntl(err.fd, F_SETFL, O_NONBLOCK);
+	}
+	tty_taken = l.tty;
+
+	/* the receivers start while C sets itself up */
+	r = tracer_dispatch_start(&t, 2);
+	if (r < 0) {
+		log_error_errno(r, "starting the receiver threads");
+		goto finish;
+	}
+	started_dispatch = true;
+
+	/* the listener and C's pid from C, or why it failed (W reports C's pid again once C
+	 * has exec'd; the event loop ignores that) */
+	memset(&m, 0, sizeof(m));
+	r = recv_fd(sock_c_s, &notify_fd, &m);
+	if (r < 0) {
+		if (m.kind == MSG_SETUP_FAILED) {
+			setup_errno = m.value;
+			snprintf(setup_what, sizeof(setup_what), "%s", m.what);
+		} else
+			setup_errno = -r;
+		log_error("cannot set up the sandbox: %s: %s",
+			  setup_what[0] ? setup_what : "listener", strerror(setup_errno));
+		goto finish;
+	}
+	t.child = m.value;
+
+	/* Essentials the filter cannot prove by loading: ADDFD with SEND (5.14) and pidfds
+	 * (5.6). Flags are checked before the id, so ENOENT for a bogus id means "known". */
+	{
+		struct seccomp_notif_addfd probe = {.id = 0, .flags = SECCOMP_ADDFD_FLAG_SEND};
+		long pfd = syscall(SYS_pidfd_open, getpid(), 0);
+
+		if (pfd >= 0)
+			(void) close((int) pfd);
+		if ((ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &probe) < 0 && errno == EINVAL) ||
+		    pfd < 0) {
+			log_error("this kernel lacks %s; see 'sbxtrace doctor'",
+				  pfd < 0 ? "pidfd_open (Linux 5.3)"
+					  : "SECCOMP_ADDFD_FLAG_SEND (Linux 5.14)");
+			setup_errno = ENOSYS;
+			goto finish;
+		}
+	}
+
+	/* COMPAT: synchronous wake-up needs 6.6 */
+	uint64_t fl = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
+	t.sync_wakeup = ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, fl) == 0;
+
+	tracer_dispatch_set_fd(&t, notify_fd);
+
+	if (send(sock_c_s, "g", 1, MSG_NOSIGNAL) != 1) {
+		log_error("the command went away before it could start");
+		goto finish;
+	}
+
+	sfd = signalfd(-1, &ss, SFD_CLOEXEC | SFD_NONBLOCK);
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	wall_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	grace_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (sfd < 0 || epfd < 0 || wall_tfd < 0 || grace_tfd < 0) {
+		log_error_errno(-errno, "setting up the event loop");
+		goto finish;
+	}
+	{
+		int fds[] = {sfd,      wall_tfd,       grace_tfd, sock_c_s,
+			     sock_w_s, t.kill_eventfd, out.fd,	  err.fd};
+
+		for (size_t i = 0; i < ARRAY_SIZE(fds); i++) {
+			struct epoll_event ev = {.events = EPOLLIN, .data.fd = fds[i]};
+
+			if (fds[i] >= 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, fds[i], &ev) < 0) {
+				log_error_errno(-errno, "epoll_ctl");
+				goto finish;
+			}
+		}
+	}
+	if (p->limits.wall_time_ms != LIMIT_UNSET)
+		arm(wall_tfd, p->limits.wall_time_ms);
+
+	out_budget = p->limits.output != LIMIT_UNSET ? p->limits.output : OUTPUT_HARD_CAP;
+
+	/* Loop until the command has ended and captured output is drained. */
+	while (!(child_done && exec_known && out.fd < 0 && err.fd < 0) && !keeper_gone) {
+		struct epoll_event evs[8];
+		int n = epoll_wait(epfd, evs, ARRAY_SIZE(evs), child_done ? 2000 : -1);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			log_error_errno(-errno, "epoll_wait");
+			break;
+		}
+		if (n == 0 && child_done) {
+			/* output still open after the tree is gone: someone outside holds it */
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			int fd = evs[i].data.fd;
+
+			if (fd == sfd) {
+				struct signalfd_siginfo si;
+
+				while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+					int st;
+
+					if (si.ssi_signo == SIGCHLD) {
+						/* W is our only child; orphans after its death too
+						 */
+						pid_t pid;
+
+						while ((pid = waitpid(-1, &st, WNOHANG | __WALL)) >
+						       0)
+							if (pid == keeper)
+								keeper_gone = true;
+						continue;
+					}
+					if (si.ssi_signo == SIGTTOU)
+						continue;
+					if (!child_done)
+						(void) forward_signal(&t, (int) si.ssi_signo);
+				}
+			} else if (fd == wall_tfd) {
+				char wb[32];
+				uint64_t exp;
+
+				if (read(wall_tfd, &exp, sizeof(exp)) <= 0)
+					continue;
+				format_ms(p->limits.wall_time_ms, wb, sizeof(wb));
+				log_error(
+					"wall time limit of %s reached: stopping the process tree",
+					wb);
+				res.timed_out = true;
+				res.killed_by = "wall_time";
+				(void) tree_signal_all(keeper, SIGTERM);
+				arm(grace_tfd, p->limits.kill_grace_ms != LIMIT_UNSET
+						       ? p->limits.kill_grace_ms
+						       : 2000);
+			} else if (fd == grace_tfd) {
+				uint64_t exp;
+
+				if (read(grace_tfd, &exp, sizeof(exp)) <= 0)
+					continue;
+				tree_kill_all(keeper, false);
+				tree_killed = true;
+			} else if (fd == t.kill_eventfd) {
+				eventfd_t v;
+
+				(void) eventfd_read(t.kill_eventfd, &v);
+				if (!res.killed_by)
+					res.killed_by = "syscall";
+				tree_kill_all(keeper, false);
+				tree_killed = true;
+			} else if (fd == sock_c_s) {
+				ssize_t k = recv(sock_c_s, &m, sizeof(m), MSG_DONTWAIT);
+
+				if (k == sizeof(m) && m.kind == MSG_EXEC_FAILED)
+					exec_errno = m.value ? m.value : EIO;
+				else if (k == sizeof(m) && m.kind == MSG_SETUP_FAILED) {
+					setup_errno = m.value ? m.value : EIO;
+					snprintf(setup_what, sizeof(setup_what), "%s", m.what);
+				} else if (k < 0 && errno == EAGAIN)
+					continue;
+				exec_known = true;
+				(void) epoll_ctl(epfd, EPOLL_CTL_DEL, sock_c_s, NULL);
+			} else if (fd == sock_w_s) {
+				ssize_t k = recv(sock_w_s, &m, sizeof(m), MSG_DONTWAIT);
+
+				if (k == sizeof(m) && m.kind == MSG_STOPPED) {
+					job_stopped(&t, tty_taken);
+				} else if (k == sizeof(m) && m.kind == MSG_STATUS) {
+					status = m.value;
+					child_done = true;
+					res.duration_ms = (now_monotonic_ns() - start) / 1000000;
+					/* the command is over: so is the rest of its tree */
+					tree_kill_all(keeper, false);
+					tree_killed = true;
+				} else if (k == 0 || (k < 0 && errno != EAGAIN)) {
+					keeper_gone = true;
+				}
+			} else if (fd == out.fd) {
+				capture_read(&out, &out_budget);
+			} else if (fd == err.fd) {
+				capture_read(&err, &out_budget);
+			}
+		}
+	}
+	(void) tree_killed;
+
+finish:
+	/* Whatever happened, nothing of the tree survives us. */
+	if (sock_w_s >= 0) {
+		if (!keeper_gone)
+			tree_kill_all(keeper, false);
+		(void) close(sock_w_s);
+		sock_w_s = -1;
+	}
+	while (waitpid(keeper, NULL, __WALL) < 0 && errno == EINTR)
+		;
+	/* orphans that came to us if the keeper died first */
+	tree_kill_all(getpid(), true);
+	if (!res.duration_ms)
+		res.duration_ms = (now_monotonic_ns() - start) / 1000000;
+
+	if (started_dispatch)
+		tracer_dispatch_stop(&t);
+	if (tty_taken) {
+		/* take the terminal back for our process group (SIGTTOU is blocked) */
+		(void) tcsetpgrp(STDIN_FILENO, getpgrp());
+	}
+	if (sfd >= 0) {
+		struct signalfd_siginfo si;
+
+		while (read(sfd, &si, sizeof(si)) == sizeof(si))
+			;
+	}
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
+
+	if (setup_errno) {
+		if (exec_known && setup_what[0])
+			log_error("cannot set up the sandbox: %s: %s", setup_what,
+				  strerror(setup_errno));
+		res.exit_code = EXIT_SANDBOX_ERROR_CODE;
+	} else if (exec_errno) {
+		log_error("cannot execute '%.200s': %s", opts->argv[0], strerror(exec_errno));
+		res.exit_code = exec_errno == ENOENT ? 127 : 126;
+	} else if (res.timed_out) {
+		res.exit_code = 124;
+		if (child_done && WIFSIGNALED(status))
+			res.signal = WTERMSIG(status);
+	} else if (child_done && WIFEXITED(status)) {
+		res.exit_code = WEXITSTATUS(status);
+	} else if (child_done && WIFSIGNALED(status)) {
+		res.signal = WTERMSIG(status);
+		res.exit_code = 128 + res.signal;
+	} else {
+		if (keeper_gone && !child_done)
+			log_error("the keeper process died: the process tree was killed");
+		res.exit_code = EXIT_SANDBOX_ERROR_CODE;
+	}
+	res.denied = atomic_load(&t.denied);
+	res.out = out.buf;
+	res.out_len = out.len;
+	res.out_truncated = out.truncated;
+	res.err = err.buf;
+	res.err_len = err.len;
+	res.err_truncated = err.truncated;
+	if (out.fd >= 0)
+		(void) close(out.fd);
+	if (err.fd >= 0)
+		(void) close(err.fd);
+	if (notify_fd >= 0)
+		(void) close(notify_fd);
+	*ret_result = res;
+	r = 0;
+out_fds:
+	for (int *fd = (int[]){sp_c[0], sp_c[1], sp_w[0], sp_w[1], po[0], po[1], pe[0], pe[1],
+			       t.kill_eventfd, -2};
+	     *fd != -2; fd++)
+		if (*fd >= 0 && r < 0)
+			(void) close(*fd);
+	if (r >= 0 && t.kill_eventfd >= 0)
+		(void) close(t.kill_eventfd);
+	strv_free(envp);
+	free(cwd);
+out_filter:
+	tracer_filter_free(t.filter);
+	return r;
 }

@@ -82,6 +82,24 @@ round-trip)
 	done
 	grep -qF 'path = "/home/$${odd}"' "$scratch/b.toml" || fail "'\$' not escaped"
 	;;
+workspace-not-a-dir)
+	: >"$scratch/file"
+	"$sbx" check -w "$scratch/file" standard >"$scratch/out" 2>"$scratch/err"
+	[ $? -eq 1 ] || fail "exit status is not 1"
+	grep -q "workspace '.*': Not a directory" "$scratch/err" || fail "no message"
+	"$sbx" check -w "$scratch/nope" standard >"$scratch/out" 2>"$scratch/err"
+	[ $? -eq 1 ] || fail "exit status is not 1"
+	grep -q "No such file or directory" "$scratch/err" || fail "no message"
+	;;
+ptrace-never-note)
+	# DESIGN: without ptrace the post-exec check is impossible, and check must say so
+	"$sbx" check -q -w "$scratch/ws" -s tracer.ptrace=never strict >"$scratch/out" \
+		2>"$scratch/err" || fail "check failed"
+	grep -q 'ptrace = "never": exec checks cannot verify' "$scratch/err" || fail "no warning"
+	"$sbx" check -q -w "$scratch/ws" strict >"$scratch/out" 2>"$scratch/err" ||
+		fail "check failed"
+	[ ! -s "$scratch/err" ] || fail "a warning without ptrace = never"
+	;;
 run-empty-command)
 	"$sbx" run -w "$scratch/ws" standard -- >"$scratch/out" 2>"$scratch/err"
 	status=$?

@@ -309,6 +309,11 @@ TEST(network_entries)
 	EXPECT_EQ(a.port_lo, 0);
 	EXPECT_EQ(a.port_hi, 65535);
 	policy_net_allow_done(&a);
+	ASSERT_TRUE(policy_parse_net_allow("*.example.org.", &a, buf, sizeof(buf)) == NULL);
+	EXPECT_EQ(a.kind, NET_ALLOW_DOMAIN);
+	EXPECT_STREQ(a.name, "example.org");
+	policy_net_allow_done(&a);
+	EXPECT_TRUE(policy_parse_net_allow("example.org..", &a, buf, sizeof(buf)) != NULL);
 	ASSERT_TRUE(policy_parse_net_allow("Example.COM:443", &a, buf, sizeof(buf)) == NULL);
 	EXPECT_EQ(a.kind, NET_ALLOW_HOST);
 	EXPECT_STREQ(a.name, "example.com");
@@ -374,6 +379,30 @@ TEST(errors_point_at_the_key)
 				  err.column, err.key, err.message);
 		policy_free(p);
 	}
+}
+
+TEST(load_string_and_escaped_messages)
+{
+	_cleanup_(policy_freep) Policy *p = NULL;
+	Policy *bad = NULL;
+	PolicyError err;
+	static const char text[] = "[[mount]]\npath = \"/w\"\nsource = \"ws\"\nmode = \"rw\"\n";
+	static const char evil[] = "[[mount]]\npath = \"a\\nb\\u001b[2J\"\n";
+
+	/* relative paths start at vars.pwd, the scratch directory */
+	ASSERT_EQ(policy_load_string(text, strlen(text), "mem.toml", &vars, NULL, &p, &err), 0);
+	EXPECT_STREQ(p->path, "mem.toml");
+	EXPECT_STREQ(p->name, "mem");
+	ASSERT_EQ(p->n_mounts, 1);
+	EXPECT_TRUE(strncmp(p->mounts[0].source, scratch, strlen(scratch)) == 0);
+
+	/* what the policy says is quoted in one line of printable text */
+	EXPECT_EQ(policy_load_string(evil, strlen(evil), "evil.toml", &vars, NULL, &bad, &err),
+		  -EINVAL);
+	EXPECT_TRUE(strstr(err.message, "'a\\nb\\x1b[2J'") != NULL);
+	for (const char *c = err.message; *c; c++)
+		EXPECT_TRUE((unsigned char) *c >= 0x20);
+	EXPECT_TRUE(bad == NULL);
 }
 
 TEST(write_round_trip)

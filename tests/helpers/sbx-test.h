@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * Helpers for integration and security tests: run a command under the sandbox and collect
+ * its exit code and output. The runner comes from the environment that meson test sets:
+ * SBXTRACE and SBX_POLICY (`sbxtrace run SBX_POLICY`, the real command line), else
+ * SBX_DRIVER (the supervisor with a hand-built policy, tests/helpers/sbx-driver.c); and
+ * SBX_PROBE (tests/helpers/sbx-probe.c). A test that lacks them skips (77).
+ *
+ * Options are written in the driver's words and translated for sbxtrace:
+ *   --wall MS, --grace MS, --output BYTES   -s limits.wall_time=…ms, …
+ *   --deny NAME=ERRNO, --kill NAME          -s syscalls.deny=["NAME:ERRNO"], …
+ *   --json                                  --json
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static inline const char *sbx_env(const char *name)
+{
+	const char *v = getenv(name);
+
+	if (!v || !*v) {
+		fprintf(stderr, "skip: %s is not set (run through meson test)\n", name);
+		exit(77);
+	}
+	return v;
+}
+
+static inline const char *sbx_driver(void)
+{
+	return sbx_env("SBX_DRIVER");
+}
+
+static inline const char *sbx_probe(void)
+{
+	return sbx_env("SBX_PROBE");
+}
+
+/* Starts DRIVER opts… -- cmd…; stdin from input (NULL: /dev/null), stdout into *ret_out_fd
+ * (NULL: inherited). Returns the pid. */
+static inline pid_t sbx_spawn(const char *const *opts, const char *const *cmd, int in_fd,
+			      int *ret_out_fd)
+{
+	static char buf[16][160];
+	const char *argv[64], *sbxtrace = getenv("SBXTRACE"), *policy = getenv("SBX_POLICY");
+	size_t n = 0, nb = 0;
+	int out[2] = {-1, -1};
+	pid_t pid;
+
+	if (sbxtrace && *sbxtrace && policy && *policy) {
+		argv[n++] = sbxtrace;
+		argv[n++] = "run";
+		for (; opts && *opts && n < 40 && nb < 16; opts++) {
+			const char *o = opts[0], *v = opts[1];
+
+			if (strcmp(o, "--json") == 0) {
+				argv[n++] = o;
+				continue;
+			}
+			if (!v)
+				break;
+			opts++;
+			if (strcmp(o, "--wall") == 0)
+				snprintf(buf[nb], sizeof(buf[nb]), "limits.wall_time=%sms", v);
+			else if (strcmp(o, "--grace") == 0)
+				snprintf(buf[nb], sizeof(buf[nb]), "limits.kill_grace=%sms", v);
+			else if (strcmp(o, "--output") == 0)
+				snprintf(buf[nb], sizeof(buf[nb]), "limits.output=%s", v);
+			else if (strcmp(o, "--kill") == 0)
+				snprintf(buf[nb], sizeof(buf[nb]), "syscalls.kill=[\"%s\"]", v);
+			else if (strcmp(o, "--deny") == 0) {
+				snprintf(buf[nb], sizeof(buf[nb]), "syscalls.deny=[\"%s\"]", v);
+				char *eq = strchr(buf[nb], '=');
+				if (eq && (eq = strchr(eq + 1, '=')))
+					*eq = ':';
+			} else
+				continue;
+			argv[n++] = "-s";
+			argv[n++] = buf[nb++];
+		}
+		argv[n++] = policy;
+	} else {
+		argv[n++] = sbx_driver();
+		for (; opts && *opts && n < 30; opts++)
+			argv[n++] = *opts;
+	}
+	argv[n++] = "--";
+	for (; *cmd && n < 62; cmd++)
+		argv[n++] = *cmd;
+	argv[n] = NULL;
+
+	if (ret_out_fd && pipe2(out, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		if (in_fd >= 0)
+			dup2(in_fd, 0);
+		/* without capture, keep the sandbox's stdout out of the TAP stream */
+		dup2(out[1] >= 0 ? out[1] : 2, 1);
+		execv(argv[0], (char **) argv);
+		_exit(99);
+	}
+	if (out[1] >= 0)
+		close(out[1]);
+	if (ret_out_fd)
+		*ret_out_fd = out[0];
+	return pid;
+}
+
+static inline int sbx_status_code(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return -1;
+}
+
+/* Runs to the end; returns the exit code (128+N for the driver itself killed by N). */
+static inline int sbx_run(const char *const *opts, const char *const *cmd, const char *input,
+			  char *out, size_t out_size)
+{
+	int in[2] = {-1, -1}, out_fd = -1, status;
+	size_t len = 0;
+	pid_t pid;
+
+	if (input) {
+		if (pipe2(in, O_CLOEXEC) < 0)
+			return -1;
+	} else {
+		in[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	}
+	pid = sbx_spawn(opts, cmd, in[0], out ? &out_fd : NULL);
+	close(in[0]);
+	if (input) {
+		(void) !write(in[1], input, strlen(input));
+		close(in[1]);
+	}
+	if (out) {
+		ssize_t k;
+
+		while (len + 1 < out_size && (k = read(out_fd, out + len, out_size - 1 - len)) > 0)
+			len += (size_t) k;
+		out[len] = 0;
+		close(out_fd);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		return -1;
+	return sbx_status_code(status);
+}
+
+/* Whether pid is alive and not a zombie. */
+static inline bool sbx_alive(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	bool alive = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
+		alive = p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+	fclose(f);
+	return alive;
+}
+
+static inline void sbx_sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+/* A scratch directory under $TMPDIR (or /tmp); the caller removes what it creates. */
+static inline char *sbx_tmpdir(void)
+{
+	const char *t = getenv("TMPDIR");
+	static char buf[512];
+
+	snprintf(buf, sizeof(buf), "%s/sbxtest-XXXXXX", t && *t ? t : "/tmp");
+	return mkdtemp(buf);
+}

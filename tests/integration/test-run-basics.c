@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/* Exit codes, signals, exec failures, stdin/stdout passthrough and the --json result. */
+#include <jansson.h>
+
+#include "tests/helpers/sbx-test.h"
+#include "tests/unit/tap.h"
+
+TEST(exit_code_passes_through)
+{
+	const char *cmd[] = {sbx_probe(), "exit", "3", NULL};
+
+	EXPECT_EQ(sbx_run(NULL, cmd, NULL, NULL, 0), 3);
+}
+
+TEST(sigkill_is_137)
+{
+	const char *cmd[] = {sbx_probe(), "signal", "9", NULL};
+
+	EXPECT_EQ(sbx_run(NULL, cmd, NULL, NULL, 0), 137);
+}
+
+TEST(sigsegv_is_139)
+{
+	const char *cmd[] = {sbx_probe(), "signal", "11", NULL};
+
+	EXPECT_EQ(sbx_run(NULL, cmd, NULL, NULL, 0), 139);
+}
+
+TEST(not_found_is_127)
+{
+	const char *cmd[] = {"sbxtrace-no-such-command-anywhere", NULL};
+
+	/* execvp reports EACCES if any PATH entry is unreadable to us: use readable ones */
+	setenv("PATH", "/usr/local/bin:/usr/bin:/bin", 1);
+	EXPECT_EQ(sbx_run(NULL, cmd, NULL, NULL, 0), 127);
+}
+
+TEST(not_executable_is_126)
+{
+	char *dir = sbx_tmpdir(), path[600];
+	const char *cmd[] = {path, NULL};
+	int fd;
+
+	ASSERT_TRUE(dir != NULL);
+	snprintf(path, sizeof(path), "%s/plain", dir);
+	fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	ASSERT_GE(fd, 0);
+	close(fd);
+	EXPECT_EQ(sbx_run(NULL, cmd, NULL, NULL, 0), 126);
+	unlink(path);
+	rmdir(dir);
+}
+
+TEST(stdin_and_stdout_stream_through)
+{
+	const char *cmd[] = {"cat", NULL};
+	char out[256];
+
+	EXPECT_EQ(sbx_run(NULL, cmd, "line one\nline two\n", out, sizeof(out)), 0);
+	EXPECT_EQ(strcmp(out, "line one\nline two\n"), 0);
+}
+
+TEST(json_result)
+{
+	const char *opts[] = {"--json", NULL};
+	const char *cmd[] = {"sh", "-c", "echo out; echo err >&2; exit 2", NULL};
+	char out[4096];
+	json_error_t e;
+	json_t *j;
+
+	EXPECT_EQ(sbx_run(opts, cmd, NULL, out, sizeof(out)), 2);
+	j = json_loads(out, 0, &e);
+	ASSERT_TRUE(j != NULL);
+	EXPECT_EQ(strcmp(json_string_value(json_object_get(j, "stdout")), "out\n"), 0);
+	EXPECT_EQ(strcmp(json_string_value(json_object_get(j, "stderr")), "err\n"), 0);
+	EXPECT_EQ(json_integer_value(json_object_get(j, "exit_code")), 2);
+	EXPECT_TRUE(json_is_null(json_object_get(j, "signal")));
+	EXPECT_TRUE(json_is_false(json_object_get(j, "timed_out")));
+	EXPECT_TRUE(json_is_false(json_object_get(j, "truncated")));
+	EXPECT_TRUE(json_is_integer(json_object_get(j, "duration_ms")));
+	EXPECT_TRUE(json_is_object(json_object_get(j, "limits")));
+	json_decref(j);
+}
+
+TEST(json_output_is_cut_at_the_limit)
+{
+	const char *opts[] = {"--json", "--output", "10", NULL};
+	const char *cmd[] = {"sh", "-c", "echo 0123456789abcdef; kill -USR1 $$", NULL};
+	char out[4096];
+	json_error_t e;
+	json_t *j;
+
+	EXPECT_EQ(sbx_run(opts, cmd, NULL, out, sizeof(out)), 128 + SIGUSR1);
+	j = json_loads(out, 0, &e);
+	ASSERT_TRUE(j != NULL);
+	EXPECT_EQ(strlen(json_string_value(json_object_get(j, "stdout"))), 10);
+	EXPECT_TRUE(json_is_true(json_object_get(j, "truncated")));
+	EXPECT_EQ(strcmp(json_string_value(json_object_get(j, "signal")), "SIGUSR1"), 0);
+	json_decref(j);
+}
+
+int main(void)
+{
+	return tap_run();
+}

@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The generated seccomp program, run in a small classic-BPF interpreter over hand-made
+ * seccomp_data: other arches and x32 numbers are killed, argument checks look at the low
+ * 32 bits the kernel uses, and for every syscall number the binary search lands on the
+ * action of that number's slot.
+ */
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <stddef.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+
+#include "common/log.h"
+#include "policy/policy.h"
+#include "tests/unit/tap.h"
+#include "tracer/internal.h"
+
+static uint32_t run(const TracerFilter *f, uint32_t arch, uint32_t nr, const uint64_t args[6])
+{
+	struct seccomp_data d = {.nr = (int) nr, .arch = arch};
+	uint32_t a = 0;
+
+	if (args)
+		memcpy(d.args, args, sizeof(d.args));
+	for (size_t pc = 0; pc < f->len; pc++) {
+		const struct sock_filter *i = &f->prog[pc];
+
+		switch (i->code) {
+		case BPF_LD | BPF_W | BPF_ABS:
+			if (i->k + 4 > sizeof(d))
+				return 0xdead;
+			memcpy(&a, (const char *) &d + i->k, 4);
+			break;
+		case BPF_JMP | BPF_JA:
+			pc += i->k;
+			break;
+		case BPF_JMP | BPF_JEQ | BPF_K:
+			pc += a == i->k ? i->jt : i->jf;
+			break;
+		case BPF_JMP | BPF_JGE | BPF_K:
+			pc += a >= i->k ? i->jt : i->jf;
+			break;
+		case BPF_JMP | BPF_JSET | BPF_K:
+			pc += (a & i->k) ? i->jt : i->jf;
+			break;
+		case BPF_RET | BPF_K:
+			return i->k;
+		default:
+			return 0xbad;
+		}
+	}
+	return 0xfa11; /* fell off the end */
+}
+
+static Policy policy = {.deny_errno = EPERM};
+
+static TracerFilter *build(void)
+{
+	TracerFilter *f = NULL;
+
+	if (tracer_filter_build(&policy, &f) < 0)
+		return NULL;
+	return f;
+}
+
+#define X86_64	 AUDIT_ARCH_X86_64
+#define ERRNO(e) (SECCOMP_RET_ERRNO | (e))
+
+TEST(other_arches_and_x32_are_killed)
+{
+	TracerFilter *f = build();
+
+	ASSERT_TRUE(f != NULL);
+	EXPECT_EQ(run(f, AUDIT_ARCH_I386, 5, NULL), SECCOMP_RET_KILL_PROCESS);
+	EXPECT_EQ(run(f, AUDIT_ARCH_I386, 20, NULL), SECCOMP_RET_KILL_PROCESS);
+	EXPECT_EQ(run(f, AUDIT_ARCH_AARCH64, SYS_getpid, NULL), SECCOMP_RET_KILL_PROCESS);
+	EXPECT_EQ(run(f, X86_64, 0x40000000 | SYS_openat, NULL), SECCOMP_RET_KILL_PROCESS);
+	EXPECT_EQ(run(f, X86_64, 0x40000000 | 512, NULL), SECCOMP_RET_KILL_PROCESS);
+	EXPECT_EQ(run(f, X86_64, 0xffffffff, NULL), ERRNO(ENOSYS));
+	EXPECT_EQ(run(f, X86_64, 5000, NULL), ERRNO(ENOSYS));
+	tracer_filter_free(f);
+}
+
+TEST(plain_actions_match_the_slots_for_every_number)
+{
+	TracerFilter *f = build();
+	unsigned allowed = 0;
+
+	ASSERT_TRUE(f != NULL);
+	for (uint32_t nr = 0; nr < TRACER_NR_MAX; nr++) {
+		const TracerSlot *s = &f->slots[nr];
+		uint32_t want = s->entry || s->action ? s->action : ERRNO(ENOSYS);
+
+		if (s->special != SLOT_PLAIN)
+			continue;
+		EXPECT_EQ(run(f, X86_64, nr, NULL), want);
+		allowed += want == SECCOMP_RET_ALLOW;
+	}
+	EXPECT_GE(allowed, 200);
+	EXPECT_EQ(run(f, X86_64, SYS_getpid, NULL), SECCOMP_RET_ALLOW);
+	EXPECT_EQ(run(f, X86_64, SYS_kill, NULL), SECCOMP_RET_USER_NOTIF);
+	EXPECT_EQ(run(f, X86_64, SYS_clone3, NULL), ERRNO(ENOSYS));
+	/* denied entries are notified to be counted, and denied with the policy's errno */
+	EXPECT_EQ(run(f, X86_64, SYS_ptrace, NULL), SECCOMP_RET_USER_NOTIF);
+	EXPECT_EQ(f->slots[SYS_ptrace].deny_error, EPERM);
+	EXPECT_EQ(f->slots[SYS_io_uring_setup].deny_error, EPERM);
+	tracer_filter_free(f);
+}
+
+TEST(ioctl_tiocsti_is_denied_whatever_the_high_bits)
+{
+	TracerFilter *f = build();
+	uint64_t a[6] = {0, TIOCSTI};
+
+	ASSERT_TRUE(f != NULL);
+	EXPECT_EQ(run(f, X86_64, SYS_ioctl, a), ERRNO(EPERM));
+	a[1] = (1ULL << 32) | TIOCSTI;
+	EXPECT_EQ(run(f, X86_64, SYS_ioctl, a), ERRNO(EPERM));
+	a[1] = TIOCLINUX;
+	EXPECT_EQ(run(f, X86_64, SYS_ioctl, a), ERRNO(EPERM));
+	a[1] = TCGETS;
+	EXPECT_EQ(run(f, X86_64, SYS_ioctl, a), SECCOMP_RET_ALLOW);
+	tracer_filter_free(f);
+}
+
+TEST(clone_namespace_flags_are_denied)
+{
+	TracerFilter *f = build();
+	uint64_t a[6] = {SIGCHLD};
+
+	ASSERT_TRUE(f != NULL);
+	EXPECT_EQ(run(f, X86_64, SYS_clone, a), SECCOMP_RET_ALLOW);
+	a[0] = CLONE_VM | CLONE_THREAD | CLONE_SIGHAND;
+	EXPECT_EQ(run(f, X86_64, SYS_clone, a), SECCOMP_RET_ALLOW);
+	a[0] = CLONE_NEWUSER | SIGCHLD;
+	EXPECT_EQ(run(f, X86_64, SYS_clone, a), ERRNO(EPERM));
+	a[0] = CLONE_NEWNS;
+	EXPECT_EQ(run(f, X86_64, SYS_clone, a), ERRNO(EPERM));
+	a[0] = CLONE_NEWNET;
+	EXPECT_EQ(run(f, X86_64, SYS_clone, a), ERRNO(EPERM));
+	tracer_filter_free(f);
+}
+
+TEST(argument_dependent_notifications)
+{
+	TracerFilter *f = build();
+	uint64_t a[6] = {1, F_SETOWN};
+
+	ASSERT_TRUE(f != NULL);
+	EXPECT_EQ(run(f, X86_64, SYS_fcntl, a), SECCOMP_RET_USER_NOTIF);
+	a[1] = F_SETOWN_EX;
+	EXPECT_EQ(run(f, X86_64, SYS_fcntl, a), SECCOMP_RET_USER_NOTIF);
+	a[1] = F_GETFL;
+	EXPECT_EQ(run(f, X86_64, SYS_fcntl, a), SECCOMP_RET_ALLOW);
+	a[0] = 0;
+	EXPECT_EQ(run(f, X86_64, SYS_prlimit64, a), SECCOMP_RET_ALLOW);
+	a[0] = 1234;
+	EXPECT_EQ(run(f, X86_64, SYS_prlimit64, a), SECCOMP_RET_USER_NOTIF);
+	a[0] = 0;
+	a[1] = 0;
+	EXPECT_EQ(run(f, X86_64, SYS_setpgid, a), SECCOMP_RET_ALLOW);
+	a[1] = 77;
+	EXPECT_EQ(run(f, X86_64, SYS_setpgid, a), SECCOMP_RET_USER_NOTIF);
+	tracer_filter_free(f);
+}
+
+TEST(nested_listener_and_personality)
+{
+	TracerFilter *f = build();
+	uint64_t a[6] = {SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER};
+
+	ASSERT_TRUE(f != NULL);
+	EXPECT_EQ(run(f, X86_64, SYS_seccomp, a), ERRNO(EPERM));
+	a[1] = SECCOMP_FILTER_FLAG_TSYNC;
+	EXPECT_EQ(run(f, X86_64, SYS_seccomp, a), SECCOMP_RET_ALLOW);
+	a[0] = 0xffffffff;
+	EXPECT_EQ(run(f, X86_64, SYS_personality, a), SECCOMP_RET_ALLOW);
+	a[0] = 0x0400000; /* READ_IMPLIES_EXEC */
+	EXPECT_EQ(run(f, X86_64, SYS_personality, a), ERRNO(EPERM));
+	tracer_filter_free(f);
+}
+
+TEST(policy_overrides)
+{
+	PolicySyscall sys[] = {
+		{.name = (char *) "getppid", .action = SYSCALL_ACTION_DENY, .error = EACCES},
+		{.name = (char *) "uname", .action = SYSCALL_ACTION_KILL},
+		{.name = (char *) "ptrace", .action = SYSCALL_ACTION_ALLOW},
+		{.name = (char *) "kill", .action = SYSCALL_ACTION_ALLOW},
+		{.name = (char *) "getuid", .action = SYSCALL_ACTION_LOG},
+	};
+	Policy p = {.deny_errno = EACCES, .syscalls = sys, .n_syscalls = ARRAY_SIZE(sys)};
+	TracerFilter *f = NULL;
+
+	ASSERT_EQ(tracer_filter_build(&p, &f), 0);
+	EXPECT_EQ(run(f, X86_64, SYS_getppid, NULL), SECCOMP_RET_USER_NOTIF);
+	EXPECT_EQ(f->slots[SYS_getppid].deny_error, EACCES);
+	EXPECT_EQ(run(f, X86_64, SYS_uname, NULL), SECCOMP_RET_USER_NOTIF);
+	EXPECT_TRUE(f->slots[SYS_uname].kill);
+	EXPECT_EQ(run(f, X86_64, SYS_ptrace, NULL), SECCOMP_RET_ALLOW);
+	/* the tree check on kill stays */
+	EXPECT_EQ(run(f, X86_64, SYS_kill, NULL), SECCOMP_RET_USER_NOTIF);
+	EXPECT_TRUE(f->slots[SYS_kill].handler != NULL);
+	EXPECT_EQ(run(f, X86_64, SYS_getuid, NULL), SECCOMP_RET_USER_NOTIF);
+	EXPECT_TRUE(f->slots[SYS_getuid].log);
+	/* the built-in denied set takes the policy's errno */
+	EXPECT_EQ(f->slots[SYS_bpf].deny_error, EACCES);
+	tracer_filter_free(f);
+}
+
+int main(void)
+{
+	log_max_level = LOG_LEVEL_ERROR;
+	return tap_run();
+}

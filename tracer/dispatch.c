@@ -1,0 +1,675 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Notification dispatch: receiver threads block in SECCOMP_IOCTL_NOTIF_RECV, look the number
+ * up in the slots built from the table, call the handler and apply its decision (write-backs,
+ * ADDFD+SEND, SEND). Handlers flagged EMU_MAY_BLOCK go to a worker pool so a receiver never
+ * waits on a FIFO or a connect. ENOENT from SEND/ADDFD means the thread is gone (killed while
+ * waiting): not an error. docs/supervisor.md explains why receivers block in RECV rather than
+ * in epoll.
+ */
+#include "tracer/internal.h"
+
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <seccomp.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "common/missing-seccomp.h"
+#include "policy/policy.h"
+
+#define STOP_SIGNAL (SIGRTMIN + 2)
+#define MAX_WORKERS 16
+#define MAX_QUEUE   1024
+
+typedef struct WorkItem {
+	struct WorkItem *next;
+	struct seccomp_notif notif; /* followed by the rest of the kernel's size */
+} WorkItem;
+
+static const char *errno_to_name_or(int e)
+{
+	const char *n = errno_to_name(e);
+
+	return n ? n : "E?";
+}
+
+static const char *syscall_name(const TracerSlot *s, int nr, char *buf, size_t size)
+{
+	char *n;
+
+	if (s && s->entry)
+		return s->entry->name;
+	n = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, nr);
+	snprintf(buf, size, "%s", n ? n : "?");
+	free(n);
+	return buf;
+}
+
+static void trace_line(Tracer *t, const struct seccomp_notif *n, const TracerSlot *s,
+		       const EmuDecision *d)
+{
+	char nb[64], res[96];
+	const char *name = syscall_name(s, n->data.nr, nb, sizeof(nb));
+
+	switch (d->verdict) {
+	case EMU_CONTINUE:
+		snprintf(res, sizeof(res), "continue");
+		break;
+	case EMU_RETURN:
+		snprintf(res, sizeof(res), "= %lld", (long long) d->val);
+		break;
+	case EMU_FAIL:
+		snprintf(res, sizeof(res), "= -1 %s", errno_to_name_or(d->error));
+		break;
+	default:
+		snprintf(res, sizeof(res), "kill");
+		break;
+	}
+	(void) t;
+	fprintf(stderr, "sbxtrace: [%d] %s(%#llx, %#llx, %#llx, %#llx) %s%s%s%s\n", (int) n->pid,
+		name, (unsigned long long) n->data.args[0], (unsigned long long) n->data.args[1],
+		(unsigned long long) n->data.args[2], (unsigned long long) n->data.args[3], res,
+		d->why ? " (" : "", d->why ? d->why : "", d->why ? ")" : "");
+}
+
+static void respond(Tracer *t, const struct seccomp_notif *n, EmuDecision *d)
+{
+	struct seccomp_notif_resp resp = {.id = n->id};
+	int r;
+
+	if (d->verdict == EMU_RETURN || d->verdict == EMU_CONTINUE) {
+		for (size_t i = 0; i < d->n_writeback; i++) {
+			r = child_mem_write(n->pid, d->writeback[i].addr, d->writeback[i].data,
+					    d->writeback[i].len);
+			if (r < 0) {
+				d->verdict = EMU_FAIL;
+				d->error = -r == ESRCH ? ESRCH : EFAULT;
+				break;
+			}
+		}
+	}
+
+	if (d->inject_fd >= 0) {
+		if (d->verdict == EMU_RETURN) {
+			struct seccomp_notif_addfd addfd = {
+				.id = n->id,
+				.flags = SECCOMP_ADDFD_FLAG_SEND,
+				.srcfd = (uint32_t) d->inject_fd,
+				.newfd_flags = d->inject_flags,
+			};
+
+			r = ioctl(t->notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
+			(void) close(d->inject_fd);
+			d->inject_fd = -1;
+			if (r >= 0 || errno == ENOENT)
+				return; /* installed and answered, or the thread is gone */
+			/* e.g. EMFILE in the child: report it as the open's error */
+			d->verdict = EMU_FAIL;
+			d->error = errno;
+		} else {
+			(void) close(d->inject_fd);
+			d->inject_fd = -1;
+		}
+	}
+
+	switch (d->verdict) {
+	case EMU_CONTINUE:
+		resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		break;
+	case EMU_RETURN:
+		resp.val = d->val;
+		break;
+	case EMU_FAIL:
+		resp.error = -(d->error > 0 ? d->error : EPERM);
+		break;
+	case EMU_KILL:
+	default:
+		/* The caller is blocked in this notification, so its tid cannot be reused: kill
+		 * it before it runs on, then have the main loop kill the rest of the tree. */
+		(void) syscall(SYS_tkill, n->pid, SIGKILL);
+		atomic_store(&t->kill_requested, true);
+		(void) eventfd_write(t->kill_eventfd, 1);
+		resp.error = -EPERM;
+		break;
+	}
+	if (ioctl(t->notify_fd, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT)
+		log_debug_errno(-errno, "NOTIF_SEND for pid %d", (int) n->pid);
+}
+
+/* The caller's thread group. It is blocked in the call, so its tid is stable. Most callers
+ * are thread-group leaders, which pidfd_open() accepts (one syscall instead of parsing
+ * /proc/TID/status). */
+static pid_t caller_tgid(pid_t tid)
+{
+	long fd = syscall(SYS_pidfd_open, tid, 0);
+	pid_t tgid = 0;
+
+	if (fd >= 0) {
+		(void) close((int) fd);
+		return tid;
+	}
+	if (tree_read_tgid(tid, &tgid) < 0)
+		return tid;
+	return tgid;
+}
+
+static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d)
+{
+	const TracerSlot *s = NULL;
+	ChildMemCtx mc;
+	EmuRequest req;
+	pid_t tgid = 0;
+	int r;
+
+	emu_decision_init(d);
+	if (n->data.arch == AUDIT_ARCH_X86_64 && n->data.nr >= 0 && n->data.nr < TRACER_NR_MAX)
+		s = &t->filter->slots[n->data.nr];
+
+	if (!s) {
+		/* the filter kills other arches: this cannot happen; fail closed */
+		d->verdict = EMU_KILL;
+		d->why = "unexpected architecture";
+	} else if (s->kill) {
+		d->verdict = EMU_KILL;
+		d->denied = true;
+		d->why = "the policy kills the sandbox for this syscall";
+	} else if (s->deny_error > 0) {
+		d->verdict = EMU_FAIL;
+		d->error = s->deny_error;
+		d->denied = true;
+		d->why = "denied by policy";
+	} else if (!s->handler) {
+		/* a bug: the filter is built from the same table */
+		d->verdict = EMU_FAIL;
+		d->error = ENOSYS;
+		d->why = "no handler";
+	} else {
+		tgid = caller_tgid((pid_t) n->pid);
+		child_mem_init(&mc, (pid_t) n->pid, t->notify_fd, n->id);
+		req = (EmuRequest){
+			.policy = t->policy,
+			.mem = &mc.mem,
+			.pid = (pid_t) n->pid,
+			.tgid = tgid > 0 ? tgid : (pid_t) n->pid,
+			.arch = n->data.arch,
+			.nr = n->data.nr,
+			.id = n->id,
+			.tracer = t,
+		};
+		memcpy(req.args, n->data.args, sizeof(req.args));
+		r = s->handler(&req, d);
+		if (r < 0) {
+			/* the supervisor failed: fail the call closed */
+			if (d->inject_fd >= 0)
+				(void) close(d->inject_fd);
+			emu_decision_init(d);
+			d->verdict = EMU_FAIL;
+			d->error = r == -ENOMEM ? ENOMEM : EPERM;
+			d->why = "supervisor error";
+		}
+	}
+	if (d->denied)
+		atomic_fetch_add(&t->denied, 1);
+	respond(t, n, d);
+	if (t->opts->trace || (s && s->log))
+		trace_line(t, n, s, d);
+	if (d->verdict == EMU_KILL) {
+		char nb[64];
+
+		log_error("pid %d made syscall '%s', which the policy forbids: killing the sandbox",
+			  (int) n->pid, syscall_name(s, n->data.nr, nb, sizeof(nb)));
+	}
+}
+
+static void *worker_main(void *userdata)
+{
+	Tracer *t = userdata;
+	EmuDecision *d = malloc(sizeof(*d));
+
+	if (!d)
+		return NULL;
+	for (;;) {
+		WorkItem *w;
+
+		pthread_mutex_lock(&t->lock);
+		while (!t->queue_head && !atomic_load(&t->stopping))
+			pthread_cond_wait(&t->cond, &t->lock);
+		if (atomic_load(&t->stopping)) {
+			pthread_mutex_unlock(&t->lock);
+			break;
+		}
+		w = t->queue_head;
+		t->queue_head = w->next;
+		if (!t->queue_head)
+			t->queue_tail = NULL;
+		t->queue_len--;
+		t->idle_workers--;
+		pthread_mutex_unlock(&t->lock);
+
+		run_handler(t, &w->notif, d);
+		free(w);
+
+		pthread_mutex_lock(&t->lock);
+		t->idle_workers++;
+		pthread_mutex_unlock(&t->lock);
+	}
+	free(d);
+	return NULL;
+}
+
+/* Hands a notification to the pool; false when the pool is full (the caller fails it). */
+static bool enqueue(Tracer *t, const struct seccomp_notif *n)
+{
+	WorkItem *w = malloc(sizeof(WorkItem) - sizeof(struct seccomp_notif) + t->notif_size);
+	bool ok = true;
+
+	if (!w)
+		return false;
+	memcpy(&w->notif, n, t->notif_size);
+	w->next = NULL;
+	pthread_mutex_lock(&t->lock);
+	if (t->queue_len >= MAX_QUEUE) {
+		ok = false;
+	} else {
+		if (t->idle_workers <= t->queue_len && t->n_workers < MAX_WORKERS &&
+		    pthread_create(&t->workers[t->n_workers], NULL, worker_main, t) == 0) {
+			t->n_workers++;
+			t->idle_workers++;
+		}
+		if (t->n_workers == 0)
+			ok = false;
+	}
+	if (ok) {
+		if (t->queue_tail)
+			t->queue_tail->next = w;
+		else
+			t->queue_head = w;
+		t->queue_tail = w;
+		t->queue_len++;
+		pthread_cond_signal(&t->cond);
+	}
+	pthread_mutex_unlock(&t->lock);
+	if (!ok)
+		free(w);
+	return ok;
+}
+
+static void *receiver_main(void *userdata)
+{
+	Tracer *t = userdata;
+	struct seccomp_notif *n = malloc(t->notif_size);
+	EmuDecision *d = malloc(sizeof(*d));
+	sigset_t ss;
+
+	sigemptyset(&ss);
+	sigaddset(&ss, STOP_SIGNAL);
+	pthread_sigmask(SIG_UNBLOCK, &ss, NULL);
+
+	if (!n || !d)
+		goto out;
+	/* started while C still sets itself up: wait for its listener */
+	pthread_mutex_lock(&t->lock);
+	while (t->notify_fd < 0 && !atomic_load(&t->stopping))
+		pthread_cond_wait(&t->cond, &t->lock);
+	pthread_mutex_unlock(&t->lock);
+	while (!atomic_load(&t->stopping)) {
+		const TracerSlot *s;
+
+		memset(n, 0, t->notif_size);
+		if (ioctl(t->notify_fd, SECCOMP_IOCTL_NOTIF_RECV, n) < 0) {
+			if (errno == EINTR || errno == ENOENT)
+				continue; /* stop signal, or the caller died before we got it */
+			if (!atomic_load(&t->stopping))
+				log_debug_errno(-errno, "NOTIF_RECV");
+			break;
+		}
+		s = n->data.nr >= 0 && n->data.nr < TRACER_NR_MAX ? &t->filter->slots[n->data.nr]
+								  : NULL;
+		if (s && s->entry && (s->entry->flags & EMU_MAY_BLOCK) && s->handler &&
+		    s->deny_error == 0) {
+			if (enqueue(t, n))
+				continue;
+			emu_decision_init(d);
+			d->verdict = EMU_FAIL;
+			d->error = EAGAIN;
+			respond(t, n, d);
+			continue;
+		}
+		run_handler(t, n, d);
+	}
+out:
+	free(n);
+	free(d);
+	return NULL;
+}
+
+static void stop_handler(int sig)
+{
+	(void) sig;
+}
+
+int tracer_dispatch_start(Tracer *t, size_t n_receivers)
+{
+	struct sigaction sa = {.sa_handler = stop_handler}; /* no SA_RESTART: RECV gets EINTR */
+	sigset_t ss, old;
+	int r = 0;
+
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_cond_init(&t->cond, NULL);
+	(void) sigaction(STOP_SIGNAL, &sa, NULL);
+
+	/* threads start with STOP_SIGNAL blocked and unblock it themselves */
+	sigemptyset(&ss);
+	sigaddset(&ss, STOP_SIGNAL);
+	pthread_sigmask(SIG_BLOCK, &ss, &old);
+	n_receivers = MIN(n_receivers, ARRAY_SIZE(t->receivers));
+	for (size_t i = 0; i < n_receivers; i++) {
+		r = -pthread_create(&t->receivers[i], NULL, receiver_main, t);
+		if (r < 0)
+			break;
+		t->n_receivers++;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (t->n_receivers == 0)
+		return r < 0 ? r : -EAGAIN;
+	return 0;
+}
+
+void tracer_dispatch_set_fd(Tracer *t, int notify_fd)
+{
+	pthread_mutex_lock(&t->lock);
+	t->notify_fd = notify_fd;
+	pthread_cond_broadcast(&t->cond);
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* Interrupts th's blocking call (RECV, or a handler's FIFO open on a worker: the signal has
+ * no SA_RESTART, so the call fails with EINTR) until it has seen the stop flag. */
+static void interrupt_and_join(pthread_t th)
+{
+	for (;;) {
+		struct timespec ts;
+
+		(void) pthread_kill(th, STOP_SIGNAL);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 20 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		if (pthread_timedjoin_np(th, NULL, &ts) == 0)
+			return;
+	}
+}
+
+void tracer_dispatch_stop(Tracer *t)
+{
+	atomic_store(&t->stopping, true);
+	pthread_mutex_lock(&t->lock);
+	pthread_cond_broadcast(&t->cond);
+	pthread_mutex_unlock(&t->lock);
+	for (size_t i = 0; i < t->n_receivers; i++)
+		interrupt_and_join(t->receivers[i]);
+	t->n_receivers = 0;
+	/* receivers are gone: no worker is created any more */
+	for (size_t i = 0; i < t->n_workers; i++)
+		interrupt_and_join(t->workers[i]);
+	t->n_workers = 0;
+	while (t->queue_head) {
+		WorkItem *w = t->queue_head;
+
+		t->queue_head = w->next;
+		free(w);
+	}
+	t->queue_tail = NULL;
+}
+
+/* ---- EmuProcessOps: the tree and signal delivery through pidfds ---- */
+
+static int pidfd_open_(pid_t pid, unsigned flags)
+{
+	long fd = syscall(SYS_pidfd_open, pid, flags);
+
+	return fd < 0 ? -errno : (int) fd;
+}
+
+static int pidfd_send(int fd, int sig, const siginfo_t *info, unsigned flags)
+{
+	if (syscall(SYS_pidfd_send_signal, fd, sig, info, flags) < 0)
+		return errno; /* positive: the child sees it */
+	return 0;
+}
+
+/* Signals one process of the tree (a thread group); 0, positive errno, or -errno. */
+static int signal_process(Tracer *t, pid_t pid, int sig, const siginfo_t *info)
+{
+	_cleanup_close_ int fd = -1;
+	pid_t tgid = pid;
+	int r;
+
+	fd = pidfd_open_(pid, 0);
+	if (fd == -EINVAL) {
+		/* not a thread-group leader: kill(2) accepts any thread id */
+		r = tree_read_tgid(pid, &tgid);
+		if (r < 0)
+			return ESRCH;
+		fd = pidfd_open_(tgid, 0);
+	}
+	if (fd < 0)
+		return fd == -ESRCH || fd == -EINVAL ? ESRCH : fd;
+	/* Checked after the pidfd pins the process: if the pid was reused in between, the
+	 * pidfd names a dead process and the send below fails with ESRCH. */
+	r = tree_contains(t->keeper, tgid, NULL);
+	if (r == -ESRCH)
+		return ESRCH;
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return EPERM;
+	return pidfd_send(fd, sig, info, 0);
+}
+
+typedef struct GroupCtx {
+	Tracer *t;
+	pid_t pgid; /* 0: every process */
+	pid_t skip; /* kill(-1) skips the caller */
+	int sig;
+	const siginfo_t *info;
+	int sent, tried;
+	int first_error;
+} GroupCtx;
+
+static int group_visit(pid_t pid, void *userdata)
+{
+	GroupCtx *c = userdata;
+	pid_t pgrp = 0;
+	char state = 0;
+	int r;
+
+	if (pid == c->skip)
+		return 0;
+	if (tree_read_stat(pid, NULL, &pgrp, &state) < 0 || state == 'Z' || state == 'X')
+		return 0;
+	if (c->pgid && pgrp != c->pgid)
+		return 0;
+	c->tried++;
+	r = signal_process(c->t, pid, c->sig, c->info);
+	if (r < 0)
+		return r;
+	if (r == 0)
+		c->sent++;
+	else if (!c->first_error)
+		c->first_error = r;
+	return 0;
+}
+
+static int send_group(Tracer *t, pid_t pgid, pid_t skip, const EmuSignal *s)
+{
+	GroupCtx c = {.t = t, .pgid = pgid, .skip = skip, .sig = s->sig, .info = s->info};
+	int r;
+
+	r = tree_walk(t->keeper, group_visit, &c);
+	if (r < 0)
+		return r;
+	if (c.sent > 0)
+		return 0;
+	if (c.tried == 0) {
+		/* a group with no member in the tree: outside (EPERM) or nonexistent (ESRCH) */
+		if (pgid > 0 && kill(-pgid, 0) == 0)
+			return EPERM;
+		return ESRCH;
+	}
+	return c.first_error ? c.first_error : ESRCH;
+}
+
+static int send_thread(Tracer *t, pid_t tid, pid_t want_tgid, const EmuSignal *s)
+{
+	_cleanup_close_ int fd = -1;
+	pid_t tgid = 0;
+	int r;
+
+	fd = pidfd_open_(tid, PIDFD_THREAD);
+	if (fd < 0 && fd != -EINVAL)
+		return fd == -ESRCH ? ESRCH : fd;
+	r = tree_contains(t->keeper, tid, &tgid);
+	if (r == -ESRCH)
+		return ESRCH;
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return EPERM;
+	if (want_tgid && tgid != want_tgid)
+		return ESRCH;
+	if (fd >= 0)
+		return pidfd_send(fd, s->sig, s->info, PIDFD_SIGNAL_THREAD);
+	/* COMPAT: no PIDFD_THREAD before 6.9; tgkill with the checked pair: a reused tid
+	 * would also need the same tgid, which is alive in the tree (its leader is pinned) */
+	if (s->info) {
+		if (syscall(SYS_rt_tgsigqueueinfo, tgid, tid, s->sig, s->info) < 0)
+			return errno;
+		return 0;
+	}
+	if (syscall(SYS_tgkill, tgid, tid, s->sig) < 0)
+		return errno;
+	return 0;
+}
+
+static int caller_pidfd(const EmuRequest *req)
+{
+	return pidfd_open_(req->tgid, 0);
+}
+
+static int pidfd_target(Tracer *t, const EmuRequest *req, const EmuSignal *s)
+{
+	_cleanup_close_ int pfd = -1, fd = -1, info_fd = -1;
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	long pid;
+	int r;
+
+	pfd = caller_pidfd(req);
+	if (pfd < 0)
+		return pfd == -ESRCH ? ESRCH : pfd;
+	fd = (int) syscall(SYS_pidfd_getfd, pfd, s->pidfd, 0);
+	if (fd < 0)
+		return EBADF;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	info_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (info_fd < 0)
+		return -errno;
+	n = read(info_fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = 0;
+	p = strstr(buf, "\nPid:");
+	if (!p)
+		return EBADF; /* not a pidfd */
+	pid = strtol(p + 5, NULL, 10);
+	if (pid <= 0)
+		return ESRCH; /* exited (-1) or in another namespace (0) */
+	r = tree_contains(t->keeper, (pid_t) pid, NULL);
+	if (r == -ESRCH)
+		return ESRCH;
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return EPERM;
+	/* same struct pid as the child's fd: no reuse window */
+	return pidfd_send(fd, s->sig, s->info, s->pidfd_flags);
+}
+
+static int op_send_signal(void *tracer, const EmuRequest *req, const EmuSignal *s)
+{
+	Tracer *t = tracer;
+	pid_t pgrp = 0;
+
+	switch (s->scope) {
+	case EMU_SIGNAL_PROCESS:
+		return signal_process(t, s->pid, s->sig, s->info);
+	case EMU_SIGNAL_THREAD:
+		return send_thread(t, s->pid, s->tgid, s);
+	case EMU_SIGNAL_GROUP:
+		if (s->pid == 0) {
+			if (tree_read_stat(req->tgid, NULL, &pgrp, NULL) < 0)
+				return ESRCH;
+			return send_group(t, pgrp, 0, s);
+		}
+		return send_group(t, s->pid, 0, s);
+	case EMU_SIGNAL_ALL:
+		return send_group(t, 0, req->tgid, s);
+	case EMU_SIGNAL_PIDFD:
+		return pidfd_target(t, req, s);
+	default:
+		return EINVAL;
+	}
+}
+
+static int op_check_target(void *tracer, const EmuRequest *req, pid_t pid, bool is_pgid)
+{
+	Tracer *t = tracer;
+	int r;
+
+	(void) req;
+	/* a process group is checked through its leader; members join only from the same
+	 * session and the leader's group id is its pid */
+	r = tree_contains(t->keeper, pid, NULL);
+	if (r == -ESRCH)
+		return is_pgid && kill(-pid, 0) == 0 ? EPERM : ESRCH;
+	if (r < 0)
+		return r;
+	return r ? 0 : EPERM;
+}
+
+static int op_fcntl_dup(void *tracer, const EmuRequest *req, int fd, int cmd, void *arg)
+{
+	_cleanup_close_ int pfd = -1, dup = -1;
+
+	(void) tracer;
+	pfd = caller_pidfd(req);
+	if (pfd < 0)
+		return pfd == -ESRCH ? ESRCH : pfd;
+	dup = (int) syscall(SYS_pidfd_getfd, pfd, fd, 0);
+	if (dup < 0)
+		return EBADF;
+	if (fcntl(dup, cmd, arg) < 0)
+		return errno;
+	return 0;
+}
+
+const EmuProcessOps tracer_process_ops = {
+	.send_signal = op_send_signal,
+	.check_target = op_check_target,
+	.fcntl_dup = op_fcntl_dup,
+};

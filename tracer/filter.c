@@ -1,0 +1,415 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The seccomp filter, generated from the syscall table (emulation/table.c) and the policy's
+ * [syscalls] overrides.
+ *
+ * libseccomp is the source of truth for syscall numbers, but the BPF is generated here: its
+ * 2.5 rule language cannot say "the low 32 bits differ from V" (a rule with mask 0 becomes
+ * unconditional and wins over conditional ones, and rules on the high half allow what the
+ * low half denies), and several arguments the kernel truncates to 32 bits (ioctl cmd, fcntl
+ * cmd, clone flags) must be checked on their low half alone. The program:
+ *
+ *   arch != x86_64                  -> KILL_PROCESS  (i386 int $0x80, anything else)
+ *   nr in the x32 range             -> KILL_PROCESS  (nr | __X32_SYSCALL_BIT)
+ *   nr >= TRACER_NR_MAX             -> ERRNO(ENOSYS)
+ *   binary search over runs of numbers with the same action; a few numbers test arguments.
+ *
+ * Numbers not in the table fail with ENOSYS (default deny: a syscall added to a later kernel
+ * is unreachable until someone reviews it). The kernel's seccomp action cache (5.11) then
+ * skips the program for every number whose answer is ALLOW without looking at arguments, so
+ * kernel-allowed syscalls cost nothing.
+ */
+#include "tracer/internal.h"
+
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <seccomp.h>
+
+#include "common/log.h"
+#include "common/missing-seccomp.h"
+#include "policy/policy.h"
+
+#define X32_SYSCALL_BIT 0x40000000U
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+/* CLONE_NEWTIME shares its bit with CSIGNAL in clone(2), which ignores it there. */
+#define CLONE_NS_FLAGS                                                                             \
+	(CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |             \
+	 CLONE_NEWPID | CLONE_NEWNET)
+
+#define ARG_LO(i) ((uint32_t) (offsetof(struct seccomp_data, args) + 8 * (i)))
+
+static const struct {
+	const char *name;
+	SlotSpecial special;
+} specials[] = {
+	{"clone", SLOT_CLONE},
+	{"ioctl", SLOT_IOCTL},
+	{"fcntl", SLOT_FCNTL},
+	{"seccomp", SLOT_SECCOMP},
+	{"personality", SLOT_PERSONALITY},
+	{"prlimit64", SLOT_PID_ARG0},
+	{"setpgid", SLOT_PID_ARG1},
+	{"sched_setaffinity", SLOT_PID_ARG0},
+	{"sched_setparam", SLOT_PID_ARG0},
+	{"sched_setscheduler", SLOT_PID_ARG0},
+	{"sched_setattr", SLOT_PID_ARG0},
+	{"migrate_pages", SLOT_PID_ARG0},
+	{"move_pages", SLOT_PID_ARG0},
+};
+
+typedef struct Prog {
+	struct sock_filter *insns;
+	size_t len, cap;
+	bool failed;
+} Prog;
+
+static size_t emit(Prog *p, uint16_t code, uint8_t jt, uint8_t jf, uint32_t k)
+{
+	if (p->len == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 256;
+		struct sock_filter *n = realloc(p->insns, cap * sizeof(*n));
+
+		if (!n) {
+			p->failed = true;
+			return p->len;
+		}
+		p->insns = n;
+		p->cap = cap;
+	}
+	p->insns[p->len] = (struct sock_filter) BPF_JUMP(code, k, jt, jf);
+	return p->len++;
+}
+
+static void ret(Prog *p, uint32_t action)
+{
+	emit(p, BPF_RET | BPF_K, 0, 0, action);
+}
+
+static void ld(Prog *p, uint32_t off)
+{
+	emit(p, BPF_LD | BPF_W | BPF_ABS, 0, 0, off);
+}
+
+/* if (A == k) return action; */
+static void jeq_ret(Prog *p, uint32_t k, uint32_t action)
+{
+	emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0, 1, k);
+	ret(p, action);
+}
+
+static void emit_special(Prog *p, const TracerSlot *s, int deny_errno)
+{
+	uint32_t deny = SECCOMP_RET_ERRNO | (uint32_t) (deny_errno & SECCOMP_RET_DATA);
+
+	switch (s->special) {
+	case SLOT_CLONE:
+		/* clone(2) takes the low 32 bits of flags (kernel/fork.c) */
+		ld(p, ARG_LO(0));
+		emit(p, BPF_JMP | BPF_JSET | BPF_K, 0, 1, CLONE_NS_FLAGS);
+		ret(p, deny);
+		ret(p, s->action);
+		return;
+	case SLOT_IOCTL:
+		/* cmd is an unsigned int: compare the low half only */
+		ld(p, ARG_LO(1));
+		jeq_ret(p, TIOCSTI, deny);
+		jeq_ret(p, TIOCLINUX, deny);
+		ret(p, s->action);
+		return;
+	case SLOT_FCNTL:
+		ld(p, ARG_LO(1));
+		jeq_ret(p, F_SETOWN, SECCOMP_RET_USER_NOTIF);
+		jeq_ret(p, F_SETOWN_EX, SECCOMP_RET_USER_NOTIF);
+		ret(p, SECCOMP_RET_ALLOW);
+		return;
+	case SLOT_PID_ARG0:
+		/* pid_t: the low half; 0 is the caller itself */
+		ld(p, ARG_LO(0));
+		jeq_ret(p, 0, SECCOMP_RET_ALLOW);
+		ret(p, SECCOMP_RET_USER_NOTIF);
+		return;
+	case SLOT_PID_ARG1:
+		ld(p, ARG_LO(1));
+		jeq_ret(p, 0, SECCOMP_RET_ALLOW);
+		ret(p, SECCOMP_RET_USER_NOTIF);
+		return;
+	case SLOT_SECCOMP:
+		ld(p, ARG_LO(0));
+		emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0, 3, SECCOMP_SET_MODE_FILTER);
+		ld(p, ARG_LO(1));
+		emit(p, BPF_JMP | BPF_JSET | BPF_K, 0, 1, SECCOMP_FILTER_FLAG_NEW_LISTENER);
+		ret(p, deny);
+		ret(p, s->action);
+		return;
+	case SLOT_PERSONALITY:
+		/* what Docker allows: query, PER_LINUX, UNAME26, PER_LINUX32 and combinations */
+		ld(p, ARG_LO(0));
+		jeq_ret(p, 0x0, s->action);
+		jeq_ret(p, 0x8, s->action);
+		jeq_ret(p, 0x20000, s->action);
+		jeq_ret(p, 0x20008, s->action);
+		jeq_ret(p, 0xffffffff, s->action);
+		ret(p, deny);
+		return;
+	default:
+		ret(p, s->action);
+		return;
+	}
+}
+
+typedef struct Run {
+	uint32_t lo, hi;	/* inclusive */
+	const TracerSlot *slot; /* NULL: default (ENOSYS) */
+} Run;
+
+static bool same(const TracerSlot *a, const TracerSlot *b)
+{
+	if (!a || !b)
+		return a == b;
+	return a->special == SLOT_PLAIN && b->special == SLOT_PLAIN && a->action == b->action;
+}
+
+static int build_prog(TracerFilter *f)
+{
+	Prog p = {};
+	Run *runs;
+	size_t n = 0;
+
+	runs = calloc(TRACER_NR_MAX, sizeof(*runs));
+	if (!runs)
+		return -ENOMEM;
+	for (uint32_t nr = 0; nr < TRACER_NR_MAX; nr++) {
+		const TracerSlot *s =
+			f->slots[nr].entry || f->slots[nr].action ? &f->slots[nr] : NULL;
+
+		if (n > 0 && same(runs[n - 1].slot, s)) {
+			runs[n - 1].hi = nr;
+			continue;
+		}
+		runs[n++] = (Run){nr, nr, s};
+	}
+
+	ld(&p, offsetof(struct seccomp_data, arch));
+	emit(&p, BPF_JMP | BPF_JEQ | BPF_K, 1, 0, AUDIT_ARCH_X86_64);
+	ret(&p, SECCOMP_RET_KILL_PROCESS);
+	ld(&p, offsetof(struct seccomp_data, nr));
+	/* x32: the same entry points with bit 30 set; kill rather than trust that the kernel
+	 * has CONFIG_X86_X32_ABI off */
+	emit(&p, BPF_JMP | BPF_JGE | BPF_K, 0, 3, X32_SYSCALL_BIT);
+	emit(&p, BPF_JMP | BPF_JGE | BPF_K, 0, 1, X32_SYSCALL_BIT + TRACER_NR_MAX);
+	ret(&p, SECCOMP_RET_ERRNO | ENOSYS);
+	ret(&p, SECCOMP_RET_KILL_PROCESS);
+	emit(&p, BPF_JMP | BPF_JGE | BPF_K, 0, 1, TRACER_NR_MAX);
+	ret(&p, SECCOMP_RET_ERRNO | ENOSYS);
+
+	/* Binary search, emitted so that every conditional jump is short:
+	 *   jge mid, 0, 1      (>=: fall into "ja right"; <: skip it into left)
+	 *   ja right
+	 *   left…
+	 *   right…
+	 */
+	struct Frame {
+		const Run *runs;
+		size_t n;
+		size_t patch; /* index of a ja to patch to the start of this frame, or SIZE_MAX */
+	} *stack = calloc(2 * TRACER_NR_MAX, sizeof(*stack));
+	size_t sp = 0;
+
+	if (!stack) {
+		free(runs);
+		return -ENOMEM;
+	}
+	stack[sp++] = (struct Frame){runs, n, SIZE_MAX};
+	while (sp > 0 && !p.failed) {
+		struct Frame fr = stack[--sp];
+
+		if (fr.patch != SIZE_MAX)
+			p.insns[fr.patch].k = (uint32_t) (p.len - fr.patch - 1);
+		if (fr.n == 1) {
+			if (fr.runs[0].slot)
+				emit_special(&p, fr.runs[0].slot, f->deny_errno);
+			else
+				ret(&p, SECCOMP_RET_ERRNO | ENOSYS);
+			continue;
+		}
+		size_t mid = fr.n / 2, ja;
+
+		emit(&p, BPF_JMP | BPF_JGE | BPF_K, 0, 1, fr.runs[mid].lo);
+		ja = emit(&p, BPF_JMP | BPF_JA, 0, 0, 0);
+		/* right is emitted after left: push right first */
+		stack[sp++] = (struct Frame){fr.runs + mid, fr.n - mid, ja};
+		stack[sp++] = (struct Frame){fr.runs, mid, SIZE_MAX};
+	}
+	free(stack);
+	free(runs);
+	if (p.failed || p.len > BPF_MAXINSNS) {
+		free(p.insns);
+		return p.failed ? -ENOMEM : -E2BIG;
+	}
+	f->prog = p.insns;
+	f->len = p.len;
+	return 0;
+}
+
+static int resolve(const char *name)
+{
+	int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, name);
+
+	if (nr < 0 || nr >= TRACER_NR_MAX)
+		return -ENOENT;
+	return nr;
+}
+
+static void apply_override(TracerSlot *s, const PolicySyscall *o, int deny_errno)
+{
+	switch (o->action) {
+	case SYSCALL_ACTION_ALLOW:
+		if (s->handler && s->handler != emu_handle_log && s->deny_error == 0) {
+			/* a notified entry enforces a property (the tree, the view): keep it */
+			log_warn("policy allows syscall '%s', which the sandbox checks; keeping "
+				 "the check",
+				 o->name);
+			return;
+		}
+		s->action = SECCOMP_RET_ALLOW;
+		s->special = SLOT_PLAIN;
+		s->handler = NULL;
+		s->deny_error = 0;
+		s->kill = false;
+		return;
+	case SYSCALL_ACTION_DENY:
+		s->action = SECCOMP_RET_USER_NOTIF;
+		s->deny_error = o->error > 0 ? o->error : deny_errno;
+		s->special = SLOT_PLAIN;
+		s->handler = NULL;
+		s->kill = false;
+		return;
+	case SYSCALL_ACTION_KILL:
+		/* notified: the supervisor SIGKILLs the caller while it waits, then the whole
+		 * tree (SECCOMP_RET_KILL_PROCESS would end one process only). Without a
+		 * supervisor the kernel answers ENOSYS. */
+		s->action = SECCOMP_RET_USER_NOTIF;
+		s->special = SLOT_PLAIN;
+		s->handler = NULL;
+		s->deny_error = 0;
+		s->kill = true;
+		return;
+	case SYSCALL_ACTION_LOG:
+		s->log = true;
+		if (!s->handler && s->action == SECCOMP_RET_ALLOW && s->special == SLOT_PLAIN) {
+			s->handler = emu_handle_log;
+			s->action = SECCOMP_RET_USER_NOTIF;
+		}
+		return;
+	default:
+		return;
+	}
+}
+
+int tracer_filter_build(const Policy *p, TracerFilter **ret_filter)
+{
+	TracerFilter *f;
+	const EmuEntry *table;
+	size_t n;
+	int r;
+
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->deny_errno = p->deny_errno > 0 ? p->deny_errno : EPERM;
+
+	table = emu_table(&n);
+	for (size_t i = 0; i < n; i++) {
+		const EmuEntry *e = &table[i];
+		TracerSlot *s;
+		int nr = resolve(e->name);
+
+		if (nr < 0) {
+			log_debug("syscall '%s' unknown to libseccomp, left out of the filter",
+				  e->name);
+			continue;
+		}
+		s = &f->slots[nr];
+		s->entry = e;
+		if (e->support == EMU_DENIED) {
+			/* notified, so that each denial is counted and audited; without a
+			 * supervisor the kernel answers ENOSYS: still denied */
+			s->action = SECCOMP_RET_USER_NOTIF;
+			s->deny_error = f->deny_errno;
+		} else if (e->handler && (e->flags & EMU_NOTIFY)) {
+			s->action = SECCOMP_RET_USER_NOTIF;
+			s->handler = e->handler;
+		} else
+			s->action = SECCOMP_RET_ALLOW;
+		for (size_t j = 0; j < ARRAY_SIZE(specials); j++)
+			if (streq(specials[j].name, e->name))
+				s->special = specials[j].special;
+	}
+
+	/* clone3: flags live in memory the filter cannot read; ENOSYS makes libc use clone */
+	r = resolve("clone3");
+	if (r >= 0) {
+		f->slots[r].action = SECCOMP_RET_ERRNO | ENOSYS;
+		f->slots[r].special = SLOT_PLAIN;
+	}
+
+	for (size_t i = 0; i < p->n_syscalls; i++) {
+		int nr = resolve(p->syscalls[i].name);
+
+		if (nr < 0) {
+			log_warn("syscall '%s' of the policy is unknown on x86_64, ignoring",
+				 p->syscalls[i].name);
+			continue;
+		}
+		apply_override(&f->slots[nr], &p->syscalls[i], f->deny_errno);
+	}
+
+	r = build_prog(f);
+	if (r < 0) {
+		free(f);
+		return r;
+	}
+	*ret_filter = f;
+	return 0;
+}
+
+TracerFilter *tracer_filter_free(TracerFilter *f)
+{
+	if (!f)
+		return NULL;
+	free(f->prog);
+	free(f);
+	return NULL;
+}
+
+int tracer_filter_install(const TracerFilter *f, bool wait_killable)
+{
+	struct sock_fprog prog = {.len = (unsigned short) f->len, .filter = f->prog};
+	unsigned long flags = SECCOMP_FILTER_FLAG_NEW_LISTENER;
+	long fd;
+
+	if (wait_killable)
+		flags |= SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+	fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+	if (fd < 0 && errno == EINVAL && wait_killable)
+		/* COMPAT: WAIT_KILLABLE_RECV needs 5.19 */
+		fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+			     (unsigned long) SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	if (fd < 0)
+		return -errno;
+	return (int) fd;
+}

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* Private to tracer/: the pieces of the supervisor and the state they share. */
+
+#include <linux/filter.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "emulation/process.h"
+#include "common/macros.h"
+#include "tracer/tracer.h"
+
+/* x86_64 syscall numbers are below this; anything above is ENOSYS in the filter. */
+#define TRACER_NR_MAX 1024
+
+typedef enum SlotSpecial {
+	SLOT_PLAIN,
+	SLOT_CLONE,	  /* deny namespace flags */
+	SLOT_IOCTL,	  /* deny TIOCSTI, TIOCLINUX */
+	SLOT_FCNTL,	  /* notify F_SETOWN, F_SETOWN_EX */
+	SLOT_PID_ARG0,	  /* notify when args[0] (a pid) is not 0 */
+	SLOT_PID_ARG1,	  /* notify when args[1] (a pgid) is not 0 */
+	SLOT_SECCOMP,	  /* deny SECCOMP_FILTER_FLAG_NEW_LISTENER */
+	SLOT_PERSONALITY, /* allow only Docker's personality values */
+	_SLOT_SPECIAL_MAX,
+	_SLOT_SPECIAL_INVALID = -EINVAL,
+} SlotSpecial;
+
+typedef struct TracerSlot {
+	const EmuEntry *entry; /* NULL: not in the table */
+	EmuHandler handler;    /* called for notifications of this number */
+	uint32_t action;       /* SECCOMP_RET_* (with data) for the plain case */
+	SlotSpecial special;
+	int deny_error; /* > 0: notified only to be denied with this errno (and counted) */
+	bool log;	/* policy action "log" */
+	bool kill;	/* policy action "kill": the whole tree dies */
+} TracerSlot;
+
+typedef struct TracerFilter {
+	TracerSlot slots[TRACER_NR_MAX];
+	struct sock_filter *prog;
+	size_t len;
+	int deny_errno;
+} TracerFilter;
+
+/** Builds the filter program and the dispatch slots from the table and the policy. */
+int tracer_filter_build(const Policy *p, TracerFilter **ret_filter);
+TracerFilter *tracer_filter_free(TracerFilter *f);
+/** Installs the filter in the calling process, returns the listener fd. Async-signal-safe. */
+int tracer_filter_install(const TracerFilter *f, bool wait_killable);
+
+/* Process tree (tracer/tree.c): the tree is every descendant of root (the keeper). */
+typedef int (*TreeVisit)(pid_t pid, void *userdata);
+/** Calls visit for each descendant process (not thread) of root, depth first. */
+int tree_walk(pid_t root, TreeVisit visit, void *userdata);
+/** Whether tid (a thread or process id) belongs to a descendant of root: 1, 0, or -errno. */
+int tree_contains(pid_t root, pid_t tid, pid_t *ret_tgid);
+/** Sends sig to every descendant of root once; returns how many were signalled. */
+int tree_signal_all(pid_t root, int sig);
+/** Parent, process group and state letter of pid from /proc/PID/stat. */
+int tree_read_stat(pid_t pid, pid_t *ret_ppid, pid_t *ret_pgrp, char *ret_state);
+/** Thread group of a thread id. */
+int tree_read_tgid(pid_t tid, pid_t *ret_tgid);
+/** SIGKILLs every descendant until none is left (root must reap them). */
+void tree_kill_all(pid_t root, bool reap);
+
+/* Child memory (tracer/child-mem.c). */
+typedef struct ChildMemCtx {
+	ChildMem mem;
+	pid_t pid;
+	int notify_fd;
+	uint64_t id;
+} ChildMemCtx;
+void child_mem_init(ChildMemCtx *ctx, pid_t pid, int notify_fd, uint64_t id);
+int child_mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len);
+
+/* Landlock (tracer/landlock.c). */
+int tracer_landlock_abi(void);
+/** Restricts the calling process per the policy; 0, or -errno. Call after NO_NEW_PRIVS. */
+int tracer_landlock_apply(const Policy *p, int abi);
+
+typedef struct Tracer {
+	const EmuProcessOps *ops; /* first: emulation/process.h reaches it through req->tracer */
+	const Policy *policy;
+	const TracerOptions *opts;
+	TracerFilter *filter;
+	int notify_fd;
+	pid_t keeper; /* W: the subreaper whose descendants are the tree */
+	pid_t child;  /* C: the command */
+	size_t notif_size, resp_size;
+	bool sync_wakeup;
+	atomic_uint_fast64_t denied;
+	atomic_bool stopping;
+	atomic_bool kill_requested;
+	int kill_eventfd; /* a handler asked to kill the tree: wakes the main loop */
+
+	pthread_t receivers[4];
+	size_t n_receivers;
+
+	/* worker pool for EMU_MAY_BLOCK handlers */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct WorkItem *queue_head, *queue_tail;
+	size_t queue_len;
+	size_t idle_workers;
+	pthread_t workers[4];
+	size_t n_workers;
+} Tracer;
+
+extern const EmuProcessOps tracer_process_ops;
+
+/** Receiver and worker threads (tracer/dispatch.c). The receivers may start before the
+ * listener exists; tracer_dispatch_set_fd() hands it to them. */
+int tracer_dispatch_start(Tracer *t, size_t n_receivers);
+void tracer_dispatch_set_fd(Tracer *t, int notify_fd);
+void tracer_dispatch_stop(Tracer *t);

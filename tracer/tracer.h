@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * The supervisor: runs a command under the seccomp filter built from the syscall table and
+ * the policy, answers its notifications, keeps its process tree contained, and reports how
+ * it ended. docs/supervisor.md describes the architecture.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct Policy Policy;
+
+typedef struct TracerOptions {
+	char *const *argv; /* the command; argv[0] is searched in PATH */
+	bool capture;	   /* --json: stdout/stderr through pipes into the result */
+	bool trace;	   /* a line per notified syscall on stderr */
+	bool quiet;	   /* no messages of our own but errors */
+} TracerOptions;
+
+typedef struct TracerResult {
+	int exit_code; /* DESIGN.md: own code, 128+N, 124, 125, 126, 127 */
+	int signal;    /* the signal that ended the command, 0 if it exited */
+	bool timed_out;
+	const char *killed_by; /* static: "wall_time", or NULL */
+	uint64_t denied;       /* denials seen by the filter's notified part and handlers */
+	uint64_t duration_ms;
+	char *out, *err; /* captured output (capture only), NUL-terminated */
+	size_t out_len, err_len;
+	bool out_truncated, err_truncated;
+} TracerResult;
+
+void tracer_result_done(TracerResult *r);
+
+/**
+ * Runs opts->argv under policy p and waits for the end of the whole tree. Fills *ret_result
+ * (also on sandbox errors, with exit_code 125/126/127) and returns 0; returns a negative errno
+ * only when nothing could be started, after logging why. Must be called from a
+ * single-threaded process: it forks before starting its threads.
+ */
+int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_result);
+
+/** Writes the --json result object and a newline to f (docs/json-result.md). 0 or -errno. */
+int tracer_result_write_json(const Policy *p, const TracerResult *r, FILE *f);
+
+/* Kernel features (tracer/probe.c), probed once. */
+typedef struct TracerFeatures {
+	bool listener;	    /* SECCOMP_FILTER_FLAG_NEW_LISTENER (5.0) */
+	bool addfd_send;    /* SECCOMP_ADDFD_FLAG_SEND (5.14) */
+	bool wait_killable; /* SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (5.19) */
+	bool sync_wakeup;   /* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (6.6) */
+	bool pidfd_open;    /* 5.3 */
+	bool pidfd_getfd;   /* 5.6 */
+	bool pidfd_thread;  /* PIDFD_THREAD (6.9) */
+	bool openat2;	    /* 5.6 */
+	bool process_vm_readv;
+	bool ptrace;	  /* PTRACE_SEIZE of a child */
+	bool userns;	  /* unshare(CLONE_NEWUSER) in a child */
+	int landlock_abi; /* 0: none */
+} TracerFeatures;
+
+/** Probes the running kernel (forks small children). Safe to call more than once. */
+void tracer_probe_features(TracerFeatures *ret);
+
+/** NULL if the kernel has what `run` needs, else a static message saying what is missing. */
+const char *tracer_features_missing(const TracerFeatures *f);
