@@ -46,6 +46,13 @@ int fs_check_read(const SbxResolved *r);
  * distinguished: hidden → -EACCES when creating, -ENOENT otherwise; denied -EACCES; ro -EROFS. */
 int fs_check_write(const SbxResolved *r, bool creating);
 
+/*
+ * After creating an object with mode want (the child's umask applied already): the kernel
+ * also took off the supervisor's own umask; put back the bits it took. fd: the new object
+ * (any kind of fd), or -1 to look it up as (dirfd, name) without following.
+ */
+int fs_fix_mode(const EmuRequest *req, int fd, int dirfd, const char *name, mode_t want);
+
 /* "/proc/self/fd/N" of a supervisor fd: reaches the inode without following a path again. */
 void fs_fd_path(int fd, char buf[64]);
 

@@ -301,6 +301,8 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 		return -ENOMEM;
 	v->policy = policy;
 	v->flags = flags;
+	r = sbx_default_get_umask(NULL, getpid());
+	v->supervisor_umask = r >= 0 ? (mode_t) r : 0777; /* unknown: always fix modes up */
 	v->run_fd = v->root_fd = v->dev_fd = -1;
 	if (hooks)
 		v->hooks = *hooks;
@@ -515,6 +517,11 @@ const SbxHooks *sbx_view_hooks(const SbxView *v)
 const Policy *sbx_view_policy(const SbxView *v)
 {
 	return v->policy;
+}
+
+mode_t sbx_view_supervisor_umask(const SbxView *v)
+{
+	return v->supervisor_umask;
 }
 
 const char *sbx_view_root_path(const SbxView *v)
