@@ -34,17 +34,17 @@ typedef struct EmuWriteBack {
 	size_t len;
 } EmuWriteBack;
 
-#define EMU_SCRATCH_SIZE  4096
+#define EMU_SCRATCH_SIZE 4096
 #define EMU_MAX_WRITEBACK 2
 
 typedef struct EmuDecision {
 	EmuVerdict verdict;
 	int64_t val;
-	int error;	       /* positive errno, EMU_FAIL only */
-	int inject_fd;	       /* >= 0: tracer installs it with NOTIF_ADDFD (+SEND); owned here */
+	int error;	 /* positive errno, EMU_FAIL only */
+	int inject_fd;	 /* >= 0: tracer installs it with NOTIF_ADDFD (+SEND); owned here */
 	unsigned inject_flags; /* O_CLOEXEC for newfd_flags */
-	bool denied;	       /* the policy refused (counted as a denial, audited as such) */
-	const char *why;       /* static string, copied into the audit record */
+	bool denied;	 /* the policy refused (counted as a denial, audited as such) */
+	const char *why; /* static string, copied into the audit record */
 	EmuWriteBack writeback[EMU_MAX_WRITEBACK];
 	size_t n_writeback;
 	char path[4096]; /* virtual path the call was about, for audit ("" if none) */
@@ -70,7 +70,7 @@ typedef struct EmuRequest {
 	uint32_t arch; /* AUDIT_ARCH_* */
 	int nr;
 	uint64_t args[6];
-	uint64_t id;  /* notification id */
+	uint64_t id; /* notification id */
 	void *tracer; /* opaque: the tracer's per-run state, for handlers that need pidfds */
 } EmuRequest;
 
