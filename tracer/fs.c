@@ -185,11 +185,13 @@ int tracer_fs_opath_fallback(int fd)
 		return -EBADF;
 	/* Deviation (docs/filesystem.md): the child gets a read-only fd of the object the
 	 * view allowed it to name; O_NONBLOCK so that a FIFO cannot block us, then cleared. A
-	 * symlink (O_PATH|O_NOFOLLOW) cannot be opened this way: ELOOP. */
+	 * symlink (O_PATH|O_NOFOLLOW) cannot be opened this way: EOPNOTSUPP, which is what
+	 * glibc's lchmod()/fchmodat(AT_SYMLINK_NOFOLLOW) (the common user: it opens O_PATH to
+	 * fstat) would answer for a symlink anyway, so tar and cp -a go on. */
 	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
 	nfd = open(p, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (nfd < 0)
-		return errno == ELOOP || errno == EBADF ? -ELOOP : -errno;
+		return errno == ELOOP ? -EOPNOTSUPP : -errno;
 	(void) fcntl(nfd, F_SETFL, 0);
 	return nfd;
 }
