@@ -824,9 +824,10 @@ finish:
 	}
 	while (waitpid(keeper, NULL, __WALL) < 0 && errno == EINTR)
 		;
-	tracer_ptrace_stop(&t);
 	/* orphans that came to us if the keeper died first */
 	tree_kill_all(getpid(), true);
+	/* the tracer thread ends when no tracee is left */
+	tracer_ptrace_stop(&t);
 	if (!res.duration_ms)
 		res.duration_ms = (now_monotonic_ns() - start) / 1000000;
 

@@ -3,7 +3,8 @@
  * Real programs in the file-system view (issue 4): `sbxtrace run -w WS standard -- sh -c
  * SCRIPT` with the workspace mapped at /workspace, compared with the same script run
  * natively in another scratch directory (gVisor's native-vs-sandbox habit). One workload per
- * invocation (the argument): view, shell, git, python, tar, make. A workload whose tools are
+ * invocation (the argument): view, shell (also a FIFO opened by the shell and a background
+ * writer: the blocking open runs on a worker), git, python, tar, make. A workload whose tools are
  * missing is skipped (77).
  */
 #include <errno.h>
@@ -25,7 +26,8 @@ static const char *const workloads[][3] = {
 	 "printf 'b\\na\\nc\\na\\n' > in.txt && sort in.txt | uniq | tr a-z A-Z > out.txt && "
 	 "cat out.txt && wc -l < out.txt && mkdir -p d/e && cp out.txt d/e/ && ls -R d && "
 	 "cd d && cat e/out.txt | head -1 && cd .. && mv d dd && find dd | sort && rm -r dd && "
-	 "ln -s out.txt l && readlink l && cat l | wc -c && ls"},
+	 "ln -s out.txt l && readlink l && cat l | wc -c && mkfifo p && "
+	 "{ echo via-fifo > p & } && cat p && wait && rm p && ls"},
 	{"git", "/usr/bin/git",
 	 "git init -q . && git config user.email t@example.com && git config user.name t && "
 	 "echo hi > f && mkdir sub && echo x > sub/g && git add f sub && git commit -qm first && "
