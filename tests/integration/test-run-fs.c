@@ -42,7 +42,10 @@ static const char *const workloads[][3] = {
 	 "print(sorted(os.listdir('a')), os.path.exists('a/g.json'))\n"
 	 "with tempfile.TemporaryDirectory(dir='.') as t: open(os.path.join(t, 'x'), 'w').write('x')\n"
 	 "shutil.copytree('a', 'c'); print(sorted(os.walk('c'))[0][1:])\n"
-	 "shutil.rmtree('c'); print(os.path.exists('c'), os.getcwd() == os.path.realpath('.'))\""},
+	 "shutil.rmtree('c'); print(os.path.exists('c'), os.getcwd() == os.path.realpath('.'))\" "
+	 "&& python3 -m venv --without-pip v && v/bin/python -c 'import sys, os; "
+	 "print(os.path.basename(sys.prefix), sys.prefix != sys.base_prefix)' && "
+	 "\"$PWD/v/bin/python\" -c 'import sys; print(sys.prefix == sys.base_prefix)'"},
 	{"tar", "/usr/bin/tar",
 	 "mkdir -p src/x && echo 1 > src/a && echo 2 > src/x/b && ln -s a src/l && "
 	 "tar cf t.tar src && mkdir out && tar xf t.tar -C out && diff -r src out/src && "
