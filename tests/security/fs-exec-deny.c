@@ -51,9 +51,11 @@ static int attack(void)
 	if (mkdir("/workspace/denied", 0755) < 0 ||
 	    fs_write_file("/workspace/denied/s.sh", "#!/bin/sh\necho ran > /workspace/ran\n") < 0 ||
 	    chmod("/workspace/denied/s.sh", 0755) < 0 ||
-	    fs_write_file("/workspace/ok.sh", "#!/bin/sh\nexit 0\n") < 0 || chmod("/workspace/ok.sh", 0755) < 0 ||
+	    fs_write_file("/workspace/ok.sh", "#!/bin/sh\nexit 0\n") < 0 ||
+	    chmod("/workspace/ok.sh", 0755) < 0 ||
 	    fs_write_file("/workspace/via-interp", "#!/workspace/denied/s.sh\n") < 0 ||
-	    chmod("/workspace/via-interp", 0755) < 0 || symlink("denied/s.sh", "/workspace/link") < 0) {
+	    chmod("/workspace/via-interp", 0755) < 0 ||
+	    symlink("denied/s.sh", "/workspace/link") < 0) {
 		perror("setup");
 		return 1;
 	}
