@@ -347,16 +347,128 @@ static int sample_visit(pid_t pid, void *userdata)
 	return 0;
 }
 
-static int tasks_visit(pid_t pid, void *userdata)
-{
-	Sample *s = userdata;
-	ProcStat ps;
+/* ---- counting tasks for the tasks budget ---- */
 
-	if (read_proc_stat(pid, &ps) < 0)
+typedef struct PidSet {
+	pid_t *v;
+	size_t n, cap; /* cap is a power of two; 0 = empty slot */
+} PidSet;
+
+/* Adds pid; 1 if it was new, 0 if known, -ENOMEM. */
+static int pidset_add(PidSet *s, pid_t pid)
+{
+	size_t i;
+
+	if ((s->n + 1) * 2 > s->cap) {
+		PidSet bigger = {.cap = s->cap ? s->cap * 2 : 256};
+
+		bigger.v = calloc(bigger.cap, sizeof(pid_t));
+		if (!bigger.v)
+			return -ENOMEM;
+		for (size_t j = 0; j < s->cap; j++)
+			if (s->v[j])
+				(void) pidset_add(&bigger, s->v[j]);
+		free(s->v);
+		*s = bigger;
+	}
+	for (i = (size_t) pid * 2654435761u & (s->cap - 1); s->v[i]; i = (i + 1) & (s->cap - 1))
+		if (s->v[i] == pid)
+			return 0;
+	s->v[i] = pid;
+	s->n++;
+	return 1;
+}
+
+/* Children of every thread of pid, pushed on *stack. */
+static int push_children(pid_t pid, pid_t **stack, size_t *n, size_t *cap)
+{
+	char path[96], buf[4096];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int) pid);
+	d = opendir(path);
+	if (!d)
 		return 0;
-	s->processes++;
-	s->tasks += MAX(ps.threads, (uint64_t) 1);
+	while ((de = readdir(d))) {
+		_cleanup_close_ int fd = -1;
+		ssize_t k;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/children", (int) pid, de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		/* the kernel's seq_file never splits an entry across reads */
+		while ((k = read(fd, buf, sizeof(buf) - 1)) > 0) {
+			char *p = buf, *end;
+
+			buf[k] = 0;
+			for (;; p = end) {
+				long v = strtol(p, &end, 10);
+
+				if (end == p)
+					break;
+				if (*n == *cap) {
+					size_t c = *cap ? *cap * 2 : 256;
+					pid_t *nv = realloc(*stack, c * sizeof(pid_t));
+
+					if (!nv) {
+						closedir(d);
+						return -ENOMEM;
+					}
+					*stack = nv;
+					*cap = c;
+				}
+				(*stack)[(*n)++] = (pid_t) v;
+			}
+		}
+	}
+	closedir(d);
 	return 0;
+}
+
+/*
+ * Tasks alive below the keeper. A plain walk can miss a process whose parent exits while
+ * the walk is under way: it moves to the keeper (the subreaper) after the keeper's list was
+ * read and before its old parent's. Every such move ends in the keeper's list, so after the
+ * walk the keeper's children are read again and any process not seen yet is walked too,
+ * until a pass finds nothing new. (A program that makes itself a subreaper can still take
+ * orphans out of sight of one count: docs/budgets.md.)
+ */
+static int count_tasks(pid_t keeper, Sample *ret)
+{
+	PidSet seen = {};
+	pid_t *stack = NULL;
+	size_t n = 0, cap = 0;
+	Sample s = {};
+	int r = 0;
+
+	for (unsigned pass = 0; pass < 64; pass++) {
+		uint64_t before = s.processes;
+
+		r = push_children(keeper, &stack, &n, &cap);
+		while (r >= 0 && n > 0) {
+			pid_t pid = stack[--n];
+			ProcStat ps;
+
+			r = pidset_add(&seen, pid);
+			if (r <= 0)
+				continue; /* known, or out of memory */
+			if (read_proc_stat(pid, &ps) < 0)
+				continue;
+			s.processes++;
+			s.tasks += MAX(ps.threads, (uint64_t) 1);
+			r = push_children(pid, &stack, &n, &cap);
+		}
+		if (r < 0 || s.processes == before)
+			break;
+	}
+	free(stack);
+	free(seen.v);
+	*ret = s;
+	return r < 0 ? r : 0;
 }
 
 const char *budget_sample(Budget *b, pid_t keeper, char *msg, size_t size)
@@ -489,7 +601,10 @@ int budget_handle_clone(const EmuRequest *req, EmuDecision *d)
 		b->res[kept++] = b->res[i];
 	}
 	b->n_res = kept;
-	(void) tree_walk(t->keeper, tasks_visit, &s);
+	if (count_tasks(t->keeper, &s) < 0) {
+		pthread_mutex_unlock(&b->lock);
+		return -ENOMEM; /* fails the call closed */
+	}
 	if (s.tasks + b->n_res + 1 > limit || b->n_res >= BUDGET_MAX_RESERVATIONS) {
 		b->clones_denied++;
 		pthread_mutex_unlock(&b->lock);
