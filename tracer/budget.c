@@ -162,6 +162,12 @@ static uint64_t disk_usage(char **roots)
 
 /* ---- setup ---- */
 
+/* 0 never passes validation; a Policy built by hand (unit tests) leaves limits at 0 */
+static bool is_set(uint64_t v)
+{
+	return v != LIMIT_UNSET && v != 0;
+}
+
 static uint64_t min_u64(uint64_t a, uint64_t b)
 {
 	return a < b ? a : b;
@@ -187,22 +193,22 @@ int budget_init(Budget *b, const Policy *p)
 	if (b->page_size <= 0)
 		b->page_size = 4096;
 
-	if (l->file_size != LIMIT_UNSET)
+	if (is_set(l->file_size))
 		b->rl_fsize = l->file_size;
-	if (l->disk != LIMIT_UNSET)
+	if (is_set(l->disk))
 		b->rl_fsize = min_u64(b->rl_fsize, l->disk);
 	/* The kernel's answer to a write past RLIMIT_FSIZE is SIGXFSZ, whose default action
 	 * kills: ignored, the write fails with EFBIG, which a program can handle. */
 	b->ignore_sigxfsz = b->rl_fsize != RLIM_INFINITY;
-	if (l->open_files != LIMIT_UNSET)
+	if (is_set(l->open_files))
 		b->rl_nofile = l->open_files;
-	if (l->cpu_time_ms != LIMIT_UNSET) {
+	if (is_set(l->cpu_time_ms)) {
 		/* a backstop for one process; the tree-wide sum is sampled. One second more
 		 * than the budget, so the sampler, not SIGXCPU, normally ends the run. */
 		b->rl_cpu_s = (l->cpu_time_ms + 999) / 1000 + 1;
 		b->tick_ms = TICK_CPU_MS;
 	}
-	if (l->memory != LIMIT_UNSET) {
+	if (is_set(l->memory)) {
 		/* RLIMIT_DATA counts writable private mappings (brk, anonymous mmap, thread
 		 * stacks) by address space, not residency: twice the budget (at least 256 MiB
 		 * more) leaves room for reserved-but-untouched stacks and arenas while still
@@ -211,7 +217,7 @@ int budget_init(Budget *b, const Policy *p)
 		b->memory_hard = l->memory + MAX(l->memory / 4, (uint64_t) 32 << 20);
 		b->tick_ms = TICK_MEMORY_MS;
 	}
-	if (l->disk != LIMIT_UNSET) {
+	if (is_set(l->disk)) {
 		for (size_t i = 0; i < p->n_mounts; i++)
 			if (p->mounts[i].mode == MOUNT_RW && p->mounts[i].source &&
 			    strv_push(&b->disk_roots, p->mounts[i].source) < 0)
@@ -507,19 +513,19 @@ const char *budget_sample(Budget *b, pid_t keeper, char *msg, size_t size)
 		b->disk_next_ns = now_monotonic_ns() + b->disk_interval_ns;
 	}
 
-	if (l->memory != LIMIT_UNSET && b->memory > l->memory) {
+	if (is_set(l->memory) && b->memory > l->memory) {
 		budget_format_size(l->memory, lim, sizeof(lim));
 		budget_format_size(b->memory, got, sizeof(got));
 		snprintf(msg, size, "memory limit of %s reached: %s resident in %llu processes",
 			 lim, got, (unsigned long long) s.processes);
 		breach = "memory";
-	} else if (l->cpu_time_ms != LIMIT_UNSET && cpu_ms > l->cpu_time_ms) {
+	} else if (is_set(l->cpu_time_ms) && cpu_ms > l->cpu_time_ms) {
 		format_ms(l->cpu_time_ms, lim, sizeof(lim));
 		format_ms(cpu_ms, got, sizeof(got));
 		snprintf(msg, size, "cpu_time limit of %s reached: the tree used %s of CPU", lim,
 			 got);
 		breach = "cpu_time";
-	} else if (l->disk != LIMIT_UNSET && b->disk_used > l->disk) {
+	} else if (is_set(l->disk) && b->disk_used > l->disk) {
 		budget_format_size(l->disk, lim, sizeof(lim));
 		budget_format_size(b->disk_used, got, sizeof(got));
 		snprintf(msg, size, "disk limit of %s reached: %s written into the rw mounts", lim,
@@ -542,7 +548,7 @@ void budget_filter_apply(TracerFilter *f, const Policy *p)
 {
 	static const char *const names[] = {"clone", "fork", "vfork"};
 
-	if (p->limits.tasks == LIMIT_UNSET)
+	if (!is_set(p->limits.tasks))
 		return;
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
 		int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, names[i]);

@@ -946,6 +946,12 @@ finish:
 		res.exit_code = EXIT_SANDBOX_ERROR_CODE;
 	}
 	res.denied = atomic_load(&t.denied);
+	res.usage_known = budget.samples > 0 || p->limits.tasks != LIMIT_UNSET;
+	res.cpu_time_ms = budget.cpu_ms;
+	res.memory_peak = budget.memory_peak;
+	res.tasks_peak = budget.tasks_peak;
+	res.disk_written = budget.disk_peak;
+	res.clones_denied = budget.clones_denied;
 	res.out = out.buf;
 	res.out_len = out.len;
 	res.out_truncated = out.truncated;
