@@ -86,6 +86,8 @@ int tracer_landlock_abi(void);
  * rules); 0, or -errno. Call after NO_NEW_PRIVS. */
 int tracer_landlock_apply(const Policy *p, const SbxView *view, int abi);
 
+typedef struct Budget Budget; /* tracer/budget.h */
+
 typedef struct Tracer {
 	const EmuProcessOps *ops; /* first: emulation/process.h reaches it through req->tracer */
 	const Policy *policy;
@@ -101,6 +103,7 @@ typedef struct Tracer {
 	atomic_bool stopping;
 	atomic_bool kill_requested;
 	int kill_eventfd; /* a handler asked to kill the tree: wakes the main loop */
+	Budget *budget;	  /* tracer/budget.c */
 
 	pthread_t receivers[4];
 	size_t n_receivers;
