@@ -229,9 +229,10 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 	if (r < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, -r, "landlock");
 
-	/* S's tracer thread must be able to seize us: as S's descendant we are not dumpable
-	 * (the keeper resets this for the memory we share once we exec) */
-	if (l->filter->ptrace && prctl(PR_SET_DUMPABLE, 1) < 0)
+	/* S must be able to read our memory (the exec's path, notified) and its tracer thread
+	 * to seize us: as S's descendant we are not dumpable (the keeper resets this for the
+	 * memory we share once we exec) */
+	if (prctl(PR_SET_DUMPABLE, 1) < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "PR_SET_DUMPABLE");
 
 	listener = tracer_filter_install(l->filter, l->wait_killable);
