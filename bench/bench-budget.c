@@ -109,7 +109,7 @@ static double measure(const char *sbxtrace, const char *policy, const char *self
 
 	snprintf(ns, sizeof(ns), "%d", n);
 	snprintf(ss, sizeof(ss), "%g", seconds);
-	snprintf(tasks, sizeof(tasks), "limits.tasks=%d", 2 * n + 10);
+	snprintf(tasks, sizeof(tasks), "limits.tasks=%d", 4 * n + 10);
 	argv[k++] = sbxtrace;
 	argv[k++] = "run";
 	if (budgets) {
