@@ -23,6 +23,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/seccomp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,6 +198,11 @@ int budget_init(Budget *b, const Policy *p)
 	if (b->clk_tck <= 0)
 		b->clk_tck = 100;
 	b->ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (is_set(l->cpus)) {
+		b->cpus = l->cpus;
+		if (b->ncpus > 0 && (uint64_t) b->ncpus > l->cpus)
+			b->ncpus = (long) l->cpus;
+	}
 	b->page_size = sysconf(_SC_PAGESIZE);
 	if (b->page_size <= 0)
 		b->page_size = 4096;
@@ -267,6 +273,23 @@ static void child_limit(int res, uint64_t cur, uint64_t max)
 
 void budget_child_setup(const Budget *b)
 {
+	if (b->cpus > 0) {
+		/* the first `cpus` CPUs we may run on; advisory: the program may widen it
+		 * again with sched_setaffinity(0, …) (docs/budgets.md) */
+		cpu_set_t set, keep;
+		uint64_t n = 0;
+
+		CPU_ZERO(&keep);
+		if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+			for (int c = 0; c < CPU_SETSIZE && n < b->cpus; c++)
+				if (CPU_ISSET(c, &set)) {
+					CPU_SET(c, &keep);
+					n++;
+				}
+			if (n > 0)
+				(void) sched_setaffinity(0, sizeof(keep), &keep);
+		}
+	}
 	child_limit(RLIMIT_FSIZE, b->rl_fsize, b->rl_fsize);
 	child_limit(RLIMIT_NOFILE, b->rl_nofile, b->rl_nofile);
 	/* SIGXCPU at the soft limit, SIGKILL at the hard one */
@@ -687,4 +710,27 @@ allow:
 	pthread_mutex_unlock(&b->lock);
 	d->verdict = EMU_CONTINUE;
 	return 0;
+}
+
+/* ---- cgroup v2 (doctor) ---- */
+
+bool tracer_cgroup_delegated(char *ret_path, size_t size)
+{
+	char line[512], path[600];
+	bool ok = false;
+	FILE *f = fopen("/proc/self/cgroup", "re");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "0::", 3) == 0) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(path, sizeof(path), "/sys/fs/cgroup%s", line + 3);
+			/* delegated: we may create a child group and write its limits */
+			ok = access(path, W_OK) == 0;
+			snprintf(ret_path, size, "%s", path);
+			break;
+		}
+	fclose(f);
+	return ok;
 }

@@ -31,7 +31,8 @@ typedef struct BudgetReservation {
 
 typedef struct Budget {
 	const Policy *policy;
-	long clk_tck, page_size, ncpus;
+	long clk_tck, page_size, ncpus; /* ncpus: online, or the cpus limit if lower */
+	uint64_t cpus;			/* 0: leave the affinity alone */
 
 	/* per-process rlimits set in the command (RLIM_INFINITY: leave alone) */
 	uint64_t rl_fsize, rl_nofile, rl_cpu_s, rl_data;
