@@ -755,14 +755,8 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	}
 	if (p->limits.wall_time_ms != LIMIT_UNSET)
 		arm(wall_tfd, p->limits.wall_time_ms);
-	if (budget.tick_ms) {
-		struct itimerspec its = {};
-
-		its.it_interval.tv_sec = (time_t) (budget.tick_ms / 1000);
-		its.it_interval.tv_nsec = (long) (budget.tick_ms % 1000) * 1000000;
-		its.it_value = its.it_interval;
-		(void) timerfd_settime(budget_tfd, 0, &its, NULL);
-	}
+	if (budget.tick_ms)
+		arm(budget_tfd, budget.tick_ms);
 
 	out_budget = p->limits.output != LIMIT_UNSET ? p->limits.output : OUTPUT_HARD_CAP;
 	out_limit = out_budget;
@@ -828,6 +822,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 				if (read(budget_tfd, &exp, sizeof(exp)) <= 0 || child_done)
 					continue;
 				which = budget_sample(&budget, keeper, msg, sizeof(msg));
+				arm(budget_tfd, budget_next_ms(&budget));
 				if (res.killed_by && !tree_killed && budget_hard_exceeded(&budget)) {
 					/* still growing in the grace period: no more grace */
 					tree_kill_all(keeper, false);
