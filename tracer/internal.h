@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "audit/audit.h"
 #include "emulation/process.h"
 #include "common/macros.h"
 #include "tracer/tracer.h"
@@ -88,6 +89,8 @@ typedef struct Tracer {
 	const Policy *policy;
 	const TracerOptions *opts;
 	TracerFilter *filter;
+	Audit *audit;	  /* opts->audit, or own_audit; NULL: nothing recorded (tracer/audit.c) */
+	Audit *own_audit; /* trace-only sink when the caller gave none */
 	int notify_fd;
 	pid_t keeper; /* W: the subreaper whose descendants are the tree */
 	pid_t child;  /* C: the command */
@@ -112,6 +115,32 @@ typedef struct Tracer {
 } Tracer;
 
 extern const EmuProcessOps tracer_process_ops;
+
+struct seccomp_notif;
+
+/* The audit record of one notification (tracer/audit.c): what is read from the child before
+ * the reply, to be written after it. Lives on the dispatching thread's stack. */
+typedef struct TracerAuditCtx {
+	bool active;
+	uint64_t t0;
+	pid_t tgid;
+	AuditRecord rec;
+	char str[3][AUDIT_STRING_MAX];
+	char addr_text[512];
+	char addr_ip[64];
+	char *argv[AUDIT_ARGV_MAX + 1];
+	char argv_buf[8192];
+} TracerAuditCtx;
+
+/** Picks the run's sink: opts->audit, else a trace-only one for --trace and "log" syscalls. */
+int tracer_audit_setup(Tracer *t);
+void tracer_audit_done(Tracer *t);
+/** Before the reply: decides whether a record is due and reads what it shows from the child. */
+void tracer_audit_capture(Tracer *t, const struct seccomp_notif *n, const TracerSlot *s,
+			  const EmuDecision *d, uint64_t t0, TracerAuditCtx *c);
+/** After the reply: the outcome (and the fd ADDFD installed), then the record. */
+void tracer_audit_emit(Tracer *t, const struct seccomp_notif *n, const EmuDecision *d,
+		       TracerAuditCtx *c);
 
 /** Receiver and worker threads (tracer/dispatch.c). The receivers may start before the
  * listener exists; tracer_dispatch_set_fd() hands it to them. */

@@ -538,6 +538,11 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	r = tracer_filter_build(p, &t.filter);
 	if (r < 0)
 		return log_error_errno(r, "building the seccomp filter");
+	r = tracer_audit_setup(&t);
+	if (r < 0) {
+		log_error_errno(r, "starting the audit trace");
+		goto out_filter;
+	}
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0) {
 		r = log_error_errno(-errno, "seccomp user notification is unavailable (Linux 5.0)");
 		goto out_filter;
@@ -652,6 +657,8 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 		goto finish;
 	}
 	t.child = m.value;
+	audit_set_main_pid(t.audit, t.child);
+	audit_process_start(t.audit, t.child, t.keeper, opts->argv);
 
 	/* Essentials the filter cannot prove by loading: ADDFD with SEND (5.14) and pidfds
 	 * (5.6). Flags are checked before the id, so ENOENT for a bogus id means "known". */
@@ -799,6 +806,9 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 				} else if (k == sizeof(m) && m.kind == MSG_STATUS) {
 					status = m.value;
 					child_done = true;
+					audit_process_exit(t.audit, t.child,
+							   WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+							   WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 					res.duration_ms = (now_monotonic_ns() - start) / 1000000;
 					/* the command is over: so is the rest of its tree */
 					tree_kill_all(keeper, false);
@@ -892,6 +902,7 @@ out_fds:
 	strv_free(envp);
 	free(cwd);
 out_filter:
+	tracer_audit_done(&t);
 	tracer_filter_free(t.filter);
 	return r;
 }
