@@ -46,20 +46,20 @@ const char *audit_decision_to_string(AuditDecision d);
 /* How an argument is decoded (audit/decode.c). */
 typedef enum AuditArgType {
 	AUDIT_ARG_NONE,
-	AUDIT_ARG_INT,	    /* signed 32-bit, decimal */
-	AUDIT_ARG_LONG,	    /* signed 64-bit, decimal */
-	AUDIT_ARG_HEX,	    /* hexadecimal */
-	AUDIT_ARG_PTR,	    /* address, NULL when 0 */
-	AUDIT_ARG_FD,	    /* fd number */
-	AUDIT_ARG_DIRFD,    /* AT_FDCWD or fd */
-	AUDIT_ARG_PATH,	    /* string read from the child: a path */
-	AUDIT_ARG_STRING,   /* string read from the child: not a path (symlink target, xattr name) */
-	AUDIT_ARG_OFLAGS,   /* O_RDONLY|O_CLOEXEC… */
-	AUDIT_ARG_MODE,	    /* octal */
-	AUDIT_ARG_ATFLAGS,  /* AT_SYMLINK_NOFOLLOW|AT_EMPTY_PATH… */
-	AUDIT_ARG_AMODE,    /* F_OK, R_OK|W_OK… */
-	AUDIT_ARG_SIGNAL,   /* SIGKILL… */
-	AUDIT_ARG_PID,	    /* pid (negative: a process group) */
+	AUDIT_ARG_INT,	   /* signed 32-bit, decimal */
+	AUDIT_ARG_LONG,	   /* signed 64-bit, decimal */
+	AUDIT_ARG_HEX,	   /* hexadecimal */
+	AUDIT_ARG_PTR,	   /* address, NULL when 0 */
+	AUDIT_ARG_FD,	   /* fd number */
+	AUDIT_ARG_DIRFD,   /* AT_FDCWD or fd */
+	AUDIT_ARG_PATH,	   /* string read from the child: a path */
+	AUDIT_ARG_STRING,  /* string read from the child: not a path (symlink target, xattr name) */
+	AUDIT_ARG_OFLAGS,  /* O_RDONLY|O_CLOEXEC… */
+	AUDIT_ARG_MODE,	   /* octal */
+	AUDIT_ARG_ATFLAGS, /* AT_SYMLINK_NOFOLLOW|AT_EMPTY_PATH… */
+	AUDIT_ARG_AMODE,   /* F_OK, R_OK|W_OK… */
+	AUDIT_ARG_SIGNAL,  /* SIGKILL… */
+	AUDIT_ARG_PID,	   /* pid (negative: a process group) */
 	AUDIT_ARG_SOCKADDR, /* socket address read from the child (length in the next argument) */
 	AUDIT_ARG_ARGV,	    /* exec argument vector read from the child */
 	AUDIT_ARG_FCNTL,    /* F_SETOWN… */
@@ -99,7 +99,7 @@ typedef struct AuditRecord {
 	int nr;
 	uint64_t args[6];
 	AuditArgData data[6];
-	uint64_t ip; /* instruction pointer after the syscall instruction, 0 if unknown */
+	uint64_t ip;	       /* instruction pointer after the syscall instruction, 0 if unknown */
 	int outside_libc;      /* 1, 0, or -1 unknown (audit_outside_libc()) */
 	const char *path;      /* virtual path the decision was about, NULL or "" if none */
 	const char *host_path; /* host path it maps to */
@@ -108,7 +108,8 @@ typedef struct AuditRecord {
 	int error;	 /* positive errno the child saw, 0 if none */
 	const char *why; /* why it was denied or killed, NULL */
 	uint64_t latency_ns;
-	bool log; /* the policy says "log" for this syscall: recorded whatever [audit] events says */
+	bool log; /* the policy says "log" for this syscall: recorded whatever [audit] events says
+		   */
 } AuditRecord;
 
 typedef struct AuditOptions {

@@ -272,19 +272,22 @@ const char *audit_format_oflags(uint64_t v, char *buf, size_t size)
 {
 	/* O_TMPFILE and O_SYNC include O_DIRECTORY and O_DSYNC: listed first */
 	static const FlagName names[] = {
-		{O_TMPFILE, "O_TMPFILE"},     {O_SYNC, "O_SYNC"},	  {O_CREAT, "O_CREAT"},
-		{O_EXCL, "O_EXCL"},	      {O_NOCTTY, "O_NOCTTY"},	  {O_TRUNC, "O_TRUNC"},
-		{O_APPEND, "O_APPEND"},	      {O_NONBLOCK, "O_NONBLOCK"}, {O_DSYNC, "O_DSYNC"},
-		{O_ASYNC, "O_ASYNC"},	      {O_DIRECT, "O_DIRECT"},	  {O_LARGEFILE, "O_LARGEFILE"},
-		{O_DIRECTORY, "O_DIRECTORY"}, {O_NOFOLLOW, "O_NOFOLLOW"}, {O_NOATIME, "O_NOATIME"},
-		{O_CLOEXEC, "O_CLOEXEC"},     {O_PATH, "O_PATH"},
+		{O_TMPFILE, "O_TMPFILE"},     {O_SYNC, "O_SYNC"},
+		{O_CREAT, "O_CREAT"},	      {O_EXCL, "O_EXCL"},
+		{O_NOCTTY, "O_NOCTTY"},	      {O_TRUNC, "O_TRUNC"},
+		{O_APPEND, "O_APPEND"},	      {O_NONBLOCK, "O_NONBLOCK"},
+		{O_DSYNC, "O_DSYNC"},	      {O_ASYNC, "O_ASYNC"},
+		{O_DIRECT, "O_DIRECT"},	      {O_LARGEFILE, "O_LARGEFILE"},
+		{O_DIRECTORY, "O_DIRECTORY"}, {O_NOFOLLOW, "O_NOFOLLOW"},
+		{O_NOATIME, "O_NOATIME"},     {O_CLOEXEC, "O_CLOEXEC"},
+		{O_PATH, "O_PATH"},
 	};
 	static const char *const acc[] = {"O_RDONLY", "O_WRONLY", "O_RDWR", "O_ACCMODE"};
 	uint32_t f = (uint32_t) v;
 
 	/* O_TMPFILE includes O_DIRECTORY; O_PATH ignores the access mode */
-	return format_flags(f & ~(uint32_t) O_ACCMODE, names, ARRAY_SIZE(names),
-			    acc[f & O_ACCMODE], buf, size);
+	return format_flags(f & ~(uint32_t) O_ACCMODE, names, ARRAY_SIZE(names), acc[f & O_ACCMODE],
+			    buf, size);
 }
 
 const char *audit_format_atflags(uint64_t v, char *buf, size_t size)
@@ -315,16 +318,16 @@ const char *audit_format_amode(uint64_t v, char *buf, size_t size)
 const char *audit_format_signal(uint64_t v, char *buf, size_t size)
 {
 	static const char *const names[] = {
-		[SIGHUP] = "SIGHUP",   [SIGINT] = "SIGINT",	[SIGQUIT] = "SIGQUIT",
-		[SIGILL] = "SIGILL",   [SIGTRAP] = "SIGTRAP",	[SIGABRT] = "SIGABRT",
-		[SIGBUS] = "SIGBUS",   [SIGFPE] = "SIGFPE",	[SIGKILL] = "SIGKILL",
-		[SIGUSR1] = "SIGUSR1", [SIGSEGV] = "SIGSEGV",	[SIGUSR2] = "SIGUSR2",
-		[SIGPIPE] = "SIGPIPE", [SIGALRM] = "SIGALRM",	[SIGTERM] = "SIGTERM",
-		[SIGSTKFLT] = "SIGSTKFLT", [SIGCHLD] = "SIGCHLD", [SIGCONT] = "SIGCONT",
-		[SIGSTOP] = "SIGSTOP", [SIGTSTP] = "SIGTSTP",	[SIGTTIN] = "SIGTTIN",
-		[SIGTTOU] = "SIGTTOU", [SIGURG] = "SIGURG",	[SIGXCPU] = "SIGXCPU",
-		[SIGXFSZ] = "SIGXFSZ", [SIGVTALRM] = "SIGVTALRM", [SIGPROF] = "SIGPROF",
-		[SIGWINCH] = "SIGWINCH", [SIGIO] = "SIGIO",	[SIGPWR] = "SIGPWR",
+		[SIGHUP] = "SIGHUP",	   [SIGINT] = "SIGINT",	      [SIGQUIT] = "SIGQUIT",
+		[SIGILL] = "SIGILL",	   [SIGTRAP] = "SIGTRAP",     [SIGABRT] = "SIGABRT",
+		[SIGBUS] = "SIGBUS",	   [SIGFPE] = "SIGFPE",	      [SIGKILL] = "SIGKILL",
+		[SIGUSR1] = "SIGUSR1",	   [SIGSEGV] = "SIGSEGV",     [SIGUSR2] = "SIGUSR2",
+		[SIGPIPE] = "SIGPIPE",	   [SIGALRM] = "SIGALRM",     [SIGTERM] = "SIGTERM",
+		[SIGSTKFLT] = "SIGSTKFLT", [SIGCHLD] = "SIGCHLD",     [SIGCONT] = "SIGCONT",
+		[SIGSTOP] = "SIGSTOP",	   [SIGTSTP] = "SIGTSTP",     [SIGTTIN] = "SIGTTIN",
+		[SIGTTOU] = "SIGTTOU",	   [SIGURG] = "SIGURG",	      [SIGXCPU] = "SIGXCPU",
+		[SIGXFSZ] = "SIGXFSZ",	   [SIGVTALRM] = "SIGVTALRM", [SIGPROF] = "SIGPROF",
+		[SIGWINCH] = "SIGWINCH",   [SIGIO] = "SIGIO",	      [SIGPWR] = "SIGPWR",
 		[SIGSYS] = "SIGSYS",
 	};
 	int s = (int) v;
@@ -346,11 +349,20 @@ const char *audit_format_fcntl(uint64_t v, char *buf, size_t size)
 		int cmd;
 		const char *name;
 	} names[] = {
-		{F_DUPFD, "F_DUPFD"},	    {F_GETFD, "F_GETFD"},	  {F_SETFD, "F_SETFD"},
-		{F_GETFL, "F_GETFL"},	    {F_SETFL, "F_SETFL"},	  {F_GETLK, "F_GETLK"},
-		{F_SETLK, "F_SETLK"},	    {F_SETLKW, "F_SETLKW"},	  {F_SETOWN, "F_SETOWN"},
-		{F_GETOWN, "F_GETOWN"},	    {F_SETSIG, "F_SETSIG"},	  {F_GETSIG, "F_GETSIG"},
-		{F_SETOWN_EX, "F_SETOWN_EX"}, {F_GETOWN_EX, "F_GETOWN_EX"},
+		{F_DUPFD, "F_DUPFD"},
+		{F_GETFD, "F_GETFD"},
+		{F_SETFD, "F_SETFD"},
+		{F_GETFL, "F_GETFL"},
+		{F_SETFL, "F_SETFL"},
+		{F_GETLK, "F_GETLK"},
+		{F_SETLK, "F_SETLK"},
+		{F_SETLKW, "F_SETLKW"},
+		{F_SETOWN, "F_SETOWN"},
+		{F_GETOWN, "F_GETOWN"},
+		{F_SETSIG, "F_SETSIG"},
+		{F_GETSIG, "F_GETSIG"},
+		{F_SETOWN_EX, "F_SETOWN_EX"},
+		{F_GETOWN_EX, "F_GETOWN_EX"},
 		{F_DUPFD_CLOEXEC, "F_DUPFD_CLOEXEC"},
 	};
 
@@ -369,7 +381,7 @@ const char *audit_format_domain(uint64_t v, char *buf, size_t size)
 		int af;
 		const char *name;
 	} names[] = {
-		{AF_UNSPEC, "AF_UNSPEC"}, {AF_UNIX, "AF_UNIX"},	    {AF_INET, "AF_INET"},
+		{AF_UNSPEC, "AF_UNSPEC"}, {AF_UNIX, "AF_UNIX"},	      {AF_INET, "AF_INET"},
 		{AF_INET6, "AF_INET6"},	  {AF_NETLINK, "AF_NETLINK"}, {AF_PACKET, "AF_PACKET"},
 		{AF_VSOCK, "AF_VSOCK"},	  {AF_ALG, "AF_ALG"},
 	};
@@ -386,9 +398,12 @@ const char *audit_format_domain(uint64_t v, char *buf, size_t size)
 const char *audit_format_socktype(uint64_t v, char *buf, size_t size)
 {
 	static const char *const types[] = {
-		[SOCK_STREAM] = "SOCK_STREAM", [SOCK_DGRAM] = "SOCK_DGRAM",
-		[SOCK_RAW] = "SOCK_RAW",       [SOCK_RDM] = "SOCK_RDM",
-		[SOCK_SEQPACKET] = "SOCK_SEQPACKET", [SOCK_PACKET] = "SOCK_PACKET",
+		[SOCK_STREAM] = "SOCK_STREAM",
+		[SOCK_DGRAM] = "SOCK_DGRAM",
+		[SOCK_RAW] = "SOCK_RAW",
+		[SOCK_RDM] = "SOCK_RDM",
+		[SOCK_SEQPACKET] = "SOCK_SEQPACKET",
+		[SOCK_PACKET] = "SOCK_PACKET",
 	};
 	static const FlagName names[] = {{SOCK_NONBLOCK, "SOCK_NONBLOCK"},
 					 {SOCK_CLOEXEC, "SOCK_CLOEXEC"}};
@@ -407,14 +422,14 @@ const char *audit_format_socktype(uint64_t v, char *buf, size_t size)
 const char *audit_format_resource(uint64_t v, char *buf, size_t size)
 {
 	static const char *const names[] = {
-		[RLIMIT_CPU] = "RLIMIT_CPU",	   [RLIMIT_FSIZE] = "RLIMIT_FSIZE",
-		[RLIMIT_DATA] = "RLIMIT_DATA",	   [RLIMIT_STACK] = "RLIMIT_STACK",
-		[RLIMIT_CORE] = "RLIMIT_CORE",	   [RLIMIT_RSS] = "RLIMIT_RSS",
-		[RLIMIT_NPROC] = "RLIMIT_NPROC",   [RLIMIT_NOFILE] = "RLIMIT_NOFILE",
-		[RLIMIT_MEMLOCK] = "RLIMIT_MEMLOCK", [RLIMIT_AS] = "RLIMIT_AS",
-		[RLIMIT_LOCKS] = "RLIMIT_LOCKS",   [RLIMIT_SIGPENDING] = "RLIMIT_SIGPENDING",
+		[RLIMIT_CPU] = "RLIMIT_CPU",	       [RLIMIT_FSIZE] = "RLIMIT_FSIZE",
+		[RLIMIT_DATA] = "RLIMIT_DATA",	       [RLIMIT_STACK] = "RLIMIT_STACK",
+		[RLIMIT_CORE] = "RLIMIT_CORE",	       [RLIMIT_RSS] = "RLIMIT_RSS",
+		[RLIMIT_NPROC] = "RLIMIT_NPROC",       [RLIMIT_NOFILE] = "RLIMIT_NOFILE",
+		[RLIMIT_MEMLOCK] = "RLIMIT_MEMLOCK",   [RLIMIT_AS] = "RLIMIT_AS",
+		[RLIMIT_LOCKS] = "RLIMIT_LOCKS",       [RLIMIT_SIGPENDING] = "RLIMIT_SIGPENDING",
 		[RLIMIT_MSGQUEUE] = "RLIMIT_MSGQUEUE", [RLIMIT_NICE] = "RLIMIT_NICE",
-		[RLIMIT_RTPRIO] = "RLIMIT_RTPRIO", [RLIMIT_RTTIME] = "RLIMIT_RTTIME",
+		[RLIMIT_RTPRIO] = "RLIMIT_RTPRIO",     [RLIMIT_RTTIME] = "RLIMIT_RTTIME",
 	};
 
 	if (v < ARRAY_SIZE(names) && names[v])
@@ -492,7 +507,8 @@ const char *audit_category_to_string(unsigned bit)
 {
 	/* the names of [audit] events in docs/policy.md, by AuditEvent bit */
 	static const char *const names[] = {
-		"file", "exec", "network", "process", "signal", "budget", "ratchet", "denied", "syscall",
+		"file",	  "exec",    "network", "process", "signal",
+		"budget", "ratchet", "denied",	"syscall",
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)

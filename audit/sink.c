@@ -26,12 +26,12 @@
 #include "common/util.h"
 #include "policy/policy.h"
 
-#define FLUSH_THRESHOLD (64 * 1024)
-#define AUDIT_BUFFER_MAX (4 * 1024 * 1024)
+#define FLUSH_THRESHOLD	  (64 * 1024)
+#define AUDIT_BUFFER_MAX  (4 * 1024 * 1024)
 #define FLUSH_INTERVAL_MS 200
-#define PROC_SLOTS 4096 /* power of two */
-#define RANGES_MAX 16
-#define MAPS_READS_MAX 4
+#define PROC_SLOTS	  4096 /* power of two */
+#define RANGES_MAX	  16
+#define MAPS_READS_MAX	  4
 
 typedef struct AuditProc {
 	pid_t pid; /* 0: free */
@@ -729,8 +729,7 @@ static void log_syscall(Audit *a, const AuditSyscallInfo *info, const AuditRecor
 }
 
 /* Appends to a trace line; returns the new length (never past size - 1). */
-static size_t tappend(char *line, size_t len, size_t size, const char *fmt, ...)
-	_printf_(4, 5);
+static size_t tappend(char *line, size_t len, size_t size, const char *fmt, ...) _printf_(4, 5);
 static size_t tappend(char *line, size_t len, size_t size, const char *fmt, ...)
 {
 	va_list ap;
@@ -795,12 +794,13 @@ static void trace_syscall(Audit *a, const AuditSyscallInfo *info, const AuditRec
 			break;
 		}
 		len = tappend(line, len, sizeof(line), "%s%s", sep,
-			      audit_format_scalar(type == AUDIT_ARG_PATH || type == AUDIT_ARG_STRING ||
-							  type == AUDIT_ARG_SOCKADDR ||
-							  type == AUDIT_ARG_ARGV
-						  ? AUDIT_ARG_PTR
-						  : type,
-					  r->args[i], buf, sizeof(buf)));
+			      audit_format_scalar(type == AUDIT_ARG_PATH ||
+								  type == AUDIT_ARG_STRING ||
+								  type == AUDIT_ARG_SOCKADDR ||
+								  type == AUDIT_ARG_ARGV
+							  ? AUDIT_ARG_PTR
+							  : type,
+						  r->args[i], buf, sizeof(buf)));
 	}
 	len = tappend(line, len, sizeof(line), ")");
 	switch (r->decision) {
@@ -978,10 +978,10 @@ void audit_budget_event(Audit *a, const char *budget, uint64_t limit, uint64_t u
 		return;
 	if (a->trace) {
 		char line[256];
-		int n = snprintf(line, sizeof(line),
-				 "+++ budget %s exceeded: %llu of %llu %s (%s) +++\n",
-				 budget ? budget : "?", (unsigned long long) used,
-				 (unsigned long long) limit, unit ? unit : "", action ? action : "");
+		int n = snprintf(
+			line, sizeof(line), "+++ budget %s exceeded: %llu of %llu %s (%s) +++\n",
+			budget ? budget : "?", (unsigned long long) used,
+			(unsigned long long) limit, unit ? unit : "", action ? action : "");
 
 		trace_write(line, (size_t) MIN(n, (int) sizeof(line) - 1));
 	}

@@ -107,7 +107,8 @@ static void read_argv(ChildMemCtx *mc, uint64_t addr, AuditArgData *d, TracerAud
 			break;
 		if (used >= sizeof(c->argv_buf) - 1)
 			break;
-		r = mc->mem.read_string(&mc->mem, p, c->argv_buf + used, sizeof(c->argv_buf) - used);
+		r = mc->mem.read_string(&mc->mem, p, c->argv_buf + used,
+					sizeof(c->argv_buf) - used);
 		if (r == -ENAMETOOLONG) {
 			c->argv[n] = c->argv_buf + used;
 			used = sizeof(c->argv_buf);

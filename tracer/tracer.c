@@ -806,9 +806,10 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 				} else if (k == sizeof(m) && m.kind == MSG_STATUS) {
 					status = m.value;
 					child_done = true;
-					audit_process_exit(t.audit, t.child,
-							   WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-							   WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+					audit_process_exit(
+						t.audit, t.child,
+						WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+						WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 					res.duration_ms = (now_monotonic_ns() - start) / 1000000;
 					/* the command is over: so is the rest of its tree */
 					tree_kill_all(keeper, false);
