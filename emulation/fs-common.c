@@ -123,6 +123,23 @@ int fs_check_write(const SbxResolved *r, bool creating)
 	}
 }
 
+int fs_fix_mode(const EmuRequest *req, int fd, int dirfd, const char *name, mode_t want)
+{
+	_cleanup_close_ int own = -1;
+	char p[64];
+
+	if (!(want & sbx_view_supervisor_umask(req->view)))
+		return 0; /* nothing was taken off */
+	if (fd < 0) {
+		own = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (own < 0)
+			return -errno;
+		fd = own;
+	}
+	fs_fd_path(fd, p);
+	return chmod(p, want & 07777) < 0 ? -errno : 0;
+}
+
 void fs_fd_path(int fd, char buf[64])
 {
 	(void) snprintf(buf, 64, "/proc/self/fd/%d", fd);

@@ -46,6 +46,13 @@ int fs_check_read(const SbxResolved *r);
  * distinguished: hidden → -EACCES when creating, -ENOENT otherwise; denied -EACCES; ro -EROFS. */
 int fs_check_write(const SbxResolved *r, bool creating);
 
+/*
+ * After creating an object with mode want (the child's umask applied already): the kernel
+ * also took off the supervisor's own umask; put back the bits it took. fd: the new object
+ * (any kind of fd), or -1 to look it up as (dirfd, name) without following.
+ */
+int fs_fix_mode(const EmuRequest *req, int fd, int dirfd, const char *name, mode_t want);
+
 /* "/proc/self/fd/N" of a supervisor fd: reaches the inode without following a path again. */
 void fs_fd_path(int fd, char buf[64]);
 
@@ -55,11 +62,5 @@ int fs_ok(EmuDecision *d, int64_t val);
 void fs_note(EmuDecision *d, const SbxResolved *r);
 /* Copies len bytes into the scratch and queues them for writing at addr (-E2BIG if full). */
 int fs_writeback(EmuDecision *d, uint64_t addr, const void *data, size_t len);
-
-/* Whether a policy refusal (counted as a denial) produced this errno. */
-static inline bool fs_is_policy_errno(const SbxResolved *r, int e)
-{
-	return (e == -EROFS || e == -EACCES || e == -ENOENT) && r->access != SBX_ACCESS_RW;
-}
 
 #define FS_MAX_RETRIES 8

@@ -14,7 +14,8 @@
  *    decision.host_path through ptrace (DESIGN "Where ptrace is needed").
  *  - a handler returning -EWOULDBLOCK found an open that can block (a FIFO without
  *    O_NONBLOCK): run it again on a worker thread with emu_handle_open_blocking().
- *  - the supervisor runs with umask 0: creating handlers apply the child's umask themselves.
+ *  - creating handlers apply the child's umask themselves and correct for the supervisor's
+ *    own (read when the view is made; umask 0 saves a chmod per creation).
  */
 
 #include <stddef.h>
