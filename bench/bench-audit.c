@@ -101,10 +101,10 @@ int main(int argc, char *argv[])
 
 	for (long r = 0; r < runs; r++) {
 		char *plain[] = {argv[i], "run", argv[i + 1], "--", self, "--loop", nbuf, NULL};
-		char *audited[] = {argv[i],	 "run", "--audit", log, argv[i + 1], "--",
-				   self,	 "--loop", nbuf,    NULL};
-		char *traced[] = {argv[i], "run",    "--audit", log,  "--trace", argv[i + 1],
-				  "--",	   self,     "--loop",	nbuf, NULL};
+		char *audited[] = {argv[i], "run", "--audit", log,  argv[i + 1],
+				   "--",    self,  "--loop",  nbuf, NULL};
+		char *traced[] = {argv[i], "run", "--audit", log,  "--trace", argv[i + 1],
+				  "--",	   self,  "--loop",  nbuf, NULL};
 		double t;
 
 		t = run(plain);
@@ -118,8 +118,8 @@ int main(int argc, char *argv[])
 	printf("%-28s %10.1f ns/iter\n", "no audit", best[0] * 1e9 / (double) n);
 	printf("%-28s %10.1f ns/iter  ratio %.3f\n", "--audit FILE", best[1] * 1e9 / (double) n,
 	       best[1] / best[0]);
-	printf("%-28s %10.1f ns/iter  ratio %.3f\n", "--audit FILE --trace", best[2] * 1e9 / (double) n,
-	       best[2] / best[0]);
+	printf("%-28s %10.1f ns/iter  ratio %.3f\n", "--audit FILE --trace",
+	       best[2] * 1e9 / (double) n, best[2] / best[0]);
 	{
 		FILE *f = fopen(log, "re");
 		long lines = 0;
