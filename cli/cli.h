@@ -6,10 +6,10 @@
 #include "policy/policy.h"
 
 /* Exit codes (DESIGN.md "Contract"), as timeout(1) and env(1) use them. */
-#define EXIT_TIMEOUT	    124
-#define EXIT_SANDBOX_ERROR  125
+#define EXIT_TIMEOUT 124
+#define EXIT_SANDBOX_ERROR 125
 #define EXIT_CANNOT_EXECUTE 126
-#define EXIT_NOT_FOUND	    127
+#define EXIT_NOT_FOUND 127
 
 /* Options shared by the subcommands that load a policy. */
 typedef struct PolicyArgs {
