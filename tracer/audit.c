@@ -15,6 +15,7 @@
 #include <arpa/inet.h>
 #include <linux/audit.h>
 #include <linux/seccomp.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -41,15 +42,20 @@ int tracer_audit_setup(Tracer *t)
 
 	if (t->opts->audit) {
 		t->audit = t->opts->audit;
-		return 0;
+	} else {
+		/* no sink from the caller: still print --trace lines and those of "log" syscalls */
+		o.trace = t->opts->trace;
+		o.trace_logged = has_log_actions(t->filter);
+		r = audit_open(&o, &t->own_audit);
+		if (r < 0)
+			return r;
+		t->audit = t->own_audit;
 	}
-	/* no sink from the caller: still print --trace lines and those of "log" syscalls */
-	o.trace = t->opts->trace;
-	o.trace_logged = has_log_actions(t->filter);
-	r = audit_open(&o, &t->own_audit);
-	if (r < 0)
-		return r;
-	t->audit = t->own_audit;
+	/* Trace lines go to stderr, which may be a pipe whose reader goes away (`… 2>&1 | head`):
+	 * the write must fail with EPIPE, not kill the supervisor (and with it the tree) before
+	 * the log is flushed. C resets SIGPIPE to default before it execs. */
+	if (t->audit)
+		(void) signal(SIGPIPE, SIG_IGN);
 	return 0;
 }
 
