@@ -29,6 +29,9 @@
 #define AUDIT_TRACE_STRING_MAX 256
 /* Most argv entries kept for an exec. */
 #define AUDIT_ARGV_MAX 64
+/* Bytes copied around a syscall site for the disassembly: before and after the instruction. */
+#define AUDIT_CODE_BEFORE 32
+#define AUDIT_CODE_AFTER  16
 
 typedef struct Audit Audit;
 
@@ -108,8 +111,12 @@ typedef struct AuditRecord {
 	int error;	 /* positive errno the child saw, 0 if none */
 	const char *why; /* why it was denied or killed, NULL */
 	uint64_t latency_ns;
-	bool log; /* the policy says "log" for this syscall: recorded whatever [audit] events says
-		   */
+	/* the policy says "log" for this syscall: recorded whatever [audit] events says */
+	bool log;
+	/* code around the syscall instruction (at ip - 2), for the disassembly; NULL: none */
+	const uint8_t *code;
+	size_t code_len;
+	uint64_t code_addr;
 } AuditRecord;
 
 typedef struct AuditOptions {
@@ -118,6 +125,8 @@ typedef struct AuditOptions {
 	bool trace;	      /* strace-like lines on stderr */
 	bool trace_logged;    /* trace lines for records with .log set, even when trace is off */
 	unsigned events;      /* AuditEvent mask (policy/policy.h) */
+	int disassembly;      /* AuditSelect (policy/policy.h): which records get a disassembly */
+	char *const *disassembly_syscalls; /* AUDIT_SELECT_LIST: syscall names */
 } AuditOptions;
 
 /**
@@ -133,6 +142,8 @@ Audit *audit_free(Audit *a);
 
 /** Whether a syscall record for nr with this outcome would be written or printed. */
 bool audit_wants_syscall(const Audit *a, int nr, bool denied, bool log);
+/** Whether a record for nr with this outcome gets a disassembly ([audit] disassembly). */
+bool audit_wants_disassembly(const Audit *a, int nr, bool denied);
 /** Whether the --trace lines are on. */
 bool audit_tracing(const Audit *a);
 

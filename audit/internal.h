@@ -33,3 +33,17 @@ size_t audit_quote(const char *s, size_t len, size_t max, char *out, size_t size
 
 /** The [audit] events name of one AuditEvent bit ("file", "exec", …). */
 const char *audit_category_to_string(unsigned bit);
+
+typedef struct AuditInsn {
+	uint64_t addr;
+	bool site; /* the syscall instruction */
+	char text[96];
+} AuditInsn;
+
+/**
+ * Decodes the x86_64 instructions of code (len bytes at code_addr) around site, the address of
+ * the syscall instruction: at most max instructions ending a few after the site. Returns how
+ * many were written to out; 0 without capstone or when no start decodes onto the site.
+ */
+size_t audit_disassemble(const uint8_t *code, size_t len, uint64_t code_addr, uint64_t site,
+			 AuditInsn *out, size_t max);

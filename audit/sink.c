@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <seccomp.h>
+
 #include "common/json-writer.h"
 #include "common/macros.h"
 #include "common/util.h"
@@ -47,6 +49,8 @@ struct Audit {
 	int fd; /* the log, -1: none */
 	bool trace, trace_logged;
 	unsigned events;
+	int disassembly;	      /* AuditSelect */
+	uint64_t disassembly_nrs[16]; /* AUDIT_SELECT_LIST: bitmap of syscall numbers < 1024 */
 	atomic_int main_pid;
 	uint64_t start_ns;
 
@@ -248,6 +252,14 @@ int audit_open(const AuditOptions *o, Audit **ret)
 	a->trace = o->trace;
 	a->trace_logged = o->trace_logged;
 	a->events = o->events ? o->events : AUDIT_EVENT_ALL;
+	a->disassembly = o->disassembly;
+	for (size_t i = 0; o->disassembly_syscalls && o->disassembly_syscalls[i]; i++) {
+		int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64,
+							   o->disassembly_syscalls[i]);
+
+		if (nr >= 0 && nr < 1024)
+			a->disassembly_nrs[nr / 64] |= 1ULL << (nr % 64);
+	}
 	a->start_ns = now_monotonic_ns();
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_mutex_init(&a->proc_lock, NULL);
@@ -298,6 +310,22 @@ Audit *audit_free(Audit *a)
 {
 	(void) audit_close(a);
 	return NULL;
+}
+
+bool audit_wants_disassembly(const Audit *a, int nr, bool denied)
+{
+	if (!a || a->fd < 0 || !HAVE_CAPSTONE)
+		return false;
+	switch (a->disassembly) {
+	case AUDIT_SELECT_ALL:
+		return true;
+	case AUDIT_SELECT_DENIED:
+		return denied;
+	case AUDIT_SELECT_LIST:
+		return nr >= 0 && nr < 1024 && (a->disassembly_nrs[nr / 64] & (1ULL << (nr % 64)));
+	default:
+		return false;
+	}
 }
 
 bool audit_tracing(const Audit *a)
@@ -724,6 +752,28 @@ static void log_syscall(Audit *a, const AuditSyscallInfo *info, const AuditRecor
 	if (r->log) {
 		json_key(&w, "policy_log");
 		json_bool(&w, true);
+	}
+	if (r->code && r->ip >= 2) {
+		AuditInsn insn[12];
+		size_t n = audit_disassemble(r->code, r->code_len, r->code_addr, r->ip - 2, insn,
+					     ARRAY_SIZE(insn));
+
+		json_key(&w, "disassembly");
+		json_begin_array(&w);
+		for (size_t i = 0; i < n; i++) {
+			snprintf(buf, sizeof(buf), "%#llx", (unsigned long long) insn[i].addr);
+			json_begin_object(&w);
+			json_key(&w, "addr");
+			json_string(&w, buf);
+			json_key(&w, "insn");
+			json_string(&w, insn[i].text);
+			if (insn[i].site) {
+				json_key(&w, "site");
+				json_bool(&w, true);
+			}
+			json_end_object(&w);
+		}
+		json_end_array(&w);
 	}
 	end_record(a, &w);
 }

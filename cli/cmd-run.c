@@ -51,6 +51,8 @@ static int run_audit_open(const Policy *p, const char *path, bool trace, Audit *
 		.log_fd = -1,
 		.trace = trace,
 		.events = p->audit.events,
+		.disassembly = p->audit.disassembly,
+		.disassembly_syscalls = p->audit.disassembly_syscalls,
 	};
 	int r;
 

@@ -38,6 +38,8 @@ static bool has_log_actions(const TracerFilter *f)
 int tracer_audit_setup(Tracer *t)
 {
 	AuditOptions o = {.log_fd = -1, .events = t->policy->audit.events};
+
+	/* (trace-only sinks have no log, hence no disassembly) */
 	int r;
 
 	if (t->opts->audit) {
@@ -218,6 +220,22 @@ void tracer_audit_capture(Tracer *t, const struct seccomp_notif *n, const Tracer
 			break;
 		default:
 			break;
+		}
+	}
+	/* the code around the syscall instruction (ip is just after its 2 bytes); near the start
+	 * of a mapping only the part from the instruction on may be readable */
+	if (r->ip >= 2 + AUDIT_CODE_BEFORE &&
+	    audit_wants_disassembly(t->audit, n->data.nr, d->denied || d->verdict == EMU_KILL)) {
+		uint64_t at = r->ip - 2 - AUDIT_CODE_BEFORE;
+
+		if (mc.mem.read(&mc.mem, at, c->code, sizeof(c->code)) == 0) {
+			r->code_addr = at;
+			r->code_len = sizeof(c->code);
+			r->code = c->code;
+		} else if (mc.mem.read(&mc.mem, r->ip - 2, c->code, 2 + AUDIT_CODE_AFTER) == 0) {
+			r->code_addr = r->ip - 2;
+			r->code_len = 2 + AUDIT_CODE_AFTER;
+			r->code = c->code;
 		}
 	}
 	/* before the reply: an exec replaces the mappings */

@@ -130,6 +130,7 @@ typedef struct TracerAuditCtx {
 	char addr_ip[64];
 	char *argv[AUDIT_ARGV_MAX + 1];
 	char argv_buf[8192];
+	uint8_t code[AUDIT_CODE_BEFORE + 2 + AUDIT_CODE_AFTER];
 } TracerAuditCtx;
 
 /** Picks the run's sink: opts->audit, else a trace-only one for --trace and "log" syscalls. */

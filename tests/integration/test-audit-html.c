@@ -70,7 +70,8 @@ int main(void)
 	snprintf(html, sizeof(html), "%s/report.html", dir);
 	snprintf(png, sizeof(png), "%s/shot.png", dir);
 	{
-		char *argv[] = {(char *) sbxtrace, "report", "-q", "--html", html, SAMPLE_LOG, NULL};
+		char *argv[] = {(char *) sbxtrace, "report", "-q", "--html", html,
+				SAMPLE_LOG,	   NULL};
 
 		/* 1: the sample has two bad lines, skipped */
 		r = run(argv, NULL);
@@ -82,9 +83,14 @@ int main(void)
 	snprintf(shot, sizeof(shot), "--screenshot=%s", png);
 	snprintf(url, sizeof(url), "file://%s", html);
 	{
-		char *argv[] = {chromium,		"--headless",	   "--no-sandbox",
-				"--disable-gpu",	"--window-size=1200,1600", shot,
-				url,			NULL};
+		char *argv[] = {chromium,
+				"--headless",
+				"--no-sandbox",
+				"--disable-gpu",
+				"--window-size=1200,1600",
+				shot,
+				url,
+				NULL};
 
 		r = run(argv, dir);
 	}

@@ -392,6 +392,43 @@ TEST(events_filter)
 	cleanup();
 }
 
+TEST(disassembly_of_denied_calls)
+{
+	const char *extra[] = {"-s", "audit.disassembly=\"denied\"", NULL};
+	json_t *all, *r, *dis, *insn;
+	unsigned long long ip, site = 0;
+	size_t i;
+
+	if (!HAVE_CAPSTONE) {
+		printf("# built without capstone: no disassembly to check\n");
+		return;
+	}
+	ASSERT_TRUE(setup());
+	ASSERT_EQ(run_probe(extra, true), PROBE_EXIT);
+	all = load_log();
+	r = find(all, "syscall", "syscall", "sysinfo");
+	ASSERT_TRUE(r != NULL);
+	ip = strtoull(str(r, "ip"), NULL, 16);
+	dis = json_object_get(r, "disassembly");
+	ASSERT_TRUE(json_is_array(dis));
+	EXPECT_GE(json_array_size(dis), 2u);
+	json_array_foreach(dis, i, insn)
+	{
+		if (json_is_true(json_object_get(insn, "site"))) {
+			site = strtoull(str(insn, "addr"), NULL, 16);
+			EXPECT_STREQ(str(insn, "insn"), "syscall");
+		}
+	}
+	/* the instruction pointer is just past the 2-byte syscall instruction */
+	EXPECT_EQ(site, ip - 2);
+	/* allowed calls are not selected */
+	r = find_kill(all, "0", false);
+	ASSERT_TRUE(r != NULL);
+	EXPECT_TRUE(json_object_get(r, "disassembly") == NULL);
+	json_decref(all);
+	cleanup();
+}
+
 TEST(unwritable_log_is_an_error_before_start)
 {
 	struct stat st;
