@@ -33,6 +33,10 @@ typedef struct TracerResult {
 	char *out, *err; /* captured output (capture only), NUL-terminated */
 	size_t out_len, err_len;
 	bool out_truncated, err_truncated;
+	/* budgets (tracer/budget.c): what the last sample saw; usage_known is false when no
+	 * budget needed sampling */
+	bool usage_known;
+	uint64_t cpu_time_ms, memory_peak, tasks_peak, disk_written, clones_denied;
 } TracerResult;
 
 void tracer_result_done(TracerResult *r);
