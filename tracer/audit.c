@@ -26,6 +26,7 @@
 #include "common/util.h"
 #include "net/sockaddr.h"
 #include "policy/policy.h"
+#include "tracer/budget.h"
 
 static bool has_log_actions(const TracerFilter *f)
 {
@@ -264,4 +265,19 @@ void tracer_audit_emit(Tracer *t, const struct seccomp_notif *n, const EmuDecisi
 	audit_syscall(t->audit, r);
 	if ((r->nr == __NR_execve || r->nr == __NR_execveat) && r->decision == AUDIT_ALLOWED)
 		audit_process_exec_done(t->audit, r->pid);
+}
+
+void tracer_audit_budget(Tracer *t, const Budget *b, const char *which)
+{
+	const PolicyLimits *l = &t->policy->limits;
+
+	if (streq(which, "memory"))
+		audit_budget_event(t->audit, which, l->memory, b->memory, "bytes", "terminate", 0);
+	else if (streq(which, "cpu_time"))
+		audit_budget_event(t->audit, which, l->cpu_time_ms, b->cpu_ms, "ms", "terminate",
+				   0);
+	else if (streq(which, "disk"))
+		audit_budget_event(t->audit, which, l->disk, b->disk_used, "bytes", "terminate", 0);
+	else
+		audit_budget_event(t->audit, which, 0, 0, "", "terminate", 0);
 }

@@ -149,6 +149,8 @@ void tracer_audit_done(Tracer *t);
 /** Before the reply: decides whether a record is due and reads what it shows from the child. */
 void tracer_audit_capture(Tracer *t, const struct seccomp_notif *n, const TracerSlot *s,
 			  const EmuDecision *d, uint64_t t0, TracerAuditCtx *c);
+/** A sampled budget (tracer/budget.c) was exceeded: its budget record. */
+void tracer_audit_budget(Tracer *t, const Budget *b, const char *which);
 /** After the reply: the outcome (and the fd ADDFD installed), then the record. */
 void tracer_audit_emit(Tracer *t, const struct seccomp_notif *n, const EmuDecision *d,
 		       TracerAuditCtx *c);

@@ -840,6 +840,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 					tree_killed = true;
 				} else if (which && !res.killed_by) {
 					log_error("%s: stopping the process tree", msg);
+					tracer_audit_budget(&t, &budget, which);
 					res.killed_by = which;
 					begin_stop(p, keeper, grace_tfd);
 				}

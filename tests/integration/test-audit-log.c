@@ -429,6 +429,29 @@ TEST(disassembly_of_denied_calls)
 	cleanup();
 }
 
+TEST(budget_record)
+{
+	const char *extra[] = {"-s", "limits.cpu_time=200ms", NULL};
+	json_t *all, *r;
+
+	ASSERT_TRUE(setup());
+	setenv("SBX_AUDIT_SPIN", "1", 1);
+	EXPECT_NE(run_probe(extra, true), PROBE_EXIT);
+	unsetenv("SBX_AUDIT_SPIN");
+	all = load_log();
+	r = find(all, "budget", "budget", "cpu_time");
+	ASSERT_TRUE(r != NULL);
+	EXPECT_EQ(json_integer_value(json_object_get(r, "limit")), 200);
+	EXPECT_TRUE(json_integer_value(json_object_get(r, "used")) > 200);
+	EXPECT_STREQ(str(r, "unit"), "ms");
+	EXPECT_STREQ(str(r, "action"), "terminate");
+	r = find(all, "run", "event", "end");
+	ASSERT_TRUE(r != NULL);
+	EXPECT_STREQ(str(r, "killed_by"), "cpu_time");
+	json_decref(all);
+	cleanup();
+}
+
 TEST(unwritable_log_is_an_error_before_start)
 {
 	struct stat st;
@@ -448,8 +471,12 @@ int main(int argc, char *argv[])
 {
 	ssize_t n;
 
-	if (argc == 3 && strcmp(argv[1], "probe") == 0)
+	if (argc == 3 && strcmp(argv[1], "probe") == 0) {
+		if (getenv("SBX_AUDIT_SPIN")) /* until the cpu_time budget stops it */
+			for (volatile unsigned long i = 0;; i++)
+				;
 		return probe(argv[2]);
+	}
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n <= 0)
 		return 1;
