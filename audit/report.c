@@ -309,9 +309,16 @@ static void on_syscall(AuditReport *r, const json_t *rec, uint64_t t)
 		p->n_denied++;
 	}
 	if (streq(cat, "exec")) {
+		char what[1200];
+
+		/* failed attempts (a PATH search) are in the denials or not worth listing */
+		if (!ok)
+			return;
 		arg_text(json_object_get(args, "argv"), arg, sizeof(arg));
-		(void) strset_add(&p->execs, arg[0] ? arg : (path[0] ? path : jstr(args, "path")));
-		if (!denied && arg[0]) {
+		snprintf(what, sizeof(what), "%s%s%s%s", path[0] ? path : jstr(args, "path"),
+			 arg[0] ? " (" : "", arg, arg[0] ? ")" : "");
+		(void) strset_add(&p->execs, what);
+		if (arg[0]) {
 			free(p->cmdline);
 			p->cmdline = strdup(arg);
 		}

@@ -95,10 +95,6 @@ int cmd_report(int argc, char *argv[])
 		log_error_errno(r, "reading '%.200s'", path);
 		return EXIT_SANDBOX_ERROR;
 	}
-	if (!quiet && audit_report_write_text(rep, stdout) < 0) {
-		log_error("writing the summary failed");
-		return EXIT_SANDBOX_ERROR;
-	}
 	if (html) {
 		_cleanup_(fclosep) FILE *out = fopen(html, "we");
 
@@ -110,6 +106,11 @@ int cmd_report(int argc, char *argv[])
 			log_error("writing '%.200s' failed", html);
 			return EXIT_SANDBOX_ERROR;
 		}
+	}
+	/* after the page: a reader of the text that stops early (| head) must not lose it */
+	if (!quiet && audit_report_write_text(rep, stdout) < 0) {
+		log_error("writing the summary failed");
+		return EXIT_SANDBOX_ERROR;
 	}
 	return audit_report_skipped(rep) ? 1 : 0;
 }

@@ -73,7 +73,7 @@ TEST(text_summary)
 	EXPECT_TRUE(has(text, "result: exit code 143, 4 ms, 2 denied, killed by cpu_time\n"));
 	EXPECT_TRUE(has(text, "process 1001 (python3), parent 1000\n"));
 	EXPECT_TRUE(has(text, "process 1000 (sh), parent 999, killed by SIGTERM\n"));
-	EXPECT_TRUE(has(text, "  execs (1):\n    python3 fetch.py\n"));
+	EXPECT_TRUE(has(text, "  execs (1):\n    /usr/bin/python3 (python3 fetch.py)\n"));
 	EXPECT_TRUE(has(text, "  files read (1):\n    /workspace/fetch.py\n"));
 	EXPECT_TRUE(has(text, "  files written (2):\n    /workspace/out.txt\n"));
 	/* a failed open (ENOENT) is neither read nor written */
