@@ -549,6 +549,11 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	r = tracer_filter_build(p, &t.filter);
 	if (r < 0)
 		return log_error_errno(r, "building the seccomp filter");
+	r = tracer_audit_setup(&t);
+	if (r < 0) {
+		log_error_errno(r, "starting the audit trace");
+		goto out_filter;
+	}
 	r = tracer_fs_setup(&t, p);
 	if (r < 0)
 		goto out_filter;
@@ -690,6 +695,8 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 		goto finish;
 	}
 	t.child = m.value;
+	audit_set_main_pid(t.audit, t.child);
+	audit_process_start(t.audit, t.child, t.keeper, opts->argv);
 
 	if (t.filter->ptrace) {
 		r = tracer_ptrace_start(&t, t.child);
@@ -829,6 +836,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 					tree_killed = true;
 				} else if (which && !res.killed_by) {
 					log_error("%s: stopping the process tree", msg);
+					tracer_audit_budget(&t, &budget, which);
 					res.killed_by = which;
 					begin_stop(p, keeper, grace_tfd);
 				}
@@ -867,6 +875,10 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 				} else if (k == sizeof(m) && m.kind == MSG_STATUS) {
 					status = m.value;
 					child_done = true;
+					audit_process_exit(
+						t.audit, t.child,
+						WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+						WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 					res.duration_ms = (now_monotonic_ns() - start) / 1000000;
 					/* the command is over: so is the rest of its tree */
 					tree_kill_all(keeper, false);
@@ -976,6 +988,7 @@ out_fds:
 	if (old_umask != (mode_t) -1)
 		(void) umask(old_umask);
 out_filter:
+	tracer_audit_done(&t);
 	tracer_fs_done(&t);
 	if (t.budget)
 		budget_done(t.budget);
