@@ -97,6 +97,40 @@ int fs_resolve_arg(const EmuRequest *req, int dirfd, uint64_t addr, unsigned fla
 	return fs_resolve_at(req, dirfd, path, flags, ret);
 }
 
+/* Whether two host paths name the same object (following symlinks, as exec and chdir do). */
+static bool same_object(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+bool fs_kernel_same(const EmuRequest *req, int dirfd, const char *path, const char *vpath,
+		    const char *host_path)
+{
+	const SbxHooks *h = sbx_view_hooks(req->view);
+	char start[PATH_MAX], joined[PATH_MAX];
+	int n;
+
+	(void) vpath;
+	if (path[0] == '/')
+		/* the host resolves the child's string to the same object: identity-mapped
+		 * paths, /bin/sh when /bin is a mount of /usr/bin; not a path through a
+		 * translated directory (/workspace/venv/bin/python -> /usr/bin/python3), even
+		 * when the object it ends at is identity-mapped */
+		return same_object(path, host_path);
+	/* The kernel resolves a relative path from the child's real cwd (or dirfd), which is
+	 * a host directory: join without normalizing, ".." is the kernel's to resolve. */
+	if (!h->get_path || h->get_path(h->ctx, req->pid, dirfd, start, sizeof(start)) < 0 ||
+	    start[0] != '/')
+		return false;
+	n = snprintf(joined, sizeof(joined), "%s/%s", start, path);
+	if (n < 0 || (size_t) n >= sizeof(joined))
+		return false;
+	return same_object(joined, host_path);
+}
+
 int fs_check_read(const SbxResolved *r)
 {
 	switch (r->access) {
@@ -121,6 +155,23 @@ int fs_check_write(const SbxResolved *r, bool creating)
 	default:
 		return 0;
 	}
+}
+
+int fs_fix_mode(const EmuRequest *req, int fd, int dirfd, const char *name, mode_t want)
+{
+	_cleanup_close_ int own = -1;
+	char p[64];
+
+	if (!(want & sbx_view_supervisor_umask(req->view)))
+		return 0; /* nothing was taken off */
+	if (fd < 0) {
+		own = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (own < 0)
+			return -errno;
+		fd = own;
+	}
+	fs_fd_path(fd, p);
+	return chmod(p, want & 07777) < 0 ? -errno : 0;
 }
 
 void fs_fd_path(int fd, char buf[64])

@@ -41,10 +41,25 @@ int fs_child_fd(const EmuRequest *req, int fd);
 int fs_child_umask(const EmuRequest *req);
 
 /* Checks for reading/looking at an existing object: 0, -ENOENT (absent, hidden), -EACCES. */
+/** Whether the kernel, given the same path string from the child's own cwd/dirfd, would
+ * reach the object the view resolved (vpath, host_path): an identity-mapped path, or one
+ * whose host resolution (from the child's real cwd/dirfd when relative) is the same object
+ * right now. Advisory, for calls the kernel runs on the child's string (chdir, whose cwd
+ * grants nothing; exec, verified after the fact under ptrace). */
+bool fs_kernel_same(const EmuRequest *req, int dirfd, const char *path, const char *vpath,
+		    const char *host_path);
+
 int fs_check_read(const SbxResolved *r);
 /* Checks for changing the object (or creating it): -ENOENT hidden+existing lookups are not
  * distinguished: hidden → -EACCES when creating, -ENOENT otherwise; denied -EACCES; ro -EROFS. */
 int fs_check_write(const SbxResolved *r, bool creating);
+
+/*
+ * After creating an object with mode want (the child's umask applied already): the kernel
+ * also took off the supervisor's own umask; put back the bits it took. fd: the new object
+ * (any kind of fd), or -1 to look it up as (dirfd, name) without following.
+ */
+int fs_fix_mode(const EmuRequest *req, int fd, int dirfd, const char *name, mode_t want);
 
 /* "/proc/self/fd/N" of a supervisor fd: reaches the inode without following a path again. */
 void fs_fd_path(int fd, char buf[64]);
@@ -55,11 +70,5 @@ int fs_ok(EmuDecision *d, int64_t val);
 void fs_note(EmuDecision *d, const SbxResolved *r);
 /* Copies len bytes into the scratch and queues them for writing at addr (-E2BIG if full). */
 int fs_writeback(EmuDecision *d, uint64_t addr, const void *data, size_t len);
-
-/* Whether a policy refusal (counted as a denial) produced this errno. */
-static inline bool fs_is_policy_errno(const SbxResolved *r, int e)
-{
-	return (e == -EROFS || e == -EACCES || e == -ENOENT) && r->access != SBX_ACCESS_RW;
-}
 
 #define FS_MAX_RETRIES 8

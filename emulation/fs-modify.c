@@ -154,6 +154,7 @@ int emu_handle_mkdir(const EmuRequest *req, EmuDecision *d)
 	(void) dev;
 	if (r < 0)
 		return fs_fail(d, -errno, NULL);
+	(void) fs_fix_mode(req, -1, res.parent_fd, res.name, mode & 07777 & ~(mode_t) um);
 	return fs_ok(d, 0);
 }
 

@@ -253,6 +253,8 @@ static int do_open(const EmuRequest *req, EmuDecision *d, bool may_block)
 				    (mode_t) (a.mode & 07777 & ~(unsigned) um));
 			if (fd < 0)
 				return fs_fail(d, -errno, NULL);
+			(void) fs_fix_mode(req, fd, -1, NULL,
+					   (mode_t) (a.mode & 07777 & ~(unsigned) um));
 			d->inject_fd = fd;
 			d->inject_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
 			return fs_ok(d, 0);
@@ -283,6 +285,9 @@ static int do_open(const EmuRequest *req, EmuDecision *d, bool may_block)
 				continue; /* created (maybe as a symlink) meanwhile: again */
 			if (fd < 0)
 				return fs_fail(d, -errno, NULL);
+			/* created by us (O_EXCL): give it the child's mode, whatever our umask */
+			(void) fs_fix_mode(req, fd, -1, NULL,
+					   (mode_t) (a.mode & 07777 & ~(unsigned) um));
 			d->inject_fd = fd;
 			d->inject_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
 			return fs_ok(d, 0);

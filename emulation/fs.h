@@ -14,7 +14,8 @@
  *    decision.host_path through ptrace (DESIGN "Where ptrace is needed").
  *  - a handler returning -EWOULDBLOCK found an open that can block (a FIFO without
  *    O_NONBLOCK): run it again on a worker thread with emu_handle_open_blocking().
- *  - the supervisor runs with umask 0: creating handlers apply the child's umask themselves.
+ *  - creating handlers apply the child's umask themselves and correct for the supervisor's
+ *    own (read when the view is made; umask 0 saves a chmod per creation).
  */
 
 #include <stddef.h>
@@ -59,6 +60,14 @@ int emu_handle_xattr(const EmuRequest *req, EmuDecision *ret_decision);
 int emu_handle_inotify_add_watch(const EmuRequest *req, EmuDecision *ret_decision);
 /* chdir */
 int emu_handle_chdir(const EmuRequest *req, EmuDecision *ret_decision);
+/**
+ * Checks chdir(path) for the tracer's ptrace path: 0 with ret_host "" when the kernel may run
+ * the call on the child's own string (identity-mapped, or relative without ".."), 0 with the
+ * host directory to rewrite the argument to, or the negative errno the child should see.
+ * Fills d->path/host_path/denied for audit.
+ */
+int emu_fs_chdir_check(const EmuRequest *req, const char *path, char *ret_host, size_t size,
+		       EmuDecision *d);
 /* getcwd */
 int emu_handle_getcwd(const EmuRequest *req, EmuDecision *ret_decision);
 /* getdents64: hidden entries removed */
@@ -83,6 +92,7 @@ typedef struct EmuExecTarget {
 	dev_t interp_dev;
 	ino_t interp_ino;
 	bool identity; /* host paths equal virtual ones: the kernel may run the call as is */
+	bool interp_identity; /* no interpreter, or the kernel finds it from the "#!" text */
 } EmuExecTarget;
 
 /**

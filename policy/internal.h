@@ -25,6 +25,10 @@
 void policy_format_size(uint64_t bytes, char *buf, size_t size);
 void policy_format_duration_ms(uint64_t ms, char *buf, size_t size);
 
+/* host-limits.c: NULL if limit NAME = val is within what this host has, else the reason
+ * (written into buf). */
+const char *policy_host_limit_reason(const char *name, uint64_t val, char *buf, size_t size);
+
 /* glob.c: NULL if glob is well formed, else a static one-line reason. */
 const char *policy_glob_check(const char *glob);
 

@@ -1217,6 +1217,14 @@ static int apply_limit(Doc *d, const TomlValue *v, const char *key, size_t k)
 				 (unsigned long long) limit_keys[k].max);
 		return fail_at(d, v, key, "absurd %s: above the maximum of %s", what, maxbuf);
 	}
+	{
+		char hostbuf[128];
+		const char *why = policy_host_limit_reason(limit_keys[k].name, val, hostbuf,
+							   sizeof(hostbuf));
+
+		if (why)
+			return fail_at(d, v, key, "%s", why);
+	}
 	*slot = val;
 	return 0;
 }

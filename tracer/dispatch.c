@@ -27,6 +27,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "common/missing-seccomp.h"
+#include "emulation/fs.h"
 #include "policy/policy.h"
 
 #define STOP_SIGNAL (SIGRTMIN + 2)
@@ -35,15 +36,9 @@
 
 typedef struct WorkItem {
 	struct WorkItem *next;
+	bool blocking; /* an open found to block (FIFO): emu_handle_open_blocking() */
 	struct seccomp_notif notif; /* followed by the rest of the kernel's size */
 } WorkItem;
-
-static const char *errno_to_name_or(int e)
-{
-	const char *n = errno_to_name(e);
-
-	return n ? n : "E?";
-}
 
 static const char *syscall_name(const TracerSlot *s, int nr, char *buf, size_t size)
 {
@@ -55,33 +50,6 @@ static const char *syscall_name(const TracerSlot *s, int nr, char *buf, size_t s
 	snprintf(buf, size, "%s", n ? n : "?");
 	free(n);
 	return buf;
-}
-
-static void trace_line(Tracer *t, const struct seccomp_notif *n, const TracerSlot *s,
-		       const EmuDecision *d)
-{
-	char nb[64], res[96];
-	const char *name = syscall_name(s, n->data.nr, nb, sizeof(nb));
-
-	switch (d->verdict) {
-	case EMU_CONTINUE:
-		snprintf(res, sizeof(res), "continue");
-		break;
-	case EMU_RETURN:
-		snprintf(res, sizeof(res), "= %lld", (long long) d->val);
-		break;
-	case EMU_FAIL:
-		snprintf(res, sizeof(res), "= -1 %s", errno_to_name_or(d->error));
-		break;
-	default:
-		snprintf(res, sizeof(res), "kill");
-		break;
-	}
-	(void) t;
-	fprintf(stderr, "sbxtrace: [%d] %s(%#llx, %#llx, %#llx, %#llx) %s%s%s%s\n", (int) n->pid,
-		name, (unsigned long long) n->data.args[0], (unsigned long long) n->data.args[1],
-		(unsigned long long) n->data.args[2], (unsigned long long) n->data.args[3], res,
-		d->why ? " (" : "", d->why ? d->why : "", d->why ? ")" : "");
 }
 
 static void respond(Tracer *t, const struct seccomp_notif *n, EmuDecision *d)
@@ -111,8 +79,22 @@ static void respond(Tracer *t, const struct seccomp_notif *n, EmuDecision *d)
 			};
 
 			r = ioctl(t->notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
+			if (r < 0 && errno == EBADF) {
+				/* ADDFD cannot install O_PATH files (fget() refuses them) */
+				int fd2 = tracer_fs_opath_fallback(d->inject_fd);
+
+				if (fd2 >= 0) {
+					(void) close(d->inject_fd);
+					d->inject_fd = fd2;
+					addfd.srcfd = (uint32_t) fd2;
+					r = ioctl(t->notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
+				} else if (fd2 != -EBADF)
+					errno = -fd2;
+			}
 			(void) close(d->inject_fd);
 			d->inject_fd = -1;
+			if (r >= 0)
+				d->val = r; /* the fd number the child got, for the audit record */
 			if (r >= 0 || errno == ENOENT)
 				return; /* installed and answered, or the thread is gone */
 			/* e.g. EMFILE in the child: report it as the open's error */
@@ -165,9 +147,13 @@ static pid_t caller_tgid(pid_t tid)
 	return tgid;
 }
 
-static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d)
+static bool enqueue(Tracer *t, const struct seccomp_notif *n, bool blocking);
+
+static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d, bool blocking)
 {
 	const TracerSlot *s = NULL;
+	uint64_t t0 = t->audit ? now_monotonic_ns() : 0;
+	TracerAuditCtx ac;
 	ChildMemCtx mc;
 	EmuRequest req;
 	pid_t tgid = 0;
@@ -207,24 +193,32 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 			.nr = n->data.nr,
 			.id = n->id,
 			.tracer = t,
+			.view = t->view,
 		};
 		memcpy(req.args, n->data.args, sizeof(req.args));
-		r = s->handler(&req, d);
+		r = blocking ? emu_handle_open_blocking(&req, d) : s->handler(&req, d);
+		if (r == -EWOULDBLOCK && !blocking) {
+			/* an open that can block (a FIFO): a worker opens it, the receiver goes
+			 * on (emulation/fs.h) */
+			if (enqueue(t, n, true))
+				return;
+			r = -EAGAIN;
+		}
 		if (r < 0) {
 			/* the supervisor failed: fail the call closed */
 			if (d->inject_fd >= 0)
 				(void) close(d->inject_fd);
 			emu_decision_init(d);
 			d->verdict = EMU_FAIL;
-			d->error = r == -ENOMEM ? ENOMEM : EPERM;
+			d->error = r == -ENOMEM ? ENOMEM : r == -EAGAIN ? EAGAIN : EPERM;
 			d->why = "supervisor error";
 		}
 	}
 	if (d->denied)
 		atomic_fetch_add(&t->denied, 1);
+	tracer_audit_capture(t, n, s, d, t0, &ac);
 	respond(t, n, d);
-	if (t->opts->trace || (s && s->log))
-		trace_line(t, n, s, d);
+	tracer_audit_emit(t, n, d, &ac);
 	if (d->verdict == EMU_KILL) {
 		char nb[64];
 
@@ -258,7 +252,7 @@ static void *worker_main(void *userdata)
 		t->idle_workers--;
 		pthread_mutex_unlock(&t->lock);
 
-		run_handler(t, &w->notif, d);
+		run_handler(t, &w->notif, d, w->blocking);
 		free(w);
 
 		pthread_mutex_lock(&t->lock);
@@ -270,7 +264,7 @@ static void *worker_main(void *userdata)
 }
 
 /* Hands a notification to the pool; false when the pool is full (the caller fails it). */
-static bool enqueue(Tracer *t, const struct seccomp_notif *n)
+static bool enqueue(Tracer *t, const struct seccomp_notif *n, bool blocking)
 {
 	WorkItem *w = malloc(sizeof(WorkItem) - sizeof(struct seccomp_notif) + t->notif_size);
 	bool ok = true;
@@ -279,6 +273,7 @@ static bool enqueue(Tracer *t, const struct seccomp_notif *n)
 		return false;
 	memcpy(&w->notif, n, t->notif_size);
 	w->next = NULL;
+	w->blocking = blocking;
 	pthread_mutex_lock(&t->lock);
 	if (t->queue_len >= MAX_QUEUE) {
 		ok = false;
@@ -339,7 +334,7 @@ static void *receiver_main(void *userdata)
 								  : NULL;
 		if (s && s->entry && (s->entry->flags & EMU_MAY_BLOCK) && s->handler &&
 		    s->deny_error == 0) {
-			if (enqueue(t, n))
+			if (enqueue(t, n, false))
 				continue;
 			emu_decision_init(d);
 			d->verdict = EMU_FAIL;
@@ -347,7 +342,7 @@ static void *receiver_main(void *userdata)
 			respond(t, n, d);
 			continue;
 		}
-		run_handler(t, n, d);
+		run_handler(t, n, d, false);
 	}
 out:
 	free(n);

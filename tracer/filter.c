@@ -38,6 +38,7 @@
 #include "common/log.h"
 #include "common/missing-seccomp.h"
 #include "policy/policy.h"
+#include "tracer/budget.h"
 
 #define X32_SYSCALL_BIT 0x40000000U
 
@@ -371,6 +372,9 @@ int tracer_filter_build(const Policy *p, TracerFilter **ret_filter)
 				s->special = specials[j].special;
 	}
 
+	/* the path-taking syscalls: emulated in the virtual view (tracer/fs.c) */
+	tracer_fs_filter(f, p);
+
 	/* clone3: flags live in memory the filter cannot read; ENOSYS makes libc use clone */
 	r = resolve("clone3");
 	if (r >= 0) {
@@ -389,6 +393,7 @@ int tracer_filter_build(const Policy *p, TracerFilter **ret_filter)
 		apply_override(&f->slots[nr], &p->syscalls[i], f->deny_errno);
 	}
 
+	budget_filter_apply(f, p);
 	r = build_prog(f);
 	if (r < 0) {
 		free(f);

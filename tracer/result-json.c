@@ -88,6 +88,22 @@ int tracer_result_write_json(const Policy *p, const TracerResult *r, FILE *f)
 		json_null(&w);
 	json_key(&w, "denied");
 	json_uint(&w, r->denied);
+	json_key(&w, "usage");
+	if (r->usage_known) {
+		json_begin_object(&w);
+		json_key(&w, "cpu_time_ms");
+		json_uint(&w, r->cpu_time_ms);
+		json_key(&w, "memory_peak");
+		json_uint(&w, r->memory_peak);
+		json_key(&w, "tasks_peak");
+		json_uint(&w, r->tasks_peak);
+		json_key(&w, "disk_written");
+		json_uint(&w, r->disk_written);
+		json_key(&w, "clones_denied");
+		json_uint(&w, r->clones_denied);
+		json_end_object(&w);
+	} else
+		json_null(&w);
 	json_key(&w, "policy");
 	json_begin_object(&w);
 	json_key(&w, "name");

@@ -36,6 +36,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -47,6 +48,7 @@
 #include "common/util.h"
 #include "net/handlers.h"
 #include "policy/policy.h"
+#include "tracer/budget.h"
 
 extern char **environ;
 
@@ -85,63 +87,55 @@ static _noreturn_ void child_fail(int sock, int kind, int error, const char *wha
 	_exit(kind == MSG_EXEC_FAILED ? (error == ENOENT ? 127 : 126) : 125);
 }
 
+/* The listener goes to S by number, and S takes it with pidfd_getfd() (C is dumpable): not
+ * with SCM_RIGHTS, because sendmsg() is notified (net/handlers.c) and nobody could answer it
+ * before S has the listener. send() without an address runs in the kernel. */
 static int send_fd(int sock, int fd, pid_t pid)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))] = {};
 	Msg m = {.kind = MSG_CHILD_PID, .value = pid};
-	struct iovec iov = {&m, sizeof(m)};
-	struct msghdr mh = {.msg_iov = &iov,
-			    .msg_iovlen = 1,
-			    .msg_control = cbuf,
-			    .msg_controllen = sizeof(cbuf)};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	return sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 ? -errno : 0;
+	memcpy(m.what, &fd, sizeof(fd));
+	return send(sock, &m, sizeof(m), MSG_NOSIGNAL) < 0 ? -errno : 0;
 }
 
 static int recv_fd(int sock, int *ret_fd, Msg *ret_msg)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))] = {};
 	Msg m = {};
-	struct iovec iov = {&m, sizeof(m)};
-	struct msghdr mh = {.msg_iov = &iov,
-			    .msg_iovlen = 1,
-			    .msg_control = cbuf,
-			    .msg_controllen = sizeof(cbuf)};
-	struct cmsghdr *c;
 	ssize_t n;
+	long pidfd;
+	int fd, cfd;
 
 	do
-		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+		n = recv(sock, &m, sizeof(m), 0);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
 	if (n == 0)
 		return -EPIPE;
-	c = CMSG_FIRSTHDR(&mh);
-	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-		memcpy(ret_fd, CMSG_DATA(c), sizeof(int));
-		if ((size_t) n == sizeof(m) && m.kind == MSG_CHILD_PID) {
-			*ret_msg = m;
-			return 0;
-		}
-		(void) close(*ret_fd);
-		*ret_fd = -1;
-		return -EBADMSG;
-	}
 	if ((size_t) n >= offsetof(Msg, what))
 		*ret_msg = m;
-	return -EBADMSG;
+	if ((size_t) n != sizeof(m) || m.kind != MSG_CHILD_PID)
+		return -EBADMSG;
+	memcpy(&cfd, m.what, sizeof(cfd));
+	pidfd = syscall(SYS_pidfd_open, m.value, 0);
+	if (pidfd < 0)
+		return -errno;
+	/* C waits for our "go" before it closes its copy */
+	fd = (int) syscall(SYS_pidfd_getfd, (int) pidfd, cfd, 0);
+	if (fd < 0)
+		fd = -errno;
+	(void) close((int) pidfd);
+	if (fd < 0)
+		return fd;
+	*ret_fd = fd;
+	return 0;
 }
 
 typedef struct Launch {
 	const Policy *policy;
 	const TracerOptions *opts;
 	const TracerFilter *filter;
+	const SbxView *view;
 	char **envp;
 	const char *cwd;
 	bool tty;
@@ -150,22 +144,8 @@ typedef struct Launch {
 	int sock_c;	  /* C's end of the socket to S */
 	int out_w, err_w; /* capture pipes, -1 */
 	pid_t keeper;
+	const Budget *budget;
 } Launch;
-
-static void set_limit(int res, uint64_t v)
-{
-	struct rlimit rl;
-
-	if (v == LIMIT_UNSET)
-		return;
-	if (getrlimit(res, &rl) < 0)
-		return;
-	/* never raise: only lower both limits */
-	if (rl.rlim_max == RLIM_INFINITY || v < rl.rlim_max)
-		rl.rlim_max = v;
-	rl.rlim_cur = MIN(rl.rlim_max, (rlim_t) v);
-	(void) setrlimit(res, &rl);
-}
 
 static int drop_capabilities(void)
 {
@@ -226,8 +206,8 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 	if (l->cwd && chdir(l->cwd) < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "chdir");
 
-	set_limit(RLIMIT_FSIZE, l->policy->limits.file_size);
-	set_limit(RLIMIT_NOFILE, l->policy->limits.open_files);
+	/* file_size, open_files and the per-process backstops of the budgets */
+	budget_child_setup(l->budget);
 
 	/* Even under root the program runs without capabilities: CAP_SYS_PTRACE would reach
 	 * the supervisor's memory, CAP_DAC_OVERRIDE every file, and so on. */
@@ -237,9 +217,15 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "PR_SET_NO_NEW_PRIVS");
-	r = tracer_landlock_apply(l->policy, l->landlock_abi);
+	r = tracer_landlock_apply(l->policy, l->view, l->landlock_abi);
 	if (r < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, -r, "landlock");
+
+	/* S must be able to read our memory (the exec's path, notified) and its tracer thread
+	 * to seize us: as S's descendant we are not dumpable (the keeper resets this for the
+	 * memory we share once we exec) */
+	if (prctl(PR_SET_DUMPABLE, 1) < 0)
+		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "PR_SET_DUMPABLE");
 
 	listener = tracer_filter_install(l->filter, l->wait_killable);
 	if (listener < 0)
@@ -247,9 +233,9 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 	/* From here on every syscall goes through the filter. */
 	if (send_fd(l->sock_c, listener, getpid()) < 0)
 		_exit(125);
-	(void) close(listener);
 	if (read(l->sock_c, &go, 1) != 1)
 		_exit(125);
+	(void) close(listener);
 
 	/* only stdin, stdout and stderr pass: no inherited descriptor of the caller (a
 	 * directory, a socket) may reach around the view */
@@ -293,6 +279,8 @@ static _noreturn_ void keeper_main(const Launch *l, int sock_w, pid_t supervisor
 		_exit(125);
 	if (child == 0)
 		child_main(l, sock_w, sfd);
+	/* C shared our memory until its exec and may have made it dumpable */
+	(void) prctl(PR_SET_DUMPABLE, 0);
 	(void) close(l->sock_c);
 	if (l->out_w >= 0) {
 		(void) close(l->out_w);
@@ -386,46 +374,52 @@ oom:
 	return -ENOMEM;
 }
 
-/* Host directory for the policy's virtual working directory: identity until the file-system
- * view translates mount sources. NULL: inherit ours. */
-static char *host_cwd(const Policy *p)
-{
-	const char *v = p->process.cwd;
-	const PolicyMount *best = NULL;
-
-	if (!v) {
-		for (size_t i = 0; i < p->n_mounts; i++)
-			if (p->mounts[i].mode == MOUNT_RW && p->mounts[i].source) {
-				v = p->mounts[i].path;
-				break;
-			}
-		if (!v)
-			return NULL;
-	}
-	for (size_t i = 0; i < p->n_mounts; i++) {
-		size_t n = strlen(p->mounts[i].path);
-
-		if (!p->mounts[i].source)
-			continue;
-		if (strncmp(v, p->mounts[i].path, n) == 0 &&
-		    (v[n] == '/' || v[n] == 0 || streq(p->mounts[i].path, "/")) &&
-		    (!best || n > strlen(best->path)))
-			best = &p->mounts[i];
-	}
-	if (!best)
-		return strdup(v);
-	return strdup_printf("%s%s", best->source,
-			     v + (streq(best->path, "/") ? 0 : strlen(best->path)));
-}
-
 typedef struct Capture {
 	int fd;
 	char *buf;
 	size_t len, cap;
 	bool truncated;
+	int relay_fd; /* >= 0: copy to this fd (an output limit without --json) */
 } Capture;
 
-static void capture_read(Capture *c, uint64_t *budget)
+#define OUTPUT_MARKER "[sbxtrace: output truncated at %llu bytes]\n"
+
+static void relay(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t k = write(fd, p, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return; /* our own output is gone: drop the rest */
+		p += k;
+		n -= (size_t) k;
+	}
+}
+
+static bool capture_store(Capture *c, const char *p, size_t take)
+{
+	if (c->relay_fd >= 0) {
+		relay(c->relay_fd, p, take);
+		return true;
+	}
+	if (c->len + take + 1 > c->cap) {
+		size_t cap = MAX(c->cap * 2, c->len + take + 1);
+		char *b = realloc(c->buf, cap);
+
+		if (!b)
+			return false;
+		c->buf = b;
+		c->cap = cap;
+	}
+	memcpy(c->buf + c->len, p, take);
+	c->len += take;
+	c->buf[c->len] = 0;
+	return true;
+}
+
+static void capture_read(Capture *c, uint64_t *budget, uint64_t limit, bool *marked)
 {
 	char tmp[65536];
 	ssize_t n = read(c->fd, tmp, sizeof(tmp));
@@ -439,25 +433,23 @@ static void capture_read(Capture *c, uint64_t *budget)
 	}
 	size_t take = (uint64_t) n <= *budget ? (size_t) n : (size_t) *budget;
 
-	if (take < (size_t) n)
+	if (take > 0 && !capture_store(c, tmp, take)) {
 		c->truncated = true;
-	if (take == 0)
 		return;
-	if (c->len + take + 1 > c->cap) {
-		size_t cap = MAX(c->cap * 2, c->len + take + 1);
-		char *b = realloc(c->buf, cap);
-
-		if (!b) {
-			c->truncated = true;
-			return;
-		}
-		c->buf = b;
-		c->cap = cap;
 	}
-	memcpy(c->buf + c->len, tmp, take);
-	c->len += take;
-	c->buf[c->len] = 0;
 	*budget -= take;
+	if (take < (size_t) n) {
+		c->truncated = true;
+		/* the rest is read and dropped, so the program never blocks on a full pipe; the
+		 * stream that crossed the limit says so once (docs/budgets.md) */
+		if (!*marked) {
+			char mk[96];
+			int k = snprintf(mk, sizeof(mk), OUTPUT_MARKER, (unsigned long long) limit);
+
+			*marked = true;
+			(void) capture_store(c, mk, (size_t) k);
+		}
+	}
 }
 
 static void arm(int tfd, uint64_t ms)
@@ -477,6 +469,13 @@ static void format_ms(uint64_t ms, char *buf, size_t size)
 		snprintf(buf, size, "%llus", (unsigned long long) (ms / 1000));
 	else
 		snprintf(buf, size, "%llums", (unsigned long long) ms);
+}
+
+/* A budget or the wall clock ran out: SIGTERM to the tree, SIGKILL after kill_grace. */
+static void begin_stop(const Policy *p, pid_t keeper, int grace_tfd)
+{
+	(void) tree_signal_all(keeper, SIGTERM);
+	arm(grace_tfd, p->limits.kill_grace_ms != LIMIT_UNSET ? p->limits.kill_grace_ms : 2000);
 }
 
 static int forward_signal(Tracer *t, int sig)
@@ -512,9 +511,11 @@ static void job_stopped(Tracer *t, bool tty)
 int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_result)
 {
 	_cleanup_close_ int sock_c_s = -1, sock_w_s = -1, sfd = -1, wall_tfd = -1, grace_tfd = -1,
-			    epfd = -1;
+			    epfd = -1, budget_tfd = -1;
+	Budget budget;
+	bool relay_output, output_marked = false;
 	struct seccomp_notif_sizes sizes = {};
-	Capture out = {.fd = -1}, err = {.fd = -1};
+	Capture out = {.fd = -1, .relay_fd = -1}, err = {.fd = -1, .relay_fd = -1};
 	Tracer t = {.ops = &tracer_process_ops,
 		    .policy = p,
 		    .opts = opts,
@@ -524,7 +525,8 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	Launch l = {.policy = p, .opts = opts, .out_w = -1, .err_w = -1, .sock_c = -1};
 	int sp_c[2] = {-1, -1}, sp_w[2] = {-1, -1}, po[2] = {-1, -1}, pe[2] = {-1, -1};
 	sigset_t ss, old_mask;
-	uint64_t start, out_budget;
+	mode_t old_umask = (mode_t) -1;
+	uint64_t start, out_budget, out_limit;
 	bool child_done = false, exec_known = false, keeper_gone = false, tree_killed = false;
 	bool started_dispatch = false, tty_taken = false;
 	int status = 0, exec_errno = 0, setup_errno = 0, r;
@@ -539,6 +541,14 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	r = tracer_filter_build(p, &t.filter);
 	if (r < 0)
 		return log_error_errno(r, "building the seccomp filter");
+	r = tracer_audit_setup(&t);
+	if (r < 0) {
+		log_error_errno(r, "starting the audit trace");
+		goto out_filter;
+	}
+	r = tracer_fs_setup(&t, p);
+	if (r < 0)
+		goto out_filter;
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0) {
 		r = log_error_errno(-errno, "seccomp user notification is unavailable (Linux 5.0)");
 		goto out_filter;
@@ -546,17 +556,32 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	t.notif_size = MAX((size_t) sizes.seccomp_notif, sizeof(struct seccomp_notif));
 	t.resp_size = MAX((size_t) sizes.seccomp_notif_resp, sizeof(struct seccomp_notif_resp));
 
+	r = budget_init(&budget, p);
+	if (r < 0) {
+		budget_done(&budget);
+		goto out_filter;
+	}
+	t.budget = &budget;
+	l.budget = &budget;
+	/* Without --json the output goes straight to our stdout and stderr; an output limit
+	 * needs it to pass through us. */
+	relay_output = !opts->capture && p->limits.output != LIMIT_UNSET;
+
 	r = build_env(p, &envp);
 	if (r < 0)
 		goto out_filter;
-	cwd = host_cwd(p);
+	cwd = tracer_fs_host_cwd(&t, p);
+	if (!cwd) {
+		r = log_error_errno(-ENOMEM, "out of memory");
+		goto out_fds;
+	}
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp_c) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp_w) < 0) {
 		r = log_error_errno(-errno, "socketpair");
 		goto out_fds;
 	}
-	if (opts->capture) {
+	if (opts->capture || relay_output) {
 		if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0) {
 			r = log_error_errno(-errno, "pipe");
 			goto out_fds;
@@ -571,6 +596,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	}
 
 	l.filter = t.filter;
+	l.view = t.view;
 	l.envp = envp;
 	l.cwd = cwd;
 	l.tty = isatty(STDIN_FILENO) == 1;
@@ -619,6 +645,8 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	r = net_runtime_start(p, keeper, tree_walk);
 	if (r < 0)
 		log_error_errno(r, "starting the network supervision");
+	/* The handlers that create files apply the child's umask themselves (emulation/fs.h). */
+	old_umask = umask(0);
 	sock_c_s = TAKE_FD(sp_c[0]);
 	sock_w_s = TAKE_FD(sp_w[0]);
 	(void) close(sp_c[1]);
@@ -631,6 +659,12 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 		err.fd = pe[0];
 		(void) fcntl(out.fd, F_SETFL, O_NONBLOCK);
 		(void) fcntl(err.fd, F_SETFL, O_NONBLOCK);
+		if (relay_output) {
+			out.relay_fd = STDOUT_FILENO;
+			err.relay_fd = STDERR_FILENO;
+			/* a closed stdout of ours must not kill the supervisor */
+			(void) signal(SIGPIPE, SIG_IGN);
+		}
 	}
 	tty_taken = l.tty;
 
@@ -661,6 +695,19 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 		goto finish;
 	}
 	t.child = m.value;
+	audit_set_main_pid(t.audit, t.child);
+	audit_process_start(t.audit, t.child, t.keeper, opts->argv);
+
+	if (t.filter->ptrace) {
+		r = tracer_ptrace_start(&t, t.child);
+		if (r < 0) {
+			log_error("cannot trace the command (ptrace is needed for chdir into "
+				  "translated mounts; [tracer] ptrace = \"never\" turns it off): %s",
+				  strerror(-r));
+			setup_errno = -r;
+			goto finish;
+		}
+	}
 
 	/* Essentials the filter cannot prove by loading: ADDFD with SEND (5.14) and pidfds
 	 * (5.6). Flags are checked before the id, so ENOENT for a bogus id means "known". */
@@ -695,13 +742,14 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	wall_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	grace_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (sfd < 0 || epfd < 0 || wall_tfd < 0 || grace_tfd < 0) {
+	budget_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (sfd < 0 || epfd < 0 || wall_tfd < 0 || grace_tfd < 0 || budget_tfd < 0) {
 		log_error_errno(-errno, "setting up the event loop");
 		goto finish;
 	}
 	{
 		int fds[] = {sfd,      wall_tfd,       grace_tfd, sock_c_s,
-			     sock_w_s, t.kill_eventfd, out.fd,	  err.fd};
+			     sock_w_s, t.kill_eventfd, out.fd,	  err.fd, budget_tfd};
 
 		for (size_t i = 0; i < ARRAY_SIZE(fds); i++) {
 			struct epoll_event ev = {.events = EPOLLIN, .data.fd = fds[i]};
@@ -714,8 +762,11 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	}
 	if (p->limits.wall_time_ms != LIMIT_UNSET)
 		arm(wall_tfd, p->limits.wall_time_ms);
+	if (budget.tick_ms)
+		arm(budget_tfd, budget.tick_ms);
 
 	out_budget = p->limits.output != LIMIT_UNSET ? p->limits.output : OUTPUT_HARD_CAP;
+	out_limit = out_budget;
 
 	/* Loop until the command has ended and captured output is drained. */
 	while (!(child_done && exec_known && out.fd < 0 && err.fd < 0) && !keeper_gone) {
@@ -746,7 +797,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 						 */
 						pid_t pid;
 
-						while ((pid = waitpid(-1, &st, WNOHANG | __WALL)) >
+						while ((pid = waitpid(-1, &st, WNOHANG | __WALL | __WNOTHREAD)) >
 						       0)
 							if (pid == keeper)
 								keeper_gone = true;
@@ -769,10 +820,26 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 					wb);
 				res.timed_out = true;
 				res.killed_by = "wall_time";
-				(void) tree_signal_all(keeper, SIGTERM);
-				arm(grace_tfd, p->limits.kill_grace_ms != LIMIT_UNSET
-						       ? p->limits.kill_grace_ms
-						       : 2000);
+				begin_stop(p, keeper, grace_tfd);
+			} else if (fd == budget_tfd) {
+				char msg[256];
+				const char *which;
+				uint64_t exp;
+
+				if (read(budget_tfd, &exp, sizeof(exp)) <= 0 || child_done)
+					continue;
+				which = budget_sample(&budget, keeper, msg, sizeof(msg));
+				arm(budget_tfd, budget_next_ms(&budget));
+				if (res.killed_by && !tree_killed && budget_hard_exceeded(&budget)) {
+					/* still growing in the grace period: no more grace */
+					tree_kill_all(keeper, false);
+					tree_killed = true;
+				} else if (which && !res.killed_by) {
+					log_error("%s: stopping the process tree", msg);
+					tracer_audit_budget(&t, &budget, which);
+					res.killed_by = which;
+					begin_stop(p, keeper, grace_tfd);
+				}
 			} else if (fd == grace_tfd) {
 				uint64_t exp;
 
@@ -808,6 +875,10 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 				} else if (k == sizeof(m) && m.kind == MSG_STATUS) {
 					status = m.value;
 					child_done = true;
+					audit_process_exit(
+						t.audit, t.child,
+						WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+						WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 					res.duration_ms = (now_monotonic_ns() - start) / 1000000;
 					/* the command is over: so is the rest of its tree */
 					tree_kill_all(keeper, false);
@@ -816,9 +887,9 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 					keeper_gone = true;
 				}
 			} else if (fd == out.fd) {
-				capture_read(&out, &out_budget);
+				capture_read(&out, &out_budget, out_limit, &output_marked);
 			} else if (fd == err.fd) {
-				capture_read(&err, &out_budget);
+				capture_read(&err, &out_budget, out_limit, &output_marked);
 			}
 		}
 	}
@@ -836,6 +907,8 @@ finish:
 		;
 	/* orphans that came to us if the keeper died first */
 	tree_kill_all(getpid(), true);
+	/* the tracer thread ends when no tracee is left */
+	tracer_ptrace_stop(&t);
 	if (!res.duration_ms)
 		res.duration_ms = (now_monotonic_ns() - start) / 1000000;
 
@@ -866,6 +939,12 @@ finish:
 		res.exit_code = 124;
 		if (child_done && WIFSIGNALED(status))
 			res.signal = WTERMSIG(status);
+	} else if (res.killed_by) {
+		/* a budget (or a syscall the policy kills on): 128+SIGKILL whatever the command
+		 * did with the SIGTERM (docs/budgets.md) */
+		res.exit_code = 128 + SIGKILL;
+		if (child_done && WIFSIGNALED(status))
+			res.signal = WTERMSIG(status);
 	} else if (child_done && WIFEXITED(status)) {
 		res.exit_code = WEXITSTATUS(status);
 	} else if (child_done && WIFSIGNALED(status)) {
@@ -877,6 +956,12 @@ finish:
 		res.exit_code = EXIT_SANDBOX_ERROR_CODE;
 	}
 	res.denied = atomic_load(&t.denied);
+	res.usage_known = budget.samples > 0 || p->limits.tasks != LIMIT_UNSET;
+	res.cpu_time_ms = budget.cpu_ms;
+	res.memory_peak = budget.memory_peak;
+	res.tasks_peak = budget.tasks_peak;
+	res.disk_written = budget.disk_peak;
+	res.clones_denied = budget.clones_denied;
 	res.out = out.buf;
 	res.out_len = out.len;
 	res.out_truncated = out.truncated;
@@ -901,7 +986,13 @@ out_fds:
 		(void) close(t.kill_eventfd);
 	strv_free(envp);
 	free(cwd);
+	if (old_umask != (mode_t) -1)
+		(void) umask(old_umask);
 out_filter:
+	tracer_audit_done(&t);
+	tracer_fs_done(&t);
+	if (t.budget)
+		budget_done(t.budget);
 	tracer_filter_free(t.filter);
 	return r;
 }

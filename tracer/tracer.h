@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+typedef struct Audit Audit;
 typedef struct Policy Policy;
 
 typedef struct TracerOptions {
@@ -19,6 +20,7 @@ typedef struct TracerOptions {
 	bool capture;	   /* --json: stdout/stderr through pipes into the result */
 	bool trace;	   /* a line per notified syscall on stderr */
 	bool quiet;	   /* no messages of our own but errors */
+	Audit *audit;	   /* the audit log and trace (audit/audit.h), borrowed; NULL: none */
 } TracerOptions;
 
 typedef struct TracerResult {
@@ -31,6 +33,10 @@ typedef struct TracerResult {
 	char *out, *err; /* captured output (capture only), NUL-terminated */
 	size_t out_len, err_len;
 	bool out_truncated, err_truncated;
+	/* budgets (tracer/budget.c): what the last sample saw; usage_known is false when no
+	 * budget needed sampling */
+	bool usage_known;
+	uint64_t cpu_time_ms, memory_peak, tasks_peak, disk_written, clones_denied;
 } TracerResult;
 
 void tracer_result_done(TracerResult *r);
@@ -64,6 +70,10 @@ typedef struct TracerFeatures {
 
 /** Probes the running kernel (forks small children). Safe to call more than once. */
 void tracer_probe_features(TracerFeatures *ret);
+
+/** Whether this process's cgroup v2 directory is writable (a delegated subtree); its path
+ * in ret_path. Reported by doctor; budgets do not use cgroups (docs/budgets.md). */
+bool tracer_cgroup_delegated(char *ret_path, size_t size);
 
 /** NULL if the kernel has what `run` needs, else a static message saying what is missing. */
 const char *tracer_features_missing(const TracerFeatures *f);

@@ -301,6 +301,8 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 		return -ENOMEM;
 	v->policy = policy;
 	v->flags = flags;
+	r = sbx_default_get_umask(NULL, getpid());
+	v->supervisor_umask = r >= 0 ? (mode_t) r : 0777; /* unknown: always fix modes up */
 	v->run_fd = v->root_fd = v->dev_fd = -1;
 	if (hooks)
 		v->hooks = *hooks;
@@ -517,6 +519,11 @@ const Policy *sbx_view_policy(const SbxView *v)
 	return v->policy;
 }
 
+mode_t sbx_view_supervisor_umask(const SbxView *v)
+{
+	return v->supervisor_umask;
+}
+
 const char *sbx_view_root_path(const SbxView *v)
 {
 	return v->root_path;
@@ -676,8 +683,11 @@ int sbx_view_vpath_of_host(const SbxView *v, const char *host, char *ret_vpath, 
 
 		if (n < 0 || (size_t) n >= size)
 			return -ENAMETOOLONG;
-		if (view_mount_of(v, ret_vpath))
-			return -EXDEV; /* shadowed by a mount */
+		/* inside a mount, only the skeleton's ancestors of nested mount points are
+		 * served (where the host source lacks them); anything else is shadowed */
+		if (view_mount_of(v, ret_vpath) &&
+		    !view_is_mount_ancestor(v, ret_vpath, strlen(ret_vpath)))
+			return -EXDEV;
 		if (ret_mount)
 			*ret_mount = NULL;
 		return 0;

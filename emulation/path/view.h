@@ -98,6 +98,8 @@ static inline void sbx_view_freep(SbxView **v)
 
 const SbxHooks *sbx_view_hooks(const SbxView *v);
 const Policy *sbx_view_policy(const SbxView *v);
+/** The supervisor's umask when the view was made (creating handlers correct for it). */
+mode_t sbx_view_supervisor_umask(const SbxView *v);
 /** Host path of the skeleton root (for the supervisor: the child's initial chroot-less cwd…). */
 const char *sbx_view_root_path(const SbxView *v);
 size_t sbx_view_n_mounts(const SbxView *v);

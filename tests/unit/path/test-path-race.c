@@ -28,7 +28,8 @@ typedef struct Race {
 	int wsfd;
 	atomic_bool stop;
 	atomic_ulong swaps;
-	const char *alt; /* name of the symlink swapped with "race" */
+	const char *alt;  /* name of the symlink swapped with "race" */
+	const char *name; /* NULL: "race" */
 } Race;
 
 static void *swapper(void *arg)
@@ -36,7 +37,8 @@ static void *swapper(void *arg)
 	Race *r = arg;
 
 	do {
-		if (syscall(SYS_renameat2, r->wsfd, "race", r->wsfd, r->alt, RENAME_EXCHANGE) == 0)
+		if (syscall(SYS_renameat2, r->wsfd, r->name ? r->name : "race", r->wsfd, r->alt,
+			    RENAME_EXCHANGE) == 0)
 			atomic_fetch_add(&r->swaps, 1);
 	} while (!atomic_load(&r->stop));
 	return NULL;
@@ -144,6 +146,126 @@ TEST(swap_with_relative_dotdot_symlink)
 	run_case(_tap_failed, "..", 0);
 	run_case(_tap_failed, "..", SBX_RESOLVE_NO_FAST);
 	run_case(_tap_failed, "../sub/..", 0);
+}
+
+static int self_read(const ChildMem *m, uint64_t addr, void *buf, size_t len)
+{
+	(void) m;
+	memcpy(buf, (const void *) (uintptr_t) addr, len);
+	return 0;
+}
+
+static int self_read_string(const ChildMem *m, uint64_t addr, char *buf, size_t size)
+{
+	(void) m;
+	if (strlen((const char *) (uintptr_t) addr) >= size)
+		return -ENAMETOOLONG;
+	strcpy(buf, (const char *) (uintptr_t) addr);
+	return 0;
+}
+
+static int umask022(void *ctx, pid_t pid)
+{
+	(void) ctx;
+	(void) pid;
+	return 022;
+}
+
+/* The write-capable handlers under the same race: the host secrets and the host directory
+ * around the workspace must come out untouched. */
+TEST(handlers_under_swap_never_touch_the_host)
+{
+	static const ChildMem mem = {self_read, self_read_string, NULL};
+	SbxHooks hooks = {.get_umask = umask022, .get_path = sbx_default_get_path};
+	Fixture fx = {0};
+	SbxView *v;
+	char err[256], p[1200];
+	struct stat s1, s2, a1, a2;
+	Race race = {.alt = "alt"}, race2 = {.alt = "slink", .name = "secret"};
+	pthread_t th, th2;
+	unsigned n = iterations();
+
+	fx_tree(&fx);
+	fx_mount(&fx, "/workspace", "ws", MOUNT_RW);
+	ASSERT_EQ(sbx_view_new(&fx.policy, &hooks, 0, &v, err, sizeof(err)), 0);
+	fx_mkdir(fx.base, "ws/race");
+	fx_write(fx.base, "ws/race/secret", "decoy\n");
+	fx_symlink(fx.base, "ws/alt", fx.base);
+	ASSERT_EQ(fx_stat(&fx, "secret", &s1), 0);
+	snprintf(p, sizeof(p), "%s/ws", fx.base);
+	race.wsfd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_EQ(pthread_create(&th, NULL, swapper, &race), 0);
+	/* and, inside race/, the last component: secret <-> a symlink to the host secret */
+	snprintf(p, sizeof(p), "%s/secret", fx.base);
+	fx_symlink(fx.base, "ws/race/slink", p);
+	snprintf(p, sizeof(p), "%s/ws/race", fx.base);
+	race2.wsfd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_EQ(pthread_create(&th2, NULL, swapper, &race2), 0);
+	for (unsigned i = 0; i < n; i++) {
+		EmuRequest req = {.view = v, .mem = &mem, .pid = getpid(), .tgid = getpid()};
+		EmuDecision d;
+
+		emu_decision_init(&d);
+		switch (i % 6) {
+		case 0:
+			req.nr = SYS_chmod;
+			req.args[0] = (uintptr_t) "/workspace/race/secret";
+			req.args[1] = 0777;
+			(void) emu_handle_chmod(&req, &d);
+			break;
+		case 1:
+			req.nr = SYS_truncate;
+			req.args[0] = (uintptr_t) "/workspace/race/secret";
+			req.args[1] = 0;
+			(void) emu_handle_truncate(&req, &d);
+			break;
+		case 2:
+			req.nr = SYS_open;
+			req.args[0] = (uintptr_t) "/workspace/race/created";
+			req.args[1] = O_WRONLY | O_CREAT | O_TRUNC;
+			req.args[2] = 0644;
+			(void) emu_handle_open(&req, &d);
+			break;
+		case 3:
+			req.nr = SYS_unlink;
+			req.args[0] = (uintptr_t) "/workspace/race/created";
+			(void) emu_handle_unlink(&req, &d);
+			break;
+		case 4:
+			req.nr = SYS_open;
+			req.args[0] = (uintptr_t) "/workspace/race/secret";
+			req.args[1] = O_RDWR | O_APPEND;
+			(void) emu_handle_open(&req, &d);
+			if (d.inject_fd >= 0 && is_secret(d.inject_fd, &s1, &s1))
+				EXPECT_TRUE(false);
+			break;
+		default:
+			req.nr = SYS_utimensat;
+			req.args[0] = (uint64_t) AT_FDCWD;
+			req.args[1] = (uintptr_t) "/workspace/race/secret";
+			(void) emu_handle_utimes(&req, &d);
+			break;
+		}
+		if (d.inject_fd >= 0)
+			close(d.inject_fd);
+	}
+	atomic_store(&race.stop, true);
+	atomic_store(&race2.stop, true);
+	pthread_join(th, NULL);
+	pthread_join(th2, NULL);
+	close(race2.wsfd);
+	/* the secret outside: same content, mode, times; nothing created next to it */
+	ASSERT_EQ(fx_stat(&fx, "secret", &s2), 0);
+	EXPECT_EQ(s2.st_size, s1.st_size);
+	EXPECT_EQ(s2.st_mode, s1.st_mode);
+	EXPECT_EQ(s2.st_mtim.tv_sec, s1.st_mtim.tv_sec);
+	EXPECT_EQ(s2.st_mtim.tv_nsec, s1.st_mtim.tv_nsec);
+	EXPECT_EQ(fx_stat(&fx, "created", &a1), -1);
+	(void) a2;
+	printf("# %u handler calls, %lu + %lu swaps\n", n, (unsigned long) atomic_load(&race.swaps),
+	       (unsigned long) atomic_load(&race2.swaps));
+	close(race.wsfd);
+	fx_done(&fx, v);
 }
 
 int main(void)

@@ -327,6 +327,24 @@ TEST(nested_mounts_take_precedence)
 	dfd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	EXPECT_EQ(sbx_view_vpath_of_fd(v, dfd, vp, sizeof(vp), NULL), -EXDEV);
 	close(dfd);
+	/* a skeleton directory inside the / mount (the host lacks /deep/er) maps back */
+	snprintf(p, sizeof(p), "%s/deep/er", sbx_view_root_path(v));
+	dfd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_GE(dfd, 0);
+	EXPECT_EQ(sbx_view_vpath_of_fd(v, dfd, vp, sizeof(vp), NULL), 0);
+	EXPECT_STREQ(vp, "/deep/er");
+	{
+		SbxLookup l = {.path = "mnt/lib/libx.so", .dirfd = dfd, .dir_vpath = vp};
+
+		ASSERT_EQ(sbx_view_resolve(v, &l, &r), 0);
+		EXPECT_TRUE(same_file(r.fd, &fx, "sys/lib/libx.so"));
+		sbx_resolved_done(&r);
+		l.dirfd = -1;
+		ASSERT_EQ(sbx_view_resolve(v, &l, &r), 0);
+		EXPECT_STREQ(r.vpath, "/deep/er/mnt/lib/libx.so");
+		sbx_resolved_done(&r);
+	}
+	close(dfd);
 	snprintf(p, sizeof(p), "%s/rootfs/usr", fx.base);
 	dfd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	EXPECT_EQ(sbx_view_vpath_of_fd(v, dfd, vp, sizeof(vp), NULL), 0);

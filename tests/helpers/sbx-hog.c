@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sbx-hog MODE [ARGS]: misbehaves inside the sandbox so the budget tests can check that the
+ * supervisor stops it (tests/integration/test-budget-*.c). Each mode reports what it
+ * reached on stdout, one line per step, so the test can see how far it got. Modes that
+ * must be stopped by the supervisor never end by themselves (they sleep forever once
+ * their work is done, holding what they took).
+ *
+ *   forkmax                 fork children (which wait) until fork fails: "children N errno E"
+ *   threadmax               same with threads: "threads N errno E"
+ *   forkbomb FUEL           recursive fork bomb with a bounded amount of work, then exits 0
+ *   memhog STEP_MIB TOTAL   allocate and touch TOTAL MiB in steps: "allocated N" per step
+ *   multihog N MIB          N children each touch MIB MiB: "child I" each
+ *   spin THREADS            busy threads, forever
+ *   fsize DIR KIB           DIR/keep (KIB KiB), then DIR/fill until a write fails:
+ *                           "errno E size S"; exits 0
+ *   diskfill DIR N KIB      DIR/keep, then N files of KIB KiB each: "file I" each
+ *   flood BYTES             write BYTES bytes of 'x' on stdout, then "done" on stderr
+ *   fdleak                  open /dev/null until it fails: "fds N errno E"; exits 0
+ *   sleep MS                sleep, exit 0
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *errname(int e)
+{
+	switch (e) {
+	case EAGAIN:
+		return "EAGAIN";
+	case ENOMEM:
+		return "ENOMEM";
+	case EFBIG:
+		return "EFBIG";
+	case ENOSPC:
+		return "ENOSPC";
+	case EDQUOT:
+		return "EDQUOT";
+	case EMFILE:
+		return "EMFILE";
+	case ENFILE:
+		return "ENFILE";
+	default:
+		return "other";
+	}
+}
+
+/* the compiler must not drop an allocation nobody reads */
+static void keep(void *p)
+{
+	__asm__ volatile("" : : "r"(p) : "memory");
+}
+
+static void forever(void)
+{
+	for (;;)
+		pause();
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static int forkmax(void)
+{
+	int p[2], n = 0, e = 0;
+	char c;
+
+	if (pipe(p) < 0)
+		return 2;
+	for (;;) {
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			close(p[1]);
+			(void) !read(p[0], &c, 1); /* until the parent closes its end */
+			_exit(0);
+		}
+		if (pid < 0) {
+			e = errno;
+			break;
+		}
+		n++;
+		if (n > 100000)
+			break;
+	}
+	printf("children %d errno %s\n", n, errname(e));
+	fflush(stdout);
+	close(p[1]);
+	while (wait(NULL) > 0)
+		;
+	return 0;
+}
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *thread_wait(void *arg)
+{
+	(void) arg;
+	pthread_mutex_lock(&lock);
+	pthread_mutex_unlock(&lock);
+	return NULL;
+}
+
+static int threadmax(void)
+{
+	pthread_t th[4096];
+	pthread_attr_t a;
+	int n = 0, e = 0;
+
+	pthread_attr_init(&a);
+	pthread_attr_setstacksize(&a, 64 * 1024);
+	pthread_mutex_lock(&lock);
+	for (; n < 4096; n++) {
+		e = pthread_create(&th[n], &a, thread_wait, NULL);
+		if (e != 0)
+			break;
+	}
+	printf("threads %d errno %s\n", n, errname(e));
+	fflush(stdout);
+	pthread_mutex_unlock(&lock);
+	for (int i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	return 0;
+}
+
+/* Every process spends its fuel on fork attempts; a child takes half of what is left, so
+ * the total work is bounded by the initial fuel whatever the budget lets through. */
+static int forkbomb(long fuel)
+{
+	while (fuel > 0) {
+		pid_t pid;
+
+		fuel--;
+		pid = fork();
+		if (pid == 0) {
+			fuel /= 2;
+			continue;
+		}
+		if (pid > 0)
+			fuel -= fuel / 2;
+	}
+	sleep_ms(50);
+	while (wait(NULL) > 0)
+		;
+	return 0;
+}
+
+static int memhog(long step_mib, long total_mib)
+{
+	for (long done = 0; done < total_mib; done += step_mib) {
+		size_t len = (size_t) step_mib << 20;
+		char *p = malloc(len);
+
+		if (!p) {
+			printf("malloc failed at %ld\n", done);
+			fflush(stdout);
+			forever(); /* hold what we have: the supervisor must end us */
+		}
+		memset(p, 0x5a, len);
+		keep(p);
+		printf("allocated %ld\n", done + step_mib);
+		fflush(stdout);
+	}
+	forever();
+	return 0;
+}
+
+static int multihog(int n, long mib)
+{
+	for (int i = 0; i < n; i++) {
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			size_t len = (size_t) mib << 20;
+			char *p = malloc(len);
+
+			if (p) {
+				memset(p, 0x5a, len);
+				keep(p);
+			}
+			printf("child %d\n", i);
+			fflush(stdout);
+			forever();
+		}
+	}
+	forever();
+	return 0;
+}
+
+static void *spin_main(void *arg)
+{
+	volatile uint64_t x = 0;
+
+	(void) arg;
+	for (;;)
+		x++;
+	return NULL;
+}
+
+static int spin(int n)
+{
+	pthread_t th;
+
+	for (int i = 1; i < n; i++)
+		pthread_create(&th, NULL, spin_main, NULL);
+	spin_main(NULL);
+	return 0;
+}
+
+static int write_file(const char *dir, const char *name, long kib, int *ret_errno,
+		      long *ret_size)
+{
+	char path[4096], buf[4096];
+	long size = 0;
+	int fd;
+
+	memset(buf, 'k', sizeof(buf));
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		*ret_errno = errno;
+		return -1;
+	}
+	*ret_errno = 0;
+	while (kib < 0 || size < kib * 1024) {
+		ssize_t k = write(fd, buf, sizeof(buf));
+
+		if (k < 0) {
+			*ret_errno = errno;
+			break;
+		}
+		size += k;
+	}
+	if (ret_size)
+		*ret_size = size;
+	close(fd);
+	return *ret_errno ? -1 : 0;
+}
+
+static int fsize(const char *dir, long kib)
+{
+	int e;
+	long size = 0;
+
+	if (write_file(dir, "keep", kib, &e, NULL) < 0) {
+		printf("keep failed errno %s\n", errname(e));
+		return 1;
+	}
+	(void) write_file(dir, "fill", -1, &e, &size);
+	printf("errno %s size %ld\n", errname(e), size);
+	return 0;
+}
+
+static int diskfill(const char *dir, int n, long kib)
+{
+	char name[32];
+	int e;
+
+	if (write_file(dir, "keep", kib, &e, NULL) < 0) {
+		printf("keep failed errno %s\n", errname(e));
+		return 1;
+	}
+	for (int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "fill%d", i);
+		if (write_file(dir, name, kib, &e, NULL) < 0) {
+			printf("file %d errno %s\n", i, errname(e));
+			fflush(stdout);
+			forever();
+		}
+		printf("file %d\n", i);
+		fflush(stdout);
+	}
+	forever();
+	return 0;
+}
+
+static int flood(long long bytes)
+{
+	char buf[65536];
+
+	memset(buf, 'x', sizeof(buf));
+	while (bytes > 0) {
+		size_t n = bytes < (long long) sizeof(buf) ? (size_t) bytes : sizeof(buf);
+		ssize_t k = write(1, buf, n);
+
+		if (k < 0)
+			return 1;
+		bytes -= k;
+	}
+	fprintf(stderr, "done\n");
+	return 0;
+}
+
+static int fdleak(void)
+{
+	int n = 0, e = 0;
+
+	for (; n < 10000000; n++)
+		if (open("/dev/null", O_RDONLY) < 0) {
+			e = errno;
+			break;
+		}
+	printf("fds %d errno %s\n", n, errname(e));
+	return 0;
+}
+
+int main(int argc, char *argv[])
+{
+	const char *m = argc > 1 ? argv[1] : "";
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (strcmp(m, "forkmax") == 0)
+		return forkmax();
+	if (strcmp(m, "threadmax") == 0)
+		return threadmax();
+	if (strcmp(m, "forkbomb") == 0 && argc > 2)
+		return forkbomb(atol(argv[2]));
+	if (strcmp(m, "memhog") == 0 && argc > 3)
+		return memhog(atol(argv[2]), atol(argv[3]));
+	if (strcmp(m, "multihog") == 0 && argc > 3)
+		return multihog(atoi(argv[2]), atol(argv[3]));
+	if (strcmp(m, "spin") == 0 && argc > 2)
+		return spin(atoi(argv[2]));
+	if (strcmp(m, "fsize") == 0 && argc > 3)
+		return fsize(argv[2], atol(argv[3]));
+	if (strcmp(m, "diskfill") == 0 && argc > 4)
+		return diskfill(argv[2], atoi(argv[3]), atol(argv[4]));
+	if (strcmp(m, "flood") == 0 && argc > 2)
+		return flood(atoll(argv[2]));
+	if (strcmp(m, "fdleak") == 0)
+		return fdleak();
+	if (strcmp(m, "sleep") == 0 && argc > 2) {
+		sleep_ms(atol(argv[2]));
+		return 0;
+	}
+	fprintf(stderr, "usage: sbx-hog MODE [ARGS] (see the source)\n");
+	return 2;
+}

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Budgets that end quickly (docs/budgets.md): tasks (processes and threads, EAGAIN at the
+ * limit), cpu_time, file_size, disk, output, open_files, and a sleeping program under every
+ * budget. The heavy ones (memory hogs, a recursive fork bomb) are in test-budget-slow.c.
+ */
+#include "tests/integration/budget-run.h"
+#include "tests/unit/tap.h"
+
+static const char *hog(void)
+{
+	return sbx_env("SBX_HOG");
+}
+
+TEST(tasks_processes_fail_with_eagain_at_the_limit)
+{
+	const char *sets[] = {"limits.tasks=12", "limits.wall_time=60s", NULL};
+	const char *cmd[] = {hog(), "forkmax", NULL};
+	BudgetRun r;
+
+	ASSERT_TRUE(budget_setup() != NULL);
+	budget_run(&r, sets, false, cmd);
+	EXPECT_EQ(r.code, 0);
+	/* the hog itself plus 11 children */
+	EXPECT_EQ(last_value(&r, "children"), 11);
+	EXPECT_TRUE(strstr(r.out, "errno EAGAIN") != NULL);
+	EXPECT_TRUE(r.max_tasks <= 12);
+	budget_cleanup();
+}
+
+TEST(tasks_threads_fail_with_eagain_at_the_limit)
+{
+	const char *sets[] = {"limits.tasks=9", "limits.wall_time=60s", NULL};
+	const char *cmd[] = {hog(), "threadmax", NULL};
+	BudgetRun r;
+
+	ASSERT_TRUE(budget_setup() != NULL);
+	budget_run(&r, sets, false, cmd);
+	EXPECT_EQ(r.code, 0);
+	EXPECT_EQ(last_value(&r, "threads"), 8);
+	EXPECT_TRUE(strstr(r.out, "errno EAGAIN") != NULL);
+	EXPECT_TRUE(r.max_tasks <= 9);
+	budget_cleanup();
+}
+
+TEST(cpu_spinner_in_four_threads_stops_at_cpu_time)
+{
+	const char *sets[] = {"limits.cpu_time=1s", "limits.kill_grace=200ms",
+			      "limits.wall_time=120s", NULL};
+	const char *cmd[] = {hog(), "spin", "4", NULL};
+	BudgetRun r;
+
+	ASSERT_TRUE(budget_setup() != NULL);
+	budget_run(&r, sets, true, cmd);
+	EXPECT_EQ(r.code, 137);
+	EXPECT_TRUE(strstr(r.err, "cpu_time limit of 1s reached") != NULL);
+	EXPECT_TRUE(strstr(r.out, "\"killed_by\":\"cpu_time\"") != NULL ||
+		    strstr(r.out, "\"killed_by\": \"cpu_time\"") != NULL);
+	budget_cleanup();
+}
+
+TEST(file_size_filler_gets_efbig_and_earlier_file_is_intact)
+{
+	const char *sets[] = {"limits.file_size=1MiB", "limits.wall_time=60s", NULL};
+	const char *dir = budget_setup();
+	const char *cmd[] = {hog(), "fsize", dir, "200", NULL};
+	BudgetRun r;
+
+	ASSERT_TRUE(dir != NULL);
+	budget_run(&r, sets, false, cmd);
+	EXPECT_EQ(r.code, 0);
+	EXPECT_TRUE(strstr(r.out, "errno EFBIG size 1048576") != NULL);
+	EXPECT_EQ(file_size(dir, "keep"), 200 * 1024);
+	EXPECT_EQ(file_size(dir, "fill"), 1048576);
+	budget_cleanup();
+}
+
+TEST(disk_single_file_filler_stops_with_efbig)
+{
+	const char *sets[] = {"limits.disk=2MiB", "limits.wall_time=60s", NULL};
+	const char *dir = budget_setup();
+	const char *cmd[] = {hog(), "fsize", dir, "300", NULL};
+	BudgetRun r;
+
+	ASSERT_TRUE(dir != NULL);
+	budget_run(&r, sets, false, cmd);
+	EXPECT_EQ(r.code, 0);
+	EXPECT_TRUE(strstr(r.out, "errno EFBIG size 2097152") != NULL);
+	EXPECT_EQ(file_size(dir, "keep"), 300 * 1024);
+	budget_cleanup();
+}
+
+TEST(disk_many_files_filler_is_stopped_and_earlier_files_are_intact)
+{
+	const char *sets[] = {"limits.disk=2MiB", "limits.kill_grace=200ms",
+			      "limits.wall_time=120s", NULL};
+	const char *dir = budget_setup();
+	/* 24 files of 256 KiB: 6 MiB, never more (the hog then waits to be stopped) */
+	const char *cmd[] = {hog(), "diskfill", dir, "24", "256", NULL};
+	BudgetRun r;
+	long files;
+
+	ASSERT_TRUE(dir != NULL);
+	budget_run(&r, sets, true, cmd);
+	EXPECT_EQ(r.code, 137);
+	EXPECT_TRUE(strstr(r.err, "disk limit of 2MiB reached") != NULL);
+	EXPECT_EQ(file_size(dir, "keep"), 256 * 1024);
+	files = last_value(&r, "file");
+	/* every file the hog finished is complete: nothing is removed or cut afterwards */
+	for (long i = 0; i <= files; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "fill%ld", i);
+		EXPECT_EQ(file_size(dir, name), 256 * 1024);
+	}
+	budget_cleanup();
+}
+
+TEST(output_flood_is_cut_with_the_marker)
+{
+	const char *sets[] = {"limits.output=10000", "limits.wall_time=60s", NULL};
+	const char *cmd[] = {hog(), "flood", "10000000", NULL};
+	BudgetRun r;
+
+	ASSERT_TRUE(budget_setup() != NULL);
+	budget_run(&r, sets, false, cmd);
+	/* not stopped: the rest is read and dropped */
+	EXPECT_EQ(r.code, 0);
+	EXPECT_TRUE(strstr(r.out, "[sbxtrace: output truncated at 10000 bytes]") != NULL);
+	EXPECT_EQ(strspn(r.out, "x"), (size_t) 10000);
+	budget_cleanup();
+}
+
+TEST(output_flood_is_cut_with_the_marker_in_json)
+{
+	const char *sets[] = {"limits.output=5000", "limits.wall_time=60s", NULL};
+	const char *cmd[] = {hog(), "flood", "1000000", NULL};
+	BudgetRun r;
+
+	ASSERT_TRUE(budget_setup() != NULL);
+	budget_run(&r, sets, true, cmd);
+	EXPECT_EQ(r.code, 0);
+	EXPECT_TRUE(strstr(r.out, "[sbxtrace: output truncated at 5000 bytes]") != NULL);
+	budget_cleanup();
+}
+
+TEST(fd_leak_stops_at_open_files_with_emfile)
+{
+	const char *sets[] = {"limits.open_files=64", "limits.wall_time=60s", NULL};
+	const char *cmd[] = {hog(), "fdleak", NULL};
+	BudgetRun r;
+
+	ASSERT_TRUE(budget_setup() != NULL);
+	budget_run(&r, sets, false, cmd);
+	EXPECT_EQ(r.code, 0);
+	/* 0, 1, 2 are open: 61 more */
+	EXPECT_EQ(last_value(&r, "fds"), 61);
+	EXPECT_TRUE(strstr(r.out, "errno EMFILE") != NULL);
+	budget_cleanup();
+}
+
+TEST(sleeping_program_under_every_budget_exits_zero)
+{
+	const char *sets[] = {"limits.wall_time=60s", "limits.cpu_time=30s",
+			      "limits.memory=256MiB", "limits.tasks=16",
+			      "limits.file_size=1MiB", "limits.open_files=64",
+			      "limits.disk=1MiB", "limits.output=1MiB",
+			      NULL};
+	const char *cmd[] = {hog(), "sleep", "500", NULL};
+	BudgetRun r;
+
+	ASSERT_TRUE(budget_setup() != NULL);
+	budget_run(&r, sets, true, cmd);
+	EXPECT_EQ(r.code, 0);
+	EXPECT_TRUE(strstr(r.out, "\"killed_by\":null") != NULL ||
+		    strstr(r.out, "\"killed_by\": null") != NULL ||
+		    strstr(r.out, "killed_by") == NULL);
+	budget_cleanup();
+}
+
+int main(void)
+{
+	return tap_run();
+}

@@ -1,0 +1,736 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Budgets for the whole tree without cgroups (docs/budgets.md says what each guarantees).
+ *
+ *   cpu_time   sampled: sum of utime+stime+cutime+cstime of every live process of the tree
+ *              plus cutime+cstime of the keeper (orphans it reaped). A child's time moves
+ *              into its parent's cutime when the parent waits for it (kernel/exit.c,
+ *              wait_task_zombie), so the sum only drops when a child is reaped without a
+ *              waiter (SIGCHLD ignored); the drop is added back (the total is monotonic).
+ *              Backstop: RLIMIT_CPU per process.
+ *   memory     sampled: sum of resident pages (/proc/PID/stat rss) of the tree. Shared pages
+ *              count once per process (over-count, never under-count). Backstop:
+ *              RLIMIT_DATA per process (not RLIMIT_AS: Go, Node and the JVM reserve far
+ *              more address space than they use).
+ *   tasks      exact at creation: clone/fork/vfork are notified; the decision depends on
+ *              registers only (CONTINUE or EAGAIN), counted against the live tasks plus the
+ *              clones already let through and not yet visible.
+ *   disk       sampled: allocated bytes under the rw mount sources minus their usage at the
+ *              start; RLIMIT_FSIZE = min(file_size, disk) stops a single file at once.
+ */
+#include "tracer/budget.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <seccomp.h>
+
+#include "common/log.h"
+#include "common/macros.h"
+#include "common/util.h"
+#include "policy/policy.h"
+#include "tracer/internal.h"
+
+/* Sampling is adaptive: the next sample comes when the budget could be used up at the
+ * fastest rate the tree can consume it, between TICK_MIN_MS and TICK_MAX_MS, and never
+ * sooner than SAMPLE_COST_FACTOR times what the last sample cost (docs/budgets.md). */
+#define TICK_MIN_MS	   10
+#define TICK_MAX_MS	   250
+#define TICK_DISK_MIN_MS   200
+#define SAMPLE_COST_FACTOR 10
+/* Resident memory grows at most this fast per CPU (first touch of anonymous pages, 4 KiB
+ * faults; measured ~3 GiB/s here, with room for faster machines) */
+#define FAULT_BYTES_PER_S_PER_CPU (UINT64_C(8) << 30)
+#define DISK_WALK_MAX	  1000000 /* inodes counted per walk; beyond, the walk stops */
+#define RESERVATION_MAX_NS (1000ULL * 1000 * 1000)
+
+void budget_format_size(uint64_t bytes, char *buf, size_t size)
+{
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	double v = (double) bytes;
+	size_t u = 0;
+
+	while (v >= 1024.0 && u + 1 < ARRAY_SIZE(units)) {
+		v /= 1024.0;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, size, "%lluB", (unsigned long long) bytes);
+	else if (v == (double) (uint64_t) v)
+		snprintf(buf, size, "%llu%s", (unsigned long long) v, units[u]);
+	else
+		snprintf(buf, size, "%.1f%s", v, units[u]);
+}
+
+static void format_ms(uint64_t ms, char *buf, size_t size)
+{
+	if (ms % 1000 == 0)
+		snprintf(buf, size, "%llus", (unsigned long long) (ms / 1000));
+	else
+		snprintf(buf, size, "%.2fs", (double) ms / 1000.0);
+}
+
+/* ---- disk usage of the rw mount sources ---- */
+
+typedef struct DiskWalk {
+	uint64_t bytes;
+	uint64_t inodes;
+	dev_t *seen_dev; /* hard links: (dev, ino) of files with nlink > 1 */
+	ino_t *seen_ino;
+	size_t n_seen, cap_seen;
+} DiskWalk;
+
+static bool seen_before(DiskWalk *w, const struct stat *st)
+{
+	for (size_t i = 0; i < w->n_seen; i++)
+		if (w->seen_ino[i] == st->st_ino && w->seen_dev[i] == st->st_dev)
+			return true;
+	if (w->n_seen == w->cap_seen) {
+		size_t cap = w->cap_seen ? w->cap_seen * 2 : 64;
+		dev_t *d = realloc(w->seen_dev, cap * sizeof(*d));
+		ino_t *i;
+
+		if (!d)
+			return false;
+		w->seen_dev = d;
+		i = realloc(w->seen_ino, cap * sizeof(*i));
+		if (!i)
+			return false;
+		w->seen_ino = i;
+		w->cap_seen = cap;
+	}
+	w->seen_dev[w->n_seen] = st->st_dev;
+	w->seen_ino[w->n_seen++] = st->st_ino;
+	return false;
+}
+
+/* Allocated bytes beneath dirfd (which it closes); never follows symlinks, stays on the
+ * directory's own tree (other file systems mounted below are counted too: they are
+ * written through the same mount). */
+static void disk_walk_dir(DiskWalk *w, int dirfd, unsigned depth)
+{
+	DIR *d;
+	struct dirent *de;
+
+	if (depth > 256) {
+		(void) close(dirfd);
+		return;
+	}
+	d = fdopendir(dirfd);
+	if (!d) {
+		(void) close(dirfd);
+		return;
+	}
+	while ((de = readdir(d)) && w->inodes < DISK_WALK_MAX) {
+		struct stat st;
+
+		if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+			continue;
+		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		w->inodes++;
+		if (st.st_nlink > 1 && !S_ISDIR(st.st_mode) && seen_before(w, &st))
+			continue;
+		w->bytes += (uint64_t) st.st_blocks * 512;
+		if (S_ISDIR(st.st_mode)) {
+			int fd = openat(dirfd, de->d_name,
+					O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+			if (fd >= 0)
+				disk_walk_dir(w, fd, depth + 1);
+		}
+	}
+	closedir(d);
+}
+
+static uint64_t disk_usage(char **roots)
+{
+	DiskWalk w = {};
+
+	for (char **r = roots; r && *r; r++) {
+		int fd = open(*r, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		if (fd >= 0)
+			disk_walk_dir(&w, fd, 0);
+	}
+	free(w.seen_dev);
+	free(w.seen_ino);
+	return w.bytes;
+}
+
+/* ---- setup ---- */
+
+/* 0 never passes validation; a Policy built by hand (unit tests) leaves limits at 0 */
+static bool is_set(uint64_t v)
+{
+	return v != LIMIT_UNSET && v != 0;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+int budget_init(Budget *b, const Policy *p)
+{
+	const PolicyLimits *l = &p->limits;
+
+	*b = (Budget){
+		.policy = p,
+		.rl_fsize = RLIM_INFINITY,
+		.rl_nofile = RLIM_INFINITY,
+		.rl_cpu_s = RLIM_INFINITY,
+		.rl_data = RLIM_INFINITY,
+		.memory_hard = UINT64_MAX,
+	};
+	pthread_mutex_init(&b->lock, NULL);
+	b->clk_tck = sysconf(_SC_CLK_TCK);
+	if (b->clk_tck <= 0)
+		b->clk_tck = 100;
+	b->ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (is_set(l->cpus)) {
+		b->cpus = l->cpus;
+		if (b->ncpus > 0 && (uint64_t) b->ncpus > l->cpus)
+			b->ncpus = (long) l->cpus;
+	}
+	b->page_size = sysconf(_SC_PAGESIZE);
+	if (b->page_size <= 0)
+		b->page_size = 4096;
+
+	if (is_set(l->file_size))
+		b->rl_fsize = l->file_size;
+	if (is_set(l->disk))
+		b->rl_fsize = min_u64(b->rl_fsize, l->disk);
+	/* The kernel's answer to a write past RLIMIT_FSIZE is SIGXFSZ, whose default action
+	 * kills: ignored, the write fails with EFBIG, which a program can handle. */
+	b->ignore_sigxfsz = b->rl_fsize != RLIM_INFINITY;
+	if (is_set(l->open_files))
+		b->rl_nofile = l->open_files;
+	if (is_set(l->cpu_time_ms)) {
+		/* a backstop for one process; the tree-wide sum is sampled. One second more
+		 * than the budget, so the sampler, not SIGXCPU, normally ends the run. */
+		b->rl_cpu_s = (l->cpu_time_ms + 999) / 1000 + 1;
+		b->tick_ms = TICK_MIN_MS;
+	}
+	if (is_set(l->memory)) {
+		/* RLIMIT_DATA counts writable private mappings (brk, anonymous mmap, thread
+		 * stacks) by address space, not residency: twice the budget (at least 256 MiB
+		 * more) leaves room for reserved-but-untouched stacks and arenas while still
+		 * stopping one process that runs away during the grace period. */
+		b->rl_data = l->memory + MAX(l->memory, (uint64_t) 256 << 20);
+		b->memory_hard = l->memory + MAX(l->memory / 4, (uint64_t) 32 << 20);
+		b->tick_ms = TICK_MIN_MS;
+	}
+	if (is_set(l->disk)) {
+		for (size_t i = 0; i < p->n_mounts; i++)
+			if (p->mounts[i].mode == MOUNT_RW && p->mounts[i].source &&
+			    strv_push(&b->disk_roots, p->mounts[i].source) < 0)
+				return -ENOMEM;
+		if (b->disk_roots) {
+			uint64_t t0 = now_monotonic_ns(), took;
+
+			b->disk_baseline = disk_usage(b->disk_roots);
+			took = now_monotonic_ns() - t0;
+			/* walking costs in proportion to the files: at most ~5% of one CPU */
+			b->disk_interval_ns = MAX(took * 20, TICK_DISK_MIN_MS * 1000000ULL);
+			b->disk_next_ns = now_monotonic_ns() + b->disk_interval_ns;
+			if (!b->tick_ms || b->tick_ms > TICK_DISK_MIN_MS)
+				b->tick_ms = b->tick_ms ? b->tick_ms : TICK_DISK_MIN_MS;
+		}
+	}
+	return 0;
+}
+
+void budget_done(Budget *b)
+{
+	strv_free(b->disk_roots);
+	b->disk_roots = NULL;
+	pthread_mutex_destroy(&b->lock);
+}
+
+static void child_limit(int res, uint64_t cur, uint64_t max)
+{
+	struct rlimit rl;
+
+	if (cur == RLIM_INFINITY || getrlimit(res, &rl) < 0)
+		return;
+	/* never raise: only lower */
+	if (rl.rlim_max == RLIM_INFINITY || max < rl.rlim_max)
+		rl.rlim_max = max;
+	rl.rlim_cur = MIN(rl.rlim_max, (rlim_t) cur);
+	(void) setrlimit(res, &rl);
+}
+
+void budget_child_setup(const Budget *b)
+{
+	if (b->cpus > 0) {
+		/* the first `cpus` CPUs we may run on; advisory: the program may widen it
+		 * again with sched_setaffinity(0, …) (docs/budgets.md) */
+		cpu_set_t set, keep;
+		uint64_t n = 0;
+
+		CPU_ZERO(&keep);
+		if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+			for (int c = 0; c < CPU_SETSIZE && n < b->cpus; c++)
+				if (CPU_ISSET(c, &set)) {
+					CPU_SET(c, &keep);
+					n++;
+				}
+			if (n > 0)
+				(void) sched_setaffinity(0, sizeof(keep), &keep);
+		}
+	}
+	child_limit(RLIMIT_FSIZE, b->rl_fsize, b->rl_fsize);
+	child_limit(RLIMIT_NOFILE, b->rl_nofile, b->rl_nofile);
+	/* SIGXCPU at the soft limit, SIGKILL at the hard one */
+	child_limit(RLIMIT_CPU, b->rl_cpu_s,
+		    b->rl_cpu_s == RLIM_INFINITY ? RLIM_INFINITY : b->rl_cpu_s + 1);
+	child_limit(RLIMIT_DATA, b->rl_data, b->rl_data);
+	if (b->ignore_sigxfsz)
+		(void) signal(SIGXFSZ, SIG_IGN);
+}
+
+/* ---- /proc sampling ---- */
+
+typedef struct ProcStat {
+	char state;
+	uint64_t utime, stime, cutime, cstime; /* clock ticks */
+	uint64_t threads;
+	uint64_t rss; /* pages */
+} ProcStat;
+
+static int read_proc_stat(pid_t pid, ProcStat *ret)
+{
+	char path[64], buf[1024], *p, *save = NULL, *tok;
+	_cleanup_close_ int fd = -1;
+	ProcStat s = {};
+	ssize_t n;
+	int field = 3;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return n < 0 ? -errno : -ESRCH;
+	buf[n] = 0;
+	/* the comm field may hold anything: fields start after the last ')' */
+	p = strrchr(buf, ')');
+	if (!p)
+		return -EIO;
+	for (tok = strtok_r(p + 1, " ", &save); tok && field <= 24;
+	     tok = strtok_r(NULL, " ", &save), field++) {
+		uint64_t v = strtoull(tok, NULL, 10);
+
+		switch (field) {
+		case 3:
+			s.state = tok[0];
+			break;
+		case 14:
+			s.utime = v;
+			break;
+		case 15:
+			s.stime = v;
+			break;
+		case 16:
+			s.cutime = v;
+			break;
+		case 17:
+			s.cstime = v;
+			break;
+		case 20:
+			s.threads = v;
+			break;
+		case 24:
+			s.rss = v;
+			break;
+		default:
+			break;
+		}
+	}
+	if (field <= 24)
+		return -EIO;
+	*ret = s;
+	return 0;
+}
+
+typedef struct Sample {
+	uint64_t ticks, rss_pages, tasks, processes;
+} Sample;
+
+/* ---- walking the tree ---- */
+
+typedef struct PidSet {
+	pid_t *v;
+	size_t n, cap; /* cap is a power of two; 0 = empty slot */
+} PidSet;
+
+/* Adds pid; 1 if it was new, 0 if known, -ENOMEM. */
+static int pidset_add(PidSet *s, pid_t pid)
+{
+	size_t i;
+
+	if ((s->n + 1) * 2 > s->cap) {
+		PidSet bigger = {.cap = s->cap ? s->cap * 2 : 256};
+
+		bigger.v = calloc(bigger.cap, sizeof(pid_t));
+		if (!bigger.v)
+			return -ENOMEM;
+		for (size_t j = 0; j < s->cap; j++)
+			if (s->v[j])
+				(void) pidset_add(&bigger, s->v[j]);
+		free(s->v);
+		*s = bigger;
+	}
+	for (i = (size_t) pid * 2654435761u & (s->cap - 1); s->v[i]; i = (i + 1) & (s->cap - 1))
+		if (s->v[i] == pid)
+			return 0;
+	s->v[i] = pid;
+	s->n++;
+	return 1;
+}
+
+/* Pushes the pids listed in one /proc/PID/task/TID/children file. */
+static int push_children_file(const char *path, pid_t **stack, size_t *n, size_t *cap)
+{
+	_cleanup_close_ int fd = -1;
+	char buf[4096];
+	ssize_t k;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* gone */
+	/* the kernel's seq_file never splits an entry across reads */
+	while ((k = read(fd, buf, sizeof(buf) - 1)) > 0) {
+		char *p = buf, *end;
+
+		buf[k] = 0;
+		for (;; p = end) {
+			long v = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			if (*n == *cap) {
+				size_t c = *cap ? *cap * 2 : 256;
+				pid_t *nv = realloc(*stack, c * sizeof(pid_t));
+
+				if (!nv)
+					return -ENOMEM;
+				*stack = nv;
+				*cap = c;
+			}
+			(*stack)[(*n)++] = (pid_t) v;
+		}
+	}
+	return 0;
+}
+
+/* Children of every thread of pid, pushed on *stack. A single-threaded process (most of a
+ * tree) has one children file: no directory listing. A thread started after its stat was
+ * read has no child yet that the tasks budget did not see: creating one needs a clone
+ * decision, and those wait for the count (the lock); for the sampled budgets, a child
+ * missed is counted at the next sample. */
+static int push_children(pid_t pid, uint64_t threads, pid_t **stack, size_t *n, size_t *cap)
+{
+	char path[96];
+	struct dirent *de;
+	DIR *d;
+	int r = 0;
+
+	if (threads <= 1) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int) pid, (int) pid);
+		return push_children_file(path, stack, n, cap);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task", (int) pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while (r >= 0 && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/children", (int) pid, de->d_name);
+		r = push_children_file(path, stack, n, cap);
+	}
+	closedir(d);
+	return r;
+}
+
+/*
+ * Tasks alive below the keeper. A plain walk can miss a process whose parent exits while
+ * the walk is under way: it moves to the keeper (the subreaper) after the keeper's list was
+ * read and before its old parent's. Every such move ends in the keeper's list, so after the
+ * walk the keeper's children are read again and any process not seen yet is walked too,
+ * until a pass finds nothing new. (A program that makes itself a subreaper can still take
+ * orphans out of sight of one count: docs/budgets.md.)
+ */
+static int scan_tree(pid_t keeper, Sample *ret)
+{
+	PidSet seen = {};
+	pid_t *stack = NULL;
+	size_t n = 0, cap = 0;
+	Sample s = {};
+	int r = 0;
+
+	for (unsigned pass = 0; pass < 64; pass++) {
+		uint64_t before = s.processes;
+
+		r = push_children(keeper, 1, &stack, &n, &cap);
+		while (r >= 0 && n > 0) {
+			pid_t pid = stack[--n];
+			ProcStat ps;
+
+			r = pidset_add(&seen, pid);
+			if (r <= 0)
+				continue; /* known, or out of memory */
+			if (read_proc_stat(pid, &ps) < 0)
+				continue;
+			s.processes++;
+			s.tasks += MAX(ps.threads, (uint64_t) 1);
+			s.ticks += ps.utime + ps.stime + ps.cutime + ps.cstime;
+			s.rss_pages += ps.rss;
+			r = push_children(pid, ps.threads, &stack, &n, &cap);
+		}
+		if (r < 0 || s.processes == before)
+			break;
+	}
+	free(stack);
+	free(seen.v);
+	*ret = s;
+	return r < 0 ? r : 0;
+}
+
+static uint64_t clamp_tick(uint64_t ms)
+{
+	return MIN(MAX(ms, (uint64_t) TICK_MIN_MS), (uint64_t) TICK_MAX_MS);
+}
+
+/* When the next sample is due: the soonest any budget could run out at full speed. */
+static uint64_t next_tick(const Budget *b, uint64_t cost_ns)
+{
+	const PolicyLimits *l = &b->policy->limits;
+	uint64_t next = TICK_MAX_MS, cpus = (uint64_t) MAX(b->ncpus, 1L);
+
+	if (is_set(l->memory)) {
+		uint64_t room = l->memory > b->memory ? l->memory - b->memory : 0;
+
+		next = MIN(next, clamp_tick(room * 1000 / (FAULT_BYTES_PER_S_PER_CPU * cpus)));
+	}
+	if (is_set(l->cpu_time_ms)) {
+		uint64_t room = l->cpu_time_ms > b->cpu_ms ? l->cpu_time_ms - b->cpu_ms : 0;
+
+		next = MIN(next, clamp_tick(room / cpus));
+	}
+	if (b->disk_roots) {
+		uint64_t now = now_monotonic_ns();
+		uint64_t due = b->disk_next_ns > now ? (b->disk_next_ns - now) / 1000000 : 0;
+
+		next = MIN(next, clamp_tick(due));
+	}
+	return MAX(next, cost_ns * SAMPLE_COST_FACTOR / 1000000);
+}
+
+uint64_t budget_next_ms(const Budget *b)
+{
+	return b->next_ms ? b->next_ms : b->tick_ms;
+}
+
+const char *budget_sample(Budget *b, pid_t keeper, char *msg, size_t size)
+{
+	const PolicyLimits *l = &b->policy->limits;
+	uint64_t t0 = now_monotonic_ns(), cpu_ms;
+	Sample s = {};
+	ProcStat ks;
+	const char *breach = NULL;
+	char lim[32], got[32];
+
+	(void) scan_tree(keeper, &s);
+	if (read_proc_stat(keeper, &ks) == 0)
+		s.ticks += ks.cutime + ks.cstime;
+
+	cpu_ms = s.ticks * 1000 / (uint64_t) b->clk_tck + b->cpu_offset_ms;
+	if (cpu_ms < b->cpu_last_ms) {
+		/* a process reaped without a waiting parent took its time along */
+		b->cpu_offset_ms += b->cpu_last_ms - cpu_ms;
+		cpu_ms = b->cpu_last_ms;
+	}
+	b->cpu_last_ms = b->cpu_ms = cpu_ms;
+	b->memory = s.rss_pages * (uint64_t) b->page_size;
+	b->memory_peak = MAX(b->memory_peak, b->memory);
+	pthread_mutex_lock(&b->lock);
+	b->tasks_peak = MAX(b->tasks_peak, s.tasks);
+	pthread_mutex_unlock(&b->lock);
+	b->processes = s.processes;
+
+	if (b->disk_roots && t0 >= b->disk_next_ns) {
+		uint64_t used = disk_usage(b->disk_roots), took = now_monotonic_ns() - t0;
+
+		b->disk_used = used > b->disk_baseline ? used - b->disk_baseline : 0;
+		b->disk_peak = MAX(b->disk_peak, b->disk_used);
+		b->disk_interval_ns = MAX(took * 20, TICK_DISK_MIN_MS * 1000000ULL);
+		b->disk_next_ns = now_monotonic_ns() + b->disk_interval_ns;
+	}
+
+	if (is_set(l->memory) && b->memory > l->memory) {
+		budget_format_size(l->memory, lim, sizeof(lim));
+		budget_format_size(b->memory, got, sizeof(got));
+		snprintf(msg, size, "memory limit of %s reached: %s resident in %llu processes",
+			 lim, got, (unsigned long long) s.processes);
+		breach = "memory";
+	} else if (is_set(l->cpu_time_ms) && cpu_ms > l->cpu_time_ms) {
+		format_ms(l->cpu_time_ms, lim, sizeof(lim));
+		format_ms(cpu_ms, got, sizeof(got));
+		snprintf(msg, size, "cpu_time limit of %s reached: the tree used %s of CPU", lim,
+			 got);
+		breach = "cpu_time";
+	} else if (is_set(l->disk) && b->disk_used > l->disk) {
+		budget_format_size(l->disk, lim, sizeof(lim));
+		budget_format_size(b->disk_used, got, sizeof(got));
+		snprintf(msg, size, "disk limit of %s reached: %s written into the rw mounts", lim,
+			 got);
+		breach = "disk";
+	}
+	b->samples++;
+	b->sample_ns_total += now_monotonic_ns() - t0;
+	b->next_ms = next_tick(b, now_monotonic_ns() - t0);
+	return breach;
+}
+
+bool budget_hard_exceeded(const Budget *b)
+{
+	return b->memory > b->memory_hard;
+}
+
+/* ---- tasks ---- */
+
+void budget_filter_apply(TracerFilter *f, const Policy *p)
+{
+	static const char *const names[] = {"clone", "fork", "vfork"};
+
+	if (!is_set(p->limits.tasks))
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, names[i]);
+		TracerSlot *s;
+
+		if (nr < 0 || nr >= TRACER_NR_MAX)
+			continue;
+		s = &f->slots[nr];
+		/* a policy that denies or kills it keeps that */
+		if (s->kill || s->deny_error > 0 || (s->action & SECCOMP_RET_ACTION_FULL) !=
+							    SECCOMP_RET_ALLOW)
+			continue;
+		s->action = SECCOMP_RET_USER_NOTIF;
+		s->handler = budget_handle_clone;
+	}
+}
+
+/* Whether tid's clone that we let through may still be under way: it is while the thread
+ * is still in that syscall (/proc/TID/syscall names it, or it is running: unknown). */
+static bool reservation_pending(const BudgetReservation *r, uint64_t now)
+{
+	char path[64], buf[128];
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+
+	if (now - r->when_ns > RESERVATION_MAX_NS)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int) r->tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno != ENOENT && errno != ESRCH; /* unreadable: keep until it ages out */
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return n < 0 && errno != ESRCH;
+	buf[n] = 0;
+	if (strncmp(buf, "running", 7) == 0)
+		return true;
+	return strtol(buf, NULL, 10) == r->nr;
+}
+
+/*
+ * The decision is exact where it matters and cheap elsewhere: `bound` is an upper bound of
+ * the tasks alive plus the clones in flight (a count of the tree plus every clone allowed
+ * since; exits only lower the truth). While bound + 1 fits, a clone is allowed without
+ * looking at /proc. Otherwise the tree is counted again, exactly: the tasks seen plus the
+ * clones let through whose thread may still be in that call (a child is not visible until
+ * its parent's clone has linked it).
+ */
+int budget_handle_clone(const EmuRequest *req, EmuDecision *d)
+{
+	Tracer *t = req->tracer;
+	Budget *b = t->budget;
+	uint64_t now = now_monotonic_ns(), limit = req->policy->limits.tasks;
+	Sample s = {};
+	size_t kept = 0;
+
+	/* Register-only decision: the flags (namespace flags are denied in the filter) and
+	 * the caller's identity; nothing read from its memory, so CONTINUE is safe. */
+	pthread_mutex_lock(&b->lock);
+	if (b->bound_valid && b->bound + 1 <= limit && b->n_res < BUDGET_MAX_RESERVATIONS)
+		goto allow;
+
+	for (size_t i = 0; i < b->n_res; i++) {
+		/* a thread making a new call has returned from its earlier clone */
+		if (b->res[i].tid == req->pid || !reservation_pending(&b->res[i], now))
+			continue;
+		b->res[kept++] = b->res[i];
+	}
+	b->n_res = kept;
+	if (scan_tree(t->keeper, &s) < 0) {
+		b->bound_valid = false;
+		pthread_mutex_unlock(&b->lock);
+		return -ENOMEM; /* fails the call closed */
+	}
+	b->bound = s.tasks + b->n_res;
+	b->bound_valid = true;
+	b->tasks_peak = MAX(b->tasks_peak, s.tasks);
+	b->scans++;
+	if (b->bound + 1 > limit || b->n_res >= BUDGET_MAX_RESERVATIONS) {
+		b->clones_denied++;
+		pthread_mutex_unlock(&b->lock);
+		d->verdict = EMU_FAIL;
+		d->error = EAGAIN;
+		d->why = "tasks budget";
+		return 0;
+	}
+allow:
+	b->res[b->n_res++] = (BudgetReservation){.tid = req->pid, .nr = req->nr, .when_ns = now};
+	b->bound++;
+	pthread_mutex_unlock(&b->lock);
+	d->verdict = EMU_CONTINUE;
+	return 0;
+}
+
+/* ---- cgroup v2 (doctor) ---- */
+
+bool tracer_cgroup_delegated(char *ret_path, size_t size)
+{
+	char line[512], path[600];
+	bool ok = false;
+	FILE *f = fopen("/proc/self/cgroup", "re");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "0::", 3) == 0) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(path, sizeof(path), "/sys/fs/cgroup%s", line + 3);
+			/* delegated: we may create a child group and write its limits */
+			ok = access(path, W_OK) == 0;
+			snprintf(ret_path, size, "%s", path);
+			break;
+		}
+	fclose(f);
+	return ok;
+}

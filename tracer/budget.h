@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * Resource budgets for the whole process tree, without cgroups or root (docs/budgets.md):
+ * cpu_time, memory and disk are sampled from /proc and the rw mount sources on a timer in the
+ * supervisor's main loop; tasks are counted at every clone/fork/vfork (a register-only
+ * decision: CONTINUE under the budget, EAGAIN over it); file_size, open_files and backstops
+ * for cpu_time and memory are per-process rlimits set in the command before it execs;
+ * output is cut by the main loop with a marker. Private to tracer/.
+ */
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "emulation/emu.h"
+
+typedef struct Policy Policy;
+typedef struct TracerFilter TracerFilter;
+
+#define BUDGET_MAX_RESERVATIONS 256
+
+typedef struct BudgetReservation {
+	pid_t tid;	   /* the thread whose clone was let through */
+	int nr;		   /* clone, fork or vfork */
+	uint64_t when_ns;  /* CLOCK_MONOTONIC of the decision */
+} BudgetReservation;
+
+typedef struct Budget {
+	const Policy *policy;
+	long clk_tck, page_size, ncpus; /* ncpus: online, or the cpus limit if lower */
+	uint64_t cpus;			/* 0: leave the affinity alone */
+
+	/* per-process rlimits set in the command (RLIM_INFINITY: leave alone) */
+	uint64_t rl_fsize, rl_nofile, rl_cpu_s, rl_data;
+	bool ignore_sigxfsz;
+
+	/* sampling */
+	uint64_t tick_ms;	  /* first sample after this; 0: nothing to sample */
+	uint64_t next_ms;	  /* the next one after this (adaptive) */
+	uint64_t memory_hard;	  /* during the grace period: SIGKILL at once above this */
+	char **disk_roots;	  /* host directories of rw mounts */
+	uint64_t disk_baseline;	  /* their allocated bytes at the start */
+	uint64_t disk_next_ns;	  /* when to walk them again */
+	uint64_t disk_interval_ns;
+	uint64_t cpu_offset_ms;	  /* time of processes reaped without a waiting parent */
+	uint64_t cpu_last_ms;
+
+	/* what was seen (the --json result, the breach message) */
+	uint64_t cpu_ms, memory, memory_peak, disk_used, disk_peak;
+	uint64_t tasks_peak, processes, clones_denied;
+	uint64_t sample_ns_total; /* the supervisor's own time spent sampling */
+	uint64_t samples;
+
+	/* the tasks budget: clones let through but maybe not yet visible in /proc */
+	pthread_mutex_t lock;
+	BudgetReservation res[BUDGET_MAX_RESERVATIONS];
+	size_t n_res;
+	uint64_t bound; /* upper bound of tasks alive + in flight, while bound_valid */
+	bool bound_valid;
+	uint64_t scans; /* exact counts made */
+} Budget;
+
+/** Derives the rlimits and sampling plan from p, measures the disk baseline. Keeps a
+ * pointer to p. Returns 0 or -errno (-ENOMEM). */
+int budget_init(Budget *b, const Policy *p);
+void budget_done(Budget *b);
+
+/** In the command before exec (after vfork): rlimits and SIGXFSZ. Async-signal-safe. */
+void budget_child_setup(const Budget *b);
+
+/** Called by the filter builder before it generates the program: makes clone, fork and
+ * vfork notified (handled by budget_handle_clone) when the policy sets a tasks budget. */
+void budget_filter_apply(TracerFilter *f, const Policy *p);
+
+/** The tasks budget at a clone/fork/vfork notification (req->tracer is the Tracer). */
+int budget_handle_clone(const EmuRequest *req, EmuDecision *ret_decision);
+
+/** Samples the tree below keeper. Returns the name of a breached budget ("cpu_time",
+ * "memory", "disk") and writes the stderr message into msg, or NULL. */
+const char *budget_sample(Budget *b, pid_t keeper, char *msg, size_t size);
+
+/** Milliseconds until the next sample is due (after budget_sample()). */
+uint64_t budget_next_ms(const Budget *b);
+
+/** During the grace period after a breach: whether memory ran past the hard threshold so
+ * the tree must be SIGKILLed now. Uses the last sample. */
+bool budget_hard_exceeded(const Budget *b);
+
+/** Formats a size as "256MiB", "1.5GiB", "512B" for messages. */
+void budget_format_size(uint64_t bytes, char *buf, size_t size);
