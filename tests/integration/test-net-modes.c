@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <sys/socket.h>
 
@@ -461,13 +462,20 @@ static const char *P(int port)
 	return fmt("%d", port);
 }
 
-#define PROBE(sets, ...)                                                                           \
-	({                                                                                         \
-		static char _out[512];                                                             \
-		const char *_args[] = {__VA_ARGS__, NULL};                                         \
-		EXPECT_EQ(run_probe(sets, NULL, _args, _out, sizeof(_out)), 0);                    \
-		_out;                                                                              \
-	})
+/* The probe's stdout; a non-zero exit is appended, so that comparisons fail visibly. */
+static char *probe_run(const char *const *sets, const char *const *args)
+{
+	static char bufs[8][512];
+	static int next;
+	char *out = bufs[next++ % 8];
+	int r = run_probe(sets, NULL, args, out, sizeof(bufs[0]) - 32);
+
+	if (r != 0)
+		snprintf(out + strlen(out), 32, "exit=%d", r);
+	return out;
+}
+
+#define PROBE(sets, ...) probe_run(sets, (const char *[]){__VA_ARGS__, NULL})
 
 TEST(mode_none)
 {
