@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "common/macros.h"
+#include "emulation/path/view.h"
 #include "net/child.h"
 #include "net/internal.h"
 
@@ -221,7 +222,65 @@ typedef struct Target {
 	struct sockaddr_storage ss;
 	socklen_t len;
 	bool redirected;
+	bool have_res; /* res pins the AF_UNIX object the address names: keep until the call */
+	SbxResolved res;
 } Target;
+
+static void target_done(Target *t)
+{
+	if (t->have_res)
+		sbx_resolved_done(&t->res);
+	t->have_res = false;
+}
+
+/* The caller's umask, for a socket file bind() creates (the supervisor's is 0). */
+static mode_t caller_umask(pid_t tgid)
+{
+	char path[64], buf[2048], *p;
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int) tgid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
+		return 022;
+	buf[n] = 0;
+	p = strstr(buf, "\nUmask:");
+	return p ? (mode_t) strtoul(p + 7, NULL, 8) & 0777 : 022;
+}
+
+/*
+ * AF_UNIX path through the file-system view (emulation/path/unix.c): resolves the path as
+ * the caller sees it (relative paths from its cwd) and builds the address the supervisor
+ * uses, which names exactly the object that was checked. 0, or a positive errno.
+ */
+static int unix_view_target(const EmuRequest *req, NetOp op, const NetAddr *a, Target *t)
+{
+	char host[PATH_MAX], vp[PATH_MAX], link[64];
+	SbxLookup l = {.path = a->unix_name, .dirfd = -1, .tid = req->pid, .tgid = req->tgid};
+	unsigned len = 0;
+	ssize_t n;
+	int r;
+
+	if (a->unix_name[0] != '/') {
+		snprintf(link, sizeof(link), "/proc/%d/cwd", (int) req->tgid);
+		n = readlink(link, host, sizeof(host) - 1);
+		if (n <= 0)
+			return ENOENT;
+		host[n] = 0;
+		if (sbx_view_vpath_of_host(req->view, host, vp, sizeof(vp), NULL) < 0)
+			return EACCES;
+		l.dir_vpath = vp;
+	}
+	t->res = (SbxResolved){.fd = -1, .parent_fd = -1};
+	r = sbx_view_unix_address(req->view, &l, op == NET_OP_BIND, &t->res,
+				  (struct sockaddr_un *) &t->ss, &len);
+	if (r < 0)
+		return -r;
+	t->have_res = true;
+	t->len = (socklen_t) len;
+	return 0;
+}
 
 /*
  * Decides op for the copy (buf, len) on a socket of (domain, type) under the current mode,
@@ -257,6 +316,15 @@ static int decide(NetRuntime *rt, const EmuRequest *req, NetOp op, int domain, i
 		d->why = "resolver: redirected to the DNS stub";
 		return 0;
 	case NET_VERDICT_UNIX_PATH:
+		if (req->view) {
+			r = unix_view_target(req, op, &a, t);
+			if (r > 0) {
+				fail(d, r, "unix socket path refused by the file-system view",
+				     r == EACCES || r == EROFS);
+				return 1;
+			}
+			return 0;
+		}
 		r = unix_path_target(req, ctx.mode, &a, (struct sockaddr_un *) &t->ss, &t->len);
 		if (r > 0) {
 			fail(d, op == NET_OP_BIND ? r : connect_errno(req),
@@ -316,7 +384,7 @@ int net_handle_connect(const EmuRequest *req, EmuDecision *d)
 	size_t len = 0;
 	int domain, type, r, e = 0;
 	unsigned gen = 0;
-	Target t;
+	Target t = {};
 
 	if (full_for_good(rt, req)) {
 		d->verdict = EMU_CONTINUE; /* register-only: every address is allowed */
@@ -344,16 +412,20 @@ int net_handle_connect(const EmuRequest *req, EmuDecision *d)
 	/* a blocking connect may wait: this handler runs on a worker (EMU_MAY_BLOCK) */
 	if (connect(fd, (struct sockaddr *) &t.ss, t.len) < 0)
 		e = errno;
+	target_done(&t);
 	if (rt && (e == 0 || e == EINPROGRESS || e == EALREADY)) {
 		/* the ratchet dropped while we connected: judge again under the new mode, and
 		 * undo a connection it no longer allows (its shutdown walk may have missed it) */
 		pthread_rwlock_rdlock(&rt->mode_lock);
 		if (atomic_load(&rt->gen) != gen) {
-			Target t2;
+			Target t2 = {};
 			EmuDecision *d2 = malloc(sizeof(*d2));
 
-			if (!d2 || decide(rt, req, NET_OP_CONNECT, domain, type, buf, len, &t2,
-					  d2) > 0) {
+			int denied = !d2 || decide(rt, req, NET_OP_CONNECT, domain, type, buf,
+						   len, &t2, d2) > 0;
+
+			target_done(&t2);
+			if (denied) {
 				(void) shutdown(fd, SHUT_RDWR);
 				pthread_rwlock_unlock(&rt->mode_lock);
 				free(d2);
@@ -378,7 +450,7 @@ int net_handle_bind(const EmuRequest *req, EmuDecision *d)
 	uint8_t buf[NET_SOCKADDR_MAX];
 	size_t len = 0;
 	int domain, type, r;
-	Target t;
+	Target t = {};
 
 	if (full_for_good(rt, req)) {
 		d->verdict = EMU_CONTINUE;
@@ -400,6 +472,9 @@ int net_handle_bind(const EmuRequest *req, EmuDecision *d)
 	}
 	if (r == 0 && bind(fd, (struct sockaddr *) &t.ss, t.len) < 0)
 		r = fail(d, errno, NULL, false) + 1;
+	else if (r == 0 && t.have_res)
+		(void) sbx_view_unix_bound(&t.res, caller_umask(req->tgid));
+	target_done(&t);
 	if (rt)
 		pthread_rwlock_unlock(&rt->mode_lock);
 	if (r > 0)
@@ -414,7 +489,7 @@ int net_handle_listen(const EmuRequest *req, EmuDecision *d)
 	struct sockaddr_storage ss = {};
 	socklen_t sl = sizeof(ss);
 	int domain, type, r;
-	Target t;
+	Target t = {};
 
 	if (full_for_good(rt, req)) {
 		d->verdict = EMU_CONTINUE;
@@ -433,6 +508,8 @@ int net_handle_listen(const EmuRequest *req, EmuDecision *d)
 		else
 			r = decide(rt, req, NET_OP_LISTEN, domain, type, (const uint8_t *) &ss,
 				   MIN((size_t) sl, sizeof(ss)), &t, d);
+		if (r == 0)
+			target_done(&t);
 	}
 	if (r == 0 && listen(fd, (int) req->args[1]) < 0)
 		r = fail(d, errno, NULL, false) + 1;
@@ -590,6 +667,7 @@ static int send_one(NetRuntime *rt, const EmuRequest *req, int fd, int domain, i
 			e = errno;
 		else if (t.redirected && rt)
 			record_redirect(rt, fd, a->name, a->name_len);
+		target_done(&t);
 	}
 	if (rt)
 		pthread_rwlock_unlock(&rt->mode_lock);
