@@ -119,10 +119,28 @@ int main(int argc, char **argv)
 	snprintf(counts, sizeof(counts), "%d", count);
 
 	char *native[] = {self, "client", ports, counts, NULL};
-	char *loop[] = {(char *) sbxtrace, "run", "-s", "network.mode=loopback", (char *) policy,
-			"--", self, "client", ports, counts, NULL};
-	char *full[] = {(char *) sbxtrace, "run", "-s", "network.mode=full", (char *) policy,
-			"--", self, "client", ports, counts, NULL};
+	char *loop[] = {(char *) sbxtrace,
+			"run",
+			"-s",
+			"network.mode=loopback",
+			(char *) policy,
+			"--",
+			self,
+			"client",
+			ports,
+			counts,
+			NULL};
+	char *full[] = {(char *) sbxtrace,
+			"run",
+			"-s",
+			"network.mode=full",
+			(char *) policy,
+			"--",
+			self,
+			"client",
+			ports,
+			counts,
+			NULL};
 	double n0 = run(native), nl = run(loop), nf = run(full);
 
 	printf("connect+close, %d times, µs each\n", count);

@@ -362,8 +362,7 @@ int net_handle_socket(const EmuRequest *req, EmuDecision *d)
 
 int net_handle_socketpair(const EmuRequest *req, EmuDecision *d)
 {
-	int e = req->policy->network.socket_errno > 0 ? req->policy->network.socket_errno
-						      : EACCES;
+	int e = req->policy->network.socket_errno > 0 ? req->policy->network.socket_errno : EACCES;
 
 	/* register-only. Only AF_UNIX pairs: another family with socketpair (AF_TIPC) would
 	 * be a socket that socket(2) never checked */
@@ -421,8 +420,8 @@ int net_handle_connect(const EmuRequest *req, EmuDecision *d)
 			Target t2 = {};
 			EmuDecision *d2 = malloc(sizeof(*d2));
 
-			int denied = !d2 || decide(rt, req, NET_OP_CONNECT, domain, type, buf,
-						   len, &t2, d2) > 0;
+			int denied = !d2 || decide(rt, req, NET_OP_CONNECT, domain, type, buf, len,
+						   &t2, d2) > 0;
 
 			target_done(&t2);
 			if (denied) {
@@ -546,9 +545,8 @@ static int copy_data(const EmuRequest *req, const struct iovec *iov, size_t iovl
 			return EINVAL;
 		total += iov[i].iov_len;
 		take = MIN(iov[i].iov_len, NET_SEND_MAX - have);
-		if (take > 0 &&
-		    req->mem->read(req->mem, (uint64_t) (uintptr_t) iov[i].iov_base, data + have,
-				   take) < 0)
+		if (take > 0 && req->mem->read(req->mem, (uint64_t) (uintptr_t) iov[i].iov_base,
+					       data + have, take) < 0)
 			return EFAULT;
 		have += take;
 	}
@@ -708,7 +706,10 @@ int net_handle_sendto(const EmuRequest *req, EmuDecision *d)
 	r = caller_socket(req, req->args[0], &fd, &domain, &type);
 	if (r != 0)
 		return r > 0 ? fail(d, r, "not a socket of the caller", false) : r;
-	a = (SendArgs){.name = buf, .name_len = len, .iov = &iov, .iovlen = 1,
+	a = (SendArgs){.name = buf,
+		       .name_len = len,
+		       .iov = &iov,
+		       .iovlen = 1,
 		       .flags = (int) req->args[3]};
 	r = send_one(rt, req, fd, domain, type, &a, &n, d);
 	if (r != 0)

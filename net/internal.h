@@ -65,7 +65,6 @@ NetRuntime *net_runtime_get(void);
 /* Records that the socket (dev, ino) was redirected; orig is what the child addressed. */
 void net_redirect_add(NetRuntime *rt, dev_t dev, ino_t ino, const void *orig, socklen_t len);
 /* Copies the original address of a redirected socket; false when it was not redirected. */
-bool net_redirect_find(NetRuntime *rt, dev_t dev, ino_t ino, uint8_t *ret_orig,
-		       socklen_t *ret_len);
+bool net_redirect_find(NetRuntime *rt, dev_t dev, ino_t ino, uint8_t *ret_orig, socklen_t *ret_len);
 /* Whether sa is one of the stub's own addresses (in either family form). */
 bool net_is_stub_addr(NetRuntime *rt, const struct sockaddr *sa, socklen_t len);

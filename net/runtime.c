@@ -123,7 +123,8 @@ static void stub_config(NetRuntime *rt, NetDnsStubConfig *cfg)
 
 static void stub_udp_one(NetRuntime *rt)
 {
-	_cleanup_free_ uint8_t *q = malloc(NET_DNS_MAX_MESSAGE), *reply = malloc(NET_DNS_MAX_MESSAGE);
+	_cleanup_free_ uint8_t *q = malloc(NET_DNS_MAX_MESSAGE),
+			       *reply = malloc(NET_DNS_MAX_MESSAGE);
 	struct sockaddr_storage from;
 	socklen_t fl = sizeof(from);
 	NetDnsStubConfig cfg;
@@ -238,8 +239,9 @@ static void *stub_main(void *userdata)
 	NetRuntime *rt = userdata;
 
 	for (;;) {
-		struct pollfd p[3] = {
-			{rt->stub_stop, POLLIN, 0}, {rt->stub_udp, POLLIN, 0}, {rt->stub_tcp, POLLIN, 0}};
+		struct pollfd p[3] = {{rt->stub_stop, POLLIN, 0},
+				      {rt->stub_udp, POLLIN, 0},
+				      {rt->stub_tcp, POLLIN, 0}};
 
 		if (poll(p, 3, -1) < 0) {
 			if (errno == EINTR)
