@@ -171,6 +171,55 @@ static int probe_race(const char *ok, int port, const char *bad, int bad_port)
 	return 0;
 }
 
+typedef struct SendRace {
+	struct msghdr *mh;
+	struct sockaddr_in *bad;
+	atomic_bool stop;
+} SendRace;
+
+static void *name_flipper(void *userdata)
+{
+	SendRace *r = userdata;
+
+	while (!atomic_load(&r->stop)) {
+		*(void *volatile *) &r->mh->msg_name = r->bad;
+		*(volatile socklen_t *) &r->mh->msg_namelen = sizeof(*r->bad);
+		*(void *volatile *) &r->mh->msg_name = NULL;
+		*(volatile socklen_t *) &r->mh->msg_namelen = 0;
+	}
+	return NULL;
+}
+
+/* A UDP socket connected to the allowed echo server; another thread flips sendmsg's
+ * msg_name between NULL (the connected peer) and the denied server. */
+static int probe_race_send(const char *ok, int port, const char *bad, int bad_port)
+{
+	struct sockaddr_in *okp = calloc(1, sizeof(*okp)), *badp = calloc(1, sizeof(*badp));
+	struct msghdr *mh = calloc(1, sizeof(*mh));
+	struct iovec iov = {(void *) "ping", 4};
+	SendRace r = {.mh = mh, .bad = badp};
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), sent = 0;
+	pthread_t th;
+
+	okp->sin_family = badp->sin_family = AF_INET;
+	okp->sin_port = htons((uint16_t) port);
+	badp->sin_port = htons((uint16_t) bad_port);
+	inet_pton(AF_INET, ok, &okp->sin_addr);
+	inet_pton(AF_INET, bad, &badp->sin_addr);
+	if (connect(fd, (struct sockaddr *) okp, sizeof(*okp)) < 0)
+		return printf("connect %s\n", ename(errno)), 0;
+	mh->msg_iov = &iov;
+	mh->msg_iovlen = 1;
+	pthread_create(&th, NULL, name_flipper, &r);
+	for (int i = 0; i < 300; i++)
+		if (sendmsg(fd, mh, 0) == 4)
+			sent++;
+	atomic_store(&r.stop, true);
+	pthread_join(th, NULL);
+	printf("sent %s\n", sent > 0 ? "some" : "none");
+	return 0;
+}
+
 static int probe_ratchet(const char *file, const char *addr, int port)
 {
 	struct sockaddr_storage ss;
@@ -206,6 +255,8 @@ static int probe(int argc, char **argv)
 		return probe_resolve(argv[1], argc >= 3 ? atoi(argv[2]) : 0);
 	if (argc >= 5 && strcmp(argv[0], "race") == 0)
 		return probe_race(argv[1], atoi(argv[2]), argv[3], atoi(argv[4]));
+	if (argc >= 5 && strcmp(argv[0], "race-send") == 0)
+		return probe_race_send(argv[1], atoi(argv[2]), argv[3], atoi(argv[4]));
 	if (argc >= 4 && strcmp(argv[0], "ratchet") == 0)
 		return probe_ratchet(argv[1], argv[2], atoi(argv[3]));
 	return 2;
@@ -221,6 +272,8 @@ typedef struct Listener {
 
 static Listener l2, l3, l6, lhost;
 static int u2_port, u3_port, dns_port;
+static atomic_int u3_received;
+static int u3_fd = -1;
 static char host_ip[64]; /* a local non-loopback IPv4, "" if none */
 static char self[4096];
 
@@ -291,6 +344,8 @@ static void *udp_echo(void *userdata)
 		socklen_t fl = sizeof(from);
 		ssize_t n = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *) &from, &fl);
 
+		if (n > 0 && fd == u3_fd)
+			atomic_fetch_add(&u3_received, 1);
 		if (n > 0)
 			sendto(fd, buf, (size_t) n, 0, (struct sockaddr *) &from, fl);
 	}
@@ -392,6 +447,7 @@ static int setup(void)
 	fd = bound(SOCK_DGRAM, "127.0.0.3", &u3_port);
 	if (fd < 0)
 		return -1;
+	u3_fd = fd;
 	pthread_create(&th, NULL, udp_echo, (void *) (intptr_t) fd);
 	fd = bound(SOCK_DGRAM, "127.0.0.1", &dns_port);
 	if (fd < 0)
@@ -555,7 +611,11 @@ TEST(mode_full)
 	const char *sets[] = {"network.mode=full", NULL};
 
 	EXPECT_STREQ(PROBE(sets, "tcp", "127.0.0.3", P(l3.port)), "ok\n");
+	int before = atomic_load(&u3_received);
+
 	EXPECT_STREQ(PROBE(sets, "udp", "127.0.0.3", P(u3_port)), "ok\n");
+	/* the counter the sendmsg race relies on does count */
+	EXPECT_EQ(atomic_load(&u3_received), before + 1);
 	if (host_ip[0])
 		EXPECT_STREQ(PROBE(sets, "tcp", host_ip, P(lhost.port)), "ok\n");
 }
@@ -570,6 +630,18 @@ TEST(sockaddr_rewritten_during_connect)
 	 * while the main thread connects: the supervisor's copy is what connects */
 	EXPECT_TRUE(strncmp(out, "held", 4) == 0);
 	EXPECT_EQ(atomic_load(&l3.accepts), before3);
+}
+
+TEST(msg_name_rewritten_during_sendmsg)
+{
+	const char *sets[] = {"network.mode=allowlist", "network.allow=[\"127.0.0.2/32\"]", NULL};
+	int before = atomic_load(&u3_received);
+
+	/* msg_name NULL when the supervisor reads it, a denied address a moment later: the
+	 * supervisor sends its own copy, so nothing reaches the denied server */
+	EXPECT_STREQ(PROBE(sets, "race-send", "127.0.0.2", P(u2_port), "127.0.0.3", P(u3_port)),
+		     "sent some\n");
+	EXPECT_EQ(atomic_load(&u3_received), before);
 }
 
 TEST(ratchet_closes_live_connection)
