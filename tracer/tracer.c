@@ -229,9 +229,10 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 	if (r < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, -r, "landlock");
 
-	/* S's tracer thread must be able to seize us: as S's descendant we are not dumpable
-	 * (the keeper resets this for the memory we share once we exec) */
-	if (l->filter->ptrace && prctl(PR_SET_DUMPABLE, 1) < 0)
+	/* S must be able to read our memory (the exec's path, notified) and its tracer thread
+	 * to seize us: as S's descendant we are not dumpable (the keeper resets this for the
+	 * memory we share once we exec) */
+	if (prctl(PR_SET_DUMPABLE, 1) < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "PR_SET_DUMPABLE");
 
 	listener = tracer_filter_install(l->filter, l->wait_killable);
@@ -761,14 +762,8 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	}
 	if (p->limits.wall_time_ms != LIMIT_UNSET)
 		arm(wall_tfd, p->limits.wall_time_ms);
-	if (budget.tick_ms) {
-		struct itimerspec its = {};
-
-		its.it_interval.tv_sec = (time_t) (budget.tick_ms / 1000);
-		its.it_interval.tv_nsec = (long) (budget.tick_ms % 1000) * 1000000;
-		its.it_value = its.it_interval;
-		(void) timerfd_settime(budget_tfd, 0, &its, NULL);
-	}
+	if (budget.tick_ms)
+		arm(budget_tfd, budget.tick_ms);
 
 	out_budget = p->limits.output != LIMIT_UNSET ? p->limits.output : OUTPUT_HARD_CAP;
 	out_limit = out_budget;
@@ -834,6 +829,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 				if (read(budget_tfd, &exp, sizeof(exp)) <= 0 || child_done)
 					continue;
 				which = budget_sample(&budget, keeper, msg, sizeof(msg));
+				arm(budget_tfd, budget_next_ms(&budget));
 				if (res.killed_by && !tree_killed && budget_hard_exceeded(&budget)) {
 					/* still growing in the grace period: no more grace */
 					tree_kill_all(keeper, false);

@@ -71,5 +71,9 @@ typedef struct TracerFeatures {
 /** Probes the running kernel (forks small children). Safe to call more than once. */
 void tracer_probe_features(TracerFeatures *ret);
 
+/** Whether this process's cgroup v2 directory is writable (a delegated subtree); its path
+ * in ret_path. Reported by doctor; budgets do not use cgroups (docs/budgets.md). */
+bool tracer_cgroup_delegated(char *ret_path, size_t size);
+
 /** NULL if the kernel has what `run` needs, else a static message saying what is missing. */
 const char *tracer_features_missing(const TracerFeatures *f);
