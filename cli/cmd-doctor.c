@@ -44,6 +44,17 @@ int cmd_doctor(int argc, char *argv[])
 	printf("  %-40s %-4d %s\n", "Landlock ABI", f.landlock_abi,
 	       "tracer.landlock: >= 1 file-system rules from the mounts, >= 6 also scopes signals "
 	       "and abstract sockets");
+	{
+		char cg[640] = "";
+		bool delegated = tracer_cgroup_delegated(cg, sizeof(cg));
+
+		printf("\nBudgets (docs/budgets.md): enforced by the supervisor (/proc sampling, "
+		       "rlimits,\n  clone notifications); no cgroup needed.\n");
+		printf("  %-40s %-4s %s\n", "cgroup v2 subtree writable", delegated ? "yes" : "no",
+		       cg[0] ? cg : "(no cgroup v2)");
+		printf("  %-40s %-4s %s\n", "cgroup v2 used as an extra layer", "no",
+		       "not implemented");
+	}
 	missing = tracer_features_missing(&f);
 	if (missing) {
 		printf("\nMissing an essential feature: %s\n", missing);

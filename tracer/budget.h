@@ -31,14 +31,16 @@ typedef struct BudgetReservation {
 
 typedef struct Budget {
 	const Policy *policy;
-	long clk_tck, page_size;
+	long clk_tck, page_size, ncpus; /* ncpus: online, or the cpus limit if lower */
+	uint64_t cpus;			/* 0: leave the affinity alone */
 
 	/* per-process rlimits set in the command (RLIM_INFINITY: leave alone) */
 	uint64_t rl_fsize, rl_nofile, rl_cpu_s, rl_data;
 	bool ignore_sigxfsz;
 
 	/* sampling */
-	uint64_t tick_ms;	  /* 0: nothing to sample */
+	uint64_t tick_ms;	  /* first sample after this; 0: nothing to sample */
+	uint64_t next_ms;	  /* the next one after this (adaptive) */
 	uint64_t memory_hard;	  /* during the grace period: SIGKILL at once above this */
 	char **disk_roots;	  /* host directories of rw mounts */
 	uint64_t disk_baseline;	  /* their allocated bytes at the start */
@@ -57,7 +59,9 @@ typedef struct Budget {
 	pthread_mutex_t lock;
 	BudgetReservation res[BUDGET_MAX_RESERVATIONS];
 	size_t n_res;
-	pid_t keeper;
+	uint64_t bound; /* upper bound of tasks alive + in flight, while bound_valid */
+	bool bound_valid;
+	uint64_t scans; /* exact counts made */
 } Budget;
 
 /** Derives the rlimits and sampling plan from p, measures the disk baseline. Keeps a
@@ -78,6 +82,9 @@ int budget_handle_clone(const EmuRequest *req, EmuDecision *ret_decision);
 /** Samples the tree below keeper. Returns the name of a breached budget ("cpu_time",
  * "memory", "disk") and writes the stderr message into msg, or NULL. */
 const char *budget_sample(Budget *b, pid_t keeper, char *msg, size_t size);
+
+/** Milliseconds until the next sample is due (after budget_sample()). */
+uint64_t budget_next_ms(const Budget *b);
 
 /** During the grace period after a breach: whether memory ran past the hard threshold so
  * the tree must be SIGKILLed now. Uses the last sample. */

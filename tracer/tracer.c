@@ -549,6 +549,11 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	r = tracer_filter_build(p, &t.filter);
 	if (r < 0)
 		return log_error_errno(r, "building the seccomp filter");
+	r = tracer_audit_setup(&t);
+	if (r < 0) {
+		log_error_errno(r, "starting the audit trace");
+		goto out_filter;
+	}
 	r = tracer_fs_setup(&t, p);
 	if (r < 0)
 		goto out_filter;
@@ -690,6 +695,8 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 		goto finish;
 	}
 	t.child = m.value;
+	audit_set_main_pid(t.audit, t.child);
+	audit_process_start(t.audit, t.child, t.keeper, opts->argv);
 
 	if (t.filter->ptrace) {
 		r = tracer_ptrace_start(&t, t.child);
@@ -755,14 +762,8 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	}
 	if (p->limits.wall_time_ms != LIMIT_UNSET)
 		arm(wall_tfd, p->limits.wall_time_ms);
-	if (budget.tick_ms) {
-		struct itimerspec its = {};
-
-		its.it_interval.tv_sec = (time_t) (budget.tick_ms / 1000);
-		its.it_interval.tv_nsec = (long) (budget.tick_ms % 1000) * 1000000;
-		its.it_value = its.it_interval;
-		(void) timerfd_settime(budget_tfd, 0, &its, NULL);
-	}
+	if (budget.tick_ms)
+		arm(budget_tfd, budget.tick_ms);
 
 	out_budget = p->limits.output != LIMIT_UNSET ? p->limits.output : OUTPUT_HARD_CAP;
 	out_limit = out_budget;
@@ -828,12 +829,14 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 				if (read(budget_tfd, &exp, sizeof(exp)) <= 0 || child_done)
 					continue;
 				which = budget_sample(&budget, keeper, msg, sizeof(msg));
+				arm(budget_tfd, budget_next_ms(&budget));
 				if (res.killed_by && !tree_killed && budget_hard_exceeded(&budget)) {
 					/* still growing in the grace period: no more grace */
 					tree_kill_all(keeper, false);
 					tree_killed = true;
 				} else if (which && !res.killed_by) {
 					log_error("%s: stopping the process tree", msg);
+					tracer_audit_budget(&t, &budget, which);
 					res.killed_by = which;
 					begin_stop(p, keeper, grace_tfd);
 				}
@@ -872,6 +875,10 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 				} else if (k == sizeof(m) && m.kind == MSG_STATUS) {
 					status = m.value;
 					child_done = true;
+					audit_process_exit(
+						t.audit, t.child,
+						WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+						WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 					res.duration_ms = (now_monotonic_ns() - start) / 1000000;
 					/* the command is over: so is the rest of its tree */
 					tree_kill_all(keeper, false);
@@ -981,6 +988,7 @@ out_fds:
 	if (old_umask != (mode_t) -1)
 		(void) umask(old_umask);
 out_filter:
+	tracer_audit_done(&t);
 	tracer_fs_done(&t);
 	if (t.budget)
 		budget_done(t.budget);

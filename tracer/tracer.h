@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+typedef struct Audit Audit;
 typedef struct Policy Policy;
 
 typedef struct TracerOptions {
@@ -19,6 +20,7 @@ typedef struct TracerOptions {
 	bool capture;	   /* --json: stdout/stderr through pipes into the result */
 	bool trace;	   /* a line per notified syscall on stderr */
 	bool quiet;	   /* no messages of our own but errors */
+	Audit *audit;	   /* the audit log and trace (audit/audit.h), borrowed; NULL: none */
 } TracerOptions;
 
 typedef struct TracerResult {
@@ -68,6 +70,10 @@ typedef struct TracerFeatures {
 
 /** Probes the running kernel (forks small children). Safe to call more than once. */
 void tracer_probe_features(TracerFeatures *ret);
+
+/** Whether this process's cgroup v2 directory is writable (a delegated subtree); its path
+ * in ret_path. Reported by doctor; budgets do not use cgroups (docs/budgets.md). */
+bool tracer_cgroup_delegated(char *ret_path, size_t size);
 
 /** NULL if the kernel has what `run` needs, else a static message saying what is missing. */
 const char *tracer_features_missing(const TracerFeatures *f);

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+/* The budgets' derived settings (rlimits, sampling), the filter hook for the tasks budget,
+ * and the disk accounting of rw mounts, on policies loaded by the real parser. */
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "policy/policy.h"
+#include "tests/unit/tap.h"
+#include "tracer/budget.h"
+#include "tracer/internal.h"
+
+static Policy *load(const char *text)
+{
+	Policy *p = NULL;
+	PolicyError e = {};
+
+	if (policy_load_string(text, strlen(text), "test.toml", NULL, NULL, &p, &e) < 0) {
+		fprintf(stderr, "# %s\n", e.message);
+		return NULL;
+	}
+	return p;
+}
+
+TEST(no_limits_means_no_rlimits_and_no_sampling)
+{
+	_cleanup_(policy_freep) Policy *p = load("[sandbox]\nname = \"none\"\n");
+	Budget b;
+
+	ASSERT_TRUE(p != NULL);
+	ASSERT_EQ(budget_init(&b, p), 0);
+	EXPECT_EQ(b.rl_fsize, (uint64_t) RLIM_INFINITY);
+	EXPECT_EQ(b.rl_nofile, (uint64_t) RLIM_INFINITY);
+	EXPECT_EQ(b.rl_cpu_s, (uint64_t) RLIM_INFINITY);
+	EXPECT_EQ(b.rl_data, (uint64_t) RLIM_INFINITY);
+	EXPECT_FALSE(b.ignore_sigxfsz);
+	EXPECT_EQ(b.tick_ms, 0);
+	budget_done(&b);
+}
+
+TEST(derived_rlimits)
+{
+	_cleanup_(policy_freep) Policy *p =
+		load("[limits]\nfile_size = \"1MiB\"\ndisk = \"512KiB\"\nmemory = \"256MiB\"\n"
+		     "cpu_time = \"1500ms\"\nopen_files = 64\n");
+	Budget b;
+
+	ASSERT_TRUE(p != NULL);
+	ASSERT_EQ(budget_init(&b, p), 0);
+	/* one file can never grow past the disk budget */
+	EXPECT_EQ(b.rl_fsize, 512 * 1024);
+	EXPECT_TRUE(b.ignore_sigxfsz);
+	EXPECT_EQ(b.rl_nofile, 64);
+	/* the budget rounded up, plus a second */
+	EXPECT_EQ(b.rl_cpu_s, 3);
+	EXPECT_EQ(b.rl_data, 512ULL << 20);
+	EXPECT_EQ(b.memory_hard, 320ULL << 20);
+	EXPECT_GE(b.tick_ms, 1);
+	budget_done(&b);
+}
+
+TEST(small_memory_budget_gets_a_256mib_data_margin)
+{
+	_cleanup_(policy_freep) Policy *p = load("[limits]\nmemory = \"64MiB\"\n");
+	Budget b;
+
+	ASSERT_TRUE(p != NULL);
+	ASSERT_EQ(budget_init(&b, p), 0);
+	EXPECT_EQ(b.rl_data, 320ULL << 20);
+	EXPECT_EQ(b.memory_hard, 96ULL << 20);
+	budget_done(&b);
+}
+
+static uint32_t slot_action(const Policy *p, int nr, bool *ret_handled)
+{
+	TracerFilter *f = NULL;
+	uint32_t a;
+
+	*ret_handled = false;
+	if (tracer_filter_build(p, &f) < 0)
+		return 0xbad;
+	a = f->slots[nr].action;
+	*ret_handled = f->slots[nr].handler == budget_handle_clone;
+	tracer_filter_free(f);
+	return a;
+}
+
+TEST(tasks_budget_makes_process_creation_notified)
+{
+	_cleanup_(policy_freep) Policy *with = load("[limits]\ntasks = 10\n");
+	_cleanup_(policy_freep) Policy *without = load("[limits]\nmemory = \"1GiB\"\n");
+	const int nrs[] = {SYS_clone, SYS_fork, SYS_vfork};
+	bool handled = false;
+
+	ASSERT_TRUE(with != NULL);
+	ASSERT_TRUE(without != NULL);
+	for (size_t i = 0; i < 3; i++) {
+		EXPECT_EQ(slot_action(with, nrs[i], &handled), SECCOMP_RET_USER_NOTIF);
+		EXPECT_TRUE(handled);
+		EXPECT_EQ(slot_action(without, nrs[i], &handled), SECCOMP_RET_ALLOW);
+		EXPECT_FALSE(handled);
+	}
+}
+
+TEST(tasks_budget_keeps_a_policy_denial)
+{
+	_cleanup_(policy_freep) Policy *p =
+		load("[limits]\ntasks = 10\n[syscalls]\ndeny = [\"vfork:EPERM\"]\n");
+	bool handled = false;
+
+	ASSERT_TRUE(p != NULL);
+	EXPECT_EQ(slot_action(p, SYS_vfork, &handled), SECCOMP_RET_USER_NOTIF);
+	EXPECT_FALSE(handled);
+}
+
+TEST(disk_growth_of_rw_mounts_is_measured_from_the_start)
+{
+	const char *tmp = getenv("TMPDIR");
+	char dir[400], text[600], path[600], msg[256];
+	char buf[65536];
+	Policy *p;
+	Budget b;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s/budget-unit-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/before", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	ASSERT_TRUE(fd >= 0);
+	memset(buf, 'a', sizeof(buf));
+	for (int i = 0; i < 16; i++)
+		ASSERT_EQ(write(fd, buf, sizeof(buf)), (ssize_t) sizeof(buf));
+	fsync(fd);
+	close(fd);
+
+	snprintf(text, sizeof(text),
+		 "[limits]\ndisk = \"512KiB\"\n[[mount]]\npath = \"/w\"\nsource = \"%s\"\n"
+		 "mode = \"rw\"\n",
+		 dir);
+	p = load(text);
+	ASSERT_TRUE(p != NULL);
+	ASSERT_EQ(budget_init(&b, p), 0);
+	/* the 1 MiB already there is not counted */
+	EXPECT_GE(b.disk_baseline, 1024 * 1024);
+	b.disk_next_ns = 0;
+	EXPECT_TRUE(budget_sample(&b, getpid(), msg, sizeof(msg)) == NULL);
+	EXPECT_EQ(b.disk_used, 0);
+
+	snprintf(path, sizeof(path), "%s/after", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	ASSERT_TRUE(fd >= 0);
+	for (int i = 0; i < 12; i++)
+		ASSERT_EQ(write(fd, buf, sizeof(buf)), (ssize_t) sizeof(buf));
+	fsync(fd);
+	close(fd);
+	b.disk_next_ns = 0;
+	EXPECT_STREQ(budget_sample(&b, getpid(), msg, sizeof(msg)), "disk");
+	EXPECT_GE(b.disk_used, 12 * 65536);
+	EXPECT_TRUE(strstr(msg, "disk limit of 512KiB reached") != NULL);
+	budget_done(&b);
+	policy_free(p);
+
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/before", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
+TEST(sizes_in_messages)
+{
+	char buf[32];
+
+	budget_format_size(512, buf, sizeof(buf));
+	EXPECT_STREQ(buf, "512B");
+	budget_format_size(256ULL << 20, buf, sizeof(buf));
+	EXPECT_STREQ(buf, "256MiB");
+	budget_format_size(3ULL << 29, buf, sizeof(buf));
+	EXPECT_STREQ(buf, "1.5GiB");
+}
+
+int main(void)
+{
+	return tap_run();
+}
