@@ -27,6 +27,7 @@ typedef enum SlotSpecial {
 	SLOT_PID_ARG1,	  /* notify when args[1] (a pgid) is not 0 */
 	SLOT_SECCOMP,	  /* deny SECCOMP_FILTER_FLAG_NEW_LISTENER */
 	SLOT_PERSONALITY, /* allow only Docker's personality values */
+	SLOT_ADDR_ARG4,	  /* notify when args[4] (sendto/recvfrom's address) is not NULL */
 	_SLOT_SPECIAL_MAX,
 	_SLOT_SPECIAL_INVALID = -EINVAL,
 } SlotSpecial;
