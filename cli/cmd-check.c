@@ -12,6 +12,7 @@
 
 #include "common/log.h"
 #include "common/macros.h"
+#include "tracer/tracer.h"
 
 static void help(FILE *f)
 {
@@ -32,12 +33,27 @@ static void help(FILE *f)
 }
 
 /* What the supervisor cannot enforce with this policy, said plainly (DESIGN: ptrace). */
-static void notes(const Policy *p)
+static void notes(const Policy *p, bool quiet)
 {
 	bool translated = false;
+	TracerFeatures f;
+
+	/* Landlock is the second layer under the file-system view (docs/filesystem.md) */
+	tracer_probe_features(&f);
+	if (p->landlock == TRI_OFF)
+		log_warn("tracer.landlock = false: no Landlock layer; the supervisor alone "
+			 "enforces the file-system view");
+	else if (f.landlock_abi < 1)
+		log_warn("this kernel has no Landlock: the supervisor alone enforces the "
+			 "file-system view");
+	else if (!quiet)
+		log_info("Landlock ABI %d: file-system rules from the mounts are in effect%s",
+			 f.landlock_abi,
+			 f.landlock_abi >= 6 ? ", with signal and abstract-socket scopes" : "");
 
 	for (size_t i = 0; i < p->n_mounts; i++)
-		if (p->mounts[i].source && strcmp(p->mounts[i].source, p->mounts[i].path) != 0)
+		if (p->mounts[i].mode == MOUNT_TMP ||
+		    (p->mounts[i].source && strcmp(p->mounts[i].source, p->mounts[i].path) != 0))
 			translated = true;
 	if (p->ptrace != PTRACE_MODE_NEVER)
 		return;
@@ -102,7 +118,7 @@ int cmd_check(int argc, char *argv[])
 	if (r < 0)
 		return 1;
 
-	notes(p);
+	notes(p, quiet);
 	if (!quiet && policy_write_toml(p, stdout) < 0) {
 		log_error("writing the policy failed");
 		return 1;

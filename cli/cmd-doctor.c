@@ -42,7 +42,8 @@ int cmd_doctor(int argc, char *argv[])
 	     "tracer.ptrace: exec/chdir rewrite, backtraces");
 	line("unprivileged user namespaces", f.userns, "optional extra layer (network none)");
 	printf("  %-40s %-4d %s\n", "Landlock ABI", f.landlock_abi,
-	       "tracer.landlock: >= 6 scopes signals and abstract sockets");
+	       "tracer.landlock: >= 1 file-system rules from the mounts, >= 6 also scopes signals "
+	       "and abstract sockets");
 	{
 		char cg[640] = "";
 		bool delegated = tracer_cgroup_delegated(cg, sizeof(cg));
@@ -54,7 +55,7 @@ int cmd_doctor(int argc, char *argv[])
 		printf("  %-40s %-4s %s\n", "cgroup v2 used as an extra layer", "no",
 		       "not implemented");
 	}
-		missing = tracer_features_missing(&f);
+	missing = tracer_features_missing(&f);
 	if (missing) {
 		printf("\nMissing an essential feature: %s\n", missing);
 		return EXIT_SANDBOX_ERROR;

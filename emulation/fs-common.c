@@ -97,6 +97,39 @@ int fs_resolve_arg(const EmuRequest *req, int dirfd, uint64_t addr, unsigned fla
 	return fs_resolve_at(req, dirfd, path, flags, ret);
 }
 
+/* Whether two host paths name the same object (following symlinks, as exec and chdir do). */
+static bool same_object(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+bool fs_kernel_same(const EmuRequest *req, int dirfd, const char *path, const char *vpath,
+		    const char *host_path)
+{
+	const SbxHooks *h = sbx_view_hooks(req->view);
+	char start[PATH_MAX], joined[PATH_MAX], norm[PATH_MAX];
+	int n;
+
+	if (path[0] == '/')
+		/* identity-mapped, or the host resolves the same string to the same object
+		 * (/bin/sh when /bin is a mount of /usr/bin) */
+		return streq(vpath, host_path) || same_object(path, host_path);
+	/* The kernel resolves a relative path from the child's real cwd (or dirfd), which is
+	 * a host directory. */
+	if (!h->get_path || h->get_path(h->ctx, req->pid, dirfd, start, sizeof(start)) < 0 ||
+	    start[0] != '/')
+		return false;
+	n = snprintf(joined, sizeof(joined), "%s/%s", start, path);
+	if (n < 0 || (size_t) n >= sizeof(joined))
+		return false;
+	if (sbx_path_normalize(joined, norm, sizeof(norm)) < 0)
+		return false;
+	return streq(norm, host_path) || same_object(joined, host_path);
+}
+
 int fs_check_read(const SbxResolved *r)
 {
 	switch (r->access) {

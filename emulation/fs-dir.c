@@ -31,26 +31,47 @@ int emu_fs_cwd_vpath(const EmuRequest *req, char *ret, size_t size)
 	return sbx_view_vpath_of_fd(req->view, fd, ret, size, NULL);
 }
 
-int emu_handle_chdir(const EmuRequest *req, EmuDecision *d)
+int emu_fs_chdir_check(const EmuRequest *req, const char *path, char *ret_host, size_t size,
+		       EmuDecision *d)
 {
 	_cleanup_(sbx_resolved_done) SbxResolved res = {.fd = -1, .parent_fd = -1};
 	int r;
 
-	if (req->nr != SYS_chdir)
-		return fs_fail(d, -ENOSYS, NULL);
-	r = fs_resolve_arg(req, AT_FDCWD, req->args[0],
-			   SBX_RESOLVE_FOLLOW | SBX_RESOLVE_DIRECTORY | SBX_RESOLVE_NO_FD, &res);
+	r = fs_resolve_at(req, AT_FDCWD, path,
+			  SBX_RESOLVE_FOLLOW | SBX_RESOLVE_DIRECTORY | SBX_RESOLVE_NO_FD, &res);
 	if (r < 0)
-		return fs_fail(d, r, NULL);
+		return r;
 	fs_note(d, &res);
 	r = fs_check_read(&res);
 	if (r < 0) {
 		d->denied = res.access == SBX_ACCESS_HIDDEN || res.access == SBX_ACCESS_DENIED;
-		return fs_fail(d, r, NULL);
+		return r;
 	}
 	if (syscall(SYS_faccessat2, res.parent_fd, res.name, X_OK, AT_SYMLINK_NOFOLLOW) < 0)
-		return fs_fail(d, -errno, NULL);
-	if (streq(res.vpath, res.host_path)) {
+		return -errno;
+	if (fs_kernel_same(req, AT_FDCWD, path, res.vpath, res.host_path)) {
+		ret_host[0] = 0;
+		return 0;
+	}
+	if (snprintf(ret_host, size, "%s", res.host_path) >= (int) size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int emu_handle_chdir(const EmuRequest *req, EmuDecision *d)
+{
+	char path[PATH_MAX], host[PATH_MAX];
+	int r;
+
+	if (req->nr != SYS_chdir)
+		return fs_fail(d, -ENOSYS, NULL);
+	r = fs_read_path(req, req->args[0], path, sizeof(path));
+	if (r < 0)
+		return fs_fail(d, r, NULL);
+	r = emu_fs_chdir_check(req, path, host, sizeof(host), d);
+	if (r < 0)
+		return fs_fail(d, r, NULL);
+	if (!host[0]) {
 		/* TOCTOU: continuing lets the kernel re-read the path, which the child may have
 		 * rewritten. That is safe here: the cwd grants nothing by itself, since every
 		 * relative path is resolved by mapping the cwd back into the view (a cwd outside

@@ -97,7 +97,8 @@ int emu_fs_exec_check(const EmuRequest *req, int dirfd, const char *path, int at
 	*ret = (EmuExecTarget){.dev = st.st_dev, .ino = st.st_ino};
 	snprintf(ret->vpath, sizeof(ret->vpath), "%s", res.vpath);
 	snprintf(ret->host_path, sizeof(ret->host_path), "%s", res.host_path);
-	ret->identity = streq(res.vpath, res.host_path);
+	ret->identity = fs_kernel_same(req, dirfd, path, res.vpath, res.host_path);
+	ret->interp_identity = true;
 	if (interp[0]) {
 		/* the kernel resolves the interpreter path itself, relative to the cwd if
 		 * relative; check what it names in the view */
@@ -111,7 +112,9 @@ int emu_fs_exec_check(const EmuRequest *req, int dirfd, const char *path, int at
 		ret->interp_ino = st.st_ino;
 		/* a script whose interpreter is translated cannot be rewritten by changing the
 		 * script's path: the kernel reads "#!" itself */
-		ret->identity = ret->identity && streq(interp, ires.host_path);
+		ret->interp_identity =
+			fs_kernel_same(req, AT_FDCWD, interp, ires.vpath, ires.host_path);
+		ret->identity = ret->identity && ret->interp_identity;
 	}
 	return 0;
 }

@@ -41,6 +41,14 @@ int fs_child_fd(const EmuRequest *req, int fd);
 int fs_child_umask(const EmuRequest *req);
 
 /* Checks for reading/looking at an existing object: 0, -ENOENT (absent, hidden), -EACCES. */
+/** Whether the kernel, given the same path string from the child's own cwd/dirfd, would
+ * reach the object the view resolved (vpath, host_path): an identity-mapped path, or one
+ * whose host resolution (from the child's real cwd/dirfd when relative) is the same object
+ * right now. Advisory, for calls the kernel runs on the child's string (chdir, whose cwd
+ * grants nothing; exec, verified after the fact under ptrace). */
+bool fs_kernel_same(const EmuRequest *req, int dirfd, const char *path, const char *vpath,
+		    const char *host_path);
+
 int fs_check_read(const SbxResolved *r);
 /* Checks for changing the object (or creating it): -ENOENT hidden+existing lookups are not
  * distinguished: hidden → -EACCES when creating, -ENOENT otherwise; denied -EACCES; ro -EROFS. */

@@ -60,6 +60,14 @@ int emu_handle_xattr(const EmuRequest *req, EmuDecision *ret_decision);
 int emu_handle_inotify_add_watch(const EmuRequest *req, EmuDecision *ret_decision);
 /* chdir */
 int emu_handle_chdir(const EmuRequest *req, EmuDecision *ret_decision);
+/**
+ * Checks chdir(path) for the tracer's ptrace path: 0 with ret_host "" when the kernel may run
+ * the call on the child's own string (identity-mapped, or relative without ".."), 0 with the
+ * host directory to rewrite the argument to, or the negative errno the child should see.
+ * Fills d->path/host_path/denied for audit.
+ */
+int emu_fs_chdir_check(const EmuRequest *req, const char *path, char *ret_host, size_t size,
+		       EmuDecision *d);
 /* getcwd */
 int emu_handle_getcwd(const EmuRequest *req, EmuDecision *ret_decision);
 /* getdents64: hidden entries removed */
@@ -84,6 +92,7 @@ typedef struct EmuExecTarget {
 	dev_t interp_dev;
 	ino_t interp_ino;
 	bool identity; /* host paths equal virtual ones: the kernel may run the call as is */
+	bool interp_identity; /* no interpreter, or the kernel finds it from the "#!" text */
 } EmuExecTarget;
 
 /**

@@ -12,8 +12,8 @@
  * Argument conditions (clone namespace flags, ioctl TIOCSTI, seccomp NEW_LISTENER, …) are
  * added on top by tracer/filter.c, which names the entries it refines.
  *
- * Path-taking syscalls are listed as allowed until the filesystem view (emulation/path/)
- * turns them into notified entries; their owner replaces the "file-system" group.
+ * Path-taking syscalls are not listed here: emulation/fs.h has them (emu_fs_entries), and
+ * tracer/fs.c adds them to the filter as notified entries.
  */
 #include "emulation/process.h"
 
@@ -181,59 +181,9 @@ static const EmuEntry table[] = {
 	ALLOW("setsockopt"),
 	ALLOW("getsockopt"),
 
-	/* file-system: placeholder group, replaced by the filesystem view (emulation/path/) */
-	ALLOW("open"),
-	ALLOW("openat"),
-	ALLOW("openat2"),
-	ALLOW("creat"),
-	ALLOW("stat"),
-	ALLOW("lstat"),
-	ALLOW("newfstatat"),
-	ALLOW("statx"),
-	ALLOW("access"),
-	ALLOW("faccessat"),
-	ALLOW("faccessat2"),
-	ALLOW("readlink"),
-	ALLOW("readlinkat"),
-	ALLOW("mkdir"),
-	ALLOW("mkdirat"),
-	ALLOW("mknod"),
-	ALLOW("mknodat"),
-	ALLOW("rmdir"),
-	ALLOW("unlink"),
-	ALLOW("unlinkat"),
-	ALLOW("rename"),
-	ALLOW("renameat"),
-	ALLOW("renameat2"),
-	ALLOW("link"),
-	ALLOW("linkat"),
-	ALLOW("symlink"),
-	ALLOW("symlinkat"),
-	ALLOW("chmod"),
-	ALLOW("fchmodat"),
-	ALLOW("fchmodat2"),
-	ALLOW("chown"),
-	ALLOW("lchown"),
-	ALLOW("fchownat"),
-	ALLOW("truncate"),
-	ALLOW("utime"),
-	ALLOW("utimes"),
-	ALLOW("utimensat"),
-	ALLOW("futimesat"),
-	ALLOW("setxattr"),
-	ALLOW("lsetxattr"),
-	ALLOW("getxattr"),
-	ALLOW("lgetxattr"),
-	ALLOW("listxattr"),
-	ALLOW("llistxattr"),
-	ALLOW("removexattr"),
-	ALLOW("lremovexattr"),
-	ALLOW("statfs"),
-	ALLOW("inotify_add_watch"),
-	ALLOW("getcwd"),
-	ALLOW("chdir"),
-	ALLOW("execve"),
-	ALLOW("execveat"),
+	/* file-system: the path-taking syscalls (open, stat, …, chdir, getcwd, execve) are
+	 * emulated in the virtual view: emulation/fs.h lists them (emu_fs_entries) and
+	 * tracer/fs.c adds them to the filter as notified entries. */
 	ALLOW("umask"),
 
 	/* processes and threads. clone is checked in the filter (namespace flags denied);

@@ -27,6 +27,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "common/missing-seccomp.h"
+#include "emulation/fs.h"
 #include "policy/policy.h"
 
 #define STOP_SIGNAL (SIGRTMIN + 2)
@@ -35,6 +36,7 @@
 
 typedef struct WorkItem {
 	struct WorkItem *next;
+	bool blocking; /* an open found to block (FIFO): emu_handle_open_blocking() */
 	struct seccomp_notif notif; /* followed by the rest of the kernel's size */
 } WorkItem;
 
@@ -111,6 +113,18 @@ static void respond(Tracer *t, const struct seccomp_notif *n, EmuDecision *d)
 			};
 
 			r = ioctl(t->notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
+			if (r < 0 && errno == EBADF) {
+				/* ADDFD cannot install O_PATH files (fget() refuses them) */
+				int fd2 = tracer_fs_opath_fallback(d->inject_fd);
+
+				if (fd2 >= 0) {
+					(void) close(d->inject_fd);
+					d->inject_fd = fd2;
+					addfd.srcfd = (uint32_t) fd2;
+					r = ioctl(t->notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
+				} else if (fd2 != -EBADF)
+					errno = -fd2;
+			}
 			(void) close(d->inject_fd);
 			d->inject_fd = -1;
 			if (r >= 0 || errno == ENOENT)
@@ -165,7 +179,9 @@ static pid_t caller_tgid(pid_t tid)
 	return tgid;
 }
 
-static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d)
+static bool enqueue(Tracer *t, const struct seccomp_notif *n, bool blocking);
+
+static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d, bool blocking)
 {
 	const TracerSlot *s = NULL;
 	ChildMemCtx mc;
@@ -207,16 +223,24 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 			.nr = n->data.nr,
 			.id = n->id,
 			.tracer = t,
+			.view = t->view,
 		};
 		memcpy(req.args, n->data.args, sizeof(req.args));
-		r = s->handler(&req, d);
+		r = blocking ? emu_handle_open_blocking(&req, d) : s->handler(&req, d);
+		if (r == -EWOULDBLOCK && !blocking) {
+			/* an open that can block (a FIFO): a worker opens it, the receiver goes
+			 * on (emulation/fs.h) */
+			if (enqueue(t, n, true))
+				return;
+			r = -EAGAIN;
+		}
 		if (r < 0) {
 			/* the supervisor failed: fail the call closed */
 			if (d->inject_fd >= 0)
 				(void) close(d->inject_fd);
 			emu_decision_init(d);
 			d->verdict = EMU_FAIL;
-			d->error = r == -ENOMEM ? ENOMEM : EPERM;
+			d->error = r == -ENOMEM ? ENOMEM : r == -EAGAIN ? EAGAIN : EPERM;
 			d->why = "supervisor error";
 		}
 	}
@@ -258,7 +282,7 @@ static void *worker_main(void *userdata)
 		t->idle_workers--;
 		pthread_mutex_unlock(&t->lock);
 
-		run_handler(t, &w->notif, d);
+		run_handler(t, &w->notif, d, w->blocking);
 		free(w);
 
 		pthread_mutex_lock(&t->lock);
@@ -270,7 +294,7 @@ static void *worker_main(void *userdata)
 }
 
 /* Hands a notification to the pool; false when the pool is full (the caller fails it). */
-static bool enqueue(Tracer *t, const struct seccomp_notif *n)
+static bool enqueue(Tracer *t, const struct seccomp_notif *n, bool blocking)
 {
 	WorkItem *w = malloc(sizeof(WorkItem) - sizeof(struct seccomp_notif) + t->notif_size);
 	bool ok = true;
@@ -279,6 +303,7 @@ static bool enqueue(Tracer *t, const struct seccomp_notif *n)
 		return false;
 	memcpy(&w->notif, n, t->notif_size);
 	w->next = NULL;
+	w->blocking = blocking;
 	pthread_mutex_lock(&t->lock);
 	if (t->queue_len >= MAX_QUEUE) {
 		ok = false;
@@ -339,7 +364,7 @@ static void *receiver_main(void *userdata)
 								  : NULL;
 		if (s && s->entry && (s->entry->flags & EMU_MAY_BLOCK) && s->handler &&
 		    s->deny_error == 0) {
-			if (enqueue(t, n))
+			if (enqueue(t, n, false))
 				continue;
 			emu_decision_init(d);
 			d->verdict = EMU_FAIL;
@@ -347,7 +372,7 @@ static void *receiver_main(void *userdata)
 			respond(t, n, d);
 			continue;
 		}
-		run_handler(t, n, d);
+		run_handler(t, n, d, false);
 	}
 out:
 	free(n);

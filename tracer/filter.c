@@ -361,6 +361,9 @@ int tracer_filter_build(const Policy *p, TracerFilter **ret_filter)
 				s->special = specials[j].special;
 	}
 
+	/* the path-taking syscalls: emulated in the virtual view (tracer/fs.c) */
+	tracer_fs_filter(f, p);
+
 	/* clone3: flags live in memory the filter cannot read; ENOSYS makes libc use clone */
 	r = resolve("clone3");
 	if (r >= 0) {

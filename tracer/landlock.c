@@ -1,19 +1,38 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Landlock as a second layer (DESIGN.md "Defence in depth"). For now the ruleset handles no
- * file-system or network access and only scopes the child (ABI 6, 6.12): it can neither
+ * Landlock as a second layer (DESIGN.md "Defence in depth"). File-system rules from the
+ * view's mounts (ABI 1+, below), and scopes (ABI 6, 6.12): the child can neither
  * signal processes outside its domain (LANDLOCK_SCOPE_SIGNAL, which also covers
  * F_SETOWN/SIGIO) nor connect to abstract unix sockets created outside it
- * (LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET). The file-system view extends the ruleset here.
+ * (LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET).
  */
 #include "tracer/internal.h"
 
 #include <linux/landlock.h>
+#include <stddef.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/missing-seccomp.h"
+#include "emulation/path/view.h"
 #include "policy/policy.h"
+
+#ifndef SYS_landlock_add_rule
+#define SYS_landlock_add_rule 445
+#endif
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14) /* ABI 3 */
+#endif
+#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
+#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15) /* ABI 5 */
+#endif
+#define FS_READ                                                                                    \
+	(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
+/* the rights that make sense on a file (a mount whose source is a file) */
+#define FS_FILE_RIGHTS                                                                             \
+	(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE | \
+	 LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV)
 
 #ifndef SYS_landlock_create_ruleset
 #define SYS_landlock_create_ruleset 444
@@ -34,22 +53,77 @@ int tracer_landlock_abi(void)
 	return abi < 0 ? 0 : (int) abi;
 }
 
-int tracer_landlock_apply(const Policy *p, int abi)
+/* Every file-system right the running ABI knows: all of them are handled, so whatever is not
+ * granted beneath a mount below is refused. */
+static uint64_t fs_handled(int abi)
+{
+	uint64_t a = LANDLOCK_ACCESS_FS_MAKE_SYM * 2 - 1; /* ABI 1: bits 0..12 */
+
+	if (abi >= 2)
+		a |= LANDLOCK_ACCESS_FS_REFER;
+	if (abi >= 3)
+		a |= LANDLOCK_ACCESS_FS_TRUNCATE;
+	if (abi >= 5)
+		a |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
+	return a;
+}
+
+/*
+ * Read-only beneath the sources of ro mounts (read, list, execute: the kernel itself opens
+ * the binaries, the dynamic loader and "#!" interpreters the program execs), everything
+ * beneath rw and tmp sources, nothing elsewhere. The supervisor's own opens (the fds it
+ * injects) are not subject to this: it only catches what reaches the kernel unchecked.
+ */
+static int add_fs_rules(int ruleset, const SbxView *view, uint64_t handled)
+{
+	for (size_t i = 0; i < sbx_view_n_mounts(view); i++) {
+		const SbxMount *m = sbx_view_mount(view, i);
+		struct landlock_path_beneath_attr pb = {.parent_fd = m->fd};
+		struct stat st;
+
+		if (m->fd < 0 || m->kind == SBX_MOUNT_DEV)
+			continue; /* /dev nodes are opened by the supervisor */
+		pb.allowed_access = m->mode == MOUNT_RO ? handled & FS_READ : handled;
+		if (fstat(m->fd, &st) < 0)
+			return -errno;
+		if (!S_ISDIR(st.st_mode))
+			pb.allowed_access &= FS_FILE_RIGHTS;
+		if (syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+int tracer_landlock_apply(const Policy *p, const SbxView *view, int abi)
 {
 	struct sbx_landlock_ruleset_attr attr = {};
+	size_t size = sizeof(attr);
 	long fd;
 	int r = 0;
 
 	if (p->landlock == TRI_OFF)
 		return 0;
-	if (abi < 6)
-		return p->landlock == TRI_ON ? -EOPNOTSUPP : 0;
+	if (abi < 6 && p->landlock == TRI_ON)
+		return -EOPNOTSUPP;
+	if (abi < 1)
+		return 0;
 
-	attr.scoped = LANDLOCK_SCOPE_SIGNAL | LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET;
-	fd = syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
+	if (view)
+		attr.handled_access_fs = fs_handled(abi);
+	if (abi >= 6)
+		attr.scoped = LANDLOCK_SCOPE_SIGNAL | LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET;
+	else if (abi < 4)
+		size = offsetof(struct sbx_landlock_ruleset_attr, handled_access_net);
+	else
+		size = offsetof(struct sbx_landlock_ruleset_attr, scoped);
+	if (!attr.handled_access_fs && !attr.scoped)
+		return 0;
+	fd = syscall(SYS_landlock_create_ruleset, &attr, size, 0);
 	if (fd < 0)
 		return -errno;
-	if (syscall(SYS_landlock_restrict_self, (int) fd, 0) < 0)
+	if (view)
+		r = add_fs_rules((int) fd, view, attr.handled_access_fs);
+	if (r >= 0 && syscall(SYS_landlock_restrict_self, (int) fd, 0) < 0)
 		r = -errno;
 	(void) close((int) fd);
 	return r;

@@ -36,6 +36,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -142,6 +143,7 @@ typedef struct Launch {
 	const Policy *policy;
 	const TracerOptions *opts;
 	const TracerFilter *filter;
+	const SbxView *view;
 	char **envp;
 	const char *cwd;
 	bool tty;
@@ -223,9 +225,14 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "PR_SET_NO_NEW_PRIVS");
-	r = tracer_landlock_apply(l->policy, l->landlock_abi);
+	r = tracer_landlock_apply(l->policy, l->view, l->landlock_abi);
 	if (r < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, -r, "landlock");
+
+	/* S's tracer thread must be able to seize us: as S's descendant we are not dumpable
+	 * (the keeper resets this for the memory we share once we exec) */
+	if (l->filter->ptrace && prctl(PR_SET_DUMPABLE, 1) < 0)
+		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "PR_SET_DUMPABLE");
 
 	listener = tracer_filter_install(l->filter, l->wait_killable);
 	if (listener < 0)
@@ -279,6 +286,8 @@ static _noreturn_ void keeper_main(const Launch *l, int sock_w, pid_t supervisor
 		_exit(125);
 	if (child == 0)
 		child_main(l, sock_w, sfd);
+	/* C shared our memory until its exec and may have made it dumpable */
+	(void) prctl(PR_SET_DUMPABLE, 0);
 	(void) close(l->sock_c);
 	if (l->out_w >= 0) {
 		(void) close(l->out_w);
@@ -370,38 +379,6 @@ static int build_env(const Policy *p, char ***ret_env)
 oom:
 	strv_free(env);
 	return -ENOMEM;
-}
-
-/* Host directory for the policy's virtual working directory: identity until the file-system
- * view translates mount sources. NULL: inherit ours. */
-static char *host_cwd(const Policy *p)
-{
-	const char *v = p->process.cwd;
-	const PolicyMount *best = NULL;
-
-	if (!v) {
-		for (size_t i = 0; i < p->n_mounts; i++)
-			if (p->mounts[i].mode == MOUNT_RW && p->mounts[i].source) {
-				v = p->mounts[i].path;
-				break;
-			}
-		if (!v)
-			return NULL;
-	}
-	for (size_t i = 0; i < p->n_mounts; i++) {
-		size_t n = strlen(p->mounts[i].path);
-
-		if (!p->mounts[i].source)
-			continue;
-		if (strncmp(v, p->mounts[i].path, n) == 0 &&
-		    (v[n] == '/' || v[n] == 0 || streq(p->mounts[i].path, "/")) &&
-		    (!best || n > strlen(best->path)))
-			best = &p->mounts[i];
-	}
-	if (!best)
-		return strdup(v);
-	return strdup_printf("%s%s", best->source,
-			     v + (streq(best->path, "/") ? 0 : strlen(best->path)));
 }
 
 typedef struct Capture {
@@ -555,6 +532,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	Launch l = {.policy = p, .opts = opts, .out_w = -1, .err_w = -1, .sock_c = -1};
 	int sp_c[2] = {-1, -1}, sp_w[2] = {-1, -1}, po[2] = {-1, -1}, pe[2] = {-1, -1};
 	sigset_t ss, old_mask;
+	mode_t old_umask = (mode_t) -1;
 	uint64_t start, out_budget, out_limit;
 	bool child_done = false, exec_known = false, keeper_gone = false, tree_killed = false;
 	bool started_dispatch = false, tty_taken = false;
@@ -570,6 +548,9 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	r = tracer_filter_build(p, &t.filter);
 	if (r < 0)
 		return log_error_errno(r, "building the seccomp filter");
+	r = tracer_fs_setup(&t, p);
+	if (r < 0)
+		goto out_filter;
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0) {
 		r = log_error_errno(-errno, "seccomp user notification is unavailable (Linux 5.0)");
 		goto out_filter;
@@ -591,7 +572,11 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	r = build_env(p, &envp);
 	if (r < 0)
 		goto out_filter;
-	cwd = host_cwd(p);
+	cwd = tracer_fs_host_cwd(&t, p);
+	if (!cwd) {
+		r = log_error_errno(-ENOMEM, "out of memory");
+		goto out_fds;
+	}
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp_c) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp_w) < 0) {
@@ -613,6 +598,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	}
 
 	l.filter = t.filter;
+	l.view = t.view;
 	l.envp = envp;
 	l.cwd = cwd;
 	l.tty = isatty(STDIN_FILENO) == 1;
@@ -657,6 +643,8 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 		keeper_main(&l, sp_w[1], getppid());
 	}
 	t.keeper = keeper;
+	/* The handlers that create files apply the child's umask themselves (emulation/fs.h). */
+	old_umask = umask(0);
 	sock_c_s = TAKE_FD(sp_c[0]);
 	sock_w_s = TAKE_FD(sp_w[0]);
 	(void) close(sp_c[1]);
@@ -701,6 +689,17 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 		goto finish;
 	}
 	t.child = m.value;
+
+	if (t.filter->ptrace) {
+		r = tracer_ptrace_start(&t, t.child);
+		if (r < 0) {
+			log_error("cannot trace the command (ptrace is needed for chdir into "
+				  "translated mounts; [tracer] ptrace = \"never\" turns it off): %s",
+				  strerror(-r));
+			setup_errno = -r;
+			goto finish;
+		}
+	}
 
 	/* Essentials the filter cannot prove by loading: ADDFD with SEND (5.14) and pidfds
 	 * (5.6). Flags are checked before the id, so ENOENT for a bogus id means "known". */
@@ -790,7 +789,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 						 */
 						pid_t pid;
 
-						while ((pid = waitpid(-1, &st, WNOHANG | __WALL)) >
+						while ((pid = waitpid(-1, &st, WNOHANG | __WALL | __WNOTHREAD)) >
 						       0)
 							if (pid == keeper)
 								keeper_gone = true;
@@ -895,6 +894,8 @@ finish:
 		;
 	/* orphans that came to us if the keeper died first */
 	tree_kill_all(getpid(), true);
+	/* the tracer thread ends when no tracee is left */
+	tracer_ptrace_stop(&t);
 	if (!res.duration_ms)
 		res.duration_ms = (now_monotonic_ns() - start) / 1000000;
 
@@ -971,7 +972,10 @@ out_fds:
 		(void) close(t.kill_eventfd);
 	strv_free(envp);
 	free(cwd);
+	if (old_umask != (mode_t) -1)
+		(void) umask(old_umask);
 out_filter:
+	tracer_fs_done(&t);
 	if (t.budget)
 		budget_done(t.budget);
 	tracer_filter_free(t.filter);

@@ -42,6 +42,14 @@ int main(int argc, char *argv[])
 	p.limits = (PolicyLimits){LIMIT_UNSET, LIMIT_UNSET, LIMIT_UNSET, LIMIT_UNSET, LIMIT_UNSET,
 				  LIMIT_UNSET, LIMIT_UNSET, LIMIT_UNSET, 2000};
 	p.syscalls = sys;
+	/* the host through the file-system view, read-write: paths are the same inside */
+	static PolicyMount mounts[] = {
+		{.path = (char *) "/", .source = (char *) "/", .mode = MOUNT_RW},
+		{.path = (char *) "/proc", .source = (char *) "/proc", .mode = MOUNT_RW},
+		{.path = (char *) "/dev", .source = (char *) "/dev", .mode = MOUNT_RW},
+	};
+	p.mounts = mounts;
+	p.n_mounts = ARRAY_SIZE(mounts);
 
 	while ((c = getopt_long(argc, argv, "+", options, NULL)) >= 0) {
 		char *eq;

@@ -308,8 +308,14 @@ static int mode_supervisor_mem(void)
 		char path[64];
 		int fd;
 
-		if (targets[i] <= 1)
+		if (i == 0 && targets[i] <= 1)
 			return 2;
+		if (targets[i] <= 1) {
+			/* the file-system view hides /proc entries of processes outside the tree
+			 * (the keeper): the supervisor's pid cannot even be learnt from it */
+			printf("supervisor pid not visible\n");
+			continue;
+		}
 		snprintf(path, sizeof(path), "/proc/%d/mem", (int) targets[i]);
 		fd = open(path, O_RDWR | O_CLOEXEC);
 		if (fd >= 0 || (fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {

@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Real programs in the file-system view (issue 4): `sbxtrace run -w WS standard -- sh -c
+ * SCRIPT` with the workspace mapped at /workspace, compared with the same script run
+ * natively in another scratch directory (gVisor's native-vs-sandbox habit). One workload per
+ * invocation (the argument): view, shell (also a FIFO opened by the shell and a background
+ * writer: the blocking open runs on a worker), git, python, tar, make. A workload whose tools are
+ * missing is skipped (77).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define OUT_MAX 65536
+
+static const char *const workloads[][3] = {
+	/* name, required tool, script (relative paths only: runs inside and natively) */
+	{"shell", "/usr/bin/sort",
+	 "printf 'b\\na\\nc\\na\\n' > in.txt && sort in.txt | uniq | tr a-z A-Z > out.txt && "
+	 "cat out.txt && wc -l < out.txt && mkdir -p d/e && cp out.txt d/e/ && ls -R d && "
+	 "cd d && cat e/out.txt | head -1 && cd .. && mv d dd && find dd | sort && rm -r dd && "
+	 "ln -s out.txt l && readlink l && cat l | wc -c && mkfifo p && "
+	 "{ echo via-fifo > p & } && cat p && wait && rm p && ls"},
+	{"git", "/usr/bin/git",
+	 "git init -q . && git config user.email t@example.com && git config user.name t && "
+	 "echo hi > f && mkdir sub && echo x > sub/g && git add f sub && git commit -qm first && "
+	 "git log --format=%s && echo more >> f && git status --short && git commit -qam second "
+	 "&& git log --format=%s && cd sub && git rev-parse --show-prefix && git status --short"},
+	{"python", "/usr/bin/python3",
+	 "python3 -c \"import os, json, shutil, tempfile\n"
+	 "os.makedirs('a/b', exist_ok=True)\n"
+	 "open('a/b/f.json', 'w').write(json.dumps({'k': [1, 2]}))\n"
+	 "print(json.load(open('a/b/f.json')))\n"
+	 "os.rename('a/b/f.json', 'a/g.json')\n"
+	 "print(sorted(os.listdir('a')), os.path.exists('a/g.json'))\n"
+	 "with tempfile.TemporaryDirectory(dir='.') as t: open(os.path.join(t, 'x'), 'w').write('x')\n"
+	 "shutil.copytree('a', 'c'); print(sorted(os.walk('c'))[0][1:])\n"
+	 "shutil.rmtree('c'); print(os.path.exists('c'), os.getcwd() == os.path.realpath('.'))\""},
+	{"tar", "/usr/bin/tar",
+	 "mkdir -p src/x && echo 1 > src/a && echo 2 > src/x/b && ln -s a src/l && "
+	 "tar cf t.tar src && mkdir out && tar xf t.tar -C out && diff -r src out/src && "
+	 "echo same && tar tf t.tar | sort && gzip -k t.tar && gunzip -c t.tar.gz | tar tf - | wc -l"},
+	{"make", "/usr/bin/gcc",
+	 "printf 'int f(void);\\nint main(void) { return f() - 42; }\\n' > main.c && "
+	 "printf 'int f(void) { return 42; }\\n' > f.c && "
+	 "printf 'prog: main.o f.o\\n\\tgcc -o prog main.o f.o\\n%%.o: %%.c\\n\\tgcc -c -o $@ $<\\n' "
+	 "> Makefile && make -s -j2 && ./prog && echo built && ls *.o | sort && make -s && echo "
+	 "up-to-date"},
+};
+
+static char *mktmp(void)
+{
+	const char *t = getenv("TMPDIR");
+	char *p = malloc(PATH_MAX);
+
+	snprintf(p, PATH_MAX, "%s/sbxfsint-XXXXXX", t && *t ? t : "/tmp");
+	return mkdtemp(p);
+}
+
+/* Runs argv with cwd and env; stdout+stderr into out. Returns the exit code. */
+static int run(const char *cwd, char *const argv[], char *const envp[], char *out)
+{
+	int p[2], status;
+	size_t len = 0;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe(p) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		close(p[0]);
+		close(p[1]);
+		if (chdir(cwd) < 0)
+			_exit(99);
+		execve(argv[0], argv, envp);
+		_exit(99);
+	}
+	close(p[1]);
+	while (len + 1 < OUT_MAX && (n = read(p[0], out + len, OUT_MAX - 1 - len)) > 0)
+		len += (size_t) n;
+	out[len] = 0;
+	close(p[0]);
+	if (waitpid(pid, &status, 0) < 0)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void rm_rf(const char *p)
+{
+	char cmd[PATH_MAX + 32];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", p);
+	(void) !system(cmd);
+}
+
+/* ls / shows the mounts only, the workspace reads, /etc/shadow does not exist. */
+static int view(const char *sbxtrace)
+{
+	char *ws = mktmp(), *out = malloc(OUT_MAX), p[PATH_MAX + 16];
+	char *argv[] = {(char *) sbxtrace, "run", "-w", ws, "standard", "--", "/bin/sh", "-c",
+			"ls /; cat /workspace/x; cat /etc/shadow || echo no-shadow; "
+			"ls /etc; cat /workspace/../workspace/x",
+			NULL};
+	char *envp[] = {"PATH=/usr/bin:/bin", NULL};
+	const char *allowed = " bin dev etc lib lib64 tmp usr workspace ";
+	int code, bad = 0;
+	char *line, *save = NULL;
+
+	snprintf(p, sizeof(p), "%s/x", ws);
+	FILE *f = fopen(p, "w");
+	fputs("content-of-x\n", f);
+	fclose(f);
+	code = run(ws, argv, envp, out);
+	if (code != 0) {
+		fprintf(stderr, "exit code %d\n%s", code, out);
+		bad = 1;
+	}
+	if (!strstr(out, "content-of-x\ncat: /etc/shadow: No such file or directory\nno-shadow")) {
+		fprintf(stderr, "the workspace or /etc/shadow are not as expected:\n%s", out);
+		bad = 1;
+	}
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char w[64];
+
+		if (strcmp(line, "content-of-x") == 0)
+			break;
+		snprintf(w, sizeof(w), " %s ", line);
+		if (!strstr(allowed, w)) {
+			fprintf(stderr, "ls / shows '%s'\n", line);
+			bad = 1;
+		}
+	}
+	rm_rf(ws);
+	return bad;
+}
+
+int main(int argc, char *argv[])
+{
+	const char *sbxtrace = getenv("SBXTRACE"), *name = argc > 1 ? argv[1] : "";
+	char *in_ws, *nat_ws, *in_out, *nat_out, home[PATH_MAX + 8];
+	int in_code, nat_code, bad = 0;
+
+	if (!sbxtrace || !*sbxtrace) {
+		fprintf(stderr, "skip: SBXTRACE is not set (run through meson test)\n");
+		return 77;
+	}
+	if (strcmp(name, "view") == 0)
+		return view(sbxtrace);
+	for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++) {
+		char script[4096];
+
+		if (strcmp(workloads[i][0], name) != 0)
+			continue;
+		if (access(workloads[i][1], X_OK) < 0 ||
+		    (strcmp(name, "make") == 0 && access("/usr/bin/make", X_OK) < 0)) {
+			fprintf(stderr, "skip: %s is not installed\n", workloads[i][1]);
+			return 77;
+		}
+		snprintf(script, sizeof(script), "export LC_ALL=C; %s", workloads[i][2]);
+		in_ws = mktmp();
+		nat_ws = mktmp();
+		in_out = malloc(OUT_MAX);
+		nat_out = malloc(OUT_MAX);
+		{
+			char *a[] = {(char *) sbxtrace, "run", "-w", in_ws, "standard", "--",
+				     "/bin/sh", "-c", script, NULL};
+			char *e[] = {"PATH=/usr/bin:/bin", NULL};
+
+			in_code = run(in_ws, a, e, in_out);
+		}
+		{
+			char *a[] = {"/bin/sh", "-c", script, NULL};
+			char tmp[PATH_MAX + 8];
+
+			snprintf(home, sizeof(home), "HOME=%s", nat_ws);
+			snprintf(tmp, sizeof(tmp), "TMPDIR=%s", nat_ws);
+			char *e[] = {"PATH=/usr/local/bin:/usr/bin:/bin", home, tmp, NULL};
+
+			nat_code = run(nat_ws, a, e, nat_out);
+		}
+		if (in_code != nat_code || strcmp(in_out, nat_out) != 0) {
+			fprintf(stderr, "inside (exit %d):\n%s\nnative (exit %d):\n%s\n", in_code,
+				in_out, nat_code, nat_out);
+			bad = 1;
+		}
+		if (nat_code != 0) {
+			fprintf(stderr, "the workload fails natively\n");
+			bad = 1;
+		}
+		rm_rf(in_ws);
+		rm_rf(nat_ws);
+		return bad;
+	}
+	fprintf(stderr, "unknown workload '%s'\n", name);
+	return 1;
+}

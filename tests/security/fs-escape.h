@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * Harness of the file-system escape tests (one program per technique, issue 4). Run by meson
+ * without arguments, a test makes a scratch directory on the host:
+ *     BASE/ws/            the workspace (/workspace inside), holding a copy of the test
+ *     BASE/ro/file        a read-only mount (/ro inside)
+ *     BASE/secret/secret.txt, BASE/ws-secret -> ../secret   outside every mount
+ * and runs itself inside: sbxtrace run -w BASE/ws tests/data/fs-security.toml --
+ * /workspace/prog inside BASE (with -s tracer.landlock=false for the --no-landlock
+ * variant). Inside, attack() tries its technique and returns 0 when every attempt failed
+ * closed, 1 when one reached the secret (saying which on stderr). Outside, the test then
+ * checks that the secret and the read-only file are unchanged.
+ */
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define SECRET "TOPSECRET-3141"
+#define RO_TEXT "read-only content\n"
+
+static const char *fs_base;   /* the host scratch directory (inside: a host path, invisible) */
+static char fs_secret[PATH_MAX]; /* host path of the secret */
+static int fs_failures;
+static bool fs_long;          /* the slow variant: more iterations */
+
+/* Attack, inside the sandbox: return 0 when everything failed closed. */
+static int attack(void);
+
+static __attribute__((unused)) void fs_bad(const char *what)
+{
+	fprintf(stderr, "ESCAPE: %s\n", what);
+	fs_failures++;
+}
+
+/* Whether fd reads the secret. */
+static __attribute__((unused)) bool fs_fd_is_secret(int fd)
+{
+	char buf[64] = "";
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	return n > 0 && strstr(buf, SECRET) != NULL;
+}
+
+/* Opens path (read-only) and reports an escape if it reads the secret. */
+static __attribute__((unused)) void fs_try_open(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		if (fs_fd_is_secret(fd)) {
+			char m[PATH_MAX + 64];
+
+			snprintf(m, sizeof(m), "open('%s') read the secret", path);
+			fs_bad(m);
+		}
+		close(fd);
+	}
+}
+
+static __attribute__((unused)) int fs_write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t) strlen(text) ? 0 : -1;
+}
+
+static __attribute__((unused)) int fs_read_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return 0;
+}
+
+static __attribute__((unused)) int fs_copy_self(const char *dst)
+{
+	char buf[65536];
+	int in = open("/proc/self/exe", O_RDONLY | O_CLOEXEC), out;
+	ssize_t n;
+
+	if (in < 0)
+		return -1;
+	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	if (out < 0) {
+		close(in);
+		return -1;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t) n) != n) {
+			n = -1;
+			break;
+		}
+	close(in);
+	close(out);
+	return n < 0 ? -1 : 0;
+}
+
+static __attribute__((unused)) void fs_rm_rf(const char *path)
+{
+	char cmd[PATH_MAX + 32];
+
+	/* chmod first: a test may have left read-only directories */
+	snprintf(cmd, sizeof(cmd), "chmod -R u+rwx '%s' 2>/dev/null; rm -rf '%s'", path, path);
+	(void) !system(cmd);
+}
+
+#ifdef FS_HAVE_PREPARE
+/* Prepares more of the workspace from outside (a test defines FS_HAVE_PREPARE). */
+static __attribute__((unused)) void fs_prepare(const char *ws);
+#endif
+
+static __attribute__((unused)) int fs_outside(bool landlock)
+{
+	const char *sbxtrace = getenv("SBXTRACE"), *policy = getenv("SBX_FS_POLICY");
+	const char *t = getenv("TMPDIR");
+	char base[PATH_MAX - 64], p[PATH_MAX + 64], ws[PATH_MAX], buf[256];
+	struct stat st_before, st_after;
+	int status, code;
+	pid_t pid;
+
+	if (!sbxtrace || !*sbxtrace || !policy || !*policy) {
+		fprintf(stderr, "skip: SBXTRACE or SBX_FS_POLICY is not set (run through meson)\n");
+		return 77;
+	}
+	snprintf(base, sizeof(base), "%s/sbxfs-XXXXXX", t && *t ? t : "/tmp");
+	if (!mkdtemp(base))
+		return 1;
+	snprintf(ws, sizeof(ws), "%s/ws", base);
+	snprintf(p, sizeof(p), "%s/secret", base);
+	if (mkdir(ws, 0755) < 0 || mkdir(p, 0755) < 0)
+		goto fail;
+	snprintf(p, sizeof(p), "%s/secret/secret.txt", base);
+	if (fs_write_file(p, SECRET "\n") < 0)
+		goto fail;
+	snprintf(p, sizeof(p), "%s/ro", base);
+	if (mkdir(p, 0755) < 0)
+		goto fail;
+	snprintf(p, sizeof(p), "%s/ro/file", base);
+	if (fs_write_file(p, RO_TEXT) < 0 || stat(p, &st_before) < 0)
+		goto fail;
+	snprintf(p, sizeof(p), "%s/ws/prog", base);
+	if (fs_copy_self(p) < 0)
+		goto fail;
+#ifdef FS_HAVE_PREPARE
+	fs_prepare(ws);
+#endif
+
+	pid = fork();
+	if (pid < 0)
+		goto fail;
+	if (pid == 0) {
+		const char *argv[16];
+		int n = 0;
+
+		if (chdir(base) < 0)
+			_exit(99);
+		argv[n++] = sbxtrace;
+		argv[n++] = "run";
+		argv[n++] = "-w";
+		argv[n++] = ws;
+		if (!landlock) {
+			argv[n++] = "-s";
+			argv[n++] = "tracer.landlock=false";
+		}
+		argv[n++] = policy;
+		argv[n++] = "--";
+		argv[n++] = "/workspace/prog";
+		argv[n++] = fs_long ? "inside-long" : "inside";
+		argv[n++] = base;
+		argv[n] = NULL;
+		execv(sbxtrace, (char **) argv);
+		_exit(99);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		goto fail;
+	code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	if (code != 0)
+		fprintf(stderr, "inside: exit code %d\n", code);
+
+	/* the secret and the read-only file are intact */
+	snprintf(p, sizeof(p), "%s/secret/secret.txt", base);
+	if (fs_read_file(p, buf, sizeof(buf)) < 0 || strcmp(buf, SECRET "\n") != 0) {
+		fprintf(stderr, "ESCAPE: the secret was changed\n");
+		code = 1;
+	}
+	snprintf(p, sizeof(p), "%s/ro/file", base);
+	if (fs_read_file(p, buf, sizeof(buf)) < 0 || strcmp(buf, RO_TEXT) != 0 ||
+	    stat(p, &st_after) < 0 || st_after.st_mode != st_before.st_mode ||
+	    st_after.st_mtim.tv_sec != st_before.st_mtim.tv_sec ||
+	    st_after.st_mtim.tv_nsec != st_before.st_mtim.tv_nsec ||
+	    st_after.st_uid != st_before.st_uid) {
+		fprintf(stderr, "ESCAPE: the read-only file was changed\n");
+		code = 1;
+	}
+	snprintf(p, sizeof(p), "%s/ro", base);
+	{
+		DIR *d = opendir(p);
+		struct dirent *de;
+		int entries = 0;
+
+		while (d && (de = readdir(d)))
+			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+				entries++;
+		if (d)
+			closedir(d);
+		if (entries != 1) {
+			fprintf(stderr, "ESCAPE: the read-only directory gained entries\n");
+			code = 1;
+		}
+	}
+	fs_rm_rf(base);
+	return code;
+fail:
+	perror("setting up");
+	fs_rm_rf(base);
+	return 1;
+}
+
+int main(int argc, char *argv[])
+{
+	if (argc >= 3 && (strcmp(argv[1], "inside") == 0 || strcmp(argv[1], "inside-long") == 0)) {
+		int r;
+
+		setvbuf(stderr, NULL, _IONBF, 0);
+		fs_long = strcmp(argv[1], "inside-long") == 0;
+		fs_base = argv[2];
+		snprintf(fs_secret, sizeof(fs_secret), "%s/secret/secret.txt", fs_base);
+		r = attack();
+		if (r == 77)
+			return 77;
+		return r || fs_failures ? 1 : 0;
+	}
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--long") == 0)
+			fs_long = true;
+	return fs_outside(!(argc > 1 && strcmp(argv[1], "--no-landlock") == 0));
+}

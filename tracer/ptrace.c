@@ -1,0 +1,475 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ptrace where seccomp-notify cannot do the job (DESIGN.md "Where ptrace is needed"): chdir
+ * into a directory whose virtual path differs from its host path. The kernel runs chdir on
+ * the child's path string, a virtual path; at the SECCOMP_RET_TRACE stop the tracer checks
+ * the path in the view and rewrites the argument to the resolved host directory, written
+ * below the stack pointer's red zone of the stopped thread.
+ *
+ * One thread of S is the tracer of every process of the tree: it PTRACE_SEIZEs the command
+ * before it execs, with TRACECLONE/FORK/VFORK so that every descendant is traced from its
+ * first instruction, and EXITKILL so that the tree dies with the tracer. ptrace requests
+ * must come from the tracing thread, so this thread does all of them and all waiting for
+ * tracees (waitpid(__WNOTHREAD): the main thread waits only for its own child, the keeper).
+ *
+ * execve/execveat take the same route: the target is checked in the view
+ * (emu_fs_exec_check: visible, executable, [exec] globs, the "#!" interpreter), the path
+ * argument rewritten to the host path when it differs, and the checked dev/ino remembered
+ * per process; at PTRACE_EVENT_EXEC /proc/PID/exe must be that file (the interpreter for a
+ * script), else the process is SIGKILLed before it runs an instruction of the new image.
+ *
+ * TOCTOU: another thread of the tracee can rewrite the scratch copy between the rewrite and
+ * the kernel's read. That is harmless for chdir: the cwd grants nothing by itself (every
+ * relative lookup maps the cwd back into the view; a cwd outside it resolves nothing); for
+ * exec, the post-exec dev/ino check catches it.
+ */
+#include "tracer/internal.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "emulation/fs.h"
+
+#define RED_ZONE 128
+
+typedef struct PtraceStart {
+	Tracer *t;
+	pid_t child;
+	int result; /* 1: running; < 0: failed */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+} PtraceStart;
+
+/* Expected executables, per thread group: written at the exec's seccomp stop, checked at
+ * its PTRACE_EVENT_EXEC (reported with the thread-group leader's pid). Only the tracer
+ * thread touches it. */
+#define MAX_EXPECT 256
+typedef struct Expect {
+	pid_t tgid;
+	dev_t dev;
+	ino_t ino;
+} Expect;
+static Expect expects[MAX_EXPECT];
+
+static Expect *expect_slot(pid_t tgid, bool create)
+{
+	Expect *free_slot = NULL;
+
+	for (size_t i = 0; i < MAX_EXPECT; i++) {
+		if (expects[i].tgid == tgid)
+			return &expects[i];
+		if (!free_slot && (expects[i].tgid == 0 || kill(expects[i].tgid, 0) < 0))
+			free_slot = &expects[i];
+	}
+	if (create && free_slot) {
+		free_slot->tgid = tgid;
+		return free_slot;
+	}
+	return NULL;
+}
+
+static void skip_syscall(pid_t pid, struct user_regs_struct *regs, int error)
+{
+	/* at a seccomp stop, nr -1 skips the call and rax is what the tracee sees */
+	regs->orig_rax = (unsigned long long) -1;
+	regs->rax = (unsigned long long) -error;
+	(void) ptrace(PTRACE_SETREGS, pid, NULL, regs);
+}
+
+#define MAX_ARGS 4096
+
+/* The optional argument of the "#!" line of host file path ("" if none). */
+static void shebang_arg(const char *path, char *ret, size_t size)
+{
+	char buf[256], *s, *e;
+	ssize_t n;
+	int fd;
+
+	ret[0] = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return;
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	(void) close(fd);
+	if (n < 2 || buf[0] != '#' || buf[1] != '!')
+		return;
+	buf[n] = 0;
+	e = strchr(buf, '\n');
+	if (e)
+		*e = 0;
+	s = buf + 2 + strspn(buf + 2, " \t");
+	s += strcspn(s, " \t");
+	s += strspn(s, " \t");
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+		*--e = 0;
+	snprintf(ret, size, "%s", s);
+}
+
+/* The interpreter text of the "#!" line (unchanged if none). */
+static void shebang_interp(const char *path, char *ret, size_t size)
+{
+	char buf[256], *s;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return;
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	(void) close(fd);
+	if (n < 2 || buf[0] != '#' || buf[1] != '!')
+		return;
+	buf[n] = 0;
+	s = buf + 2 + strspn(buf + 2, " \t");
+	s[strcspn(s, " \t\n")] = 0;
+	if (*s)
+		snprintf(ret, size, "%s", s);
+}
+
+/* Pushes len bytes below *sp (16-aligned); returns the address or 0. */
+static uint64_t push(pid_t pid, uint64_t *sp, const void *data, size_t len)
+{
+	*sp = (*sp - len) & ~(uint64_t) 15;
+	return child_mem_write(pid, *sp, data, len) < 0 ? 0 : *sp;
+}
+
+/*
+ * A script named by a translated path: the kernel would hand the interpreter the host path,
+ * which the view does not show. Do what the kernel does for "#!" ourselves, with the path
+ * the child gave: filename = the interpreter, argv = {"#!" text, [arg], path, argv[1..]}.
+ */
+static int rewrite_script(pid_t pid, struct user_regs_struct *regs, bool at, const ChildMem *mem,
+			  const char *path, const EmuExecTarget *et, const char *interp_text)
+{
+	uint64_t argv_addr = at ? regs->rdx : regs->rsi, sp = regs->rsp - RED_ZONE;
+	uint64_t *argv = NULL, a_interp, a_arg = 0, a_path, a_file, a_argv;
+	char arg[256];
+	size_t n = 0, k = 0;
+	int r = -E2BIG;
+
+	argv = calloc(MAX_ARGS + 4, sizeof(*argv));
+	if (!argv)
+		return -ENOMEM;
+	/* the original argv[1..]: pointers only, the strings stay where they are */
+	for (n = 0; argv_addr && n < MAX_ARGS; n++) {
+		uint64_t p;
+
+		if (mem->read(mem, argv_addr + 8 * n, &p, sizeof(p)) < 0) {
+			r = -EFAULT;
+			goto out;
+		}
+		if (!p)
+			break;
+		argv[3 + n] = p;
+	}
+	if (n >= MAX_ARGS)
+		goto out;
+	shebang_arg(et->host_path, arg, sizeof(arg));
+	a_file = push(pid, &sp, et->interp_host_path, strlen(et->interp_host_path) + 1);
+	a_interp = push(pid, &sp, interp_text, strlen(interp_text) + 1);
+	if (arg[0])
+		a_arg = push(pid, &sp, arg, strlen(arg) + 1);
+	a_path = push(pid, &sp, path, strlen(path) + 1);
+	if (!a_file || !a_interp || !a_path || (arg[0] && !a_arg)) {
+		r = -EFAULT;
+		goto out;
+	}
+	argv[k++] = a_interp;
+	if (a_arg)
+		argv[k++] = a_arg;
+	argv[k++] = a_path;
+	/* argv[3..3+n) holds the original argv[0..n): keep argv[1..] */
+	if (n > 1)
+		memmove(argv + k, argv + 4, (n - 1) * sizeof(*argv));
+	k += n > 1 ? n - 1 : 0;
+	argv[k++] = 0;
+	a_argv = push(pid, &sp, argv, k * sizeof(*argv));
+	if (!a_argv) {
+		r = -EFAULT;
+		goto out;
+	}
+	if (at) {
+		regs->rsi = a_file;
+		regs->rdx = a_argv;
+		regs->r8 &= ~(unsigned long long) AT_EMPTY_PATH;
+	} else {
+		regs->rdi = a_file;
+		regs->rsi = a_argv;
+	}
+	r = 0;
+out:
+	free(argv);
+	return r;
+}
+
+static void on_exec_stop(Tracer *t, pid_t pid, struct user_regs_struct *regs, pid_t tgid,
+			 const ChildMem *mem, EmuRequest *req)
+{
+	bool at = regs->orig_rax == SYS_execveat;
+	uint64_t path_addr = at ? regs->rsi : regs->rdi;
+	int dirfd = at ? (int) regs->rdi : AT_FDCWD, flags = at ? (int) regs->r8 : 0;
+	char path[PATH_MAX];
+	EmuExecTarget *et;
+	const char *host;
+	Expect *e;
+	uint64_t addr;
+	int r;
+
+	/* TOCTOU: copied once; the kernel then reads either the same string (identity) or our
+	 * copy of the host path; the exec event below checks what actually ran */
+	r = mem->read_string(mem, path_addr, path, sizeof(path));
+	if (r < 0) {
+		skip_syscall(pid, regs, r == -ENAMETOOLONG ? ENAMETOOLONG : EFAULT);
+		return;
+	}
+	if (at && (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))) {
+		skip_syscall(pid, regs, EINVAL);
+		return;
+	}
+	et = malloc(sizeof(*et));
+	if (!et) {
+		skip_syscall(pid, regs, ENOMEM);
+		return;
+	}
+	req->nr = (int) regs->orig_rax;
+	r = emu_fs_exec_check(req, dirfd, path, flags, et);
+	if (r == 0 && !et->interp_identity)
+		r = -EACCES; /* the kernel reads "#!" itself: a translated interpreter cannot be
+			      * rewritten */
+	if (r < 0) {
+		if (r == -EACCES || r == -ENOENT)
+			atomic_fetch_add(&t->denied, 1);
+		skip_syscall(pid, regs, -r);
+		goto out;
+	}
+	e = expect_slot(tgid, true);
+	if (!e) {
+		skip_syscall(pid, regs, EAGAIN);
+		goto out;
+	}
+	e->dev = et->interp_vpath[0] ? et->interp_dev : et->dev;
+	e->ino = et->interp_vpath[0] ? et->interp_ino : et->ino;
+	if (t->opts->trace)
+		fprintf(stderr, "sbxtrace: [%d] exec('%.200s') -> '%.200s'\n", (int) pid, path,
+			et->host_path);
+	if (et->identity)
+		goto out; /* the child's string names the checked file */
+	if (et->interp_vpath[0]) {
+		char interp_text[PATH_MAX];
+
+		/* the "#!" text as written: what the kernel would pass as argv[0] */
+		snprintf(interp_text, sizeof(interp_text), "%s", et->interp_host_path);
+		shebang_interp(et->host_path, interp_text, sizeof(interp_text));
+		r = rewrite_script(pid, regs, at, mem, path, et, interp_text);
+		if (r < 0)
+			skip_syscall(pid, regs, -r);
+		else if (ptrace(PTRACE_SETREGS, pid, NULL, regs) < 0)
+			log_debug_errno(-errno, "PTRACE_SETREGS of %d", (int) pid);
+		goto out;
+	}
+	host = et->host_path;
+	addr = (regs->rsp - RED_ZONE - strlen(host) - 1) & ~(uint64_t) 15;
+	if (child_mem_write(pid, addr, host, strlen(host) + 1) < 0) {
+		skip_syscall(pid, regs, EFAULT);
+		goto out;
+	}
+	if (at) {
+		regs->rsi = addr;
+		regs->r8 &= ~(unsigned long long) AT_EMPTY_PATH;
+	} else
+		regs->rdi = addr;
+	if (ptrace(PTRACE_SETREGS, pid, NULL, regs) < 0)
+		log_debug_errno(-errno, "PTRACE_SETREGS of %d", (int) pid);
+out:
+	free(et);
+}
+
+/* PTRACE_EVENT_EXEC: the new image must be the file that was checked. */
+static void on_exec_event(pid_t pid)
+{
+	char p[64];
+	struct stat st;
+	Expect *e = expect_slot(pid, false);
+
+	snprintf(p, sizeof(p), "/proc/%d/exe", (int) pid);
+	if (e && stat(p, &st) == 0 && st.st_dev == e->dev && st.st_ino == e->ino) {
+		e->tgid = 0;
+		return;
+	}
+	log_error("pid %d executed a file other than the one checked: killing it", (int) pid);
+	(void) kill(pid, SIGKILL);
+}
+
+static void on_seccomp_stop(Tracer *t, pid_t pid)
+{
+	struct user_regs_struct regs;
+	char path[PATH_MAX], host[PATH_MAX];
+	ChildMemCtx mc;
+	EmuRequest req;
+	EmuDecision *d;
+	pid_t tgid = 0;
+	uint64_t addr;
+	int r;
+
+	if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) < 0)
+		return;
+	if (regs.orig_rax != SYS_chdir && regs.orig_rax != SYS_execve &&
+	    regs.orig_rax != SYS_execveat)
+		return; /* not routed here: let it run as the filter's action says */
+
+	child_mem_init(&mc, pid, -1, 0);
+	if (tree_read_tgid(pid, &tgid) < 0)
+		tgid = pid;
+	req = (EmuRequest){
+		.policy = t->policy,
+		.view = t->view,
+		.mem = &mc.mem,
+		.pid = pid,
+		.tgid = tgid,
+		.arch = 0xc000003e, /* AUDIT_ARCH_X86_64: the filter kills other arches */
+		.nr = SYS_chdir,
+		.tracer = t,
+	};
+	req.args[0] = regs.rdi;
+	if (regs.orig_rax != SYS_chdir) {
+		on_exec_stop(t, pid, &regs, tgid, &mc.mem, &req);
+		return;
+	}
+	d = malloc(sizeof(*d));
+	if (!d) {
+		skip_syscall(pid, &regs, ENOMEM);
+		return;
+	}
+	emu_decision_init(d);
+	/* TOCTOU: the path is copied once and checked; what the kernel then reads is our copy
+	 * of the host path (see the header for why a rewrite of it is harmless) */
+	r = mc.mem.read_string(&mc.mem, regs.rdi, path, sizeof(path));
+	if (r < 0) {
+		skip_syscall(pid, &regs, r == -ENAMETOOLONG ? ENAMETOOLONG : EFAULT);
+		goto out;
+	}
+	r = emu_fs_chdir_check(&req, path, host, sizeof(host), d);
+	if (d->denied)
+		atomic_fetch_add(&t->denied, 1);
+	if (r < 0) {
+		skip_syscall(pid, &regs, -r);
+		goto out;
+	}
+	if (t->opts->trace)
+		fprintf(stderr, "sbxtrace: [%d] chdir('%.200s') -> '%.200s'\n", (int) pid, path,
+			host[0] ? host : path);
+	if (!host[0])
+		goto out; /* the kernel reaches the checked directory with the child's string */
+	addr = (regs.rsp - RED_ZONE - strlen(host) - 1) & ~(uint64_t) 15;
+	r = child_mem_write(pid, addr, host, strlen(host) + 1);
+	if (r < 0) {
+		skip_syscall(pid, &regs, EFAULT);
+		goto out;
+	}
+	regs.rdi = addr;
+	if (ptrace(PTRACE_SETREGS, pid, NULL, &regs) < 0)
+		log_debug_errno(-errno, "PTRACE_SETREGS of %d", (int) pid);
+out:
+	free(d);
+}
+
+static void *ptrace_main(void *userdata)
+{
+	PtraceStart *st = userdata;
+	Tracer *t = st->t;
+	long opts = PTRACE_O_TRACESECCOMP | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK |
+		    PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL;
+	int r = 0;
+
+	if (ptrace(PTRACE_SEIZE, st->child, NULL, (void *) opts) < 0)
+		r = -errno;
+	pthread_mutex_lock(&st->lock);
+	st->result = r < 0 ? r : 1;
+	pthread_cond_broadcast(&st->cond);
+	pthread_mutex_unlock(&st->lock);
+	if (r < 0)
+		return NULL;
+	/* st is gone from here on */
+
+	for (;;) {
+		int status, sig, event;
+		pid_t pid = waitpid(-1, &status, __WALL | __WNOTHREAD);
+
+		if (pid < 0) {
+			if (errno == EINTR)
+				continue;
+			break; /* ECHILD: no tracee left */
+		}
+		if (!WIFSTOPPED(status))
+			continue; /* exited: released to its real parent */
+		sig = WSTOPSIG(status);
+		event = status >> 16;
+		if (sig == SIGTRAP && event == PTRACE_EVENT_SECCOMP) {
+			on_seccomp_stop(t, pid);
+			sig = 0;
+		} else if (event == PTRACE_EVENT_STOP) {
+			if (sig != SIGTRAP) {
+				/* group-stop (SIGSTOP, SIGTSTP…): stay stopped, as without us */
+				(void) ptrace(PTRACE_LISTEN, pid, NULL, NULL);
+				continue;
+			}
+			sig = 0; /* a new tracee's first stop */
+		} else if (sig == SIGTRAP && event == PTRACE_EVENT_EXEC) {
+			on_exec_event(pid);
+			sig = 0;
+		} else if (sig == SIGTRAP && event) {
+			sig = 0; /* fork, clone events */
+		}
+		/* else a signal-delivery stop: deliver it */
+		(void) ptrace(PTRACE_CONT, pid, NULL, (void *) (long) sig);
+	}
+	return NULL;
+}
+
+int tracer_ptrace_start(Tracer *t, pid_t child)
+{
+	PtraceStart st = {.t = t, .child = child};
+	sigset_t all, old;
+	int r;
+
+	pthread_mutex_init(&st.lock, NULL);
+	pthread_cond_init(&st.cond, NULL);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	r = -pthread_create(&t->ptrace_thread, NULL, ptrace_main, &st);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&st.lock);
+	while (st.result == 0)
+		pthread_cond_wait(&st.cond, &st.lock);
+	pthread_mutex_unlock(&st.lock);
+	t->ptrace_started = true;
+	if (st.result < 0) {
+		(void) pthread_join(t->ptrace_thread, NULL);
+		t->ptrace_started = false;
+		return st.result;
+	}
+	return 0;
+}
+
+void tracer_ptrace_stop(Tracer *t)
+{
+	/* returns once no tracee is left (the tree is dead by now) */
+	if (t->ptrace_started)
+		(void) pthread_join(t->ptrace_thread, NULL);
+	t->ptrace_started = false;
+}
