@@ -674,7 +674,11 @@ static void h(FILE *out, const char *s)
 			fputs("&#39;", out);
 			break;
 		default:
-			fputc(*s, out);
+			/* control characters from the program: visible, as in the text output */
+			if ((unsigned char) *s < 0x20 || *s == 0x7f)
+				fprintf(out, "\\x%02x", (unsigned char) *s);
+			else
+				fputc(*s, out);
 		}
 	}
 }
@@ -775,9 +779,9 @@ static void html_timeline(const AuditReport *r, FILE *out)
 		double x1 = left + (double) p->last_us / span * width;
 		size_t y = i * row + 12;
 
-		fprintf(out, "<text x='4' y='%zu' class=lbl>%ld ", y + 4, p->pid);
+		fprintf(out, "<text x='4' y='%zu' class='lbl'>%ld ", y + 4, p->pid);
 		h(out, p->comm ? p->comm : "?");
-		fprintf(out, "</text><line x1='%.1f' x2='%.1f' y1='%zu' y2='%zu' class=life/>\n",
+		fprintf(out, "</text><line x1='%.1f' x2='%.1f' y1='%zu' y2='%zu' class='life'/>\n",
 			x0, MAX(x1, x0 + 1), y, y);
 	}
 	for (size_t e = 0; e < r->n_events && dots < HTML_DOTS_MAX; e++) {
@@ -789,7 +793,7 @@ static void html_timeline(const AuditReport *r, FILE *out)
 				break;
 		if (i == rows)
 			continue;
-		fprintf(out, "<circle cx='%.1f' cy='%zu' r='%d' class=%s><title>%.3f ms: ",
+		fprintf(out, "<circle cx='%.1f' cy='%zu' r='%d' class='%s'><title>%.3f ms: ",
 			left + (double) ev->t_us / span * width, i * row + 12,
 			ev->kind == 'd' || ev->kind == 'k' ? 5 : 3, kind_class(ev->kind),
 			(double) ev->t_us / 1000.0);
@@ -797,8 +801,8 @@ static void html_timeline(const AuditReport *r, FILE *out)
 		fputs("</title></circle>\n", out);
 		dots++;
 	}
-	fprintf(out, "<text x='%d' y='%zu' class=lbl>0 ms</text>", left, rows * row + 26);
-	fprintf(out, "<text x='%d' y='%zu' class=lbl text-anchor='end'>%.1f ms</text>",
+	fprintf(out, "<text x='%d' y='%zu' class='lbl'>0 ms</text>", left, rows * row + 26);
+	fprintf(out, "<text x='%d' y='%zu' class='lbl' text-anchor='end'>%.1f ms</text>",
 		left + width, rows * row + 26, span / 1000.0);
 	fputs("</svg>\n", out);
 	if (r->n_procs > rows)

@@ -38,6 +38,7 @@
 #include "common/log.h"
 #include "common/macros.h"
 #include "common/util.h"
+#include "emulation/path/view.h"
 #include "policy/policy.h"
 #include "tracer/internal.h"
 
@@ -114,10 +115,9 @@ static bool seen_before(DiskWalk *w, const struct stat *st)
 	return false;
 }
 
-/* Allocated bytes beneath dirfd (which it closes); never follows symlinks, stays on the
- * directory's own tree (other file systems mounted below are counted too: they are
- * written through the same mount). */
-static void disk_walk_dir(DiskWalk *w, int dirfd, unsigned depth)
+/* Allocated bytes beneath dirfd (which it closes); never follows symlinks and does not
+ * descend into other file systems mounted below. */
+static void disk_walk_dir(DiskWalk *w, int dirfd, dev_t dev, unsigned depth)
 {
 	DIR *d;
 	struct dirent *de;
@@ -142,12 +142,14 @@ static void disk_walk_dir(DiskWalk *w, int dirfd, unsigned depth)
 		if (st.st_nlink > 1 && !S_ISDIR(st.st_mode) && seen_before(w, &st))
 			continue;
 		w->bytes += (uint64_t) st.st_blocks * 512;
-		if (S_ISDIR(st.st_mode)) {
+		/* one file system per root: a mount point below (a /proc, another disk) is not
+		 * walked */
+		if (S_ISDIR(st.st_mode) && st.st_dev == dev) {
 			int fd = openat(dirfd, de->d_name,
 					O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 			if (fd >= 0)
-				disk_walk_dir(w, fd, depth + 1);
+				disk_walk_dir(w, fd, dev, depth + 1);
 		}
 	}
 	closedir(d);
@@ -159,9 +161,12 @@ static uint64_t disk_usage(char **roots)
 
 	for (char **r = roots; r && *r; r++) {
 		int fd = open(*r, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		struct stat st;
 
-		if (fd >= 0)
-			disk_walk_dir(&w, fd, 0);
+		if (fd >= 0 && fstat(fd, &st) == 0)
+			disk_walk_dir(&w, fd, st.st_dev, 0);
+		else if (fd >= 0)
+			(void) close(fd);
 	}
 	free(w.seen_dev);
 	free(w.seen_ino);
@@ -181,7 +186,7 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
-int budget_init(Budget *b, const Policy *p)
+int budget_init(Budget *b, const Policy *p, const SbxView *view)
 {
 	const PolicyLimits *l = &p->limits;
 
@@ -232,7 +237,16 @@ int budget_init(Budget *b, const Policy *p)
 		b->tick_ms = TICK_MIN_MS;
 	}
 	if (is_set(l->disk)) {
-		for (size_t i = 0; i < p->n_mounts; i++)
+		/* rw mounts and the private directories of tmp mounts, as the view resolved
+		 * them; without a view (unit tests), the policy's rw sources */
+		for (size_t i = 0; view && i < sbx_view_n_mounts(view); i++) {
+			const SbxMount *m = sbx_view_mount(view, i);
+
+			if (m->kind == SBX_MOUNT_DIR && (m->mode == MOUNT_RW || m->mode == MOUNT_TMP) &&
+			    m->source && strv_push(&b->disk_roots, m->source) < 0)
+				return -ENOMEM;
+		}
+		for (size_t i = 0; !view && i < p->n_mounts; i++)
 			if (p->mounts[i].mode == MOUNT_RW && p->mounts[i].source &&
 			    strv_push(&b->disk_roots, p->mounts[i].source) < 0)
 				return -ENOMEM;

@@ -20,6 +20,7 @@
 
 typedef struct Policy Policy;
 typedef struct TracerFilter TracerFilter;
+typedef struct SbxView SbxView;
 
 #define BUDGET_MAX_RESERVATIONS 256
 
@@ -64,9 +65,10 @@ typedef struct Budget {
 	uint64_t scans; /* exact counts made */
 } Budget;
 
-/** Derives the rlimits and sampling plan from p, measures the disk baseline. Keeps a
- * pointer to p. Returns 0 or -errno (-ENOMEM). */
-int budget_init(Budget *b, const Policy *p);
+/** Derives the rlimits and sampling plan from p, measures the disk baseline of the rw and
+ * tmp mounts of view (NULL: the policy's rw sources). Keeps a pointer to p. Returns 0 or
+ * -errno (-ENOMEM). */
+int budget_init(Budget *b, const Policy *p, const SbxView *view);
 void budget_done(Budget *b);
 
 /** In the command before exec (after vfork): rlimits and SIGXFSZ. Async-signal-safe. */

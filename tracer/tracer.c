@@ -556,7 +556,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	t.notif_size = MAX((size_t) sizes.seccomp_notif, sizeof(struct seccomp_notif));
 	t.resp_size = MAX((size_t) sizes.seccomp_notif_resp, sizeof(struct seccomp_notif_resp));
 
-	r = budget_init(&budget, p);
+	r = budget_init(&budget, p, t.view);
 	if (r < 0) {
 		budget_done(&budget);
 		goto out_filter;

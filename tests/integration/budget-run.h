@@ -38,7 +38,8 @@ static inline const char *budget_setup(void)
 	fprintf(f,
 		"[process]\nenv = { keep = [\"*\"] }\ncwd = \"%s\"\n\n"
 		"[[mount]]\npath = \"/\"\nmode = \"ro\"\n\n"
-		"[[mount]]\npath = \"%s\"\nmode = \"rw\"\n",
+		"[[mount]]\npath = \"%s\"\nmode = \"rw\"\n\n"
+		"[[mount]]\npath = \"/scratch\"\nmode = \"tmp\"\n",
 		budget_dir, budget_dir);
 	fclose(f);
 	return budget_dir;

@@ -4,6 +4,7 @@
  * headless Chromium, which must write a screenshot (a PNG). Skips (77) when no chromium is
  * installed: Debian's package is large, and CI installs it only where this check is wanted.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,7 @@ static const char *find_chromium(char *buf, size_t size)
 	return NULL;
 }
 
-static int run(char *const argv[], const char *home)
+static int run(char *const argv[], const char *home, const char *out)
 {
 	int status;
 	pid_t pid = fork();
@@ -39,6 +40,12 @@ static int run(char *const argv[], const char *home)
 	if (pid == 0) {
 		if (home)
 			setenv("HOME", home, 1);
+		if (out) {
+			int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+			if (fd < 0 || dup2(fd, 1) < 0)
+				_exit(126);
+		}
 		execv(argv[0], argv);
 		_exit(127);
 	}
@@ -50,7 +57,7 @@ static int run(char *const argv[], const char *home)
 int main(void)
 {
 	const char *sbxtrace = getenv("SBXTRACE"), *t = getenv("TMPDIR");
-	char chromium[512], dir[512], html[600], png[600], shot[700], url[700];
+	char chromium[512], dir[512], html[600], png[600], shot[700], url[700], dom[600];
 	unsigned char sig[8];
 	struct stat st;
 	FILE *f;
@@ -74,7 +81,7 @@ int main(void)
 				SAMPLE_LOG,	   NULL};
 
 		/* 1: the sample has two bad lines, skipped */
-		r = run(argv, NULL);
+		r = run(argv, NULL, NULL);
 		if (r != 1) {
 			fprintf(stderr, "report exited %d\n", r);
 			return 1;
@@ -92,7 +99,7 @@ int main(void)
 				url,
 				NULL};
 
-		r = run(argv, dir);
+		r = run(argv, dir, NULL);
 	}
 	if (r != 0 || stat(png, &st) < 0 || st.st_size < 1000) {
 		fprintf(stderr, "chromium exited %d, no screenshot\n", r);
@@ -105,6 +112,33 @@ int main(void)
 	}
 	fclose(f);
 	printf("screenshot: %s (%lld bytes)\n", png, (long long) st.st_size);
+
+	/* the DOM Chromium built: the timeline's elements must be siblings in the SVG (a lifeline
+	 * left open would swallow the dots, which then do not render) */
+	snprintf(dom, sizeof(dom), "%s/dom.html", dir);
+	{
+		char *argv[] = {
+			chromium, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
+			url,	  NULL};
+		char *text = calloc(1, 4 << 20);
+		size_t len = 0;
+
+		r = run(argv, dir, dom);
+		f = fopen(dom, "re");
+		if (f && text)
+			len = fread(text, 1, (4 << 20) - 1, f);
+		if (f)
+			fclose(f);
+		if (r != 0 || !len || !strstr(text, "class=\"life\"></line>") ||
+		    !strstr(text, "<circle cx=") || !strstr(text, "<h2>Denials</h2>")) {
+			fprintf(stderr,
+				"chromium exited %d; the DOM lacks the timeline's elements\n", r);
+			free(text);
+			return 1;
+		}
+		free(text);
+		unlink(dom);
+	}
 	unlink(png);
 	unlink(html);
 	/* chromium leaves its profile under HOME */

@@ -116,6 +116,20 @@ TEST(disk_many_files_filler_is_stopped_and_earlier_files_are_intact)
 	budget_cleanup();
 }
 
+TEST(disk_filler_in_a_tmp_mount_is_stopped)
+{
+	const char *sets[] = {"limits.disk=2MiB", "limits.kill_grace=200ms",
+			      "limits.wall_time=120s", NULL};
+	const char *cmd[] = {hog(), "diskfill", "/scratch", "24", "256", NULL};
+	BudgetRun r;
+
+	ASSERT_TRUE(budget_setup() != NULL);
+	budget_run(&r, sets, true, cmd);
+	EXPECT_EQ(r.code, 137);
+	EXPECT_TRUE(strstr(r.err, "disk limit of 2MiB reached") != NULL);
+	budget_cleanup();
+}
+
 TEST(output_flood_is_cut_with_the_marker)
 {
 	const char *sets[] = {"limits.output=10000", "limits.wall_time=60s", NULL};

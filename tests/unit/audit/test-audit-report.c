@@ -103,7 +103,9 @@ TEST(html_page)
 	/* 1001 is drawn inside 1000's list */
 	EXPECT_TRUE(has(html, "<ul><li><b>1001</b> python3"));
 	EXPECT_TRUE(has(html, "<svg"));
-	EXPECT_TRUE(has(html, "class=de><title>3.300 ms: connect("));
+	EXPECT_TRUE(has(html, "class='de'><title>3.300 ms: connect("));
+	/* the processes' lifelines are closed elements (an unquoted value before "/>" was not) */
+	EXPECT_TRUE(has(html, "class='life'/>"));
 	EXPECT_TRUE(has(html, "<tr class=de><td>3.600</td><td>1001</td><td><code>ptrace("));
 	EXPECT_TRUE(
 		has(html,
@@ -113,6 +115,9 @@ TEST(html_page)
 	EXPECT_FALSE(strstr(html, "href="));
 	EXPECT_FALSE(strstr(html, "<script"));
 	EXPECT_FALSE(strstr(html, "@import"));
+	/* control characters from the program are shown escaped in the page too */
+	EXPECT_TRUE(has(html, "/workspace/cache\\x1b[31m"));
+	EXPECT_FALSE(strchr(html, '\x1b'));
 	EXPECT_TRUE(has(html, "</html>\n"));
 	free(html);
 	audit_report_free(r);
