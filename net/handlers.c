@@ -11,7 +11,7 @@
  * the one that connects, binds or sends. The socket's family and type come from the duplicate
  * (SO_DOMAIN, SO_TYPE), never from what the child says. CONTINUE is used only for decisions on
  * registers alone: socket(2)'s arguments, and every call when the mode is "full" and no
- * ratchet can lower it.
+ * ratchet can lower it and no file-system view decides AF_UNIX paths.
  *
  * Deviations from Linux:
  *  - sendto/sendmsg/sendmmsg copy at most NET_SEND_MAX bytes of data per message: a stream
@@ -72,9 +72,16 @@ static int ret_val(EmuDecision *d, int64_t v, const char *why)
 	return 0;
 }
 
-/* Whether every call may run in the kernel: mode "full" that no ratchet can lower. */
+/*
+ * Whether every call may run in the kernel: mode "full" that no ratchet can lower, and no
+ * file-system view (with a view, an AF_UNIX path must be resolved in it even in "full", and
+ * whether the address is AF_UNIX is in child memory, the fd's socket in the child's fd table:
+ * neither can be checked before a CONTINUE).
+ */
 static bool full_for_good(NetRuntime *rt, const EmuRequest *req)
 {
+	if (req->view)
+		return false;
 	if (!rt)
 		return req->policy && req->policy->network.mode == NET_MODE_FULL;
 	return !rt->may_drop_below_full && net_ratchet_mode(&rt->ratchet) == NET_MODE_FULL;

@@ -17,6 +17,8 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 
 #include "tests/helpers/sbx-test.h"
 #include "tests/unit/tap.h"
@@ -244,6 +246,18 @@ static int probe_ratchet(const char *file, const char *addr, int port)
 	return 0;
 }
 
+static int probe_unix(const char *path)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	if (connect(fd, (struct sockaddr *) &a, sizeof(a)) < 0)
+		return printf("connect %s\n", errno == ENOENT ? "ENOENT" : ename(errno)), 0;
+	printf("ok\n");
+	return 0;
+}
+
 static int probe(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -255,6 +269,8 @@ static int probe(int argc, char **argv)
 		return probe_resolve(argv[1], argc >= 3 ? atoi(argv[2]) : 0);
 	if (argc >= 5 && strcmp(argv[0], "race") == 0)
 		return probe_race(argv[1], atoi(argv[2]), argv[3], atoi(argv[4]));
+	if (argc >= 2 && strcmp(argv[0], "unix") == 0)
+		return probe_unix(argv[1]);
 	if (argc >= 5 && strcmp(argv[0], "race-send") == 0)
 		return probe_race_send(argv[1], atoi(argv[2]), argv[3], atoi(argv[4]));
 	if (argc >= 4 && strcmp(argv[0], "ratchet") == 0)
@@ -642,6 +658,49 @@ TEST(msg_name_rewritten_during_sendmsg)
 	EXPECT_STREQ(PROBE(sets, "race-send", "127.0.0.2", P(u2_port), "127.0.0.3", P(u3_port)),
 		     "sent some\n");
 	EXPECT_EQ(atomic_load(&u3_received), before);
+}
+
+/* AF_UNIX paths go through the file-system view in every mode, "full" included */
+TEST(unix_path_through_the_view)
+{
+	char *dir = sbx_tmpdir(), policy[600], sock[600], out[256];
+	const char *args[] = {"unix", sock, NULL};
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int lfd;
+	FILE *f;
+
+	ASSERT_TRUE(dir != NULL);
+	snprintf(sock, sizeof(sock), "%s/s", dir);
+	if (strlen(sock) >= sizeof(a.sun_path)) {
+		printf("# skip: scratch path too long for a unix socket\n");
+		rmdir(dir);
+		return;
+	}
+	memcpy(a.sun_path, sock, strlen(sock) + 1);
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ASSERT_GE(lfd, 0);
+	ASSERT_EQ(bind(lfd, (struct sockaddr *) &a, sizeof(a)), 0);
+	ASSERT_EQ(listen(lfd, 8), 0);
+	chmod(sock, 0777);
+	chmod(dir, 0755);
+	EXPECT_EQ(run_probe((const char *[]){"network.mode=full", NULL}, NULL, args, out,
+			    sizeof(out)),
+		  0);
+	EXPECT_STREQ(out, "ok\n");
+	snprintf(policy, sizeof(policy), "%s/policy.toml", dir);
+	f = fopen(policy, "we");
+	ASSERT_TRUE(f != NULL);
+	fprintf(f,
+		"extends = [\"%s\"]\n\n[network]\nmode = \"full\"\n\n[[rule]]\npath = "
+		"\"%s\"\naccess = \"hide\"\n",
+		getenv("SBX_POLICY"), sock);
+	fclose(f);
+	EXPECT_EQ(run_probe(NULL, policy, args, out, sizeof(out)), 0);
+	EXPECT_STREQ(out, "connect ENOENT\n");
+	close(lfd);
+	unlink(sock);
+	unlink(policy);
+	rmdir(dir);
 }
 
 TEST(ratchet_closes_live_connection)
