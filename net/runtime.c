@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -369,6 +370,10 @@ int net_runtime_start(const Policy *p, pid_t root, NetTreeWalk walk)
 	rt = calloc(1, sizeof(*rt));
 	if (!rt)
 		return -ENOMEM;
+	/* The stub writes to TCP clients and the ratchet to the child's stderr (a pipe): a
+	 * reader that went away must not kill the supervisor with SIGPIPE (the command resets
+	 * its own disposition before exec) */
+	(void) signal(SIGPIPE, SIG_IGN);
 	rt->policy = p;
 	rt->root = root;
 	rt->walk = walk;
