@@ -28,6 +28,12 @@ typedef int (*NetTreeWalk)(pid_t root, NetTreeVisit visit, void *userdata);
  * the tree for the ratchet's socket shutdown. Returns 0 or -errno.
  */
 int net_runtime_start(const Policy *p, pid_t root, NetTreeWalk walk);
+/* Called once per ratchet drop, after the sockets were shut down (for the audit record). */
+typedef void (*NetRatchetEvent)(void *userdata, pid_t pid, const char *path, Sensitivity level,
+				NetMode from, NetMode to, unsigned sockets_shut);
+/** Sets the ratchet event callback of the started run (NULL: none). */
+void net_runtime_set_event(NetRatchetEvent fn, void *userdata);
+
 /** Stops the stub thread and frees the state; safe to call when not started. */
 void net_runtime_stop(void);
 

@@ -32,6 +32,8 @@ typedef struct NetRuntime {
 	NetTreeWalk walk;
 
 	NetRatchet ratchet;
+	NetRatchetEvent event;
+	void *event_userdata;
 	/* Readers: every emulated connect/send decides and performs under it; writer: the
 	 * ratchet's drop and socket shutdown. gen counts drops, so a blocking connect can tell
 	 * that the mode changed while it waited. */

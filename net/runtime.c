@@ -47,6 +47,14 @@ NetMode net_runtime_mode(void)
 	return runtime ? net_ratchet_mode(&runtime->ratchet) : NET_MODE_NONE;
 }
 
+void net_runtime_set_event(NetRatchetEvent fn, void *userdata)
+{
+	if (!runtime)
+		return;
+	runtime->event = fn;
+	runtime->event_userdata = userdata;
+}
+
 void net_redirect_add(NetRuntime *rt, dev_t dev, ino_t ino, const void *orig, socklen_t len)
 {
 	NetRedirect *e = NULL;
@@ -468,6 +476,8 @@ int net_on_sensitive_open(const EmuRequest *req, Sensitivity level, const char *
 	log_debug("ratchet: %s -> %s after '%.200s' (%s); %u socket(s) shut down",
 		  net_mode_name(old), net_mode_name(new), path ? path : "",
 		  sensitivity_to_string(level), c.count);
+	if (rt->event)
+		rt->event(rt->event_userdata, req ? req->tgid : 0, path, level, old, new, c.count);
 	if (req)
 		tell_child(req->tgid, net_ratchet_notice(new, level, line, sizeof(line)));
 	if (c.error == -EPERM || c.error == -ENOSYS)

@@ -44,9 +44,11 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "audit/audit.h"
 #include "common/missing-seccomp.h"
 #include "common/util.h"
 #include "net/handlers.h"
+#include "net/shutdown.h"
 #include "policy/policy.h"
 #include "tracer/budget.h"
 
@@ -508,6 +510,19 @@ static void job_stopped(Tracer *t, bool tty)
 	(void) forward_signal(t, SIGCONT);
 }
 
+/* The network ratchet dropped (net/runtime.c): its audit record. */
+static void ratchet_event(void *userdata, pid_t pid, const char *path, Sensitivity level,
+			  NetMode from, NetMode to, unsigned sockets_shut)
+{
+	Tracer *t = userdata;
+
+	log_debug("network restricted from %s to %s: pid %d opened a %s path", net_mode_name(from),
+		  net_mode_name(to), (int) pid, sensitivity_to_string(level));
+	if (t->audit)
+		audit_ratchet_event(t->audit, pid, path ? path : "", sensitivity_to_string(level),
+				    net_mode_name(from), net_mode_name(to), sockets_shut);
+}
+
 int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_result)
 {
 	_cleanup_close_ int sock_c_s = -1, sock_w_s = -1, sfd = -1, wall_tfd = -1, grace_tfd = -1,
@@ -645,6 +660,8 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	r = net_runtime_start(p, keeper, tree_walk);
 	if (r < 0)
 		log_error_errno(r, "starting the network supervision");
+	else
+		net_runtime_set_event(ratchet_event, &t);
 	/* The handlers that create files apply the child's umask themselves (emulation/fs.h). */
 	old_umask = umask(0);
 	sock_c_s = TAKE_FD(sp_c[0]);
