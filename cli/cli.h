@@ -26,3 +26,4 @@ int policy_args_load(const PolicyArgs *a, const char *name, Policy **ret_policy)
 int cmd_run(int argc, char *argv[]);
 int cmd_check(int argc, char *argv[]);
 int cmd_doctor(int argc, char *argv[]);
+int cmd_report(int argc, char *argv[]);

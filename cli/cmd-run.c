@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audit/audit.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "tracer/tracer.h"
@@ -29,6 +30,7 @@ static void help(FILE *f)
 	      "  -s, --set KEY=VALUE  override one policy setting (repeatable)\n"
 	      "      --json           capture stdout and stderr and print one JSON result\n"
 	      "      --trace          print a line per interposed syscall on stderr\n"
+	      "      --audit FILE     write the audit log (JSON Lines, docs/audit.md) to FILE\n"
 	      "  -q, --quiet          print only errors of our own\n"
 	      "  -h, --help           show this help\n"
 	      "\n"
@@ -38,21 +40,50 @@ static void help(FILE *f)
 	      f);
 }
 
+DEFINE_FREEP(Audit, audit_free)
+
+/* The audit log (--audit wins over [audit] log) and the trace, opened before anything runs:
+ * an unwritable log is a sandbox error, not a run without its record. */
+static int run_audit_open(const Policy *p, const char *path, bool trace, Audit **ret)
+{
+	AuditOptions ao = {
+		.log_path = path ? path : p->audit.log,
+		.log_fd = -1,
+		.trace = trace,
+		.events = p->audit.events,
+		.disassembly = p->audit.disassembly,
+		.disassembly_syscalls = p->audit.disassembly_syscalls,
+	};
+	int r;
+
+	/* syscalls the policy marks "log" get a trace line even without --trace */
+	for (size_t i = 0; i < p->n_syscalls; i++)
+		if (p->syscalls[i].action == SYSCALL_ACTION_LOG)
+			ao.trace_logged = !ao.log_path;
+	r = audit_open(&ao, ret);
+	if (r < 0)
+		return log_error_errno(r, "cannot open the audit log '%.200s'",
+				       ao.log_path ? ao.log_path : "");
+	return 0;
+}
+
 int cmd_run(int argc, char *argv[])
 {
-	enum { ARG_JSON = 0x100, ARG_TRACE };
+	enum { ARG_JSON = 0x100, ARG_TRACE, ARG_AUDIT };
 	static const struct option options[] = {{"workspace", required_argument, NULL, 'w'},
 						{"set", required_argument, NULL, 's'},
 						{"json", no_argument, NULL, ARG_JSON},
 						{"trace", no_argument, NULL, ARG_TRACE},
+						{"audit", required_argument, NULL, ARG_AUDIT},
 						{"quiet", no_argument, NULL, 'q'},
 						{"help", no_argument, NULL, 'h'},
 						{}};
 	_cleanup_(policy_freep) Policy *policy = NULL;
+	_cleanup_(audit_freep) Audit *audit = NULL;
 	PolicyArgs pa = {};
 	TracerOptions o = {};
 	TracerResult res = {};
-	const char *name;
+	const char *name, *audit_path = NULL;
 	int c, r;
 
 	optind = 0;
@@ -70,6 +101,9 @@ int cmd_run(int argc, char *argv[])
 			break;
 		case ARG_TRACE:
 			o.trace = true;
+			break;
+		case ARG_AUDIT:
+			audit_path = optarg;
 			break;
 		case 'q':
 			o.quiet = true;
@@ -106,9 +140,19 @@ int cmd_run(int argc, char *argv[])
 	if (policy->audit.trace)
 		o.trace = true;
 
+	r = run_audit_open(policy, audit_path, o.trace, &audit);
+	if (r < 0)
+		return EXIT_SANDBOX_ERROR;
+	o.audit = audit;
+	audit_run_start(audit, policy->path, o.argv);
+
 	r = tracer_run(policy, &o, &res);
 	if (r < 0)
 		return EXIT_SANDBOX_ERROR;
+	audit_run_end(audit, res.exit_code, res.signal, res.killed_by, res.denied, res.duration_ms);
+	r = audit_close(TAKE_PTR(audit));
+	if (r < 0)
+		log_warn_errno(r, "writing the audit log");
 	if (o.capture && tracer_result_write_json(policy, &res, stdout) < 0) {
 		tracer_result_done(&res);
 		return EXIT_SANDBOX_ERROR;

@@ -23,6 +23,7 @@ static void help(FILE *f)
 	      "  run [OPTIONS] POLICY -- CMD [ARGS…]  run CMD inside the sandbox POLICY describes\n"
 	      "  check [OPTIONS] POLICY               validate POLICY, print the effective policy\n"
 	      "  doctor                               list what this kernel offers the sandbox\n"
+	      "  report [--html FILE] AUDIT.jsonl     summarize an audit log (run --audit FILE)\n"
 	      "\n"
 	      "POLICY is a .toml file or the name of a preset: permissive, standard, strict,\n"
 	      "python, node, shell.\n"
@@ -54,6 +55,7 @@ int main(int argc, char *argv[])
 		{ "run", cmd_run },
 		{ "check", cmd_check },
 		{ "doctor", cmd_doctor },
+		{ "report", cmd_report },
 	};
 	const char *e = getenv("SBXTRACE_LOG");
 

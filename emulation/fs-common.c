@@ -110,24 +110,25 @@ bool fs_kernel_same(const EmuRequest *req, int dirfd, const char *path, const ch
 		    const char *host_path)
 {
 	const SbxHooks *h = sbx_view_hooks(req->view);
-	char start[PATH_MAX], joined[PATH_MAX], norm[PATH_MAX];
+	char start[PATH_MAX], joined[PATH_MAX];
 	int n;
 
+	(void) vpath;
 	if (path[0] == '/')
-		/* identity-mapped, or the host resolves the same string to the same object
-		 * (/bin/sh when /bin is a mount of /usr/bin) */
-		return streq(vpath, host_path) || same_object(path, host_path);
+		/* the host resolves the child's string to the same object: identity-mapped
+		 * paths, /bin/sh when /bin is a mount of /usr/bin; not a path through a
+		 * translated directory (/workspace/venv/bin/python -> /usr/bin/python3), even
+		 * when the object it ends at is identity-mapped */
+		return same_object(path, host_path);
 	/* The kernel resolves a relative path from the child's real cwd (or dirfd), which is
-	 * a host directory. */
+	 * a host directory: join without normalizing, ".." is the kernel's to resolve. */
 	if (!h->get_path || h->get_path(h->ctx, req->pid, dirfd, start, sizeof(start)) < 0 ||
 	    start[0] != '/')
 		return false;
 	n = snprintf(joined, sizeof(joined), "%s/%s", start, path);
 	if (n < 0 || (size_t) n >= sizeof(joined))
 		return false;
-	if (sbx_path_normalize(joined, norm, sizeof(norm)) < 0)
-		return false;
-	return streq(norm, host_path) || same_object(joined, host_path);
+	return same_object(joined, host_path);
 }
 
 int fs_check_read(const SbxResolved *r)

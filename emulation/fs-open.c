@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "common/macros.h"
+#include "net/handlers.h"
 
 #ifndef OPEN_HOW_SIZE_VER0
 #define OPEN_HOW_SIZE_VER0 24
@@ -305,6 +306,17 @@ static int do_open(const EmuRequest *req, EmuDecision *d, bool may_block)
 		}
 		if (res.type == S_IFIFO && !(flags & (O_NONBLOCK | O_PATH)) && !may_block)
 			return -EWOULDBLOCK;
+
+		/* a path with a sensitivity level: the network ratchet drops (and shuts the
+		 * tree's inet sockets) before the child gets the fd (net/handlers.h) */
+		if (res.level > SENSITIVITY_NONE) {
+			r = net_on_sensitive_open(req, res.level, res.vpath);
+			if (r < 0) {
+				d->verdict = EMU_KILL;
+				d->why = "network ratchet: sockets out of reach";
+				return 0;
+			}
+		}
 
 		/* The object exists: never create here (the view decided on the existing one). */
 		oflags = (flags & ~(O_CLOEXEC | O_CREAT | O_EXCL | O_NOFOLLOW)) | O_CLOEXEC |

@@ -16,6 +16,7 @@
  * tracer/fs.c adds them to the filter as notified entries.
  */
 #include "emulation/process.h"
+#include "net/handlers.h"
 
 #define ALLOW(n)                                                                                   \
 	{                                                                                          \
@@ -28,6 +29,12 @@
 #define NOTIFY(n, h, s, why)                                                                       \
 	{                                                                                          \
 		.name = (n), .handler = (h), .support = (s), .flags = EMU_NOTIFY, .note = (why)    \
+	}
+
+#define NET_NOTIFY_BLOCKING(n, h, s, why)                                                          \
+	{                                                                                          \
+		.name = (n), .handler = (h), .support = (s), .flags = EMU_NOTIFY | EMU_MAY_BLOCK,  \
+		.note = (why)                                                                      \
 	}
 
 static const EmuEntry table[] = {
@@ -161,19 +168,26 @@ static const EmuEntry table[] = {
 	ALLOW("io_submit"),
 	ALLOW("io_cancel"),
 
-	/* sockets (the network issue turns the address-taking ones into notified entries) */
-	ALLOW("socket"),
-	ALLOW("socketpair"),
-	ALLOW("connect"),
+	/* sockets: the address-taking calls are decided on the supervisor's copy and performed
+	 * on a duplicate of the child's socket (net/handlers.c, docs/network.md); sendto and
+	 * recvfrom are notified only with an address (tracer/filter.c) */
+	NOTIFY("socket", net_handle_socket, EMU_FULL, NULL),
+	NOTIFY("socketpair", net_handle_socketpair, EMU_PARTIAL, "AF_UNIX only"),
+	NET_NOTIFY_BLOCKING("connect", net_handle_connect, EMU_PARTIAL,
+			    "AF_UNIX paths: network.unix list until the file-system view"),
 	ALLOW("accept"),
 	ALLOW("accept4"),
-	ALLOW("bind"),
-	ALLOW("listen"),
-	ALLOW("sendto"),
-	ALLOW("recvfrom"),
-	ALLOW("sendmsg"),
+	NOTIFY("bind", net_handle_bind, EMU_PARTIAL,
+	       "AF_UNIX paths: network.unix list until the file-system view"),
+	NOTIFY("listen", net_handle_listen, EMU_FULL, NULL),
+	NET_NOTIFY_BLOCKING("sendto", net_handle_sendto, EMU_PARTIAL,
+			    "at most 64 KiB of data per call"),
+	NOTIFY("recvfrom", net_handle_recvfrom, EMU_FULL, NULL),
+	NET_NOTIFY_BLOCKING("sendmsg", net_handle_sendmsg, EMU_PARTIAL,
+			    "at most 64 KiB of data and 4 KiB of control data per call"),
 	ALLOW("recvmsg"),
-	ALLOW("sendmmsg"),
+	NET_NOTIFY_BLOCKING("sendmmsg", net_handle_sendmmsg, EMU_PARTIAL,
+			    "at most 8 messages of 64 KiB per call"),
 	ALLOW("recvmmsg"),
 	ALLOW("shutdown"),
 	ALLOW("getsockname"),

@@ -58,8 +58,8 @@ static int id_valid(const ChildMemCtx *c)
 {
 	uint64_t id = c->id;
 
-	if (c->notify_fd < 0)
-		return 0;
+	if (c->notify_fd < 0 || c->id == 0)
+		return 0; /* id 0: a ptrace stop (tracer/ptrace.c): the thread stays stopped */
 	if (ioctl(c->notify_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0)
 		return -ESRCH;
 	return 0;

@@ -40,13 +40,6 @@ typedef struct WorkItem {
 	struct seccomp_notif notif; /* followed by the rest of the kernel's size */
 } WorkItem;
 
-static const char *errno_to_name_or(int e)
-{
-	const char *n = errno_to_name(e);
-
-	return n ? n : "E?";
-}
-
 static const char *syscall_name(const TracerSlot *s, int nr, char *buf, size_t size)
 {
 	char *n;
@@ -57,33 +50,6 @@ static const char *syscall_name(const TracerSlot *s, int nr, char *buf, size_t s
 	snprintf(buf, size, "%s", n ? n : "?");
 	free(n);
 	return buf;
-}
-
-static void trace_line(Tracer *t, const struct seccomp_notif *n, const TracerSlot *s,
-		       const EmuDecision *d)
-{
-	char nb[64], res[96];
-	const char *name = syscall_name(s, n->data.nr, nb, sizeof(nb));
-
-	switch (d->verdict) {
-	case EMU_CONTINUE:
-		snprintf(res, sizeof(res), "continue");
-		break;
-	case EMU_RETURN:
-		snprintf(res, sizeof(res), "= %lld", (long long) d->val);
-		break;
-	case EMU_FAIL:
-		snprintf(res, sizeof(res), "= -1 %s", errno_to_name_or(d->error));
-		break;
-	default:
-		snprintf(res, sizeof(res), "kill");
-		break;
-	}
-	(void) t;
-	fprintf(stderr, "sbxtrace: [%d] %s(%#llx, %#llx, %#llx, %#llx) %s%s%s%s\n", (int) n->pid,
-		name, (unsigned long long) n->data.args[0], (unsigned long long) n->data.args[1],
-		(unsigned long long) n->data.args[2], (unsigned long long) n->data.args[3], res,
-		d->why ? " (" : "", d->why ? d->why : "", d->why ? ")" : "");
 }
 
 static void respond(Tracer *t, const struct seccomp_notif *n, EmuDecision *d)
@@ -127,6 +93,8 @@ static void respond(Tracer *t, const struct seccomp_notif *n, EmuDecision *d)
 			}
 			(void) close(d->inject_fd);
 			d->inject_fd = -1;
+			if (r >= 0)
+				d->val = r; /* the fd number the child got, for the audit record */
 			if (r >= 0 || errno == ENOENT)
 				return; /* installed and answered, or the thread is gone */
 			/* e.g. EMFILE in the child: report it as the open's error */
@@ -184,6 +152,8 @@ static bool enqueue(Tracer *t, const struct seccomp_notif *n, bool blocking);
 static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d, bool blocking)
 {
 	const TracerSlot *s = NULL;
+	uint64_t t0 = t->audit ? now_monotonic_ns() : 0;
+	TracerAuditCtx ac;
 	ChildMemCtx mc;
 	EmuRequest req;
 	pid_t tgid = 0;
@@ -246,9 +216,9 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 	}
 	if (d->denied)
 		atomic_fetch_add(&t->denied, 1);
+	tracer_audit_capture(t, n, s, d, t0, &ac);
 	respond(t, n, d);
-	if (t->opts->trace || (s && s->log))
-		trace_line(t, n, s, d);
+	tracer_audit_emit(t, n, d, &ac);
 	if (d->verdict == EMU_KILL) {
 		char nb[64];
 

@@ -70,6 +70,8 @@ static const struct {
 	{"sched_setattr", SLOT_PID_ARG0},
 	{"migrate_pages", SLOT_PID_ARG0},
 	{"move_pages", SLOT_PID_ARG0},
+	{"sendto", SLOT_ADDR_ARG4},
+	{"recvfrom", SLOT_ADDR_ARG4},
 };
 
 typedef struct Prog {
@@ -147,6 +149,15 @@ static void emit_special(Prog *p, const TracerSlot *s, int deny_errno)
 		ld(p, ARG_LO(1));
 		jeq_ret(p, 0, SECCOMP_RET_ALLOW);
 		ret(p, SECCOMP_RET_USER_NOTIF);
+		return;
+	case SLOT_ADDR_ARG4:
+		/* a pointer: NULL only when both halves are 0 (net/handlers.c) */
+		ld(p, ARG_LO(4));
+		emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0, 3, 0);
+		ld(p, ARG_LO(4) + 4);
+		emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0);
+		ret(p, SECCOMP_RET_ALLOW);
+		ret(p, s->action);
 		return;
 	case SLOT_SECCOMP:
 		ld(p, ARG_LO(0));

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "audit/audit.h"
 #include "emulation/process.h"
 #include "common/macros.h"
 #include "tracer/tracer.h"
@@ -26,6 +27,7 @@ typedef enum SlotSpecial {
 	SLOT_PID_ARG1,	  /* notify when args[1] (a pgid) is not 0 */
 	SLOT_SECCOMP,	  /* deny SECCOMP_FILTER_FLAG_NEW_LISTENER */
 	SLOT_PERSONALITY, /* allow only Docker's personality values */
+	SLOT_ADDR_ARG4,	  /* notify when args[4] (sendto/recvfrom's address) is not NULL */
 	_SLOT_SPECIAL_MAX,
 	_SLOT_SPECIAL_INVALID = -EINVAL,
 } SlotSpecial;
@@ -93,6 +95,8 @@ typedef struct Tracer {
 	const Policy *policy;
 	const TracerOptions *opts;
 	TracerFilter *filter;
+	Audit *audit;	  /* opts->audit, or own_audit; NULL: nothing recorded (tracer/audit.c) */
+	Audit *own_audit; /* trace-only sink when the caller gave none */
 	SbxView *view; /* the file-system view (tracer/fs.c); req->view of every request */
 	int notify_fd;
 	pid_t keeper; /* W: the subreaper whose descendants are the tree */
@@ -122,6 +126,35 @@ typedef struct Tracer {
 } Tracer;
 
 extern const EmuProcessOps tracer_process_ops;
+
+struct seccomp_notif;
+
+/* The audit record of one notification (tracer/audit.c): what is read from the child before
+ * the reply, to be written after it. Lives on the dispatching thread's stack. */
+typedef struct TracerAuditCtx {
+	bool active;
+	uint64_t t0;
+	pid_t tgid;
+	AuditRecord rec;
+	char str[3][AUDIT_STRING_MAX];
+	char addr_text[512];
+	char addr_ip[64];
+	char *argv[AUDIT_ARGV_MAX + 1];
+	char argv_buf[8192];
+	uint8_t code[AUDIT_CODE_BEFORE + 2 + AUDIT_CODE_AFTER];
+} TracerAuditCtx;
+
+/** Picks the run's sink: opts->audit, else a trace-only one for --trace and "log" syscalls. */
+int tracer_audit_setup(Tracer *t);
+void tracer_audit_done(Tracer *t);
+/** Before the reply: decides whether a record is due and reads what it shows from the child. */
+void tracer_audit_capture(Tracer *t, const struct seccomp_notif *n, const TracerSlot *s,
+			  const EmuDecision *d, uint64_t t0, TracerAuditCtx *c);
+/** A sampled budget (tracer/budget.c) was exceeded: its budget record. */
+void tracer_audit_budget(Tracer *t, const Budget *b, const char *which);
+/** After the reply: the outcome (and the fd ADDFD installed), then the record. */
+void tracer_audit_emit(Tracer *t, const struct seccomp_notif *n, const EmuDecision *d,
+		       TracerAuditCtx *c);
 
 /* The file-system view in the supervisor (tracer/fs.c). */
 /** Builds t->view from the policy (tmp mounts, skeleton root); logs why on failure. */

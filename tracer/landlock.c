@@ -16,6 +16,7 @@
 
 #include "common/missing-seccomp.h"
 #include "emulation/path/view.h"
+#include "net/handlers.h"
 #include "policy/policy.h"
 
 #ifndef SYS_landlock_add_rule
@@ -31,8 +32,9 @@
 	(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
 /* the rights that make sense on a file (a mount whose source is a file) */
 #define FS_FILE_RIGHTS                                                                             \
-	(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE | \
-	 LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV)
+	(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |                              \
+	 LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_TRUNCATE |                              \
+	 LANDLOCK_ACCESS_FS_IOCTL_DEV)
 
 #ifndef SYS_landlock_create_ruleset
 #define SYS_landlock_create_ruleset 444
@@ -98,6 +100,7 @@ int tracer_landlock_apply(const Policy *p, const SbxView *view, int abi)
 {
 	struct sbx_landlock_ruleset_attr attr = {};
 	size_t size = sizeof(attr);
+	unsigned long long net_access = 0, net_scope = 0;
 	long fd;
 	int r = 0;
 
@@ -110,19 +113,25 @@ int tracer_landlock_apply(const Policy *p, const SbxView *view, int abi)
 
 	if (view)
 		attr.handled_access_fs = fs_handled(abi);
+	/* network: TCP ports by mode (ABI 4), abstract unix sockets unless the policy lists
+	 * some (ABI 6); net/landlock-apply.c */
+	net_landlock_access(p, abi, &net_access, &net_scope);
+	attr.handled_access_net = net_access;
 	if (abi >= 6)
-		attr.scoped = LANDLOCK_SCOPE_SIGNAL | LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET;
+		attr.scoped = LANDLOCK_SCOPE_SIGNAL | net_scope;
 	else if (abi < 4)
 		size = offsetof(struct sbx_landlock_ruleset_attr, handled_access_net);
 	else
 		size = offsetof(struct sbx_landlock_ruleset_attr, scoped);
-	if (!attr.handled_access_fs && !attr.scoped)
+	if (!attr.handled_access_fs && !attr.scoped && !attr.handled_access_net)
 		return 0;
 	fd = syscall(SYS_landlock_create_ruleset, &attr, size, 0);
 	if (fd < 0)
 		return -errno;
 	if (view)
 		r = add_fs_rules((int) fd, view, attr.handled_access_fs);
+	if (r >= 0)
+		r = net_landlock_add_rules(p, abi, (int) fd);
 	if (r >= 0 && syscall(SYS_landlock_restrict_self, (int) fd, 0) < 0)
 		r = -errno;
 	(void) close((int) fd);

@@ -27,6 +27,7 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -40,6 +41,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/util.h"
 #include "emulation/fs.h"
 
 #define RED_ZONE 128
@@ -78,6 +80,52 @@ static Expect *expect_slot(pid_t tgid, bool create)
 		return free_slot;
 	}
 	return NULL;
+}
+
+/* An audit record for a call routed here (chdir, exec) as for a notified one: captured with
+ * the original registers, emitted with the decision. */
+typedef struct PtraceAudit {
+	struct seccomp_notif n;
+	TracerAuditCtx *c;
+	uint64_t t0;
+} PtraceAudit;
+
+static void audit_begin(Tracer *t, PtraceAudit *a, pid_t pid, const struct user_regs_struct *regs,
+			const EmuDecision *d)
+{
+	a->c = NULL;
+	if (!t->audit)
+		return;
+	a->c = malloc(sizeof(*a->c));
+	if (!a->c)
+		return;
+	memset(&a->n, 0, sizeof(a->n));
+	a->n.id = 0; /* no notification: child-mem skips ID_VALID, the thread is stopped */
+	a->n.pid = (uint32_t) pid;
+	a->n.data.nr = (int) regs->orig_rax;
+	a->n.data.arch = 0xc000003e; /* AUDIT_ARCH_X86_64 */
+	a->n.data.instruction_pointer = regs->rip;
+	a->n.data.args[0] = regs->rdi;
+	a->n.data.args[1] = regs->rsi;
+	a->n.data.args[2] = regs->rdx;
+	a->n.data.args[3] = regs->r10;
+	a->n.data.args[4] = regs->r8;
+	a->n.data.args[5] = regs->r9;
+	a->t0 = now_monotonic_ns();
+	/* the record is wanted or not by syscall and denial: decided again at the end */
+	tracer_audit_capture(t, &a->n, NULL, d, a->t0, a->c);
+}
+
+static void audit_end(Tracer *t, PtraceAudit *a, const EmuDecision *d)
+{
+	if (!a->c)
+		return;
+	if (d->denied && !a->c->active)
+		/* a denial may be recorded where the call itself is not */
+		tracer_audit_capture(t, &a->n, NULL, d, a->t0, a->c);
+	tracer_audit_emit(t, &a->n, d, a->c);
+	free(a->c);
+	a->c = NULL;
 }
 
 static void skip_syscall(pid_t pid, struct user_regs_struct *regs, int error)
@@ -222,27 +270,36 @@ static void on_exec_stop(Tracer *t, pid_t pid, struct user_regs_struct *regs, pi
 	uint64_t path_addr = at ? regs->rsi : regs->rdi;
 	int dirfd = at ? (int) regs->rdi : AT_FDCWD, flags = at ? (int) regs->r8 : 0;
 	char path[PATH_MAX];
-	EmuExecTarget *et;
+	EmuExecTarget *et = NULL;
+	EmuDecision *d;
+	PtraceAudit au = {};
 	const char *host;
 	Expect *e;
 	uint64_t addr;
 	int r;
 
+	d = malloc(sizeof(*d));
+	if (!d) {
+		skip_syscall(pid, regs, ENOMEM);
+		return;
+	}
+	emu_decision_init(d);
+	audit_begin(t, &au, pid, regs, d);
+
 	/* TOCTOU: copied once; the kernel then reads either the same string (identity) or our
 	 * copy of the host path; the exec event below checks what actually ran */
 	r = mem->read_string(mem, path_addr, path, sizeof(path));
+	if (r < 0)
+		r = r == -ENAMETOOLONG ? -ENAMETOOLONG : -EFAULT;
+	else if (at && (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)))
+		r = -EINVAL;
+	else if (!(et = malloc(sizeof(*et))))
+		r = -ENOMEM;
 	if (r < 0) {
-		skip_syscall(pid, regs, r == -ENAMETOOLONG ? ENAMETOOLONG : EFAULT);
-		return;
-	}
-	if (at && (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))) {
-		skip_syscall(pid, regs, EINVAL);
-		return;
-	}
-	et = malloc(sizeof(*et));
-	if (!et) {
-		skip_syscall(pid, regs, ENOMEM);
-		return;
+		skip_syscall(pid, regs, -r);
+		d->verdict = EMU_FAIL;
+		d->error = -r;
+		goto out;
 	}
 	req->nr = (int) regs->orig_rax;
 	r = emu_fs_exec_check(req, dirfd, path, flags, et);
@@ -250,21 +307,26 @@ static void on_exec_stop(Tracer *t, pid_t pid, struct user_regs_struct *regs, pi
 		r = -EACCES; /* the kernel reads "#!" itself: a translated interpreter cannot be
 			      * rewritten */
 	if (r < 0) {
-		if (r == -EACCES || r == -ENOENT)
+		if (r == -EACCES || r == -ENOENT) {
 			atomic_fetch_add(&t->denied, 1);
+			d->denied = true;
+		}
 		skip_syscall(pid, regs, -r);
+		d->verdict = EMU_FAIL;
+		d->error = -r;
 		goto out;
 	}
+	snprintf(d->path, sizeof(d->path), "%s", et->vpath);
+	snprintf(d->host_path, sizeof(d->host_path), "%s", et->host_path);
 	e = expect_slot(tgid, true);
 	if (!e) {
 		skip_syscall(pid, regs, EAGAIN);
+		d->verdict = EMU_FAIL;
+		d->error = EAGAIN;
 		goto out;
 	}
 	e->dev = et->interp_vpath[0] ? et->interp_dev : et->dev;
 	e->ino = et->interp_vpath[0] ? et->interp_ino : et->ino;
-	if (t->opts->trace)
-		fprintf(stderr, "sbxtrace: [%d] exec('%.200s') -> '%.200s'\n", (int) pid, path,
-			et->host_path);
 	if (et->identity)
 		goto out; /* the child's string names the checked file */
 	if (et->interp_vpath[0]) {
@@ -274,9 +336,11 @@ static void on_exec_stop(Tracer *t, pid_t pid, struct user_regs_struct *regs, pi
 		snprintf(interp_text, sizeof(interp_text), "%s", et->interp_host_path);
 		shebang_interp(et->host_path, interp_text, sizeof(interp_text));
 		r = rewrite_script(pid, regs, at, mem, path, et, interp_text);
-		if (r < 0)
+		if (r < 0) {
 			skip_syscall(pid, regs, -r);
-		else if (ptrace(PTRACE_SETREGS, pid, NULL, regs) < 0)
+			d->verdict = EMU_FAIL;
+			d->error = -r;
+		} else if (ptrace(PTRACE_SETREGS, pid, NULL, regs) < 0)
 			log_debug_errno(-errno, "PTRACE_SETREGS of %d", (int) pid);
 		goto out;
 	}
@@ -284,6 +348,8 @@ static void on_exec_stop(Tracer *t, pid_t pid, struct user_regs_struct *regs, pi
 	addr = (regs->rsp - RED_ZONE - strlen(host) - 1) & ~(uint64_t) 15;
 	if (child_mem_write(pid, addr, host, strlen(host) + 1) < 0) {
 		skip_syscall(pid, regs, EFAULT);
+		d->verdict = EMU_FAIL;
+		d->error = EFAULT;
 		goto out;
 	}
 	if (at) {
@@ -294,6 +360,8 @@ static void on_exec_stop(Tracer *t, pid_t pid, struct user_regs_struct *regs, pi
 	if (ptrace(PTRACE_SETREGS, pid, NULL, regs) < 0)
 		log_debug_errno(-errno, "PTRACE_SETREGS of %d", (int) pid);
 out:
+	audit_end(t, &au, d);
+	free(d);
 	free(et);
 }
 
@@ -320,6 +388,7 @@ static void on_seccomp_stop(Tracer *t, pid_t pid)
 	ChildMemCtx mc;
 	EmuRequest req;
 	EmuDecision *d;
+	PtraceAudit au = {};
 	pid_t tgid = 0;
 	uint64_t addr;
 	int r;
@@ -354,35 +423,37 @@ static void on_seccomp_stop(Tracer *t, pid_t pid)
 		return;
 	}
 	emu_decision_init(d);
+	audit_begin(t, &au, pid, &regs, d);
 	/* TOCTOU: the path is copied once and checked; what the kernel then reads is our copy
 	 * of the host path (see the header for why a rewrite of it is harmless) */
 	r = mc.mem.read_string(&mc.mem, regs.rdi, path, sizeof(path));
-	if (r < 0) {
-		skip_syscall(pid, &regs, r == -ENAMETOOLONG ? ENAMETOOLONG : EFAULT);
-		goto out;
-	}
-	r = emu_fs_chdir_check(&req, path, host, sizeof(host), d);
+	if (r >= 0)
+		r = emu_fs_chdir_check(&req, path, host, sizeof(host), d);
 	if (d->denied)
 		atomic_fetch_add(&t->denied, 1);
 	if (r < 0) {
-		skip_syscall(pid, &regs, -r);
+		int e = r == -ENAMETOOLONG ? ENAMETOOLONG : r == -EFAULT ? EFAULT : -r;
+
+		skip_syscall(pid, &regs, e);
+		d->verdict = EMU_FAIL;
+		d->error = e;
 		goto out;
 	}
-	if (t->opts->trace)
-		fprintf(stderr, "sbxtrace: [%d] chdir('%.200s') -> '%.200s'\n", (int) pid, path,
-			host[0] ? host : path);
 	if (!host[0])
 		goto out; /* the kernel reaches the checked directory with the child's string */
 	addr = (regs.rsp - RED_ZONE - strlen(host) - 1) & ~(uint64_t) 15;
 	r = child_mem_write(pid, addr, host, strlen(host) + 1);
 	if (r < 0) {
 		skip_syscall(pid, &regs, EFAULT);
+		d->verdict = EMU_FAIL;
+		d->error = EFAULT;
 		goto out;
 	}
 	regs.rdi = addr;
 	if (ptrace(PTRACE_SETREGS, pid, NULL, &regs) < 0)
 		log_debug_errno(-errno, "PTRACE_SETREGS of %d", (int) pid);
 out:
+	audit_end(t, &au, d);
 	free(d);
 }
 

@@ -46,6 +46,7 @@
 #include "common/log.h"
 #include "common/missing-seccomp.h"
 #include "common/util.h"
+#include "net/handlers.h"
 #include "policy/policy.h"
 #include "tracer/budget.h"
 
@@ -86,57 +87,48 @@ static _noreturn_ void child_fail(int sock, int kind, int error, const char *wha
 	_exit(kind == MSG_EXEC_FAILED ? (error == ENOENT ? 127 : 126) : 125);
 }
 
+/* The listener goes to S by number, and S takes it with pidfd_getfd() (C is dumpable): not
+ * with SCM_RIGHTS, because sendmsg() is notified (net/handlers.c) and nobody could answer it
+ * before S has the listener. send() without an address runs in the kernel. */
 static int send_fd(int sock, int fd, pid_t pid)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))] = {};
 	Msg m = {.kind = MSG_CHILD_PID, .value = pid};
-	struct iovec iov = {&m, sizeof(m)};
-	struct msghdr mh = {.msg_iov = &iov,
-			    .msg_iovlen = 1,
-			    .msg_control = cbuf,
-			    .msg_controllen = sizeof(cbuf)};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	return sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 ? -errno : 0;
+	memcpy(m.what, &fd, sizeof(fd));
+	return send(sock, &m, sizeof(m), MSG_NOSIGNAL) < 0 ? -errno : 0;
 }
 
 static int recv_fd(int sock, int *ret_fd, Msg *ret_msg)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))] = {};
 	Msg m = {};
-	struct iovec iov = {&m, sizeof(m)};
-	struct msghdr mh = {.msg_iov = &iov,
-			    .msg_iovlen = 1,
-			    .msg_control = cbuf,
-			    .msg_controllen = sizeof(cbuf)};
-	struct cmsghdr *c;
 	ssize_t n;
+	long pidfd;
+	int fd, cfd;
 
 	do
-		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+		n = recv(sock, &m, sizeof(m), 0);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
 	if (n == 0)
 		return -EPIPE;
-	c = CMSG_FIRSTHDR(&mh);
-	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-		memcpy(ret_fd, CMSG_DATA(c), sizeof(int));
-		if ((size_t) n == sizeof(m) && m.kind == MSG_CHILD_PID) {
-			*ret_msg = m;
-			return 0;
-		}
-		(void) close(*ret_fd);
-		*ret_fd = -1;
-		return -EBADMSG;
-	}
 	if ((size_t) n >= offsetof(Msg, what))
 		*ret_msg = m;
-	return -EBADMSG;
+	if ((size_t) n != sizeof(m) || m.kind != MSG_CHILD_PID)
+		return -EBADMSG;
+	memcpy(&cfd, m.what, sizeof(cfd));
+	pidfd = syscall(SYS_pidfd_open, m.value, 0);
+	if (pidfd < 0)
+		return -errno;
+	/* C waits for our "go" before it closes its copy */
+	fd = (int) syscall(SYS_pidfd_getfd, (int) pidfd, cfd, 0);
+	if (fd < 0)
+		fd = -errno;
+	(void) close((int) pidfd);
+	if (fd < 0)
+		return fd;
+	*ret_fd = fd;
+	return 0;
 }
 
 typedef struct Launch {
@@ -229,9 +221,10 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 	if (r < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, -r, "landlock");
 
-	/* S's tracer thread must be able to seize us: as S's descendant we are not dumpable
-	 * (the keeper resets this for the memory we share once we exec) */
-	if (l->filter->ptrace && prctl(PR_SET_DUMPABLE, 1) < 0)
+	/* S must be able to read our memory (the exec's path, notified) and its tracer thread
+	 * to seize us: as S's descendant we are not dumpable (the keeper resets this for the
+	 * memory we share once we exec) */
+	if (prctl(PR_SET_DUMPABLE, 1) < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "PR_SET_DUMPABLE");
 
 	listener = tracer_filter_install(l->filter, l->wait_killable);
@@ -240,9 +233,9 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 	/* From here on every syscall goes through the filter. */
 	if (send_fd(l->sock_c, listener, getpid()) < 0)
 		_exit(125);
-	(void) close(listener);
 	if (read(l->sock_c, &go, 1) != 1)
 		_exit(125);
+	(void) close(listener);
 
 	/* only stdin, stdout and stderr pass: no inherited descriptor of the caller (a
 	 * directory, a socket) may reach around the view */
@@ -548,6 +541,11 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	r = tracer_filter_build(p, &t.filter);
 	if (r < 0)
 		return log_error_errno(r, "building the seccomp filter");
+	r = tracer_audit_setup(&t);
+	if (r < 0) {
+		log_error_errno(r, "starting the audit trace");
+		goto out_filter;
+	}
 	r = tracer_fs_setup(&t, p);
 	if (r < 0)
 		goto out_filter;
@@ -643,6 +641,10 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 		keeper_main(&l, sp_w[1], getppid());
 	}
 	t.keeper = keeper;
+	/* the network state (DNS stub, ratchet) before anything of the command can ask */
+	r = net_runtime_start(p, keeper, tree_walk);
+	if (r < 0)
+		log_error_errno(r, "starting the network supervision");
 	/* The handlers that create files apply the child's umask themselves (emulation/fs.h). */
 	old_umask = umask(0);
 	sock_c_s = TAKE_FD(sp_c[0]);
@@ -666,6 +668,10 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	}
 	tty_taken = l.tty;
 
+	if (r < 0) {
+		setup_errno = -r;
+		goto finish;
+	}
 	/* the receivers start while C sets itself up */
 	r = tracer_dispatch_start(&t, 2);
 	if (r < 0) {
@@ -689,6 +695,8 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 		goto finish;
 	}
 	t.child = m.value;
+	audit_set_main_pid(t.audit, t.child);
+	audit_process_start(t.audit, t.child, t.keeper, opts->argv);
 
 	if (t.filter->ptrace) {
 		r = tracer_ptrace_start(&t, t.child);
@@ -828,6 +836,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 					tree_killed = true;
 				} else if (which && !res.killed_by) {
 					log_error("%s: stopping the process tree", msg);
+					tracer_audit_budget(&t, &budget, which);
 					res.killed_by = which;
 					begin_stop(p, keeper, grace_tfd);
 				}
@@ -866,6 +875,10 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 				} else if (k == sizeof(m) && m.kind == MSG_STATUS) {
 					status = m.value;
 					child_done = true;
+					audit_process_exit(
+						t.audit, t.child,
+						WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+						WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 					res.duration_ms = (now_monotonic_ns() - start) / 1000000;
 					/* the command is over: so is the rest of its tree */
 					tree_kill_all(keeper, false);
@@ -901,6 +914,7 @@ finish:
 
 	if (started_dispatch)
 		tracer_dispatch_stop(&t);
+	net_runtime_stop();
 	if (tty_taken) {
 		/* take the terminal back for our process group (SIGTTOU is blocked) */
 		(void) tcsetpgrp(STDIN_FILENO, getpgrp());
@@ -975,6 +989,7 @@ out_fds:
 	if (old_umask != (mode_t) -1)
 		(void) umask(old_umask);
 out_filter:
+	tracer_audit_done(&t);
 	tracer_fs_done(&t);
 	if (t.budget)
 		budget_done(t.budget);

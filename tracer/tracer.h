@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+typedef struct Audit Audit;
 typedef struct Policy Policy;
 
 typedef struct TracerOptions {
@@ -19,6 +20,7 @@ typedef struct TracerOptions {
 	bool capture;	   /* --json: stdout/stderr through pipes into the result */
 	bool trace;	   /* a line per notified syscall on stderr */
 	bool quiet;	   /* no messages of our own but errors */
+	Audit *audit;	   /* the audit log and trace (audit/audit.h), borrowed; NULL: none */
 } TracerOptions;
 
 typedef struct TracerResult {

@@ -40,17 +40,23 @@ static const char *const workloads[][3] = {
 	 "print(json.load(open('a/b/f.json')))\n"
 	 "os.rename('a/b/f.json', 'a/g.json')\n"
 	 "print(sorted(os.listdir('a')), os.path.exists('a/g.json'))\n"
-	 "with tempfile.TemporaryDirectory(dir='.') as t: open(os.path.join(t, 'x'), 'w').write('x')\n"
+	 "with tempfile.TemporaryDirectory(dir='.') as t: open(os.path.join(t, 'x'), "
+	 "'w').write('x')\n"
 	 "shutil.copytree('a', 'c'); print(sorted(os.walk('c'))[0][1:])\n"
-	 "shutil.rmtree('c'); print(os.path.exists('c'), os.getcwd() == os.path.realpath('.'))\""},
+	 "shutil.rmtree('c'); print(os.path.exists('c'), os.getcwd() == os.path.realpath('.'))\" "
+	 "&& python3 -m venv --without-pip v && v/bin/python -c 'import sys, os; "
+	 "print(os.path.basename(sys.prefix), sys.prefix != sys.base_prefix)' && "
+	 "\"$PWD/v/bin/python\" -c 'import sys; print(sys.prefix == sys.base_prefix)'"},
 	{"tar", "/usr/bin/tar",
 	 "mkdir -p src/x && echo 1 > src/a && echo 2 > src/x/b && ln -s a src/l && "
 	 "tar cf t.tar src && mkdir out && tar xf t.tar -C out && diff -r src out/src && "
-	 "echo same && tar tf t.tar | sort && gzip -k t.tar && gunzip -c t.tar.gz | tar tf - | wc -l"},
+	 "echo same && tar tf t.tar | sort && gzip -k t.tar && gunzip -c t.tar.gz | tar tf - | wc "
+	 "-l"},
 	{"make", "/usr/bin/gcc",
 	 "printf 'int f(void);\\nint main(void) { return f() - 42; }\\n' > main.c && "
 	 "printf 'int f(void) { return 42; }\\n' > f.c && "
-	 "printf 'prog: main.o f.o\\n\\tgcc -o prog main.o f.o\\n%%.o: %%.c\\n\\tgcc -c -o $@ $<\\n' "
+	 "printf 'prog: main.o f.o\\n\\tgcc -o prog main.o f.o\\n%%.o: %%.c\\n\\tgcc -c -o $@ "
+	 "$<\\n' "
 	 "> Makefile && make -s -j2 && ./prog && echo built && ls *.o | sort && make -s && echo "
 	 "up-to-date"},
 };
@@ -107,7 +113,14 @@ static void rm_rf(const char *p)
 static int view(const char *sbxtrace)
 {
 	char *ws = mktmp(), *out = malloc(OUT_MAX), p[PATH_MAX + 16];
-	char *argv[] = {(char *) sbxtrace, "run", "-w", ws, "standard", "--", "/bin/sh", "-c",
+	char *argv[] = {(char *) sbxtrace,
+			"run",
+			"-w",
+			ws,
+			"standard",
+			"--",
+			"/bin/sh",
+			"-c",
 			"ls /; cat /workspace/x; cat /etc/shadow || echo no-shadow; "
 			"ls /etc; cat /workspace/../workspace/x",
 			NULL};
@@ -172,8 +185,8 @@ int main(int argc, char *argv[])
 		in_out = malloc(OUT_MAX);
 		nat_out = malloc(OUT_MAX);
 		{
-			char *a[] = {(char *) sbxtrace, "run", "-w", in_ws, "standard", "--",
-				     "/bin/sh", "-c", script, NULL};
+			char *a[] = {(char *) sbxtrace, "run", "-w",   in_ws, "standard", "--",
+				     "/bin/sh",		"-c",  script, NULL};
 			char *e[] = {"PATH=/usr/bin:/bin", NULL};
 
 			in_code = run(in_ws, a, e, in_out);

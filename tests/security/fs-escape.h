@@ -29,13 +29,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define SECRET "TOPSECRET-3141"
+#define SECRET	"TOPSECRET-3141"
 #define RO_TEXT "read-only content\n"
 
-static const char *fs_base;   /* the host scratch directory (inside: a host path, invisible) */
+static const char *fs_base;	 /* the host scratch directory (inside: a host path, invisible) */
 static char fs_secret[PATH_MAX]; /* host path of the secret */
 static int fs_failures;
-static bool fs_long;          /* the slow variant: more iterations */
+static bool fs_long; /* the slow variant: more iterations */
 
 /* Attack, inside the sandbox: return 0 when everything failed closed. */
 static int attack(void);

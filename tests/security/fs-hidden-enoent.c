@@ -31,8 +31,12 @@ static void fs_prepare(const char *ws)
 
 static int attack(void)
 {
-	const char *names[] = {"/workspace/hidden.txt", "/workspace/hiddendir", "/workspace/hiddendir/f",
-			       "hidden.txt", "hiddendir/f", NULL};
+	const char *names[] = {"/workspace/hidden.txt",
+			       "/workspace/hiddendir",
+			       "/workspace/hiddendir/f",
+			       "hidden.txt",
+			       "hiddendir/f",
+			       NULL};
 	struct stat st;
 	char buf[256];
 	DIR *d;

@@ -19,6 +19,9 @@ static void *rewriter(void *arg)
 	while (!stop) {
 		memcpy(buf, bad, len);
 		memcpy(buf, good, strlen(good) + 1);
+		/* let each state last a while, so both are seen */
+		for (volatile int k = 0; k < 300; k++)
+			;
 	}
 	return NULL;
 }

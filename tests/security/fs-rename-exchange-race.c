@@ -31,7 +31,8 @@ static int attack(void)
 	pthread_t th;
 
 	snprintf(dir, sizeof(dir), "%s/secret", fs_base);
-	if (mkdir("/workspace/d", 0755) < 0 || fs_write_file("/workspace/d/secret.txt", "decoy\n") < 0 ||
+	if (mkdir("/workspace/d", 0755) < 0 ||
+	    fs_write_file("/workspace/d/secret.txt", "decoy\n") < 0 ||
 	    symlink(dir, "/workspace/l") < 0) {
 		perror("setup");
 		return 1;

@@ -9,7 +9,8 @@ static int attack(void)
 	int fd;
 
 	snprintf(dir, sizeof(dir), "%s/secret", fs_base);
-	if (symlink(fs_secret, "/workspace/abs") < 0 || symlink("../secret/secret.txt", "/workspace/rel") < 0 ||
+	if (symlink(fs_secret, "/workspace/abs") < 0 ||
+	    symlink("../secret/secret.txt", "/workspace/rel") < 0 ||
 	    symlink(dir, "/workspace/dir") < 0 || symlink("../secret", "/workspace/reldir") < 0 ||
 	    symlink("/etc/shadow", "/workspace/shadow") < 0) {
 		perror("symlink");

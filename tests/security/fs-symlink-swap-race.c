@@ -27,7 +27,8 @@ static int attack(void)
 	int n = fs_long ? 100000 : 3000, opened = 0;
 	pthread_t th;
 
-	if (fs_write_file("/workspace/x", "plain\n") < 0 || fs_write_file("/workspace/plain", "plain\n") < 0 ||
+	if (fs_write_file("/workspace/x", "plain\n") < 0 ||
+	    fs_write_file("/workspace/plain", "plain\n") < 0 ||
 	    symlink(fs_secret, "/workspace/link-abs") < 0 ||
 	    symlink("../secret/secret.txt", "/workspace/link-rel") < 0) {
 		perror("setup");

@@ -1,0 +1,895 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Socket handlers: socket(2), socketpair(2), connect(2), bind(2), listen(2), sendto(2),
+ * sendmsg(2), sendmmsg(2) and recvfrom(2) (the last only to give redirected DNS sockets their
+ * resolver's address back). docs/network.md explains every decision.
+ *
+ * The rule (DESIGN.md): a decision that depends on memory the child owns is never CONTINUEd.
+ * The supervisor copies the sockaddr (and for sends the data) once, decides on its copy, and
+ * performs the call itself on a duplicate of the child's socket taken with pidfd_getfd(2)
+ * (Linux 5.6): the duplicate shares the open file description, so the child's own socket is
+ * the one that connects, binds or sends. The socket's family and type come from the duplicate
+ * (SO_DOMAIN, SO_TYPE), never from what the child says. CONTINUE is used only for decisions on
+ * registers alone: socket(2)'s arguments, and every call when the mode is "full" and no
+ * ratchet can lower it.
+ *
+ * Deviations from Linux:
+ *  - sendto/sendmsg/sendmmsg copy at most NET_SEND_MAX bytes of data per message: a stream
+ *    socket sends that much and returns a short count, a datagram socket over it fails with
+ *    EMSGSIZE (UDP carries at most 65507 bytes anyway). Control data is limited to
+ *    NET_CONTROL_MAX bytes (ENOBUFS beyond); SCM_RIGHTS fds are duplicated from the caller.
+ *    SCM_CREDENTIALS naming the caller fail (the supervisor sends them: EPERM).
+ *  - sendmmsg sends at most NET_MMSG_MAX messages per call (a short count, as the kernel may).
+ *  - AF_UNIX paths: until the file-system view decides them (TODO: its resolver, when it is on
+ *    main), a path is allowed when listed in network.unix, or in mode "full"; a relative path
+ *    is taken from the caller's cwd (its /proc link). A socket file bind() creates gets
+ *    the supervisor's umask.
+ *  - A blocking recvfrom on a socket redirected to the DNS stub with nothing queued is
+ *    CONTINUEd (the reply then shows the stub's address); glibc, musl and c-ares poll first.
+ */
+#include "net/handlers.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "common/macros.h"
+#include "emulation/path/view.h"
+#include "net/child.h"
+#include "net/internal.h"
+
+#define NET_SEND_MAX	(64 * 1024)
+#define NET_CONTROL_MAX 4096
+#define NET_MMSG_MAX	8
+#define NET_IOV_MAX	1024 /* UIO_MAXIOV */
+
+/* ---- helpers ---- */
+
+static int fail(EmuDecision *d, int error, const char *why, bool denied)
+{
+	d->verdict = EMU_FAIL;
+	d->error = error;
+	d->why = why;
+	d->denied = denied;
+	return 0;
+}
+
+static int ret_val(EmuDecision *d, int64_t v, const char *why)
+{
+	d->verdict = EMU_RETURN;
+	d->val = v;
+	d->why = why;
+	return 0;
+}
+
+/* Whether every call may run in the kernel: mode "full" that no ratchet can lower. */
+static bool full_for_good(NetRuntime *rt, const EmuRequest *req)
+{
+	if (!rt)
+		return req->policy && req->policy->network.mode == NET_MODE_FULL;
+	return !rt->may_drop_below_full && net_ratchet_mode(&rt->ratchet) == NET_MODE_FULL;
+}
+
+static void ctx_init(NetRuntime *rt, const EmuRequest *req, NetContext *ctx)
+{
+	*ctx = (NetContext){
+		.policy = &req->policy->network,
+		.mode = rt ? net_ratchet_mode(&rt->ratchet) : req->policy->network.mode,
+		.learned = rt ? rt->learned : NULL,
+		.resolvers = rt ? rt->resolvers : NULL,
+		.n_resolvers = rt ? rt->n_resolvers : 0,
+	};
+}
+
+static int connect_errno(const EmuRequest *req)
+{
+	return req->policy->network.connect_errno > 0 ? req->policy->network.connect_errno
+						      : ECONNREFUSED;
+}
+
+/*
+ * Duplicates the caller's fd and reads the socket's family and type from the duplicate.
+ * Returns 0, a positive errno for the child (EBADF, ENOTSOCK), or -errno when the supervisor
+ * cannot reach the caller's fds.
+ */
+static int caller_socket(const EmuRequest *req, uint64_t fdarg, int *ret_fd, int *ret_domain,
+			 int *ret_type)
+{
+	_cleanup_close_ int pidfd = -1, fd = -1;
+	socklen_t l = sizeof(int);
+	int domain = 0, type = 0;
+
+	if ((int) fdarg < 0)
+		return EBADF;
+	pidfd = (int) syscall(SYS_pidfd_open, req->tgid, 0);
+	if (pidfd < 0)
+		return errno == ESRCH ? ESRCH : -errno;
+	fd = (int) syscall(SYS_pidfd_getfd, pidfd, (int) fdarg, 0);
+	if (fd < 0)
+		return errno == EBADF ? EBADF : -errno;
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &l) < 0)
+		return errno == ENOTSOCK ? ENOTSOCK : -errno;
+	l = sizeof(int);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) < 0)
+		return -errno;
+	*ret_fd = TAKE_FD(fd);
+	*ret_domain = domain;
+	*ret_type = type;
+	return 0;
+}
+
+static int child_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
+{
+	struct iovec local = {(void *) buf, len}, remote = {(void *) (uintptr_t) addr, len};
+	_cleanup_close_ int fd = -1;
+	char path[64];
+
+	if (len == 0)
+		return 0;
+	if (process_vm_writev(pid, &local, 1, &remote, 1, 0) == (ssize_t) len)
+		return 0;
+	/* COMPAT: /proc/PID/mem also writes read-only mappings; only used as a fallback */
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int) pid);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || pwrite(fd, buf, len, (off_t) addr) != (ssize_t) len)
+		return -EFAULT;
+	return 0;
+}
+
+/* The stub's address for a socket of (domain, type), in the socket's own family. */
+static int stub_target(NetRuntime *rt, int domain, int type, struct sockaddr_storage *ret,
+		       socklen_t *ret_len)
+{
+	const struct sockaddr_in *sin;
+
+	if (!rt || !rt->stub_running)
+		return -ENOENT;
+	if (type == SOCK_DGRAM)
+		sin = &rt->stub_udp_addr;
+	else if (type == SOCK_STREAM)
+		sin = &rt->stub_tcp_addr;
+	else
+		return -EPROTOTYPE;
+	memset(ret, 0, sizeof(*ret));
+	if (domain == AF_INET) {
+		memcpy(ret, sin, sizeof(*sin));
+		*ret_len = sizeof(*sin);
+		return 0;
+	}
+	if (domain == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *) ret;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = sin->sin_port;
+		s6->sin6_addr.s6_addr[10] = 0xff;
+		s6->sin6_addr.s6_addr[11] = 0xff;
+		memcpy(&s6->sin6_addr.s6_addr[12], &sin->sin_addr, 4);
+		*ret_len = sizeof(*s6);
+		return 0;
+	}
+	return -EAFNOSUPPORT;
+}
+
+static void record_redirect(NetRuntime *rt, int fd, const void *orig, size_t len)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) == 0)
+		net_redirect_add(rt, st.st_dev, st.st_ino, orig, (socklen_t) len);
+}
+
+/*
+ * AF_UNIX path sockets, until the file-system view decides them: listed in network.unix, or
+ * mode "full". A relative path starts at the caller's cwd, reached through /proc/PID/cwd (a
+ * path the supervisor uses, never the child's bytes). Fills buf and len with the path the
+ * supervisor uses. Returns 0 when allowed, a positive errno otherwise.
+ */
+static int unix_path_target(const EmuRequest *req, NetMode mode, const NetAddr *a,
+			    struct sockaddr_un *buf, socklen_t *len)
+{
+	bool listed = net_unix_path_listed(&req->policy->network, a->unix_name);
+
+	if (!listed && mode != NET_MODE_FULL)
+		return EACCES;
+	memset(buf, 0, sizeof(*buf));
+	buf->sun_family = AF_UNIX;
+	if (a->unix_name[0] == '/') {
+		memcpy(buf->sun_path, a->unix_name, a->unix_len);
+	} else {
+		int n = snprintf(buf->sun_path, sizeof(buf->sun_path), "/proc/%d/cwd/%s",
+				 (int) req->tgid, a->unix_name);
+
+		if (n < 0 || (size_t) n >= sizeof(buf->sun_path))
+			return ENAMETOOLONG;
+	}
+	*len = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + strlen(buf->sun_path) + 1);
+	return 0;
+}
+
+/* Where an address-taking call goes after the decision: the child's copy, the stub, or a
+ * rewritten unix path. */
+typedef struct Target {
+	struct sockaddr_storage ss;
+	socklen_t len;
+	bool redirected;
+	bool have_res; /* res pins the AF_UNIX object the address names: keep until the call */
+	SbxResolved res;
+} Target;
+
+static void target_done(Target *t)
+{
+	if (t->have_res)
+		sbx_resolved_done(&t->res);
+	t->have_res = false;
+}
+
+/* The caller's umask, for a socket file bind() creates (the supervisor's is 0). */
+static mode_t caller_umask(pid_t tgid)
+{
+	char path[64], buf[2048], *p;
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int) tgid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
+		return 022;
+	buf[n] = 0;
+	p = strstr(buf, "\nUmask:");
+	return p ? (mode_t) strtoul(p + 7, NULL, 8) & 0777 : 022;
+}
+
+/*
+ * AF_UNIX path through the file-system view (emulation/path/unix.c): resolves the path as
+ * the caller sees it (relative paths from its cwd) and builds the address the supervisor
+ * uses, which names exactly the object that was checked. 0, or a positive errno.
+ */
+static int unix_view_target(const EmuRequest *req, NetOp op, const NetAddr *a, Target *t)
+{
+	char host[PATH_MAX], vp[PATH_MAX], link[64];
+	SbxLookup l = {.path = a->unix_name, .dirfd = -1, .tid = req->pid, .tgid = req->tgid};
+	unsigned len = 0;
+	ssize_t n;
+	int r;
+
+	if (a->unix_name[0] != '/') {
+		snprintf(link, sizeof(link), "/proc/%d/cwd", (int) req->tgid);
+		n = readlink(link, host, sizeof(host) - 1);
+		if (n <= 0)
+			return ENOENT;
+		host[n] = 0;
+		if (sbx_view_vpath_of_host(req->view, host, vp, sizeof(vp), NULL) < 0)
+			return EACCES;
+		l.dir_vpath = vp;
+	}
+	t->res = (SbxResolved){.fd = -1, .parent_fd = -1};
+	r = sbx_view_unix_address(req->view, &l, op == NET_OP_BIND, &t->res,
+				  (struct sockaddr_un *) &t->ss, &len);
+	if (r < 0)
+		return -r;
+	t->have_res = true;
+	t->len = (socklen_t) len;
+	return 0;
+}
+
+/*
+ * Decides op for the copy (buf, len) on a socket of (domain, type) under the current mode,
+ * and fills *t. Called with the mode lock held for reading. Returns 0 when allowed, or fills
+ * d with the denial and returns 1.
+ */
+static int decide(NetRuntime *rt, const EmuRequest *req, NetOp op, int domain, int type,
+		  const uint8_t *buf, size_t len, Target *t, EmuDecision *d)
+{
+	NetContext ctx;
+	NetDecision nd;
+	NetAddr a;
+	int r;
+
+	ctx_init(rt, req, &ctx);
+	r = net_decide_sockaddr(&ctx, op, domain, type, buf, len, &a, &nd);
+	if (r < 0) {
+		fail(d, EINVAL, "bad address", false);
+		return 1;
+	}
+	t->redirected = false;
+	switch (nd.verdict) {
+	case NET_VERDICT_ALLOW:
+		memcpy(&t->ss, buf, len);
+		t->len = (socklen_t) len;
+		return 0;
+	case NET_VERDICT_DNS:
+		if (stub_target(rt, domain, type, &t->ss, &t->len) < 0) {
+			fail(d, connect_errno(req), "no DNS stub for this socket", true);
+			return 1;
+		}
+		t->redirected = true;
+		d->why = "resolver: redirected to the DNS stub";
+		return 0;
+	case NET_VERDICT_UNIX_PATH:
+		if (req->view) {
+			r = unix_view_target(req, op, &a, t);
+			if (r > 0) {
+				fail(d, r, "unix socket path refused by the file-system view",
+				     r == EACCES || r == EROFS);
+				return 1;
+			}
+			return 0;
+		}
+		r = unix_path_target(req, ctx.mode, &a, (struct sockaddr_un *) &t->ss, &t->len);
+		if (r > 0) {
+			fail(d, op == NET_OP_BIND ? r : connect_errno(req),
+			     "unix socket path not listed", true);
+			return 1;
+		}
+		return 0;
+	case NET_VERDICT_DENY:
+	default:
+		fail(d, nd.error > 0 ? nd.error : EACCES, nd.why ? nd.why : "denied",
+		     nd.error != EINVAL && nd.error != EAFNOSUPPORT);
+		return 1;
+	}
+}
+
+/* ---- socket, socketpair ---- */
+
+int net_handle_socket(const EmuRequest *req, EmuDecision *d)
+{
+	NetRuntime *rt = net_runtime_get();
+	NetContext ctx;
+	NetDecision nd;
+
+	/* register-only: family, type and protocol are the call's arguments */
+	ctx_init(rt, req, &ctx);
+	if (net_decide_socket(&ctx, (int) req->args[0], (int) req->args[1], (int) req->args[2],
+			      &nd) < 0)
+		return -EINVAL;
+	if (nd.verdict == NET_VERDICT_ALLOW) {
+		d->verdict = EMU_CONTINUE;
+		return 0;
+	}
+	return fail(d, nd.error > 0 ? nd.error : EACCES, nd.why ? nd.why : "socket denied", true);
+}
+
+int net_handle_socketpair(const EmuRequest *req, EmuDecision *d)
+{
+	int e = req->policy->network.socket_errno > 0 ? req->policy->network.socket_errno
+						      : EACCES;
+
+	/* register-only. Only AF_UNIX pairs: another family with socketpair (AF_TIPC) would
+	 * be a socket that socket(2) never checked */
+	if ((int) req->args[0] == AF_UNIX) {
+		d->verdict = EMU_CONTINUE;
+		return 0;
+	}
+	return fail(d, e, "socketpair of a family other than AF_UNIX", true);
+}
+
+/* ---- connect, bind, listen ---- */
+
+int net_handle_connect(const EmuRequest *req, EmuDecision *d)
+{
+	NetRuntime *rt = net_runtime_get();
+	_cleanup_close_ int fd = -1;
+	uint8_t buf[NET_SOCKADDR_MAX];
+	size_t len = 0;
+	int domain, type, r, e = 0;
+	unsigned gen = 0;
+	Target t = {};
+
+	if (full_for_good(rt, req)) {
+		d->verdict = EMU_CONTINUE; /* register-only: every address is allowed */
+		return 0;
+	}
+	/* TOCTOU: the sockaddr is copied once; the decision and the connect below both use the
+	 * copy, so rewriting the child's buffer meanwhile changes nothing */
+	r = net_copy_sockaddr(req->mem, req->args[1], req->args[2], buf, &len);
+	if (r < 0)
+		return fail(d, -r, "bad address", false);
+	r = caller_socket(req, req->args[0], &fd, &domain, &type);
+	if (r != 0)
+		return r > 0 ? fail(d, r, "not a socket of the caller", false) : r;
+
+	if (rt) {
+		pthread_rwlock_rdlock(&rt->mode_lock);
+		gen = atomic_load(&rt->gen);
+	}
+	r = decide(rt, req, NET_OP_CONNECT, domain, type, buf, len, &t, d);
+	if (rt)
+		pthread_rwlock_unlock(&rt->mode_lock);
+	if (r > 0)
+		return 0;
+
+	/* a blocking connect may wait: this handler runs on a worker (EMU_MAY_BLOCK) */
+	if (connect(fd, (struct sockaddr *) &t.ss, t.len) < 0)
+		e = errno;
+	target_done(&t);
+	if (rt && (e == 0 || e == EINPROGRESS || e == EALREADY)) {
+		/* the ratchet dropped while we connected: judge again under the new mode, and
+		 * undo a connection it no longer allows (its shutdown walk may have missed it) */
+		pthread_rwlock_rdlock(&rt->mode_lock);
+		if (atomic_load(&rt->gen) != gen) {
+			Target t2 = {};
+			EmuDecision *d2 = malloc(sizeof(*d2));
+
+			int denied = !d2 || decide(rt, req, NET_OP_CONNECT, domain, type, buf,
+						   len, &t2, d2) > 0;
+
+			target_done(&t2);
+			if (denied) {
+				(void) shutdown(fd, SHUT_RDWR);
+				pthread_rwlock_unlock(&rt->mode_lock);
+				free(d2);
+				return fail(d, connect_errno(req), "network restricted meanwhile",
+					    true);
+			}
+			free(d2);
+		}
+		pthread_rwlock_unlock(&rt->mode_lock);
+		if (t.redirected)
+			record_redirect(rt, fd, buf, len);
+	}
+	if (e)
+		return fail(d, e, d->why, false);
+	return ret_val(d, 0, d->why);
+}
+
+int net_handle_bind(const EmuRequest *req, EmuDecision *d)
+{
+	NetRuntime *rt = net_runtime_get();
+	_cleanup_close_ int fd = -1;
+	uint8_t buf[NET_SOCKADDR_MAX];
+	size_t len = 0;
+	int domain, type, r;
+	Target t = {};
+
+	if (full_for_good(rt, req)) {
+		d->verdict = EMU_CONTINUE;
+		return 0;
+	}
+	/* TOCTOU: decided and bound on the supervisor's copy */
+	r = net_copy_sockaddr(req->mem, req->args[1], req->args[2], buf, &len);
+	if (r < 0)
+		return fail(d, -r, "bad address", false);
+	r = caller_socket(req, req->args[0], &fd, &domain, &type);
+	if (r != 0)
+		return r > 0 ? fail(d, r, "not a socket of the caller", false) : r;
+	if (rt)
+		pthread_rwlock_rdlock(&rt->mode_lock);
+	r = decide(rt, req, NET_OP_BIND, domain, type, buf, len, &t, d);
+	if (r == 0 && t.redirected) {
+		/* bind never goes to a resolver; decide() only redirects connects and sends */
+		r = fail(d, EACCES, "bind to a resolver address", true) + 1;
+	}
+	if (r == 0 && bind(fd, (struct sockaddr *) &t.ss, t.len) < 0)
+		r = fail(d, errno, NULL, false) + 1;
+	else if (r == 0 && t.have_res)
+		(void) sbx_view_unix_bound(&t.res, caller_umask(req->tgid));
+	target_done(&t);
+	if (rt)
+		pthread_rwlock_unlock(&rt->mode_lock);
+	if (r > 0)
+		return 0;
+	return ret_val(d, 0, NULL);
+}
+
+int net_handle_listen(const EmuRequest *req, EmuDecision *d)
+{
+	NetRuntime *rt = net_runtime_get();
+	_cleanup_close_ int fd = -1;
+	struct sockaddr_storage ss = {};
+	socklen_t sl = sizeof(ss);
+	int domain, type, r;
+	Target t = {};
+
+	if (full_for_good(rt, req)) {
+		d->verdict = EMU_CONTINUE;
+		return 0;
+	}
+	r = caller_socket(req, req->args[0], &fd, &domain, &type);
+	if (r != 0)
+		return r > 0 ? fail(d, r, "not a socket of the caller", false) : r;
+	if (rt)
+		pthread_rwlock_rdlock(&rt->mode_lock);
+	if (domain == AF_INET || domain == AF_INET6) {
+		/* the decision is on the socket's bound address and the listen is made on the
+		 * same duplicate: no child memory involved */
+		if (getsockname(fd, (struct sockaddr *) &ss, &sl) < 0)
+			r = fail(d, errno, NULL, false) + 1;
+		else
+			r = decide(rt, req, NET_OP_LISTEN, domain, type, (const uint8_t *) &ss,
+				   MIN((size_t) sl, sizeof(ss)), &t, d);
+		if (r == 0)
+			target_done(&t);
+	}
+	if (r == 0 && listen(fd, (int) req->args[1]) < 0)
+		r = fail(d, errno, NULL, false) + 1;
+	if (rt)
+		pthread_rwlock_unlock(&rt->mode_lock);
+	if (r > 0)
+		return 0;
+	return ret_val(d, 0, NULL);
+}
+
+/* ---- sends ---- */
+
+static void sigpipe_if_needed(const EmuRequest *req, int e, int flags, int type)
+{
+	/* the supervisor sends with MSG_NOSIGNAL (a SIGPIPE would be its own); the child
+	 * gets the one the kernel would have sent it */
+	if (e == EPIPE && !(flags & MSG_NOSIGNAL) && type != SOCK_DGRAM)
+		(void) syscall(SYS_tgkill, req->tgid, req->pid, SIGPIPE);
+}
+
+/* Copies up to NET_SEND_MAX bytes described by the iovecs (already copied out of the child);
+ * *ret_len is what was copied, *ret_total what the child asked to send. 0 or a positive
+ * errno. */
+static int copy_data(const EmuRequest *req, const struct iovec *iov, size_t iovlen, uint8_t *data,
+		     size_t *ret_len, uint64_t *ret_total)
+{
+	uint64_t total = 0;
+	size_t have = 0;
+
+	for (size_t i = 0; i < iovlen; i++) {
+		size_t take;
+
+		if ((ssize_t) iov[i].iov_len < 0)
+			return EINVAL;
+		total += iov[i].iov_len;
+		take = MIN(iov[i].iov_len, NET_SEND_MAX - have);
+		if (take > 0 &&
+		    req->mem->read(req->mem, (uint64_t) (uintptr_t) iov[i].iov_base, data + have,
+				   take) < 0)
+			return EFAULT;
+		have += take;
+	}
+	*ret_len = have;
+	*ret_total = total;
+	return 0;
+}
+
+/* Replaces the fds of SCM_RIGHTS messages by duplicates of the caller's (the caller closes
+ * them through fds). 0 or a positive errno. */
+static int translate_rights(const EmuRequest *req, struct msghdr *m, int *fds, size_t *n_fds,
+			    size_t max_fds)
+{
+	_cleanup_close_ int pidfd = -1;
+
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		size_t n;
+		int *p;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		if (c->cmsg_len < CMSG_LEN(0))
+			return EINVAL;
+		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		p = (int *) CMSG_DATA(c);
+		if (pidfd < 0) {
+			pidfd = (int) syscall(SYS_pidfd_open, req->tgid, 0);
+			if (pidfd < 0)
+				return ESRCH;
+		}
+		for (size_t i = 0; i < n; i++) {
+			int fd;
+
+			if (*n_fds >= max_fds)
+				return ETOOMANYREFS;
+			fd = (int) syscall(SYS_pidfd_getfd, pidfd, p[i], 0);
+			if (fd < 0)
+				return EBADF;
+			fds[(*n_fds)++] = fd;
+			p[i] = fd;
+		}
+	}
+	return 0;
+}
+
+/* One message to send, its parts already copied out of the child except data and control. */
+typedef struct SendArgs {
+	const uint8_t *name; /* the supervisor's copy; NULL: the connected peer */
+	size_t name_len;
+	const struct iovec *iov; /* copied iovecs, pointing into the child */
+	size_t iovlen;
+	uint64_t control; /* child address, 0: none */
+	size_t controllen;
+	int flags;
+} SendArgs;
+
+/*
+ * Copies data and control of one message, decides its name, sends it on fd. Returns 0 with
+ * *ret_n, 1 with the child's error in d, or -errno for a supervisor failure.
+ */
+static int send_one(NetRuntime *rt, const EmuRequest *req, int fd, int domain, int type,
+		    const SendArgs *a, ssize_t *ret_n, EmuDecision *d)
+{
+	_cleanup_free_ uint8_t *data = malloc(NET_SEND_MAX), *control = NULL;
+	size_t data_len = 0, n_fds = 0;
+	int fds[253], r, e = 0; /* SCM_MAX_FD */
+	uint64_t total = 0;
+	struct iovec iov;
+	struct msghdr m = {};
+	Target t = {};
+	ssize_t n = 0;
+
+	if (!data)
+		return -ENOMEM;
+	/* TOCTOU: data and control are copied once; the decision (on the name copied by the
+	 * caller) and the send use the copies only */
+	r = copy_data(req, a->iov, a->iovlen, data, &data_len, &total);
+	if (r > 0)
+		return fail(d, r, NULL, false) + 1;
+	if (total > NET_SEND_MAX && type != SOCK_STREAM)
+		return fail(d, EMSGSIZE, "message over the supervisor's copy limit", false) + 1;
+	if (a->control && a->controllen > 0) {
+		if (a->controllen > NET_CONTROL_MAX)
+			return fail(d, ENOBUFS, "control data over the supervisor's copy limit",
+				    false) +
+			       1;
+		control = malloc(a->controllen);
+		if (!control)
+			return -ENOMEM;
+		if (req->mem->read(req->mem, a->control, control, a->controllen) < 0)
+			return fail(d, EFAULT, NULL, false) + 1;
+		m.msg_control = control;
+		m.msg_controllen = a->controllen;
+		r = translate_rights(req, &m, fds, &n_fds, ARRAY_SIZE(fds));
+		if (r > 0) {
+			for (size_t i = 0; i < n_fds; i++)
+				(void) close(fds[i]);
+			return fail(d, r, NULL, false) + 1;
+		}
+	}
+	iov = (struct iovec){data, data_len};
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+
+	if (rt)
+		pthread_rwlock_rdlock(&rt->mode_lock);
+	r = 0;
+	if (a->name && a->name_len > 0) {
+		r = decide(rt, req, NET_OP_SENDTO, domain, type, a->name, a->name_len, &t, d);
+		m.msg_name = &t.ss;
+		m.msg_namelen = t.len;
+	}
+	if (r == 0) {
+		n = sendmsg(fd, &m, a->flags | MSG_NOSIGNAL);
+		if (n < 0)
+			e = errno;
+		else if (t.redirected && rt)
+			record_redirect(rt, fd, a->name, a->name_len);
+		target_done(&t);
+	}
+	if (rt)
+		pthread_rwlock_unlock(&rt->mode_lock);
+	for (size_t i = 0; i < n_fds; i++)
+		(void) close(fds[i]);
+	if (r > 0)
+		return 1;
+	if (e) {
+		sigpipe_if_needed(req, e, a->flags, type);
+		return fail(d, e, d->why, false) + 1;
+	}
+	*ret_n = n;
+	return 0;
+}
+
+int net_handle_sendto(const EmuRequest *req, EmuDecision *d)
+{
+	NetRuntime *rt = net_runtime_get();
+	_cleanup_close_ int fd = -1;
+	struct iovec iov = {(void *) (uintptr_t) req->args[1], (size_t) req->args[2]};
+	uint8_t buf[NET_SOCKADDR_MAX];
+	size_t len = 0;
+	int domain, type, r;
+	ssize_t n = 0;
+	SendArgs a;
+
+	/* the filter sends only sendto with an address here: without one the kernel uses the
+	 * connected peer, which connect() checked */
+	if (full_for_good(rt, req)) {
+		d->verdict = EMU_CONTINUE;
+		return 0;
+	}
+	/* TOCTOU: copied once (addrlen is a register: over 128 is EINVAL, as in
+	 * move_addr_to_kernel()) */
+	r = net_copy_sockaddr(req->mem, req->args[4], req->args[5], buf, &len);
+	if (r < 0)
+		return fail(d, -r, "bad address", false);
+	r = caller_socket(req, req->args[0], &fd, &domain, &type);
+	if (r != 0)
+		return r > 0 ? fail(d, r, "not a socket of the caller", false) : r;
+	a = (SendArgs){.name = buf, .name_len = len, .iov = &iov, .iovlen = 1,
+		       .flags = (int) req->args[3]};
+	r = send_one(rt, req, fd, domain, type, &a, &n, d);
+	if (r != 0)
+		return r > 0 ? 0 : r;
+	return ret_val(d, n, d->why);
+}
+
+/* Reads the child's struct msghdr at addr and its iovecs into *ret (iovecs in *ret_iov, to
+ * free). 0 or a positive errno. */
+static int read_msghdr(const EmuRequest *req, uint64_t addr, uint8_t *name, SendArgs *ret,
+		       struct iovec **ret_iov)
+{
+	struct msghdr um;
+	struct iovec *iov = NULL;
+
+	/* TOCTOU: one copy of the header; every field used below comes from it */
+	if (req->mem->read(req->mem, addr, &um, sizeof(um)) < 0)
+		return EFAULT;
+	*ret = (SendArgs){.control = (uint64_t) (uintptr_t) um.msg_control,
+			  .controllen = um.msg_controllen};
+	if (um.msg_name && um.msg_namelen) {
+		if ((int) um.msg_namelen < 0)
+			return EINVAL;
+		/* clamped as __copy_msghdr() does */
+		ret->name_len = MIN((size_t) um.msg_namelen, (size_t) NET_SOCKADDR_MAX);
+		if (req->mem->read(req->mem, (uint64_t) (uintptr_t) um.msg_name, name,
+				   ret->name_len) < 0)
+			return EFAULT;
+		ret->name = name;
+	}
+	if (um.msg_iovlen > NET_IOV_MAX)
+		return EMSGSIZE;
+	if (um.msg_iovlen > 0) {
+		iov = calloc(um.msg_iovlen, sizeof(*iov));
+		if (!iov)
+			return ENOMEM;
+		if (req->mem->read(req->mem, (uint64_t) (uintptr_t) um.msg_iov, iov,
+				   um.msg_iovlen * sizeof(*iov)) < 0) {
+			free(iov);
+			return EFAULT;
+		}
+	}
+	ret->iov = iov;
+	ret->iovlen = um.msg_iovlen;
+	*ret_iov = iov;
+	return 0;
+}
+
+int net_handle_sendmsg(const EmuRequest *req, EmuDecision *d)
+{
+	NetRuntime *rt = net_runtime_get();
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ struct iovec *iov = NULL;
+	uint8_t name[NET_SOCKADDR_MAX];
+	int domain, type, r;
+	ssize_t n = 0;
+	SendArgs a;
+
+	if (full_for_good(rt, req)) {
+		d->verdict = EMU_CONTINUE;
+		return 0;
+	}
+	/* Even with msg_name NULL the call is emulated: the name is in child memory, and a
+	 * thread could set it between our read and the kernel's */
+	r = read_msghdr(req, req->args[1], name, &a, &iov);
+	if (r > 0)
+		return fail(d, r, NULL, false);
+	a.flags = (int) req->args[2];
+	r = caller_socket(req, req->args[0], &fd, &domain, &type);
+	if (r != 0)
+		return r > 0 ? fail(d, r, "not a socket of the caller", false) : r;
+	r = send_one(rt, req, fd, domain, type, &a, &n, d);
+	if (r != 0)
+		return r > 0 ? 0 : r;
+	return ret_val(d, n, d->why);
+}
+
+int net_handle_sendmmsg(const EmuRequest *req, EmuDecision *d)
+{
+	NetRuntime *rt = net_runtime_get();
+	_cleanup_close_ int fd = -1;
+	unsigned vlen = (unsigned) req->args[2], sent = 0;
+	int domain, type, r, flags = (int) req->args[3];
+
+	if (full_for_good(rt, req)) {
+		d->verdict = EMU_CONTINUE;
+		return 0;
+	}
+	r = caller_socket(req, req->args[0], &fd, &domain, &type);
+	if (r != 0)
+		return r > 0 ? fail(d, r, "not a socket of the caller", false) : r;
+	if (vlen > NET_MMSG_MAX)
+		vlen = NET_MMSG_MAX;
+	for (unsigned i = 0; i < vlen; i++) {
+		_cleanup_free_ struct iovec *iov = NULL;
+		uint64_t entry = req->args[1] + (uint64_t) i * NET_MMSGHDR_SIZE;
+		uint8_t name[NET_SOCKADDR_MAX];
+		uint32_t msg_len;
+		ssize_t n = 0;
+		SendArgs a;
+
+		r = read_msghdr(req, entry, name, &a, &iov);
+		if (r > 0) {
+			if (sent > 0)
+				break;
+			return fail(d, r, NULL, false);
+		}
+		a.flags = flags;
+		r = send_one(rt, req, fd, domain, type, &a, &n, d);
+		if (r < 0)
+			return r;
+		if (r > 0) {
+			if (sent > 0) {
+				emu_decision_init(d);
+				break;
+			}
+			return 0;
+		}
+		msg_len = (uint32_t) n;
+		if (child_write(req->pid, entry + NET_MSGHDR_SIZE, &msg_len, sizeof(msg_len)) < 0)
+			return fail(d, EFAULT, NULL, false);
+		sent++;
+	}
+	return ret_val(d, sent, d->why);
+}
+
+/* ---- recvfrom: the resolver's address for replies of the stub ---- */
+
+int net_handle_recvfrom(const EmuRequest *req, EmuDecision *d)
+{
+	NetRuntime *rt = net_runtime_get();
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ uint8_t *buf = NULL;
+	struct sockaddr_storage from = {};
+	socklen_t from_len = sizeof(from), orig_len = 0;
+	uint8_t orig[NET_SOCKADDR_MAX];
+	size_t want = (size_t) req->args[2];
+	int flags = (int) req->args[3], domain, type, r, child_len = 0;
+	struct stat st;
+	ssize_t n;
+
+	/* Not a security decision: receiving does not reach anywhere new. Any socket that was
+	 * not redirected runs in the kernel (a thread swapping the fd only makes its own DNS
+	 * reply look foreign). */
+	if (!rt || !atomic_load(&rt->any_redirect)) {
+		d->verdict = EMU_CONTINUE;
+		return 0;
+	}
+	r = caller_socket(req, req->args[0], &fd, &domain, &type);
+	if (r != 0 || fstat(fd, &st) < 0 ||
+	    !net_redirect_find(rt, st.st_dev, st.st_ino, orig, &orig_len)) {
+		d->verdict = EMU_CONTINUE;
+		return 0;
+	}
+	if (req->mem->read(req->mem, req->args[5], &child_len, sizeof(child_len)) < 0)
+		return fail(d, EFAULT, NULL, false);
+	if (child_len < 0)
+		return fail(d, EINVAL, NULL, false);
+	want = MIN(want, (size_t) NET_SEND_MAX);
+	buf = malloc(MAX(want, (size_t) 1));
+	if (!buf)
+		return -ENOMEM;
+	n = recvfrom(fd, buf, want, flags | MSG_DONTWAIT, (struct sockaddr *) &from, &from_len);
+	if (n < 0) {
+		int e = errno;
+
+		if (e == EAGAIN && !(flags & MSG_DONTWAIT) && !(fcntl(fd, F_GETFL) & O_NONBLOCK)) {
+			/* would block: let the kernel wait (see the deviations above) */
+			d->verdict = EMU_CONTINUE;
+			return 0;
+		}
+		return fail(d, e, NULL, false);
+	}
+	if (net_is_stub_addr(rt, (struct sockaddr *) &from, from_len)) {
+		memcpy(&from, orig, orig_len);
+		from_len = orig_len;
+	}
+	if (child_write(req->pid, req->args[1], buf, MIN((size_t) n, want)) < 0 ||
+	    child_write(req->pid, req->args[4], &from, MIN((size_t) child_len, (size_t) from_len)) <
+		    0 ||
+	    child_write(req->pid, req->args[5], &from_len, sizeof(from_len)) < 0)
+		return fail(d, EFAULT, NULL, false);
+	return ret_val(d, n, "reply of the DNS stub");
+}

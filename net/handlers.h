@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * The network as the supervisor enforces it (docs/network.md): the socket handlers of the
+ * syscall table, the per-run network state they share (the ratcheted mode, the learned set,
+ * the DNS stub and its sockets, the sockets redirected to it), and the ratchet hook the
+ * file-system handlers call when a path with a sensitivity level is opened.
+ *
+ * There is one run per sbxtrace process, so the state is one process-wide object, started by
+ * the tracer once it knows the tree's root and stopped at the end of the run. Handlers called
+ * without a started run (unit tests of other families) decide as mode "none" would.
+ */
+
+#include <sys/types.h>
+
+#include "emulation/emu.h"
+#include "policy/policy.h"
+
+/* Visits each process of the tree (tracer/tree.c's tree_walk has this shape). */
+typedef int (*NetTreeVisit)(pid_t pid, void *userdata);
+typedef int (*NetTreeWalk)(pid_t root, NetTreeVisit visit, void *userdata);
+
+/**
+ * Starts the run's network state for policy p (borrowed until net_runtime_stop()): the
+ * ratchet at the policy's mode, the learned set, and — in modes that can resolve names — the
+ * DNS stub (a thread with a UDP socket and a TCP listener on 127.0.0.1). root and walk name
+ * the tree for the ratchet's socket shutdown. Returns 0 or -errno.
+ */
+int net_runtime_start(const Policy *p, pid_t root, NetTreeWalk walk);
+/** Stops the stub thread and frees the state; safe to call when not started. */
+void net_runtime_stop(void);
+
+/**
+ * The ratchet hook: the file-system handlers call it when the caller of req opened a path of
+ * sensitivity level (SENSITIVITY_NONE: nothing happens). When the mode drops: every inet
+ * socket of the tree is shut down, and one line on the caller's stderr says why. Returns 1
+ * when the mode dropped, 0 when not, or -errno when the sockets could not be reached
+ * (pidfd_getfd refused): the caller must then fail closed (EMU_KILL).
+ */
+int net_on_sensitive_open(const EmuRequest *req, Sensitivity level, const char *path);
+
+/** The current (ratcheted) mode of the run, the policy's if not started. */
+NetMode net_runtime_mode(void);
+
+/* Handlers (net/handlers.c), entries of emulation/table.c. */
+int net_handle_socket(const EmuRequest *req, EmuDecision *ret_decision);
+int net_handle_socketpair(const EmuRequest *req, EmuDecision *ret_decision);
+int net_handle_connect(const EmuRequest *req, EmuDecision *ret_decision);
+int net_handle_bind(const EmuRequest *req, EmuDecision *ret_decision);
+int net_handle_listen(const EmuRequest *req, EmuDecision *ret_decision);
+int net_handle_sendto(const EmuRequest *req, EmuDecision *ret_decision);
+int net_handle_sendmsg(const EmuRequest *req, EmuDecision *ret_decision);
+int net_handle_sendmmsg(const EmuRequest *req, EmuDecision *ret_decision);
+int net_handle_recvfrom(const EmuRequest *req, EmuDecision *ret_decision);
+
+/* Landlock network rules (net/landlock-apply.c), called by the launcher in the child before
+ * exec, so async-signal-safe: no allocation. Fills the handled network access rights and the
+ * scope bits for the policy's starting mode and adds the port rules to ruleset_fd (when
+ * ruleset_fd >= 0). abi is the kernel's Landlock ABI. */
+void net_landlock_access(const Policy *p, int abi, unsigned long long *ret_handled_net,
+			 unsigned long long *ret_scoped);
+int net_landlock_add_rules(const Policy *p, int abi, int ruleset_fd);

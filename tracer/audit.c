@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The dispatcher's side of the audit log (audit/audit.h): after each decision, fill an
+ * AuditRecord from the notification and the EmuDecision, reading from the child what the
+ * record shows (path strings as given, socket addresses, exec argv).
+ *
+ * Those reads happen before the reply, while the caller is still blocked in the call: after
+ * it, an exec has replaced the memory and any thread could have rewritten it. They are display
+ * only — decisions were made by the handler on its own copies (TOCTOU: nothing here is used to
+ * decide) — and they are made only when a record will be written, so a run without audit pays
+ * nothing but one pointer test.
+ */
+#include "tracer/internal.h"
+
+#include <arpa/inet.h>
+#include <linux/audit.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "audit/audit.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "net/sockaddr.h"
+#include "policy/policy.h"
+#include "tracer/budget.h"
+
+static bool has_log_actions(const TracerFilter *f)
+{
+	for (size_t i = 0; i < TRACER_NR_MAX; i++)
+		if (f->slots[i].log)
+			return true;
+	return false;
+}
+
+int tracer_audit_setup(Tracer *t)
+{
+	AuditOptions o = {.log_fd = -1, .events = t->policy->audit.events};
+
+	/* (trace-only sinks have no log, hence no disassembly) */
+	int r;
+
+	if (t->opts->audit) {
+		t->audit = t->opts->audit;
+	} else {
+		/* no sink from the caller: still print --trace lines and those of "log" syscalls */
+		o.trace = t->opts->trace;
+		o.trace_logged = has_log_actions(t->filter);
+		r = audit_open(&o, &t->own_audit);
+		if (r < 0)
+			return r;
+		t->audit = t->own_audit;
+	}
+	/* Trace lines go to stderr, which may be a pipe whose reader goes away (`… 2>&1 | head`):
+	 * the write must fail with EPIPE, not kill the supervisor (and with it the tree) before
+	 * the log is flushed. C resets SIGPIPE to default before it execs. */
+	if (t->audit)
+		(void) signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
+
+void tracer_audit_done(Tracer *t)
+{
+	t->own_audit = audit_free(t->own_audit);
+	t->audit = NULL;
+}
+
+_Static_assert(sizeof(((TracerAuditCtx *) 0)->addr_text) >= NET_ADDR_FORMAT_MAX,
+	       "room for net_addr_format()");
+
+static void read_sockaddr(ChildMemCtx *mc, uint64_t addr, uint64_t len, AuditArgData *d,
+			  TracerAuditCtx *c)
+{
+	unsigned char buf[NET_SOCKADDR_MAX];
+	NetAddr na;
+
+	if (!addr || len == 0 || len > sizeof(buf))
+		return;
+	if (mc->mem.read(&mc->mem, addr, buf, (size_t) len) < 0)
+		return;
+	if (net_sockaddr_decode(buf, (size_t) len, &na) < 0)
+		return;
+	net_addr_format(&na, c->addr_text, sizeof(c->addr_text));
+	d->str = c->addr_text;
+	d->family = na.family;
+	d->port = -1;
+	if (na.family == AF_INET || na.family == AF_INET6) {
+		if (na.family == AF_INET)
+			inet_ntop(AF_INET, na.addr, c->addr_ip, sizeof(c->addr_ip));
+		else
+			inet_ntop(AF_INET6, na.raw6, c->addr_ip, sizeof(c->addr_ip));
+		d->address = c->addr_ip;
+		d->port = na.port;
+	} else if (na.family == AF_UNIX && na.unix_kind != NET_UNIX_UNNAMED) {
+		/* abstract names may hold NULs and anything: the escaped text is safer */
+		d->address = c->addr_text;
+	}
+}
+
+static void read_argv(ChildMemCtx *mc, uint64_t addr, AuditArgData *d, TracerAuditCtx *c)
+{
+	size_t used = 0, n = 0;
+
+	if (!addr)
+		return;
+	for (; n < AUDIT_ARGV_MAX; n++) {
+		uint64_t p;
+		int r;
+
+		if (mc->mem.read(&mc->mem, addr + n * sizeof(p), &p, sizeof(p)) < 0)
+			return;
+		if (!p)
+			break;
+		if (used >= sizeof(c->argv_buf) - 1)
+			break;
+		r = mc->mem.read_string(&mc->mem, p, c->argv_buf + used,
+					sizeof(c->argv_buf) - used);
+		if (r == -ENAMETOOLONG) {
+			c->argv[n] = c->argv_buf + used;
+			used = sizeof(c->argv_buf);
+			d->argv_truncated = true;
+			n++;
+			break;
+		}
+		if (r < 0)
+			return;
+		c->argv[n] = c->argv_buf + used;
+		used += strlen(c->argv_buf + used) + 1;
+	}
+	if (n == AUDIT_ARGV_MAX)
+		d->argv_truncated = true;
+	c->argv[n] = NULL;
+	d->argv = c->argv;
+}
+
+/* The caller's thread group, while it is blocked in the call. A process the audit cache knows
+ * is a leader; otherwise pidfd_open() accepts only leaders (one syscall), else /proc. */
+static pid_t caller_tgid_of(Tracer *t, pid_t tid)
+{
+	long fd;
+	pid_t tgid = 0;
+
+	if (audit_known_process(t->audit, tid))
+		return tid;
+	fd = syscall(SYS_pidfd_open, tid, 0);
+	if (fd >= 0) {
+		(void) close((int) fd);
+		return tid;
+	}
+	if (tree_read_tgid(tid, &tgid) < 0 || tgid <= 0)
+		return tid;
+	return tgid;
+}
+
+static AuditDecision decision_of(const EmuDecision *d)
+{
+	switch (d->verdict) {
+	case EMU_CONTINUE:
+		return AUDIT_ALLOWED;
+	case EMU_RETURN:
+		return AUDIT_EMULATED;
+	case EMU_FAIL:
+		return d->denied ? AUDIT_DENIED : AUDIT_EMULATED;
+	default:
+		return AUDIT_KILLED;
+	}
+}
+
+void tracer_audit_capture(Tracer *t, const struct seccomp_notif *n, const TracerSlot *s,
+			  const EmuDecision *d, uint64_t t0, TracerAuditCtx *c)
+{
+	const AuditSyscallInfo *info;
+	AuditRecord *r = &c->rec;
+	ChildMemCtx mc;
+	size_t nstr = 0;
+	bool log = s && s->log;
+
+	c->active = false;
+	if (!t->audit || n->data.arch != AUDIT_ARCH_X86_64 ||
+	    !audit_wants_syscall(t->audit, n->data.nr, d->denied || d->verdict == EMU_KILL, log))
+		return;
+	c->active = true;
+	c->t0 = t0;
+	memset(r, 0, sizeof(*r));
+	r->tid = (pid_t) n->pid;
+	r->pid = (pid_t) n->pid; /* the thread group is looked up in tracer_audit_emit() */
+	r->nr = n->data.nr;
+	memcpy(r->args, n->data.args, sizeof(r->args));
+	r->ip = n->data.instruction_pointer;
+	r->log = log;
+
+	/* TOCTOU: display only; read while the caller is blocked, checked with ID_VALID */
+	child_mem_init(&mc, (pid_t) n->pid, t->notify_fd, n->id);
+	info = audit_syscall_info(n->data.nr);
+	for (size_t i = 0; i < info->n_args; i++) {
+		AuditArgData *ad = &r->data[i];
+		int k;
+
+		switch (info->type[i]) {
+		case AUDIT_ARG_PATH:
+		case AUDIT_ARG_STRING:
+			if (nstr >= ARRAY_SIZE(c->str) || !r->args[i])
+				break;
+			k = mc.mem.read_string(&mc.mem, r->args[i], c->str[nstr],
+					       sizeof(c->str[nstr]));
+			if (k == 0 || k == -ENAMETOOLONG) {
+				ad->str = c->str[nstr];
+				ad->truncated = k < 0;
+				nstr++;
+			}
+			break;
+		case AUDIT_ARG_SOCKADDR:
+			if (i + 1 < 6)
+				read_sockaddr(&mc, r->args[i], r->args[i + 1], ad, c);
+			break;
+		case AUDIT_ARG_ARGV:
+			read_argv(&mc, r->args[i], ad, c);
+			break;
+		default:
+			break;
+		}
+	}
+	/* the code around the syscall instruction (ip is just after its 2 bytes); near the start
+	 * of a mapping only the part from the instruction on may be readable */
+	if (r->ip >= 2 + AUDIT_CODE_BEFORE &&
+	    audit_wants_disassembly(t->audit, n->data.nr, d->denied || d->verdict == EMU_KILL)) {
+		uint64_t at = r->ip - 2 - AUDIT_CODE_BEFORE;
+
+		if (mc.mem.read(&mc.mem, at, c->code, sizeof(c->code)) == 0) {
+			r->code_addr = at;
+			r->code_len = sizeof(c->code);
+			r->code = c->code;
+		} else if (mc.mem.read(&mc.mem, r->ip - 2, c->code, 2 + AUDIT_CODE_AFTER) == 0) {
+			r->code_addr = r->ip - 2;
+			r->code_len = 2 + AUDIT_CODE_AFTER;
+			r->code = c->code;
+		}
+	}
+	/* before the reply: an exec replaces the mappings */
+	c->tgid = caller_tgid_of(t, (pid_t) n->pid);
+	r->outside_libc = audit_outside_libc(t->audit, c->tgid, r->ip);
+}
+
+void tracer_audit_emit(Tracer *t, const struct seccomp_notif *n, const EmuDecision *d,
+		       TracerAuditCtx *c)
+{
+	AuditRecord *r = &c->rec;
+
+	if (!c->active)
+		return;
+	(void) n;
+	r->pid = c->tgid;
+	r->path = d->path;
+	r->host_path = d->host_path;
+	r->decision = decision_of(d);
+	r->ret = d->val;
+	r->error = d->verdict == EMU_FAIL ? (d->error > 0 ? d->error : EPERM) : 0;
+	if (d->verdict == EMU_KILL)
+		r->error = 0;
+	r->why = d->why;
+	r->latency_ns = now_monotonic_ns() - c->t0;
+	audit_syscall(t->audit, r);
+	if ((r->nr == __NR_execve || r->nr == __NR_execveat) && r->decision == AUDIT_ALLOWED)
+		audit_process_exec_done(t->audit, r->pid);
+}
+
+void tracer_audit_budget(Tracer *t, const Budget *b, const char *which)
+{
+	const PolicyLimits *l = &t->policy->limits;
+
+	if (streq(which, "memory"))
+		audit_budget_event(t->audit, which, l->memory, b->memory, "bytes", "terminate", 0);
+	else if (streq(which, "cpu_time"))
+		audit_budget_event(t->audit, which, l->cpu_time_ms, b->cpu_ms, "ms", "terminate",
+				   0);
+	else if (streq(which, "disk"))
+		audit_budget_event(t->audit, which, l->disk, b->disk_used, "bytes", "terminate", 0);
+	else
+		audit_budget_event(t->audit, which, 0, 0, "", "terminate", 0);
+}
