@@ -184,7 +184,8 @@ int main(int argc, char *argv[])
 	fd = mkstemp(policy);
 	if (fd < 0)
 		return 1;
-	dprintf(fd, "[process]\nenv = { keep = [\"*\"] }\n\n[[mount]]\npath = \"/\"\nmode = \"ro\"\n");
+	dprintf(fd,
+		"[process]\nenv = { keep = [\"*\"] }\n\n[[mount]]\npath = \"/\"\nmode = \"ro\"\n");
 	close(fd);
 
 	printf("supervisor CPU per second of run, %d processes, %g s each\n", n, seconds);

@@ -63,7 +63,8 @@ const char *policy_host_limit_reason(const char *name, uint64_t val, char *buf, 
 		uint64_t pid_max = read_u64_file("/proc/sys/kernel/pid_max");
 		uint64_t threads_max = read_u64_file("/proc/sys/kernel/threads-max");
 
-		host = pid_max && threads_max ? MIN(pid_max, threads_max) : MAX(pid_max, threads_max);
+		host = pid_max && threads_max ? MIN(pid_max, threads_max)
+					      : MAX(pid_max, threads_max);
 		if (host && val > host) {
 			snprintf(buf, size, "above what this host allows (%s: %llu)",
 				 host == pid_max ? "kernel.pid_max" : "kernel.threads-max",

@@ -52,8 +52,8 @@
 /* Resident memory grows at most this fast per CPU (first touch of anonymous pages, 4 KiB
  * faults; measured ~3 GiB/s here, with room for faster machines) */
 #define FAULT_BYTES_PER_S_PER_CPU (UINT64_C(8) << 30)
-#define DISK_WALK_MAX	  1000000 /* inodes counted per walk; beyond, the walk stops */
-#define RESERVATION_MAX_NS (1000ULL * 1000 * 1000)
+#define DISK_WALK_MAX		  1000000 /* inodes counted per walk; beyond, the walk stops */
+#define RESERVATION_MAX_NS	  (1000ULL * 1000 * 1000)
 
 void budget_format_size(uint64_t bytes, char *buf, size_t size)
 {
@@ -242,8 +242,9 @@ int budget_init(Budget *b, const Policy *p, const SbxView *view)
 		for (size_t i = 0; view && i < sbx_view_n_mounts(view); i++) {
 			const SbxMount *m = sbx_view_mount(view, i);
 
-			if (m->kind == SBX_MOUNT_DIR && (m->mode == MOUNT_RW || m->mode == MOUNT_TMP) &&
-			    m->source && strv_push(&b->disk_roots, m->source) < 0)
+			if (m->kind == SBX_MOUNT_DIR &&
+			    (m->mode == MOUNT_RW || m->mode == MOUNT_TMP) && m->source &&
+			    strv_push(&b->disk_roots, m->source) < 0)
 				return -ENOMEM;
 		}
 		for (size_t i = 0; !view && i < p->n_mounts; i++)
@@ -641,8 +642,8 @@ void budget_filter_apply(TracerFilter *f, const Policy *p)
 			continue;
 		s = &f->slots[nr];
 		/* a policy that denies or kills it keeps that */
-		if (s->kill || s->deny_error > 0 || (s->action & SECCOMP_RET_ACTION_FULL) !=
-							    SECCOMP_RET_ALLOW)
+		if (s->kill || s->deny_error > 0 ||
+		    (s->action & SECCOMP_RET_ACTION_FULL) != SECCOMP_RET_ALLOW)
 			continue;
 		s->action = SECCOMP_RET_USER_NOTIF;
 		s->handler = budget_handle_clone;

@@ -25,9 +25,9 @@ typedef struct SbxView SbxView;
 #define BUDGET_MAX_RESERVATIONS 256
 
 typedef struct BudgetReservation {
-	pid_t tid;	   /* the thread whose clone was let through */
-	int nr;		   /* clone, fork or vfork */
-	uint64_t when_ns;  /* CLOCK_MONOTONIC of the decision */
+	pid_t tid;	  /* the thread whose clone was let through */
+	int nr;		  /* clone, fork or vfork */
+	uint64_t when_ns; /* CLOCK_MONOTONIC of the decision */
 } BudgetReservation;
 
 typedef struct Budget {
@@ -40,14 +40,14 @@ typedef struct Budget {
 	bool ignore_sigxfsz;
 
 	/* sampling */
-	uint64_t tick_ms;	  /* first sample after this; 0: nothing to sample */
-	uint64_t next_ms;	  /* the next one after this (adaptive) */
-	uint64_t memory_hard;	  /* during the grace period: SIGKILL at once above this */
-	char **disk_roots;	  /* host directories of rw mounts */
-	uint64_t disk_baseline;	  /* their allocated bytes at the start */
-	uint64_t disk_next_ns;	  /* when to walk them again */
+	uint64_t tick_ms;	/* first sample after this; 0: nothing to sample */
+	uint64_t next_ms;	/* the next one after this (adaptive) */
+	uint64_t memory_hard;	/* during the grace period: SIGKILL at once above this */
+	char **disk_roots;	/* host directories of rw mounts */
+	uint64_t disk_baseline; /* their allocated bytes at the start */
+	uint64_t disk_next_ns;	/* when to walk them again */
 	uint64_t disk_interval_ns;
-	uint64_t cpu_offset_ms;	  /* time of processes reaped without a waiting parent */
+	uint64_t cpu_offset_ms; /* time of processes reaped without a waiting parent */
 	uint64_t cpu_last_ms;
 
 	/* what was seen (the --json result, the breach message) */

@@ -220,8 +220,7 @@ static int spin(int n)
 	return 0;
 }
 
-static int write_file(const char *dir, const char *name, long kib, int *ret_errno,
-		      long *ret_size)
+static int write_file(const char *dir, const char *name, long kib, int *ret_errno, long *ret_size)
 {
 	char path[4096], buf[4096];
 	long size = 0;

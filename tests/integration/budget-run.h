@@ -121,8 +121,8 @@ static inline long count_tasks_below(pid_t pid, int depth, Stopped *st)
 			 * then alive and stopped at the end of the walk, all at once. */
 			snprintf(tp, sizeof(tp), "/proc/%d/stat", (int) c);
 			sf = fopen(tp, "re");
-			zombie = !sf || !fgets(line, sizeof(line), sf) || !(p = strrchr(line, ')')) ||
-				 p[2] == 'Z' || p[2] == 'X';
+			zombie = !sf || !fgets(line, sizeof(line), sf) ||
+				 !(p = strrchr(line, ')')) || p[2] == 'Z' || p[2] == 'X';
 			if (sf)
 				fclose(sf);
 			snprintf(tp, sizeof(tp), "/proc/%d/task", (int) c);
@@ -192,7 +192,8 @@ static inline long tasks_of_run(pid_t sbx)
 }
 
 /* sets: "limits.memory=256MiB", …, NULL. */
-static inline void budget_run(BudgetRun *r, const char *const *sets, bool json, const char *const *cmd)
+static inline void budget_run(BudgetRun *r, const char *const *sets, bool json,
+			      const char *const *cmd)
 {
 	const char *argv[64];
 	int po[2], pe[2], status = 0;
@@ -246,7 +247,9 @@ static inline void budget_run(BudgetRun *r, const char *const *sets, bool json, 
 			if (k <= 0)
 				out_open = false;
 			else {
-				size_t take = (size_t) k < sizeof(r->out) - 1 - r->out_len ? (size_t) k : sizeof(r->out) - 1 - r->out_len;
+				size_t take = (size_t) k < sizeof(r->out) - 1 - r->out_len
+						      ? (size_t) k
+						      : sizeof(r->out) - 1 - r->out_len;
 
 				memcpy(r->out + r->out_len, tmp, take);
 				r->out_len += take;
@@ -259,7 +262,9 @@ static inline void budget_run(BudgetRun *r, const char *const *sets, bool json, 
 			if (k <= 0)
 				err_open = false;
 			else {
-				size_t take = (size_t) k < sizeof(r->err) - 1 - err_len ? (size_t) k : sizeof(r->err) - 1 - err_len;
+				size_t take = (size_t) k < sizeof(r->err) - 1 - err_len
+						      ? (size_t) k
+						      : sizeof(r->err) - 1 - err_len;
 
 				memcpy(r->err + err_len, tmp, take);
 				err_len += take;

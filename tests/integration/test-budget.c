@@ -79,14 +79,16 @@ TEST(disk_single_file_filler_stops_with_efbig)
 {
 	const char *sets[] = {"limits.disk=2MiB", "limits.wall_time=60s", NULL};
 	const char *dir = budget_setup();
-	const char *cmd[] = {hog(), "fsize", dir, "300", NULL};
+	/* nothing before the filler: its 2 MiB alone reach the budget without crossing it (a
+	 * file written first would make the sampler stop the run, a race with its exit) */
+	const char *cmd[] = {hog(), "fsize", dir, "0", NULL};
 	BudgetRun r;
 
 	ASSERT_TRUE(dir != NULL);
 	budget_run(&r, sets, false, cmd);
 	EXPECT_EQ(r.code, 0);
 	EXPECT_TRUE(strstr(r.out, "errno EFBIG size 2097152") != NULL);
-	EXPECT_EQ(file_size(dir, "keep"), 300 * 1024);
+	EXPECT_EQ(file_size(dir, "fill"), 2097152);
 	budget_cleanup();
 }
 
@@ -175,11 +177,10 @@ TEST(fd_leak_stops_at_open_files_with_emfile)
 
 TEST(sleeping_program_under_every_budget_exits_zero)
 {
-	const char *sets[] = {"limits.wall_time=60s", "limits.cpu_time=30s",
-			      "limits.memory=256MiB", "limits.tasks=16",
-			      "limits.file_size=1MiB", "limits.open_files=64",
-			      "limits.disk=1MiB", "limits.output=1MiB",
-			      NULL};
+	const char *sets[] = {
+		"limits.wall_time=60s", "limits.cpu_time=30s",	 "limits.memory=256MiB",
+		"limits.tasks=16",	"limits.file_size=1MiB", "limits.open_files=64",
+		"limits.disk=1MiB",	"limits.output=1MiB",	 NULL};
 	const char *cmd[] = {hog(), "sleep", "500", NULL};
 	BudgetRun r;
 
