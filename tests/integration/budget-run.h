@@ -178,11 +178,13 @@ static inline long tasks_of_run(pid_t sbx)
 
 			for (int tries = 0; tries < 200; tries++) {
 				s_ = proc_state(st.v[i]);
-				if (s_ == 'T' || s_ == 0 || s_ == 'Z' || s_ == 'X')
+				/* 't': stopped under the supervisor's ptrace (a group-stop it
+				 * keeps with PTRACE_LISTEN), the same as 'T' without it */
+				if (s_ == 'T' || s_ == 't' || s_ == 0 || s_ == 'Z' || s_ == 'X')
 					break;
 				sbx_sleep_ms(1);
 			}
-			if (s_ == 'T')
+			if (s_ == 'T' || s_ == 't')
 				n += st.tasks[i];
 		}
 		for (size_t i = 0; i < st.n; i++)

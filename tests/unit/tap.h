@@ -21,6 +21,10 @@ typedef struct TapTest {
 } TapTest;
 
 static TapTest *tap_tests, **tap_tail = &tap_tests;
+/* Set by TAP_TODO() inside a test: a failure of that test is a known defect, reported as
+ * "not ok … # TODO reason" (TAP's directive: not counted as a failure); a pass stays "ok". */
+static const char *tap_todo_reason;
+#define TAP_TODO(reason) (tap_todo_reason = (reason))
 
 #define TEST(name)                                                                                 \
 	static void test_##name(int *_tap_failed);                                                 \
@@ -78,8 +82,13 @@ static inline int tap_run(void)
 	printf("TAP version 13\n1..%d\n", n);
 	for (TapTest *t = tap_tests; t; t = t->next) {
 		int failed = 0;
+		tap_todo_reason = NULL;
 		t->fn(&failed);
-		printf("%s %d - %s\n", failed ? "not ok" : "ok", ++i, t->name);
+		if (failed && tap_todo_reason) {
+			printf("not ok %d - %s # TODO %s\n", ++i, t->name, tap_todo_reason);
+			failed = 0;
+		} else
+			printf("%s %d - %s\n", failed ? "not ok" : "ok", ++i, t->name);
 		fflush(stdout);
 		bad += failed;
 	}
