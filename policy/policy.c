@@ -1116,8 +1116,15 @@ static int apply_network(Doc *d, const TomlValue *t)
 				replace_strv(&net->unix_sockets, v);
 		} else if (streq(kv->key, "ratchet"))
 			r = apply_ratchet(d, kv->value, key);
-		else if (streq(kv->key, "unshare"))
+		else if (streq(kv->key, "unshare")) {
 			r = want_tristate(d, kv->value, key, &net->unshare_netns);
+			/* Not built yet: refusing a request we cannot honour beats a silent
+			 * no-op (docs/status.md). "auto" means "where possible", today never. */
+			if (r >= 0 && net->unshare_netns == 1)
+				r = fail_at(d, kv->value, key,
+					    "unshare = true is not implemented yet (no network namespace "
+					    "is made); use \"auto\" or false");
+		}
 		else if (streq(kv->key, "connect_errno") || streq(kv->key, "socket_errno")) {
 			r = want_string(d, kv->value, key);
 			if (r >= 0)
