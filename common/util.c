@@ -62,6 +62,25 @@ int read_full_file(int dirfd, const char *path, size_t max, char **ret_buf, size
 	return read_full_fd(fd, max, ret_buf, ret_len);
 }
 
+int proc_read(int pid, const char *name, char *buf, size_t size)
+{
+	char path[64];
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+
+	if (size == 0)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	return n == 0 ? -ESRCH : (int) n;
+}
+
 int write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;

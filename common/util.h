@@ -14,6 +14,13 @@ int read_full_fd(int fd, size_t max, char **ret_buf, size_t *ret_len);
 /** Same for a path (opened O_RDONLY|O_CLOEXEC|O_NOCTTY relative to dirfd). */
 int read_full_file(int dirfd, const char *path, size_t max, char **ret_buf, size_t *ret_len);
 
+/**
+ * Reads /proc/PID/NAME (a small file: stat, status, syscall, comm) with one read() into buf,
+ * NUL-terminated. Returns the length, -errno, or -ESRCH when the file is empty (the process
+ * is gone or a zombie without that data).
+ */
+int proc_read(int pid, const char *name, char *buf, size_t size);
+
 /** Writes all of buf, retrying on EINTR and short writes. */
 int write_all(int fd, const void *buf, size_t len);
 

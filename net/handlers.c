@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "common/macros.h"
+#include "common/util.h"
 #include "emulation/path/view.h"
 #include "net/child.h"
 #include "net/internal.h"
@@ -243,15 +244,10 @@ static void target_done(Target *t)
 /* The caller's umask, for a socket file bind() creates (the supervisor's is 0). */
 static mode_t caller_umask(pid_t tgid)
 {
-	char path[64], buf[2048], *p;
-	_cleanup_close_ int fd = -1;
-	ssize_t n;
+	char buf[2048], *p;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int) tgid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
+	if (proc_read(tgid, "status", buf, sizeof(buf)) < 0)
 		return 022;
-	buf[n] = 0;
 	p = strstr(buf, "\nUmask:");
 	return p ? (mode_t) strtoul(p + 7, NULL, 8) & 0777 : 022;
 }

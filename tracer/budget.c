@@ -326,20 +326,13 @@ typedef struct ProcStat {
 
 static int read_proc_stat(pid_t pid, ProcStat *ret)
 {
-	char path[64], buf[1024], *p, *save = NULL, *tok;
-	_cleanup_close_ int fd = -1;
+	char buf[1024], *p, *save = NULL, *tok;
 	ProcStat s = {};
-	ssize_t n;
-	int field = 3;
+	int field = 3, r;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return n < 0 ? -errno : -ESRCH;
-	buf[n] = 0;
+	r = proc_read(pid, "stat", buf, sizeof(buf));
+	if (r < 0)
+		return r;
 	/* the comm field may hold anything: fields start after the last ')' */
 	p = strrchr(buf, ')');
 	if (!p)
@@ -654,20 +647,14 @@ void budget_filter_apply(TracerFilter *f, const Policy *p)
  * is still in that syscall (/proc/TID/syscall names it, or it is running: unknown). */
 static bool reservation_pending(const BudgetReservation *r, uint64_t now)
 {
-	char path[64], buf[128];
-	_cleanup_close_ int fd = -1;
-	ssize_t n;
+	char buf[128];
+	int n;
 
 	if (now - r->when_ns > RESERVATION_MAX_NS)
 		return false;
-	snprintf(path, sizeof(path), "/proc/%d/syscall", (int) r->tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno != ENOENT && errno != ESRCH; /* unreadable: keep until it ages out */
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return n < 0 && errno != ESRCH;
-	buf[n] = 0;
+	n = proc_read(r->tid, "syscall", buf, sizeof(buf));
+	if (n < 0) /* gone: released; unreadable: keep until it ages out */
+		return n != -ENOENT && n != -ESRCH;
 	if (strncmp(buf, "running", 7) == 0)
 		return true;
 	return strtol(buf, NULL, 10) == r->nr;

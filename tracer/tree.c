@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/util.h"
 
 #define TREE_MAX_DEPTH 4096
 
@@ -111,20 +112,13 @@ int tree_walk(pid_t root, TreeVisit visit, void *userdata)
  * after the last ')'. */
 static int read_stat(pid_t pid, pid_t *ret_ppid, pid_t *ret_pgrp, char *ret_state)
 {
-	char path[64], buf[1024], *p;
-	_cleanup_close_ int fd = -1;
-	ssize_t n;
-	int ppid, pgrp;
+	char buf[1024], *p;
+	int ppid, pgrp, r;
 	char state;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return n < 0 ? -errno : -ESRCH;
-	buf[n] = 0;
+	r = proc_read(pid, "stat", buf, sizeof(buf));
+	if (r < 0)
+		return r;
 	p = strrchr(buf, ')');
 	if (!p || sscanf(p + 1, " %c %d %d", &state, &ppid, &pgrp) != 3)
 		return -EIO;
@@ -144,18 +138,11 @@ int tree_read_stat(pid_t pid, pid_t *ret_ppid, pid_t *ret_pgrp, char *ret_state)
 
 int tree_read_tgid(pid_t tid, pid_t *ret_tgid)
 {
-	char path[64], buf[2048], *p;
-	_cleanup_close_ int fd = -1;
-	ssize_t n;
+	char buf[2048], *p;
+	int r = proc_read(tid, "status", buf, sizeof(buf));
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int) tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return n < 0 ? -errno : -ESRCH;
-	buf[n] = 0;
+	if (r < 0)
+		return r;
 	p = strstr(buf, "\nTgid:");
 	if (!p)
 		return -EIO;
