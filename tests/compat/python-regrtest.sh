@@ -92,7 +92,7 @@ for m in "$@"; do
 
 	n=$(count "$OUT/$m.native.xml")
 	i=$(count "$OUT/$m.inside.xml")
-	printf '%-14s %22s   %22s\n' "$m" "$(echo $n | tr ' ' /)" "$(echo $i | tr ' ' /)"
+	printf '%-14s %22s   %22s\n' "$m" "$(echo "$n" | tr ' ' /)" "$(echo "$i" | tr ' ' /)"
 	failed "$OUT/$m.native.xml" | sort >"$OUT/$m.native.fail"
 	failed "$OUT/$m.inside.xml" | sort >"$OUT/$m.inside.fail"
 	comm -13 "$OUT/$m.native.fail" "$OUT/$m.inside.fail" | sed "s/^/  inside only: $m: /" \
