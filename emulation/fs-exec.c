@@ -19,7 +19,7 @@
 
 /* One file: visible, regular, executable, allowed by [exec]. */
 static int check_one(const EmuRequest *req, int dirfd, const char *path, unsigned rflags,
-		     SbxResolved *res, struct stat *st)
+		     SbxResolved *res, struct stat *st, bool *ret_refused)
 {
 	int r;
 
@@ -27,8 +27,10 @@ static int check_one(const EmuRequest *req, int dirfd, const char *path, unsigne
 	if (r < 0)
 		return r;
 	r = fs_check_read(res);
-	if (r < 0)
+	if (r < 0) {
+		*ret_refused = res->access == SBX_ACCESS_HIDDEN || res->access == SBX_ACCESS_DENIED;
 		return r;
+	}
 	if (res->type == S_IFLNK)
 		return -ELOOP; /* AT_SYMLINK_NOFOLLOW on a symlink */
 	if (res->type == S_IFDIR)
@@ -39,8 +41,10 @@ static int check_one(const EmuRequest *req, int dirfd, const char *path, unsigne
 		return -errno;
 	if (syscall(SYS_faccessat2, res->parent_fd, res->name, X_OK, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
-	if (!policy_exec_allowed(sbx_view_policy(req->view), res->vpath))
+	if (!policy_exec_allowed(sbx_view_policy(req->view), res->vpath)) {
+		*ret_refused = true;
 		return -EACCES;
+	}
 	return 0;
 }
 
@@ -86,15 +90,17 @@ int emu_fs_exec_check(const EmuRequest *req, int dirfd, const char *path, int at
 	struct stat st;
 	int r;
 
+	ret->refused = false;
 	if (at_flags & AT_EMPTY_PATH && !path[0])
 		rflags |= SBX_RESOLVE_EMPTY_PATH;
-	r = check_one(req, dirfd, path, rflags, &res, &st);
+	r = check_one(req, dirfd, path, rflags, &res, &st, &ret->refused);
 	if (r < 0)
 		return r;
 	r = read_shebang(&res, interp, sizeof(interp));
 	if (r < 0)
 		return r;
 	*ret = (EmuExecTarget){.dev = st.st_dev, .ino = st.st_ino};
+	/* (ret->refused is false again: nothing failed so far) */
 	snprintf(ret->vpath, sizeof(ret->vpath), "%s", res.vpath);
 	snprintf(ret->host_path, sizeof(ret->host_path), "%s", res.host_path);
 	ret->identity = fs_kernel_same(req, dirfd, path, res.vpath, res.host_path);
@@ -102,7 +108,8 @@ int emu_fs_exec_check(const EmuRequest *req, int dirfd, const char *path, int at
 	if (interp[0]) {
 		/* the kernel resolves the interpreter path itself, relative to the cwd if
 		 * relative; check what it names in the view */
-		r = check_one(req, AT_FDCWD, interp, SBX_RESOLVE_FOLLOW, &ires, &st);
+		r = check_one(req, AT_FDCWD, interp, SBX_RESOLVE_FOLLOW, &ires, &st,
+			      &ret->refused);
 		if (r < 0)
 			return r == -ENOENT ? -ENOENT : r;
 		snprintf(ret->interp_vpath, sizeof(ret->interp_vpath), "%s", ires.vpath);
@@ -146,8 +153,8 @@ int emu_handle_execve(const EmuRequest *req, EmuDecision *d)
 		return -ENOMEM;
 	r = emu_fs_exec_check(req, dirfd, path, flags, t);
 	if (r < 0) {
+		d->denied = t->refused;
 		free(t);
-		d->denied = r == -EACCES || r == -ENOENT;
 		return fs_fail(d, r, NULL);
 	}
 	snprintf(d->path, sizeof(d->path), "%s", t->vpath);

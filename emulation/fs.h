@@ -93,6 +93,8 @@ typedef struct EmuExecTarget {
 	ino_t interp_ino;
 	bool identity; /* host paths equal virtual ones: the kernel may run the call as is */
 	bool interp_identity; /* no interpreter, or the kernel finds it from the "#!" text */
+	bool refused; /* on failure: the policy refused (hidden, denied, [exec]), not the host
+		       * (a file that does not exist, is not executable…): counts as a denial */
 } EmuExecTarget;
 
 /**

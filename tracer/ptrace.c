@@ -303,11 +303,13 @@ static void on_exec_stop(Tracer *t, pid_t pid, struct user_regs_struct *regs, pi
 	}
 	req->nr = (int) regs->orig_rax;
 	r = emu_fs_exec_check(req, dirfd, path, flags, et);
-	if (r == 0 && !et->interp_identity)
+	if (r == 0 && !et->interp_identity) {
 		r = -EACCES; /* the kernel reads "#!" itself: a translated interpreter cannot be
 			      * rewritten */
+		et->refused = true;
+	}
 	if (r < 0) {
-		if (r == -EACCES || r == -ENOENT) {
+		if (et->refused) {
 			atomic_fetch_add(&t->denied, 1);
 			d->denied = true;
 		}

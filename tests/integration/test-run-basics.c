@@ -82,6 +82,23 @@ TEST(json_result)
 	json_decref(j);
 }
 
+TEST(json_not_found_in_path_is_no_denial)
+{
+	/* the shell's PATH search meets ENOENT in every directory: the host saying "no such
+	 * file" is not the policy refusing, and must not count as a denial */
+	const char *opts[] = {"--json", NULL};
+	const char *cmd[] = {"sh", "-c", "sbx-no-such-command-here 2>/dev/null; exit 3", NULL};
+	char out[4096];
+	json_error_t e;
+	json_t *j;
+
+	EXPECT_EQ(sbx_run(opts, cmd, NULL, out, sizeof(out)), 3);
+	j = json_loads(out, 0, &e);
+	ASSERT_TRUE(j != NULL);
+	EXPECT_EQ(json_integer_value(json_object_get(j, "denied")), 0);
+	json_decref(j);
+}
+
 TEST(json_output_is_cut_at_the_limit)
 {
 	const char *opts[] = {"--json", "--output", "10", NULL};
