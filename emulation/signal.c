@@ -50,10 +50,21 @@ static int finish(int r, EmuDecision *d)
 	return 0;
 }
 
-static int read_siginfo(const EmuRequest *req, uint64_t addr, siginfo_t *ret_info)
+/*
+ * The siginfo of rt_(tg)sigqueueinfo: copied once, checked as the kernel does (a process may
+ * not forge kernel or kill() siginfo for others), si_signo set to sig. 0 or a positive errno.
+ */
+static int read_queued_siginfo(const EmuRequest *req, uint64_t addr, int sig, siginfo_t *ret_info)
 {
 	/* TOCTOU: the siginfo is copied once and the supervisor sends its own copy. */
-	return req->mem->read(req->mem, addr, ret_info, sizeof(*ret_info));
+	int r = req->mem->read(req->mem, addr, ret_info, sizeof(*ret_info));
+
+	if (r < 0)
+		return -r;
+	if (ret_info->si_code >= 0 || ret_info->si_code == SI_TKILL)
+		return EPERM;
+	ret_info->si_signo = sig;
+	return 0;
 }
 
 int emu_handle_signal(const EmuRequest *req, EmuDecision *ret_decision)
@@ -116,17 +127,11 @@ int emu_handle_signal(const EmuRequest *req, EmuDecision *ret_decision)
 		if (a0 == req->tgid)
 			return 0;
 		s.sig = (int) req->args[1];
-		r = read_siginfo(req, req->args[2], &info);
-		if (r < 0) {
-			fail(ret_decision, -r, false, NULL);
+		r = read_queued_siginfo(req, req->args[2], s.sig, &info);
+		if (r > 0) {
+			fail(ret_decision, r, false, NULL);
 			return 0;
 		}
-		/* as the kernel: a process may not forge kernel or kill() siginfo for others */
-		if (info.si_code >= 0 || info.si_code == SI_TKILL) {
-			fail(ret_decision, EPERM, false, NULL);
-			return 0;
-		}
-		info.si_signo = s.sig;
 		s.info = &info;
 		s.scope = EMU_SIGNAL_PROCESS;
 		s.pid = a0;
@@ -143,16 +148,11 @@ int emu_handle_signal(const EmuRequest *req, EmuDecision *ret_decision)
 			return 0;
 		}
 		s.sig = (int) req->args[2];
-		r = read_siginfo(req, req->args[3], &info);
-		if (r < 0) {
-			fail(ret_decision, -r, false, NULL);
+		r = read_queued_siginfo(req, req->args[3], s.sig, &info);
+		if (r > 0) {
+			fail(ret_decision, r, false, NULL);
 			return 0;
 		}
-		if (info.si_code >= 0 || info.si_code == SI_TKILL) {
-			fail(ret_decision, EPERM, false, NULL);
-			return 0;
-		}
-		info.si_signo = s.sig;
 		s.info = &info;
 		s.scope = EMU_SIGNAL_THREAD;
 		s.pid = a1;
@@ -174,12 +174,13 @@ int emu_handle_signal(const EmuRequest *req, EmuDecision *ret_decision)
 			return 0;
 		}
 		if (req->args[2]) {
-			r = read_siginfo(req, req->args[2], &info);
-			if (r < 0) {
-				fail(ret_decision, -r, false, NULL);
+			/* the kernel refuses a forged siginfo here too when we send it (the
+			 * sender is the supervisor, not the target): say so before sending */
+			r = read_queued_siginfo(req, req->args[2], s.sig, &info);
+			if (r > 0) {
+				fail(ret_decision, r, false, NULL);
 				return 0;
 			}
-			info.si_signo = s.sig;
 			s.info = &info;
 		}
 		break;
