@@ -53,7 +53,6 @@
  * faults; measured ~3 GiB/s here, with room for faster machines) */
 #define FAULT_BYTES_PER_S_PER_CPU (UINT64_C(8) << 30)
 #define DISK_WALK_MAX		  1000000 /* inodes counted per walk; beyond, the walk stops */
-#define RESERVATION_MAX_NS	  (1000ULL * 1000 * 1000)
 
 void budget_format_size(uint64_t bytes, char *buf, size_t size)
 {
@@ -319,6 +318,7 @@ void budget_child_setup(const Budget *b)
 
 typedef struct ProcStat {
 	char state;
+	pid_t ppid;
 	uint64_t utime, stime, cutime, cstime; /* clock ticks */
 	uint64_t threads;
 	uint64_t rss; /* pages */
@@ -344,6 +344,9 @@ static int read_proc_stat(pid_t pid, ProcStat *ret)
 		switch (field) {
 		case 3:
 			s.state = tok[0];
+			break;
+		case 4:
+			s.ppid = (pid_t) v;
 			break;
 		case 14:
 			s.utime = v;
@@ -518,6 +521,180 @@ static int scan_tree(pid_t keeper, Sample *ret)
 	return r < 0 ? r : 0;
 }
 
+/*
+ * The exact count for the tasks budget. The children files cannot give it: the kernel
+ * documents /proc/PID/task/TID/children as exact only when the parent and its children
+ * are stopped; between two entries of one read it resumes after the last pid printed, and
+ * when that child has exited (or moved to a reaper) it resumes by position, skipping as
+ * many siblings as left the list before it (fs/proc/array.c). Under a fork bomb that drops
+ * live processes from the count and let the tree reach tasks + 1 or + 2.
+ *
+ * Instead: every process of the host, by a readdir of /proc (positioned by pid number, so
+ * exits do not shift it), with its parent and thread count from /proc/PID/stat, and the
+ * tree is the set whose ancestry reaches the keeper. No process of the tree can be created
+ * while this runs (every clone waits for the lock we hold; those already let through are
+ * the reservations, counted apart). A process whose parent is not in the map had its
+ * parent exit during the scan: it has been reparented by the time the parent is gone from
+ * /proc, so it is read again until its parent is known. Orphans go to the nearest
+ * subreaper above them, the keeper or one inside the tree, so a subreaper in the tree is
+ * covered. The cost is one stat read per process of the host, paid only when the cheap
+ * bound does not fit (docs/budgets.md).
+ */
+typedef struct ProcNode {
+	pid_t pid, ppid;
+	uint64_t threads;
+	int state; /* 0 unknown, 1 in the tree, 2 not, 3 being resolved, 4 parent unknown */
+} ProcNode;
+
+static int node_cmp(const void *a, const void *b)
+{
+	pid_t x = ((const ProcNode *) a)->pid, y = ((const ProcNode *) b)->pid;
+
+	return (x > y) - (x < y);
+}
+
+static ProcNode *node_find(ProcNode *v, size_t n, pid_t pid)
+{
+	ProcNode key = {.pid = pid};
+
+	return bsearch(&key, v, n, sizeof(*v), node_cmp);
+}
+
+/* Whether v[i] descends from keeper; 4 when an ancestor's parent is not in the map. */
+static int node_resolve(ProcNode *v, size_t n, size_t i, pid_t keeper)
+{
+	ProcNode *chain[64];
+	size_t depth = 0;
+	int st;
+
+	for (ProcNode *x = &v[i];;) {
+		ProcNode *parent;
+
+		if (x->state != 0 && x->state != 3) {
+			st = x->state;
+			break;
+		}
+		if (x->state == 3 || depth == ARRAY_SIZE(chain)) {
+			/* a loop (pid reuse mid-scan) or a very deep tree: resolve the rest
+			 * from the bottom on the next call, counting this one in */
+			st = x->state == 3 ? 4 : 0;
+			if (st == 0) {
+				/* deep: resolve the top part first, then come back */
+				st = node_resolve(v, n, (size_t) (x - v), keeper);
+			}
+			break;
+		}
+		x->state = 3;
+		chain[depth++] = x;
+		if (x->ppid == keeper) {
+			st = 1;
+			break;
+		}
+		if (x->ppid <= 1) {
+			st = 2;
+			break;
+		}
+		parent = node_find(v, n, x->ppid);
+		if (!parent) {
+			st = 4;
+			break;
+		}
+		x = parent;
+	}
+	while (depth > 0)
+		chain[--depth]->state = st;
+	return st;
+}
+
+static int node_push(ProcNode **v, size_t *n, size_t *cap, pid_t pid, const ProcStat *ps)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 512;
+		ProcNode *nv = realloc(*v, c * sizeof(ProcNode));
+
+		if (!nv)
+			return -ENOMEM;
+		*v = nv;
+		*cap = c;
+	}
+	(*v)[(*n)++] = (ProcNode){.pid = pid, .ppid = ps->ppid, .threads = ps->threads};
+	return 0;
+}
+
+static int count_tree_exact(pid_t keeper, uint64_t *ret_tasks)
+{
+	_cleanup_free_ ProcNode *v = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	uint64_t tasks = 0;
+	DIR *d;
+	int r = 0;
+
+	d = opendir("/proc");
+	if (!d)
+		return -errno;
+	while (r >= 0 && (de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		ProcStat ps;
+
+		if (end == de->d_name || *end || pid <= 1 || pid == keeper)
+			continue;
+		if (read_proc_stat((pid_t) pid, &ps) < 0)
+			continue; /* gone */
+		r = node_push(&v, &n, &cap, (pid_t) pid, &ps);
+	}
+	closedir(d);
+	if (r < 0)
+		return r;
+
+	for (unsigned round = 0;; round++) {
+		bool again = false;
+
+		qsort(v, n, sizeof(*v), node_cmp);
+		for (size_t i = 0; i < n; i++)
+			v[i].state = v[i].state == 1 || v[i].state == 2 ? v[i].state : 0;
+		for (size_t i = 0; i < n; i++)
+			(void) node_resolve(v, n, i, keeper);
+		for (size_t i = 0, m = n; i < m; i++) {
+			ProcStat ps;
+
+			if (v[i].state != 4 || round >= 16)
+				continue;
+			/* its parent (or an ancestor's) left during the scan: read the one whose
+			 * parent is missing again */
+			if (read_proc_stat(v[i].pid, &ps) < 0) {
+				v[i].state = 2; /* gone since */
+				continue;
+			}
+			if (ps.ppid != v[i].ppid) {
+				v[i].ppid = ps.ppid;
+				v[i].threads = ps.threads;
+				again = true;
+			} else if (!node_find(v, m, ps.ppid) && ps.ppid > 1 && ps.ppid != keeper &&
+				   read_proc_stat(ps.ppid, &ps) == 0) {
+				/* the parent appeared after its number was passed */
+				r = node_push(&v, &n, &cap, v[i].ppid, &ps);
+				if (r < 0)
+					return r;
+				again = true;
+			}
+		}
+		if (!again)
+			break;
+		/* a node whose ancestry changed is resolved again; the rest keep their state */
+		for (size_t i = 0; i < n; i++)
+			if (v[i].state == 4)
+				v[i].state = 0;
+	}
+	/* in the tree, or still unresolved after every retry: counted (never under-count) */
+	for (size_t i = 0; i < n; i++)
+		if (v[i].state == 1 || v[i].state == 4)
+			tasks += MAX(v[i].threads, (uint64_t) 1);
+	*ret_tasks = tasks;
+	return 0;
+}
+
 static uint64_t clamp_tick(uint64_t ms)
 {
 	return MIN(MAX(ms, (uint64_t) TICK_MIN_MS), (uint64_t) TICK_MAX_MS);
@@ -644,16 +821,18 @@ void budget_filter_apply(TracerFilter *f, const Policy *p)
 }
 
 /* Whether tid's clone that we let through may still be under way: it is while the thread
- * is still in that syscall (/proc/TID/syscall names it, or it is running: unknown). */
-static bool reservation_pending(const BudgetReservation *r, uint64_t now)
+ * is still in that syscall (/proc/TID/syscall names it) or running (then unknown). There is
+ * no age limit: a thread can sit in clone (preempted, or restarted by a signal and queued
+ * for a new decision) for longer than any fixed delay on a loaded machine, and releasing
+ * it then let a fork bomb reach tasks + 1. A reservation held too long only makes the
+ * count err high; it goes when the thread makes another call, blocks, or exits. */
+static bool reservation_pending(const BudgetReservation *r)
 {
 	char buf[128];
 	int n;
 
-	if (now - r->when_ns > RESERVATION_MAX_NS)
-		return false;
 	n = proc_read(r->tid, "syscall", buf, sizeof(buf));
-	if (n < 0) /* gone: released; unreadable: keep until it ages out */
+	if (n < 0) /* gone: released; unreadable: keep */
 		return n != -ENOENT && n != -ESRCH;
 	if (strncmp(buf, "running", 7) == 0)
 		return true;
@@ -672,8 +851,7 @@ int budget_handle_clone(const EmuRequest *req, EmuDecision *d)
 {
 	Tracer *t = req->tracer;
 	Budget *b = t->budget;
-	uint64_t now = now_monotonic_ns(), limit = req->policy->limits.tasks;
-	Sample s = {};
+	uint64_t now = now_monotonic_ns(), limit = req->policy->limits.tasks, tasks = 0;
 	size_t kept = 0;
 
 	/* Register-only decision: the flags (namespace flags are denied in the filter) and
@@ -684,19 +862,19 @@ int budget_handle_clone(const EmuRequest *req, EmuDecision *d)
 
 	for (size_t i = 0; i < b->n_res; i++) {
 		/* a thread making a new call has returned from its earlier clone */
-		if (b->res[i].tid == req->pid || !reservation_pending(&b->res[i], now))
+		if (b->res[i].tid == req->pid || !reservation_pending(&b->res[i]))
 			continue;
 		b->res[kept++] = b->res[i];
 	}
 	b->n_res = kept;
-	if (scan_tree(t->keeper, &s) < 0) {
+	if (count_tree_exact(t->keeper, &tasks) < 0) {
 		b->bound_valid = false;
 		pthread_mutex_unlock(&b->lock);
 		return -ENOMEM; /* fails the call closed */
 	}
-	b->bound = s.tasks + b->n_res;
+	b->bound = tasks + b->n_res;
 	b->bound_valid = true;
-	b->tasks_peak = MAX(b->tasks_peak, s.tasks);
+	b->tasks_peak = MAX(b->tasks_peak, tasks);
 	b->scans++;
 	if (b->bound + 1 > limit || b->n_res >= BUDGET_MAX_RESERVATIONS) {
 		b->clones_denied++;
