@@ -526,8 +526,8 @@ static int scan_tree(pid_t keeper, Sample *ret)
  * documents /proc/PID/task/TID/children as exact only when the parent and its children
  * are stopped; between two entries of one read it resumes after the last pid printed, and
  * when that child has exited (or moved to a reaper) it resumes by position, skipping as
- * many siblings as left the list before it (fs/proc/array.c). Under a fork bomb that drops
- * live processes from the count and let the tree reach tasks + 1 or + 2.
+ * many siblings as left the list before it (fs/proc/array.c): under a fork bomb a live
+ * process can be missed, and a subreaper in the tree can take orphans out of sight.
  *
  * Instead: every process of the host, by a readdir of /proc (positioned by pid number, so
  * exits do not shift it), with its parent and thread count from /proc/PID/stat, and the
@@ -693,6 +693,11 @@ static int count_tree_exact(pid_t keeper, uint64_t *ret_tasks)
 			tasks += MAX(v[i].threads, (uint64_t) 1);
 	*ret_tasks = tasks;
 	return 0;
+}
+
+int budget_count_tasks(pid_t keeper, uint64_t *ret_tasks)
+{
+	return count_tree_exact(keeper, ret_tasks);
 }
 
 static uint64_t clamp_tick(uint64_t ms)

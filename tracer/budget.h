@@ -81,6 +81,12 @@ void budget_filter_apply(TracerFilter *f, const Policy *p);
 /** The tasks budget at a clone/fork/vfork notification (req->tracer is the Tracer). */
 int budget_handle_clone(const EmuRequest *req, EmuDecision *ret_decision);
 
+/** The exact count the tasks budget uses: processes + threads alive (zombies included)
+ * below keeper, found by a numeric scan of /proc (docs/budgets.md). Exact only while no
+ * process of the tree can clone (the supervisor holds the budget's lock); otherwise an
+ * upper bound of what was alive during the scan. Returns 0 or -errno. */
+int budget_count_tasks(pid_t keeper, uint64_t *ret_tasks);
+
 /** Samples the tree below keeper. Returns the name of a breached budget ("cpu_time",
  * "memory", "disk") and writes the stderr message into msg, or NULL. */
 const char *budget_sample(Budget *b, pid_t keeper, char *msg, size_t size);
