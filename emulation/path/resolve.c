@@ -640,7 +640,7 @@ static int resolve_walk(const SbxView *v, const SbxLookup *l, unsigned nlinks, S
 			child_done(&ch);
 			return -ENOTDIR;
 		}
-		if (ch.fixed && !ch.dev) {
+		if (ch.fixed && !ch.dev && ch.type == S_IFDIR) {
 			/* mount root or skeleton directory: name it as "." inside itself */
 			walk_set(&w, ch.fd, ch.owned);
 			w.m = ch.m;

@@ -791,7 +791,32 @@ TEST(view_of_the_standard_preset)
 	sbx_resolved_done(&r);
 	ASSERT_EQ(fx_resolve(v, "/usr/bin/env", SBX_RESOLVE_FOLLOW, &r), 0);
 	sbx_resolved_done(&r);
-	EXPECT_EQ(fx_resolve(v, "/etc/passwd", SBX_RESOLVE_FOLLOW, &r), -ENOENT);
+	/* not the host's: a synthesized read-only file with the running user, home /workspace */
+	ASSERT_EQ(fx_resolve(v, "/etc/passwd", SBX_RESOLVE_FOLLOW, &r), 0);
+	EXPECT_EQ(r.type, S_IFREG);
+	EXPECT_EQ(r.access, SBX_ACCESS_RO);
+	EXPECT_TRUE(r.fixed);
+	{
+		char text[1024] = "", want[64];
+		int fd = openat(r.parent_fd, r.name, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
+		unsigned lines = 0;
+
+		ASSERT_TRUE(n > 0);
+		text[n] = 0;
+		(void) close(fd);
+		snprintf(want, sizeof(want), ":x:%u:%u:", (unsigned) getuid(), (unsigned) getgid());
+		EXPECT_TRUE(strstr(text, want) != NULL);
+		EXPECT_TRUE(strstr(text, ":/workspace:/bin/sh\n") != NULL);
+		for (const char *c = text; *c; c++)
+			lines += *c == '\n';
+		EXPECT_TRUE(lines <= 3);
+	}
+	sbx_resolved_done(&r);
+	ASSERT_EQ(fx_resolve(v, "/etc/group", SBX_RESOLVE_FOLLOW, &r), 0);
+	EXPECT_EQ(r.access, SBX_ACCESS_RO);
+	sbx_resolved_done(&r);
+	EXPECT_EQ(fx_resolve(v, "/etc/shadow", SBX_RESOLVE_FOLLOW, &r), -ENOENT);
 	EXPECT_EQ(fx_resolve(v, "/home", SBX_RESOLVE_FOLLOW, &r), -ENOENT);
 	EXPECT_EQ(fx_resolve(v, "/root", SBX_RESOLVE_FOLLOW, &r), -ENOENT);
 	ASSERT_EQ(fx_resolve(v, "/tmp", SBX_RESOLVE_FOLLOW, &r), 0);
