@@ -98,6 +98,7 @@ typedef struct Tracer {
 	Audit *audit;	  /* opts->audit, or own_audit; NULL: nothing recorded (tracer/audit.c) */
 	Audit *own_audit; /* trace-only sink when the caller gave none */
 	SbxView *view; /* the file-system view (tracer/fs.c); req->view of every request */
+	struct TracerPtys *ptys; /* tracer/fs.c: numbers of the ptys the tree created */
 	int notify_fd;
 	pid_t keeper; /* W: the subreaper whose descendants are the tree */
 	pid_t child;  /* C: the command */

@@ -411,7 +411,7 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 	v->flags = flags;
 	r = sbx_default_get_umask(NULL, getpid());
 	v->supervisor_umask = r >= 0 ? (mode_t) r : 0777; /* unknown: always fix modes up */
-	v->run_fd = v->root_fd = v->dev_fd = -1;
+	v->run_fd = v->root_fd = v->dev_fd = v->pts_fd = -1;
 	if (hooks)
 		v->hooks = *hooks;
 	if (!v->hooks.get_fd)
@@ -504,6 +504,17 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 			v->dev_allow[n_dev++] = dev_names[i];
 		if (policy->process.tty)
 			v->dev_allow[n_dev++] = "tty";
+		if (policy->process.pty) {
+			/* ptmx is a node of the allowlist; pts/ a directory whose entries are
+			 * only the ptys the tree created (resolve.c, SbxHooks.open_pts) */
+			v->pts_fd = open("/dev/pts", O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (v->pts_fd < 0) {
+				r = -errno;
+				ERR("process.pty: /dev/pts: %s", strerror(-r));
+				return r;
+			}
+			v->dev_allow[n_dev++] = "ptmx";
+		}
 		r = mkdirat(v->root_fd, "dev", 0755);
 		if (r < 0 && errno != EEXIST)
 			return -errno;
@@ -522,6 +533,8 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 				return -errno;
 			(void) close(k);
 		}
+		if (v->pts_fd >= 0 && mkdirat(fd, "pts", 0755) < 0)
+			return -errno;
 		/* /dev/fd and /dev/std*: what bash's process substitution and "cat /dev/stdin"
 		 * use; they lead into the proc mount, whose fd/N reopen rules apply. */
 		for (size_t i = 0; i < v->n_mounts; i++) {
@@ -610,6 +623,8 @@ SbxView *sbx_view_free(SbxView *v)
 		(void) close(v->root_fd);
 	if (v->dev_fd >= 0)
 		(void) close(v->dev_fd);
+	if (v->pts_fd >= 0)
+		(void) close(v->pts_fd);
 	if (v->run_path) {
 		/* The skeleton and the non-kept tmp mounts are all inside the run directory. */
 		if (!(v->flags & SBX_VIEW_KEEP_TMP))
@@ -754,6 +769,23 @@ int sbx_view_vpath_of_host(const SbxView *v, const char *host, char *ret_vpath, 
 {
 	const SbxMount *tried = NULL;
 	size_t rlen = strlen(v->root_path);
+
+	/* The built-in /dev answers host devices at their own paths (/dev/null, /dev/pts/3): an
+	 * fd of the child on one of them reads back as that path (ttyname()). */
+	if (v->dev_fd >= 0 && strncmp(host, "/dev/", 5) == 0) {
+		const char *name = host + 5;
+		bool pts = v->pts_fd >= 0 && strncmp(name, "pts/", 4) == 0 && name[4] &&
+			   strspn(name + 4, "0123456789") == strlen(name + 4);
+
+		if (pts || view_dev_allowed(v, name)) {
+			if (strlen(host) >= size)
+				return -ENAMETOOLONG;
+			strcpy(ret_vpath, host);
+			if (ret_mount)
+				*ret_mount = view_mount_of(v, "/dev");
+			return 0;
+		}
+	}
 
 	/* Longest source prefix first; a mapping shadowed by a nested mount is no mapping. */
 	for (size_t round = 0; round <= v->n_mounts; round++) {
