@@ -379,14 +379,15 @@ TEST(fast_path_and_walk_agree)
 	for (int variant = 0; variant < 2; variant++) {
 		Fixture fx = {0};
 		SbxView *v = variant ? fx_view_nested(&fx, 0) : fx_view_flat(&fx, 0);
-		int fast_hits = 0;
+		/* the third: what readlink passes (EMPTY_PATH matters only for "") */
+		const unsigned flv[] = {0, F, SBX_RESOLVE_EMPTY_PATH | SBX_RESOLVE_NO_FD};
+		int fast_hits = 0, empty_fast_hits = 0;
 
 		for (size_t i = 0; i < ARRAY_SIZE(paths); i++)
-			for (unsigned fl = 0; fl < 2; fl++) {
+			for (unsigned fl = 0; fl < ARRAY_SIZE(flv); fl++) {
 				SbxResolved a, b;
-				int ra = fx_resolve(v, paths[i], fl ? F : 0, &a);
-				int rb = fx_resolve(v, paths[i], (fl ? F : 0) | SBX_RESOLVE_NO_FAST,
-						    &b);
+				int ra = fx_resolve(v, paths[i], flv[fl], &a);
+				int rb = fx_resolve(v, paths[i], flv[fl] | SBX_RESOLVE_NO_FAST, &b);
 
 				EXPECT_EQ(ra, rb);
 				if (ra != rb)
@@ -399,12 +400,14 @@ TEST(fast_path_and_walk_agree)
 					EXPECT_STREQ(a.name, b.name);
 					EXPECT_FALSE(b.fast);
 					fast_hits += a.fast;
+					empty_fast_hits += a.fast && fl == 2;
 					sbx_resolved_done(&a);
 					sbx_resolved_done(&b);
 				}
 			}
 		/* the fast path must actually be taken for plain paths */
 		EXPECT_GE(fast_hits, 4);
+		EXPECT_GE(empty_fast_hits, 2);
 		fx_done(&fx, v);
 	}
 }
