@@ -154,9 +154,15 @@ static int drop_capabilities(void)
 	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
 	struct __user_cap_data_struct d[2] = {};
 
+	/* Without CAP_SETPCAP (a plain user) the bounding set cannot change, and need not: with
+	 * no_new_privs an exec gains nothing. Capabilities are numbered without gaps, so EINVAL
+	 * ends the list (one prctl per capability, not 64). */
 	for (int cap = 0; cap <= 63; cap++)
-		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL && errno != EPERM)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
+			if (errno == EINVAL || errno == EPERM)
+				break;
 			return -errno;
+		}
 	(void) prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 	if (syscall(SYS_capset, &h, d) < 0)
 		return -errno;
@@ -521,6 +527,15 @@ static void ratchet_event(void *userdata, pid_t pid, const char *path, Sensitivi
 	if (t->audit)
 		audit_ratchet_event(t->audit, pid, path ? path : "", sensitivity_to_string(level),
 				    net_mode_name(from), net_mode_name(to), sockets_shut);
+}
+
+/* Waits for the keeper, then kills whatever of the tree came to us as orphans (if the keeper
+ * died first, or a descendant escaped its last sweep). */
+static void reap_keeper(pid_t keeper)
+{
+	while (waitpid(keeper, NULL, __WALL) < 0 && errno == EINTR)
+		;
+	tree_kill_all(getpid(), true);
 }
 
 int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_result)
@@ -920,10 +935,11 @@ finish:
 		(void) close(sock_w_s);
 		sock_w_s = -1;
 	}
-	while (waitpid(keeper, NULL, __WALL) < 0 && errno == EINTR)
-		;
-	/* orphans that came to us if the keeper died first */
-	tree_kill_all(getpid(), true);
+	if (keeper_gone) {
+		/* orphans that came to us when the keeper died: tracees the tracer thread waits
+		 * for below */
+		reap_keeper(keeper);
+	}
 	/* the tracer thread ends when no tracee is left */
 	tracer_ptrace_stop(&t);
 	if (!res.duration_ms)
@@ -932,6 +948,10 @@ finish:
 	if (started_dispatch)
 		tracer_dispatch_stop(&t);
 	net_runtime_stop();
+	/* The keeper exits (an address space torn down) while we stopped our threads above;
+	 * waiting for it only now keeps that off the critical path (docs/performance.md). */
+	if (!keeper_gone)
+		reap_keeper(keeper);
 	if (tty_taken) {
 		/* take the terminal back for our process group (SIGTTOU is blocked) */
 		(void) tcsetpgrp(STDIN_FILENO, getpgrp());
