@@ -172,6 +172,13 @@ static AuditDecision decision_of(const EmuDecision *d)
 void tracer_audit_capture(Tracer *t, const struct seccomp_notif *n, const TracerSlot *s,
 			  const EmuDecision *d, uint64_t t0, TracerAuditCtx *c)
 {
+	tracer_audit_capture_mem(t, n, s, d, t0, c, NULL);
+}
+
+void tracer_audit_capture_mem(Tracer *t, const struct seccomp_notif *n, const TracerSlot *s,
+			      const EmuDecision *d, uint64_t t0, TracerAuditCtx *c,
+			      const ChildMemCtx *mem)
+{
 	const AuditSyscallInfo *info;
 	AuditRecord *r = &c->rec;
 	ChildMemCtx mc;
@@ -204,8 +211,14 @@ void tracer_audit_capture(Tracer *t, const struct seccomp_notif *n, const Tracer
 		case AUDIT_ARG_STRING:
 			if (nstr >= ARRAY_SIZE(c->str) || !r->args[i])
 				break;
-			k = mc.mem.read_string(&mc.mem, r->args[i], c->str[nstr],
-					       sizeof(c->str[nstr]));
+			/* the copy the handler acted on, if it read this one: no second
+			 * process_vm_readv + ID_VALID (docs/audit.md, "Cost") */
+			k = mem ? child_mem_cached_string(mem, r->args[i], c->str[nstr],
+							  sizeof(c->str[nstr]))
+				: -ENOENT;
+			if (k == -ENOENT)
+				k = mc.mem.read_string(&mc.mem, r->args[i], c->str[nstr],
+						       sizeof(c->str[nstr]));
 			if (k == 0 || k == -ENAMETOOLONG) {
 				ad->str = c->str[nstr];
 				ad->truncated = k < 0;

@@ -160,6 +160,7 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 	int r;
 
 	emu_decision_init(d);
+	child_mem_init(&mc, (pid_t) n->pid, t->notify_fd, n->id);
 	if (n->data.arch == AUDIT_ARCH_X86_64 && n->data.nr >= 0 && n->data.nr < TRACER_NR_MAX)
 		s = &t->filter->slots[n->data.nr];
 
@@ -183,7 +184,6 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 		d->why = "no handler";
 	} else {
 		tgid = caller_tgid((pid_t) n->pid);
-		child_mem_init(&mc, (pid_t) n->pid, t->notify_fd, n->id);
 		req = (EmuRequest){
 			.policy = t->policy,
 			.mem = &mc.mem,
@@ -216,7 +216,7 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 	}
 	if (d->denied)
 		atomic_fetch_add(&t->denied, 1);
-	tracer_audit_capture(t, n, s, d, t0, &ac);
+	tracer_audit_capture_mem(t, n, s, d, t0, &ac, &mc);
 	respond(t, n, d);
 	tracer_audit_emit(t, n, d, &ac);
 	if (d->verdict == EMU_KILL) {
