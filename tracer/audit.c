@@ -140,16 +140,13 @@ static void read_argv(ChildMemCtx *mc, uint64_t addr, AuditArgData *d, TracerAud
  * is a leader; otherwise pidfd_open() accepts only leaders (one syscall), else /proc. */
 static pid_t caller_tgid_of(Tracer *t, pid_t tid)
 {
-	long fd;
 	pid_t tgid = 0;
 
 	if (audit_known_process(t->audit, tid))
 		return tid;
-	fd = syscall(SYS_pidfd_open, tid, 0);
-	if (fd >= 0) {
-		(void) close((int) fd);
+	/* succeeds exactly for a thread-group leader (tracer/dispatch.c) */
+	if (syscall(SYS_tgkill, tid, tid, 0) == 0)
 		return tid;
-	}
 	if (tree_read_tgid(tid, &tgid) < 0 || tgid <= 0)
 		return tid;
 	return tgid;

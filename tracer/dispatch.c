@@ -131,17 +131,15 @@ static void respond(Tracer *t, const struct seccomp_notif *n, EmuDecision *d)
 }
 
 /* The caller's thread group. It is blocked in the call, so its tid is stable. Most callers
- * are thread-group leaders, which pidfd_open() accepts (one syscall instead of parsing
- * /proc/TID/status). */
+ * are thread-group leaders: tgkill(tid, tid, 0) succeeds exactly for a leader (one syscall;
+ * pidfd_open + close was two, and every syscall counts on the notification path), and only
+ * other threads cost a read of /proc/TID/status. */
 static pid_t caller_tgid(pid_t tid)
 {
-	long fd = syscall(SYS_pidfd_open, tid, 0);
 	pid_t tgid = 0;
 
-	if (fd >= 0) {
-		(void) close((int) fd);
+	if (syscall(SYS_tgkill, tid, tid, 0) == 0)
 		return tid;
-	}
 	if (tree_read_tgid(tid, &tgid) < 0)
 		return tid;
 	return tgid;
