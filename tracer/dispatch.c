@@ -11,6 +11,7 @@
 
 #include <fcntl.h>
 #include <linux/audit.h>
+#include <linux/capability.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <signal.h>
@@ -225,6 +226,30 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 	}
 }
 
+/*
+ * A supervisor run by root would otherwise open, create and chmod on the command's behalf
+ * with root's capabilities (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER, ...), which the
+ * command itself does not have (C drops them all): a file of another user with mode 0600 in
+ * a rw mount would be readable through emulation and not natively. Capabilities are per
+ * thread in Linux, so the threads that run handlers clear their effective set; the permitted
+ * set stays, which process_vm_readv, pidfd_getfd and ptrace of the tree check (they compare
+ * the target's permitted set with ours). For a plain user this changes nothing.
+ */
+static int drop_effective_capabilities(void)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct c[2] = {};
+
+	if (syscall(SYS_capget, &h, c) < 0)
+		return -errno;
+	if (!c[0].effective && !c[1].effective)
+		return 0;
+	c[0].effective = c[1].effective = 0;
+	if (syscall(SYS_capset, &h, c) < 0)
+		return -errno;
+	return 0;
+}
+
 static void *worker_main(void *userdata)
 {
 	Tracer *t = userdata;
@@ -232,6 +257,12 @@ static void *worker_main(void *userdata)
 
 	if (!d)
 		return NULL;
+	if (drop_effective_capabilities() < 0) {
+		/* fail closed: a worker with root's capabilities does not answer */
+		log_error("cannot drop the capabilities of a worker thread");
+		free(d);
+		return NULL;
+	}
 	for (;;) {
 		WorkItem *w;
 
@@ -333,6 +364,12 @@ static void *receiver_main(void *userdata)
 
 	if (!n || !d)
 		goto out;
+	if (drop_effective_capabilities() < 0) {
+		/* fail closed: no handler runs with root's capabilities (unanswered, the
+		 * command waits until the wall-time limit ends the run) */
+		log_error("cannot drop the capabilities of a receiver thread");
+		goto out;
+	}
 	/* the first malloc above made this thread's arena; now its pages and the stack */
 	memset(d, 0, sizeof(*d));
 	warm_stack();
