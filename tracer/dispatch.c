@@ -288,6 +288,7 @@ static void *worker_main(void *userdata)
 		t->idle_workers++;
 		pthread_mutex_unlock(&t->lock);
 	}
+	tracer_pidfd_cache_flush();
 	free(d);
 	return NULL;
 }
@@ -406,6 +407,7 @@ static void *receiver_main(void *userdata)
 		run_handler(t, n, d, false);
 	}
 out:
+	tracer_pidfd_cache_flush();
 	free(n);
 	free(d);
 	return NULL;

@@ -90,6 +90,11 @@ typedef struct ChildMemCtx {
 	} strings[CHILD_MEM_CACHED_STRINGS];
 } ChildMemCtx;
 void child_mem_init(ChildMemCtx *ctx, pid_t pid, int notify_fd, uint64_t id);
+
+/* The view's get_fd hook with a per-thread cache of callers' pidfds (tracer/pidfd-cache.c);
+ * a thread that used it calls the flush before it ends. */
+int tracer_get_fd(void *ctx, pid_t pid, int fd);
+void tracer_pidfd_cache_flush(void);
 /** What read_string would give for (addr, size) from a string already read through ctx:
  * 0 or -ENAMETOOLONG with buf filled, or -ENOENT when it was not read (or was read with a
  * smaller buffer than a complete answer needs). */
