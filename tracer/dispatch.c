@@ -352,6 +352,8 @@ static __attribute__((noinline)) void warm_stack(void)
 		buf[i] = 0;
 }
 
+static void start_more_receivers(Tracer *t);
+
 static void *receiver_main(void *userdata)
 {
 	Tracer *t = userdata;
@@ -405,6 +407,7 @@ static void *receiver_main(void *userdata)
 			continue;
 		}
 		run_handler(t, n, d, false);
+		start_more_receivers(t);
 	}
 out:
 	tracer_pidfd_cache_flush();
@@ -418,28 +421,52 @@ static void stop_handler(int sig)
 	(void) sig;
 }
 
-int tracer_dispatch_start(Tracer *t, size_t n_receivers)
+/* Creates receivers up to want (call with t->lock held); 0 or -errno of the first failure. */
+static int add_receivers(Tracer *t, size_t want)
 {
-	struct sigaction sa = {.sa_handler = stop_handler}; /* no SA_RESTART: RECV gets EINTR */
 	sigset_t ss, old;
 	int r = 0;
-
-	pthread_mutex_init(&t->lock, NULL);
-	pthread_cond_init(&t->cond, NULL);
-	(void) sigaction(STOP_SIGNAL, &sa, NULL);
 
 	/* threads start with STOP_SIGNAL blocked and unblock it themselves */
 	sigemptyset(&ss);
 	sigaddset(&ss, STOP_SIGNAL);
 	pthread_sigmask(SIG_BLOCK, &ss, &old);
-	n_receivers = MIN(n_receivers, ARRAY_SIZE(t->receivers));
-	for (size_t i = 0; i < n_receivers; i++) {
-		r = -pthread_create(&t->receivers[i], NULL, receiver_main, t);
+	while (t->n_receivers < want && !atomic_load(&t->stopping)) {
+		r = -pthread_create(&t->receivers[t->n_receivers], NULL, receiver_main, t);
 		if (r < 0)
 			break;
 		t->n_receivers++;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return r;
+}
+
+/* Called by a receiver once it has answered a notification. The first receiver is enough
+ * for the command's start; creating the others then, on the other CPU while the command
+ * execs, keeps a thread creation off its setup (measured: 0.4-0.8 ms of startup here). */
+static void start_more_receivers(Tracer *t)
+{
+	if (atomic_load(&t->more_started) || atomic_exchange(&t->more_started, true))
+		return;
+	pthread_mutex_lock(&t->lock);
+	if (add_receivers(t, t->want_receivers) < 0)
+		log_debug("could not start more receiver threads: %zu running", t->n_receivers);
+	pthread_mutex_unlock(&t->lock);
+}
+
+int tracer_dispatch_start(Tracer *t, size_t n_receivers)
+{
+	struct sigaction sa = {.sa_handler = stop_handler}; /* no SA_RESTART: RECV gets EINTR */
+	int r;
+
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_cond_init(&t->cond, NULL);
+	(void) sigaction(STOP_SIGNAL, &sa, NULL);
+
+	t->want_receivers = MAX((size_t) 1, MIN(n_receivers, ARRAY_SIZE(t->receivers)));
+	pthread_mutex_lock(&t->lock);
+	r = add_receivers(t, 1);
+	pthread_mutex_unlock(&t->lock);
 	if (t->n_receivers == 0)
 		return r < 0 ? r : -EAGAIN;
 	return 0;

@@ -131,6 +131,8 @@ typedef struct Tracer {
 
 	pthread_t receivers[4];
 	size_t n_receivers;
+	size_t want_receivers;	   /* the rest start after the first notification */
+	atomic_bool more_started; /* ... by the receiver that answered it */
 
 	/* worker pool for EMU_MAY_BLOCK handlers */
 	pthread_mutex_t lock;
@@ -198,7 +200,8 @@ int tracer_fs_opath_fallback(int fd);
 char *tracer_fs_host_cwd(const Tracer *t, const Policy *p);
 
 /** Receiver and worker threads (tracer/dispatch.c). The receivers may start before the
- * listener exists; tracer_dispatch_set_fd() hands it to them. */
+ * listener exists; tracer_dispatch_set_fd() hands it to them. One receiver starts at once,
+ * the others (up to n_receivers) once it has answered the first notification. */
 int tracer_dispatch_start(Tracer *t, size_t n_receivers);
 void tracer_dispatch_set_fd(Tracer *t, int notify_fd);
 void tracer_dispatch_stop(Tracer *t);
