@@ -184,7 +184,7 @@ int tracer_fs_setup(Tracer *t, const Policy *p)
 {
 	SbxHooks hooks = {
 		.ctx = t,
-		.get_fd = sbx_default_get_fd,
+		.get_fd = tracer_get_fd,
 		.get_umask = sbx_default_get_umask,
 		.in_tree = hook_in_tree,
 		.get_path = sbx_default_get_path,
