@@ -2,6 +2,8 @@
 /* The view and the path walk against real temporary trees (issue 4). */
 #include <dirent.h>
 #include <fcntl.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -583,6 +585,85 @@ TEST(tmp_mount_is_private_and_removed)
 	fx_done(&fx, v);
 	EXPECT_EQ(stat(host, &st), -1);
 	EXPECT_EQ(errno, ENOENT);
+}
+
+/* process.pty: the hook says which pty numbers the tree holds; only those exist. */
+static int fake_open_pts(void *ctx, pid_t pid, unsigned n, int flags)
+{
+	(void) pid;
+	(void) flags;
+	return n == *(unsigned *) ctx ? 0 : -ENOENT;
+}
+
+TEST(dev_ptys)
+{
+	Fixture fx = {0};
+	SbxView *v = NULL;
+	SbxResolved r;
+	SbxHooks hooks = {0};
+	unsigned mine, other;
+	int m1, m2;
+	char p[64], vp[64], err[256];
+	struct stat st_host, st_view;
+
+	m1 = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	m2 = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (m1 < 0 || m2 < 0) {
+		printf("# no pseudo-terminals on this host: nothing to check\n");
+		return;
+	}
+	ASSERT_EQ(unlockpt(m1), 0);
+	ASSERT_EQ(ioctl(m1, TIOCGPTN, &mine), 0);
+	ASSERT_EQ(ioctl(m2, TIOCGPTN, &other), 0);
+	hooks.ctx = &mine;
+	hooks.open_pts = fake_open_pts;
+
+	/* without process.pty: neither ptmx nor pts */
+	fx_tree(&fx);
+	fx_mount(&fx, "/workspace", "ws", MOUNT_RW);
+	ASSERT_EQ(sbx_view_new(&fx.policy, &hooks, 0, &v, err, sizeof(err)), 0);
+	EXPECT_EQ(fx_resolve(v, "/dev/ptmx", F, &r), -ENOENT);
+	snprintf(p, sizeof(p), "/dev/pts/%u", mine);
+	EXPECT_EQ(fx_resolve(v, p, F, &r), -ENOENT);
+	sbx_view_free(v);
+
+	fx.policy.process.pty = true;
+	ASSERT_EQ(sbx_view_new(&fx.policy, &hooks, 0, &v, err, sizeof(err)), 0);
+	ASSERT_EQ(fx_resolve(v, "/dev/ptmx", F, &r), 0);
+	EXPECT_EQ(r.type, S_IFCHR);
+	EXPECT_EQ(r.access, SBX_ACCESS_RW);
+	sbx_resolved_done(&r);
+	ASSERT_EQ(fx_resolve(v, "/dev/pts", F, &r), 0);
+	EXPECT_EQ(r.type, S_IFDIR);
+	EXPECT_TRUE(r.fixed);
+	sbx_resolved_done(&r);
+	/* ours: the host's pts N, reached through the host /dev/pts */
+	ASSERT_EQ(fx_resolve(v, p, F, &r), 0);
+	EXPECT_EQ(r.type, S_IFCHR);
+	EXPECT_STREQ(r.host_path, p);
+	EXPECT_EQ(fstat(r.fd, &st_view), 0);
+	EXPECT_EQ(stat(p, &st_host), 0);
+	EXPECT_EQ(st_view.st_rdev, st_host.st_rdev);
+	EXPECT_EQ(fstatat(r.parent_fd, r.name, &st_view, AT_SYMLINK_NOFOLLOW), 0);
+	EXPECT_EQ(st_view.st_rdev, st_host.st_rdev);
+	sbx_resolved_done(&r);
+	snprintf(vp, sizeof(vp), "/dev/pts/../pts/%u", mine);
+	ASSERT_EQ(fx_resolve(v, vp, F, &r), 0);
+	sbx_resolved_done(&r);
+	EXPECT_EQ(sbx_view_vpath_of_host(v, p, vp, sizeof(vp), NULL), 0);
+	EXPECT_STREQ(vp, p);
+	/* not ours: absent, however named */
+	snprintf(p, sizeof(p), "/dev/pts/%u", other);
+	EXPECT_EQ(fx_resolve(v, p, F, &r), -ENOENT);
+	EXPECT_EQ(fx_resolve(v, p, SBX_RESOLVE_NO_FD, &r), -ENOENT);
+	EXPECT_EQ(fx_resolve(v, "/dev/pts/ptmx", F, &r), -ENOENT);
+	snprintf(p, sizeof(p), "/dev/pts/0%u", mine);
+	EXPECT_EQ(fx_resolve(v, p, F, &r), -ENOENT);
+	snprintf(p, sizeof(p), "/dev/pts/%u/", mine);
+	EXPECT_EQ(fx_resolve(v, p, F, &r), -ENOTDIR);
+	fx_done(&fx, v);
+	close(m1);
+	close(m2);
 }
 
 TEST(dev_allowlist)
