@@ -255,10 +255,13 @@ static int synth_passwd(SbxView *v, const char *home)
 	return write_skeleton_file(etc, "group", text);
 }
 
-/* The home of the synthesized passwd entry: process.cwd, else the first rw or tmp mount,
- * else "/" (as the supervisor's cwd default, docs/filesystem.md). */
+/* The home of the synthesized passwd entry: the HOME the policy sets (if absolute), else
+ * process.cwd, else the first rw or tmp mount, else "/" (docs/filesystem.md). */
 static const char *home_vpath(const Policy *p)
 {
+	for (char **e = p->process.env_set; e && *e; e++)
+		if (strncmp(*e, "HOME=/", 6) == 0)
+			return *e + 5;
 	if (p->process.cwd)
 		return p->process.cwd;
 	for (size_t i = 0; i < p->n_mounts; i++)
