@@ -76,7 +76,8 @@ static int prepare_gcc(const char *dir)
 		snprintf(text, sizeof(text),
 			 "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
 			 "struct s%d { int a[16]; char name[32]; };\n"
-			 "static int cmp%d(const void *a, const void *b) { return *(const int *) a - "
+			 "static int cmp%d(const void *a, const void *b) { return *(const int *) a "
+			 "- "
 			 "*(const int *) b; }\n"
 			 "int f%d(int n) {\n\tstruct s%d s;\n\tmemset(&s, 0, sizeof(s));\n"
 			 "\tfor (int i = 0; i < 16; i++) s.a[i] = (n * %d + i * 7) %% 101;\n"
@@ -144,9 +145,9 @@ typedef struct Workload {
 } Workload;
 
 #define PY_IMPORTS                                                                                 \
-	"import os, sys, re, json, collections, itertools, functools, pathlib, subprocess, "     \
-	"tempfile, shutil, argparse, logging, datetime, decimal, fractions, hashlib, base64, "   \
-	"csv, textwrap, typing, dataclasses, enum, unittest, email.parser, http.client, "        \
+	"import os, sys, re, json, collections, itertools, functools, pathlib, subprocess, "       \
+	"tempfile, shutil, argparse, logging, datetime, decimal, fractions, hashlib, base64, "     \
+	"csv, textwrap, typing, dataclasses, enum, unittest, email.parser, http.client, "          \
 	"urllib.parse, xml.etree.ElementTree, sqlite3, asyncio"
 
 static const Workload workloads[] = {
@@ -172,7 +173,7 @@ static double run_once(const Workload *w, const char *dir, bool inside, bool tra
 {
 	char home[PATH_MAX + 8], tmp[PATH_MAX + 8];
 	char *env[] = {"PATH=/usr/local/bin:/usr/bin:/bin", home, tmp, "LC_ALL=C",
-		       "PYTHONDONTWRITEBYTECODE=1", NULL};
+		       "PYTHONDONTWRITEBYTECODE=1",	    NULL};
 	const char *argv[16];
 	int n = 0, status;
 	double t0, t;

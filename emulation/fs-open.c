@@ -358,7 +358,8 @@ static int do_open(const EmuRequest *req, EmuDecision *d, bool may_block)
 			continue; /* swapped or removed since the walk: walk again */
 		if (fd < 0)
 			return fs_fail(d, -errno, NULL);
-		if (res.mount && res.mount->kind == SBX_MOUNT_DEV && streq(res.vpath, "/dev/ptmx")) {
+		if (res.mount && res.mount->kind == SBX_MOUNT_DEV &&
+		    streq(res.vpath, "/dev/ptmx")) {
 			const SbxHooks *h = sbx_view_hooks(req->view);
 
 			/* a new pty: the tree may open its pts by name from now on */

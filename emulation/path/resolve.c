@@ -785,8 +785,8 @@ static int resolve_fast(const SbxView *v, const SbxLookup *l, SbxResolved *ret)
 	int fd, r;
 
 	/* EMPTY_PATH matters only for an empty path (readlink always passes it) */
-	if ((l->flags & SBX_RESOLVE_NO_FAST) || ((l->flags & SBX_RESOLVE_EMPTY_PATH) && !l->path[0]) ||
-	    (v->flags & SBX_VIEW_NO_FAST))
+	if ((l->flags & SBX_RESOLVE_NO_FAST) ||
+	    ((l->flags & SBX_RESOLVE_EMPTY_PATH) && !l->path[0]) || (v->flags & SBX_VIEW_NO_FAST))
 		return 0;
 	if (l->path[0] == '/') {
 		if (l->flags & SBX_RESOLVE_BENEATH)

@@ -251,7 +251,8 @@ static int synth_passwd(SbxView *v, const char *home)
 				group, (unsigned) gid);
 	}
 	if (gid != 65534)
-		(void) snprintf(text + strlen(text), sizeof(text) - strlen(text), "nogroup:x:65534:\n");
+		(void) snprintf(text + strlen(text), sizeof(text) - strlen(text),
+				"nogroup:x:65534:\n");
 	return write_skeleton_file(etc, "group", text);
 }
 

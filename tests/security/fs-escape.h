@@ -35,7 +35,7 @@
 static const char *fs_base;	 /* the host scratch directory (inside: a host path, invisible) */
 static char fs_secret[PATH_MAX]; /* host path of the secret */
 static int fs_failures;
-static bool fs_long; /* the slow variant: more iterations */
+static bool fs_long;		 /* the slow variant: more iterations */
 static const char *fs_extra_set; /* one more "-s KEY=VALUE" for the run, set by a test */
 
 /* Attack, inside the sandbox: return 0 when everything failed closed. */
