@@ -827,13 +827,30 @@ static int resolve_fast(const SbxView *v, const SbxLookup *l, SbxResolved *ret)
 	if (!m || m->kind != SBX_MOUNT_DIR)
 		return 0;
 	rest = norm + (m->vlen == 1 ? 1 : m->vlen + 1);
-	if (norm[m->vlen == 1 ? 0 : m->vlen] == 0 || !*rest)
-		return 0; /* the mount root itself */
 	if (v->has_rules) {
 		SbxAccess a = sbx_view_access(v, norm, NULL);
 
 		if (a == SBX_ACCESS_HIDDEN || a == SBX_ACCESS_DENIED)
 			return 0;
+	}
+	if (norm[m->vlen == 1 ? 0 : m->vlen] == 0 || !*rest) {
+		/* The mount root itself: what the walk's result_cur() gives, without its two
+		 * dups when no fd of the object is wanted (readlink("/usr") is a third of gcc's
+		 * readlinks: glibc's realpath() of every include directory). */
+		if (!(l->flags & SBX_RESOLVE_NO_FD))
+			return 0;
+		ret->parent_fd = m->fd;
+		ret->parent_borrowed = true;
+		strcpy(ret->name, ".");
+		ret->exists = true;
+		ret->type = S_IFDIR;
+		ret->fixed = true;
+		ret->trailing_slash = trailing && norm[1]; /* "/" has no trailing slash */
+		ret->mount = m;
+		ret->fast = true;
+		memcpy(ret->vpath, norm, strlen(norm) + 1);
+		finish(v, ret, false, false);
+		return 1;
 	}
 	slash = strrchr(rest, '/');
 	if (slash) {

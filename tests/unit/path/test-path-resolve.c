@@ -377,6 +377,9 @@ TEST(fast_path_and_walk_agree)
 		"/workspace/vendor/v.txt",
 		"/escape",
 		"/usr/./lib/",
+		"/usr",
+		"/workspace/",
+		"/",
 	};
 	for (int variant = 0; variant < 2; variant++) {
 		Fixture fx = {0};
@@ -400,6 +403,10 @@ TEST(fast_path_and_walk_agree)
 					EXPECT_EQ(a.access, b.access);
 					EXPECT_EQ(a.exists, b.exists);
 					EXPECT_STREQ(a.name, b.name);
+					EXPECT_EQ(a.type, b.type);
+					EXPECT_EQ(a.fixed, b.fixed);
+					EXPECT_EQ(a.dot, b.dot);
+					EXPECT_EQ(a.trailing_slash, b.trailing_slash);
 					EXPECT_FALSE(b.fast);
 					fast_hits += a.fast;
 					empty_fast_hits += a.fast && fl == 2;
