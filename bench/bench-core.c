@@ -6,6 +6,7 @@
  *   kill(child, 0)          notified, emulated (pidfd_open + tree check + pidfd_send_signal)
  *   openat floor            a minimal supervisor in this program: RECV, read the path,
  *                           open, ADDFD+SEND (the bare seccomp-notify round trip)
+ *   openat                  notified and emulated through the file-system view
  *   fork+exec+wait          /bin/true, inside vs outside
  *   startup                 `sbx-driver -- /bin/true` vs `/bin/true`
  * Usage: bench-core [--driver PATH] [--quick]. Not a test: no assertion, figures only.
@@ -363,17 +364,21 @@ int main(int argc, char *argv[])
 		row("kill(child, 0) (notified, emulated)", n, s);
 	}
 	{
-		double n = -1, f = -1, fs = -1, fe = -1;
+		double n = -1, f = -1, fs = -1, fe = -1, se = -1;
 
 		for (int i = 0; i < 3; i++) {
 			n = best(n, inner("openat", 100000 * scale));
 			f = best(f, floor_openat(10000 * scale, false, false));
 			fs = best(fs, floor_openat(10000 * scale, true, false));
 			fe = best(fe, floor_openat(10000 * scale, true, true));
+			se = best(se, sandboxed(driver, self, "openat", 10000 * scale));
 		}
 		row("openat floor (open+ADDFD+SEND)", n, f);
 		row("openat floor, sync wake-up", n, fs);
 		row("openat floor, sync, epoll+RECV", n, fe);
+		row("openat (notified, emulated)", n, se);
+		if (se > 0 && fs > 0)
+			printf("emulated openat / floor (sync): %.2f (target <= 1.5)\n", se / fs);
 	}
 	{
 		double n = -1, s = -1;

@@ -22,7 +22,9 @@
 #include "emulation/fs-internal.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -155,6 +157,32 @@ static int reopen_proc_fd(const EmuRequest *req, EmuDecision *d, pid_t pid, int 
 	fd = open(p, (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC)) | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return fs_fail(d, -errno, NULL);
+	d->inject_fd = fd;
+	d->inject_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
+	return fs_ok(d, 0);
+}
+
+/*
+ * /dev/pts/N: never opened by name (pty N may have been closed and handed to another session
+ * since the walk); the hook opens the peer of the master the tree holds (TIOCGPTPEER), and
+ * says ENOENT when there is none any more.
+ */
+static int open_pts(const EmuRequest *req, EmuDecision *d, const SbxResolved *res, int flags)
+{
+	const SbxHooks *h = sbx_view_hooks(req->view);
+	unsigned long n;
+	char *end;
+	int fd;
+
+	if (!h->open_pts)
+		return fs_fail(d, -ENOENT, NULL);
+	n = strtoul(res->vpath + 9, &end, 10);
+	if (*end || n > UINT_MAX)
+		return fs_fail(d, -ENOENT, NULL);
+	fd = h->open_pts(h->ctx, req->pid, (unsigned) n,
+			 (flags & O_PATH) ? O_RDONLY : flags & (O_ACCMODE | O_NONBLOCK));
+	if (fd < 0)
+		return fs_fail(d, fd, NULL);
 	d->inject_fd = fd;
 	d->inject_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
 	return fs_ok(d, 0);
@@ -318,6 +346,10 @@ static int do_open(const EmuRequest *req, EmuDecision *d, bool may_block)
 			}
 		}
 
+		if (res.mount && res.mount->kind == SBX_MOUNT_DEV &&
+		    strncmp(res.vpath, "/dev/pts/", 9) == 0)
+			return open_pts(req, d, &res, flags);
+
 		/* The object exists: never create here (the view decided on the existing one). */
 		oflags = (flags & ~(O_CLOEXEC | O_CREAT | O_EXCL | O_NOFOLLOW)) | O_CLOEXEC |
 			 O_NOCTTY | O_NOFOLLOW;
@@ -326,6 +358,14 @@ static int do_open(const EmuRequest *req, EmuDecision *d, bool may_block)
 			continue; /* swapped or removed since the walk: walk again */
 		if (fd < 0)
 			return fs_fail(d, -errno, NULL);
+		if (res.mount && res.mount->kind == SBX_MOUNT_DEV &&
+		    streq(res.vpath, "/dev/ptmx")) {
+			const SbxHooks *h = sbx_view_hooks(req->view);
+
+			/* a new pty: the tree may open its pts by name from now on */
+			if (h->pty_created)
+				h->pty_created(h->ctx, req->pid, fd);
+		}
 		d->inject_fd = fd;
 		d->inject_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
 		return fs_ok(d, 0);

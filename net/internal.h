@@ -56,7 +56,7 @@ typedef struct NetRuntime {
 	atomic_uint stub_tcp_clients;
 
 	pthread_mutex_t redirect_lock;
-	NetRedirect redirects[NET_MAX_REDIRECTS];
+	NetRedirect *redirects; /* NET_MAX_REDIRECTS, allocated on the first redirect */
 	size_t n_redirects, next_redirect;
 	atomic_bool any_redirect;
 } NetRuntime;

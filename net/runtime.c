@@ -62,6 +62,15 @@ void net_redirect_add(NetRuntime *rt, dev_t dev, ino_t ino, const void *orig, so
 	if (len > NET_SOCKADDR_MAX)
 		len = NET_SOCKADDR_MAX;
 	pthread_mutex_lock(&rt->redirect_lock);
+	if (!rt->redirects) {
+		/* 38 KB that most runs never touch: not at start (docs/performance.md) */
+		rt->redirects = calloc(NET_MAX_REDIRECTS, sizeof(*rt->redirects));
+		if (!rt->redirects) {
+			/* the socket then sees the stub's address as its peer */
+			pthread_mutex_unlock(&rt->redirect_lock);
+			return;
+		}
+	}
 	for (size_t i = 0; i < rt->n_redirects; i++)
 		if (rt->redirects[i].dev == dev && rt->redirects[i].ino == ino)
 			e = &rt->redirects[i];
@@ -352,6 +361,7 @@ static void runtime_free(NetRuntime *rt)
 	if (rt->stub_stop >= 0)
 		(void) close(rt->stub_stop);
 	net_learned_free(rt->learned);
+	free(rt->redirects);
 	net_ratchet_done(&rt->ratchet);
 	pthread_rwlock_destroy(&rt->mode_lock);
 	pthread_mutex_destroy(&rt->redirect_lock);
@@ -396,10 +406,14 @@ int net_runtime_start(const Policy *p, pid_t root, NetTreeWalk walk)
 	for (int l = SENSITIVITY_INTERNAL; l < _SENSITIVITY_MAX; l++)
 		if (p->network.has_ratchet[l] && p->network.ratchet[l] < p->network.mode)
 			rt->may_drop_below_full = true;
-	rt->learned = net_learned_new(0, NULL, NULL);
-	if (!rt->learned) {
-		r = -ENOMEM;
-		goto fail;
+	/* Addresses learned from DNS answers: only the stub adds them, and there is no stub
+	 * when the run starts in none (the ratchet only ever lowers the mode). */
+	if (p->network.mode != NET_MODE_NONE) {
+		rt->learned = net_learned_new(0, NULL, NULL);
+		if (!rt->learned) {
+			r = -ENOMEM;
+			goto fail;
+		}
 	}
 	load_resolvers(rt);
 	runtime = rt;

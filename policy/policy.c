@@ -914,7 +914,7 @@ static int apply_env(Doc *d, const TomlValue *t)
 
 static int apply_process(Doc *d, const TomlValue *t)
 {
-	static const char *const known[] = {"cwd", "env", "tty", NULL};
+	static const char *const known[] = {"cwd", "env", "tty", "pty", NULL};
 	Loader *l = d->l;
 	Policy *p = l->p;
 	char key[128];
@@ -942,6 +942,10 @@ static int apply_process(Doc *d, const TomlValue *t)
 			r = want_type(d, kv->value, key, TOML_BOOL);
 			if (r >= 0)
 				p->process.tty = kv->value->boolean;
+		} else if (streq(kv->key, "pty")) {
+			r = want_type(d, kv->value, key, TOML_BOOL);
+			if (r >= 0)
+				p->process.pty = kv->value->boolean;
 		} else
 			r = unknown_key(d, kv, "process", known);
 		if (r < 0)

@@ -181,6 +181,7 @@ typedef struct PolicyProcess {
 	char **env_keep; /* names of host variables passed through ("*" globs allowed) */
 	char **env_set;	 /* "NAME=value" entries, applied after env_keep */
 	bool tty;	 /* the controlling terminal (and /dev/tty) is usable inside */
+	bool pty;	 /* /dev/ptmx: the tree may create pseudo-terminals (and open their pts) */
 } PolicyProcess;
 
 typedef struct Policy {

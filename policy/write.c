@@ -126,6 +126,7 @@ int policy_write_toml(const Policy *p, FILE *out)
 	if (p->process.cwd)
 		write_kv_string(out, "cwd", p->process.cwd, true);
 	fprintf(out, "tty = %s\n", p->process.tty ? "true" : "false");
+	fprintf(out, "pty = %s\n", p->process.pty ? "true" : "false");
 	fputs("env = { ", out);
 	if (p->process.env_keep) {
 		fputs("keep = ", out);

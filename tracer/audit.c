@@ -140,16 +140,13 @@ static void read_argv(ChildMemCtx *mc, uint64_t addr, AuditArgData *d, TracerAud
  * is a leader; otherwise pidfd_open() accepts only leaders (one syscall), else /proc. */
 static pid_t caller_tgid_of(Tracer *t, pid_t tid)
 {
-	long fd;
 	pid_t tgid = 0;
 
 	if (audit_known_process(t->audit, tid))
 		return tid;
-	fd = syscall(SYS_pidfd_open, tid, 0);
-	if (fd >= 0) {
-		(void) close((int) fd);
+	/* succeeds exactly for a thread-group leader (tracer/dispatch.c) */
+	if (syscall(SYS_tgkill, tid, tid, 0) == 0)
 		return tid;
-	}
 	if (tree_read_tgid(tid, &tgid) < 0 || tgid <= 0)
 		return tid;
 	return tgid;
@@ -171,6 +168,13 @@ static AuditDecision decision_of(const EmuDecision *d)
 
 void tracer_audit_capture(Tracer *t, const struct seccomp_notif *n, const TracerSlot *s,
 			  const EmuDecision *d, uint64_t t0, TracerAuditCtx *c)
+{
+	tracer_audit_capture_mem(t, n, s, d, t0, c, NULL);
+}
+
+void tracer_audit_capture_mem(Tracer *t, const struct seccomp_notif *n, const TracerSlot *s,
+			      const EmuDecision *d, uint64_t t0, TracerAuditCtx *c,
+			      const ChildMemCtx *mem)
 {
 	const AuditSyscallInfo *info;
 	AuditRecord *r = &c->rec;
@@ -204,8 +208,14 @@ void tracer_audit_capture(Tracer *t, const struct seccomp_notif *n, const Tracer
 		case AUDIT_ARG_STRING:
 			if (nstr >= ARRAY_SIZE(c->str) || !r->args[i])
 				break;
-			k = mc.mem.read_string(&mc.mem, r->args[i], c->str[nstr],
-					       sizeof(c->str[nstr]));
+			/* the copy the handler acted on, if it read this one: no second
+			 * process_vm_readv + ID_VALID (docs/audit.md, "Cost") */
+			k = mem ? child_mem_cached_string(mem, r->args[i], c->str[nstr],
+							  sizeof(c->str[nstr]))
+				: -ENOENT;
+			if (k == -ENOENT)
+				k = mc.mem.read_string(&mc.mem, r->args[i], c->str[nstr],
+						       sizeof(c->str[nstr]));
 			if (k == 0 || k == -ENAMETOOLONG) {
 				ad->str = c->str[nstr];
 				ad->truncated = k < 0;

@@ -77,10 +77,47 @@ static int mem_read(const ChildMem *m, uint64_t addr, void *buf, size_t len)
 	return id_valid(c);
 }
 
+static void remember_string(ChildMemCtx *c, uint64_t addr, const char *buf, size_t len,
+			    size_t size, int result)
+{
+	if (c->n_strings >= CHILD_MEM_CACHED_STRINGS || len >= sizeof(c->strings[0].copy))
+		return;
+	c->strings[c->n_strings].addr = addr;
+	c->strings[c->n_strings].size = size;
+	c->strings[c->n_strings].result = result;
+	memcpy(c->strings[c->n_strings].copy, buf, len);
+	c->strings[c->n_strings].copy[len] = 0;
+	c->n_strings++;
+}
+
+int child_mem_cached_string(const ChildMemCtx *c, uint64_t addr, char *buf, size_t size)
+{
+	for (unsigned i = 0; i < c->n_strings; i++) {
+		size_t len;
+
+		if (c->strings[i].addr != addr || size == 0)
+			continue;
+		len = strlen(c->strings[i].copy);
+		if (c->strings[i].result == 0 && len < size) {
+			memcpy(buf, c->strings[i].copy, len + 1);
+			return 0;
+		}
+		if (len >= size - 1) {
+			/* cut as read_string would */
+			memcpy(buf, c->strings[i].copy, size - 1);
+			buf[size - 1] = 0;
+			return -ENAMETOOLONG;
+		}
+		return -ENOENT; /* longer than what was read: only the child has the rest */
+	}
+	return -ENOENT;
+}
+
 static int mem_read_string(const ChildMem *m, uint64_t addr, char *buf, size_t size)
 {
-	const ChildMemCtx *c = m->userdata;
+	ChildMemCtx *c = m->userdata;
 	size_t got = 0;
+	int r;
 
 	if (size == 0)
 		return -ENAMETOOLONG;
@@ -97,13 +134,21 @@ static int mem_read_string(const ChildMem *m, uint64_t addr, char *buf, size_t s
 		if (n <= 0)
 			return n == -ESRCH ? -ESRCH : -EFAULT;
 		nul = memchr(buf + got, 0, (size_t) n);
-		if (nul)
-			return id_valid(c);
+		if (nul) {
+			r = id_valid(c);
+			if (r == 0)
+				remember_string(c, addr, buf, (size_t) (nul - buf), size, 0);
+			return r;
+		}
 		got += (size_t) n;
 		if ((size_t) n < chunk)
 			return -EFAULT;
 	}
 	buf[size - 1] = 0;
+	r = id_valid(c);
+	if (r < 0)
+		return r;
+	remember_string(c, addr, buf, size - 1, size, -ENAMETOOLONG);
 	return -ENAMETOOLONG;
 }
 
@@ -115,6 +160,7 @@ void child_mem_init(ChildMemCtx *ctx, pid_t pid, int notify_fd, uint64_t id)
 	ctx->pid = pid;
 	ctx->notify_fd = notify_fd;
 	ctx->id = id;
+	ctx->n_strings = 0;
 }
 
 int child_mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len)

@@ -11,6 +11,7 @@
 
 #include <fcntl.h>
 #include <linux/audit.h>
+#include <linux/capability.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <signal.h>
@@ -131,17 +132,15 @@ static void respond(Tracer *t, const struct seccomp_notif *n, EmuDecision *d)
 }
 
 /* The caller's thread group. It is blocked in the call, so its tid is stable. Most callers
- * are thread-group leaders, which pidfd_open() accepts (one syscall instead of parsing
- * /proc/TID/status). */
+ * are thread-group leaders: tgkill(tid, tid, 0) succeeds exactly for a leader (one syscall;
+ * pidfd_open + close was two, and every syscall counts on the notification path), and only
+ * other threads cost a read of /proc/TID/status. */
 static pid_t caller_tgid(pid_t tid)
 {
-	long fd = syscall(SYS_pidfd_open, tid, 0);
 	pid_t tgid = 0;
 
-	if (fd >= 0) {
-		(void) close((int) fd);
+	if (syscall(SYS_tgkill, tid, tid, 0) == 0)
 		return tid;
-	}
 	if (tree_read_tgid(tid, &tgid) < 0)
 		return tid;
 	return tgid;
@@ -160,6 +159,7 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 	int r;
 
 	emu_decision_init(d);
+	child_mem_init(&mc, (pid_t) n->pid, t->notify_fd, n->id);
 	if (n->data.arch == AUDIT_ARCH_X86_64 && n->data.nr >= 0 && n->data.nr < TRACER_NR_MAX)
 		s = &t->filter->slots[n->data.nr];
 
@@ -183,7 +183,6 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 		d->why = "no handler";
 	} else {
 		tgid = caller_tgid((pid_t) n->pid);
-		child_mem_init(&mc, (pid_t) n->pid, t->notify_fd, n->id);
 		req = (EmuRequest){
 			.policy = t->policy,
 			.mem = &mc.mem,
@@ -216,7 +215,7 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 	}
 	if (d->denied)
 		atomic_fetch_add(&t->denied, 1);
-	tracer_audit_capture(t, n, s, d, t0, &ac);
+	tracer_audit_capture_mem(t, n, s, d, t0, &ac, &mc);
 	respond(t, n, d);
 	tracer_audit_emit(t, n, d, &ac);
 	if (d->verdict == EMU_KILL) {
@@ -227,6 +226,30 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 	}
 }
 
+/*
+ * A supervisor run by root would otherwise open, create and chmod on the command's behalf
+ * with root's capabilities (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER, ...), which the
+ * command itself does not have (C drops them all): a file of another user with mode 0600 in
+ * a rw mount would be readable through emulation and not natively. Capabilities are per
+ * thread in Linux, so the threads that run handlers clear their effective set; the permitted
+ * set stays, which process_vm_readv, pidfd_getfd and ptrace of the tree check (they compare
+ * the target's permitted set with ours). For a plain user this changes nothing.
+ */
+static int drop_effective_capabilities(void)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct c[2] = {};
+
+	if (syscall(SYS_capget, &h, c) < 0)
+		return -errno;
+	if (!c[0].effective && !c[1].effective)
+		return 0;
+	c[0].effective = c[1].effective = 0;
+	if (syscall(SYS_capset, &h, c) < 0)
+		return -errno;
+	return 0;
+}
+
 static void *worker_main(void *userdata)
 {
 	Tracer *t = userdata;
@@ -234,6 +257,12 @@ static void *worker_main(void *userdata)
 
 	if (!d)
 		return NULL;
+	if (drop_effective_capabilities() < 0) {
+		/* fail closed: a worker with root's capabilities does not answer */
+		log_error("cannot drop the capabilities of a worker thread");
+		free(d);
+		return NULL;
+	}
 	for (;;) {
 		WorkItem *w;
 
@@ -259,6 +288,7 @@ static void *worker_main(void *userdata)
 		t->idle_workers++;
 		pthread_mutex_unlock(&t->lock);
 	}
+	tracer_pidfd_cache_flush();
 	free(d);
 	return NULL;
 }
@@ -310,6 +340,20 @@ static bool listener_orphaned(int notify_fd)
 	return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLHUP);
 }
 
+/* Faults in the stack a handler will use. It runs while C still sets itself up (both CPUs
+ * are otherwise idle then); on a VM where a page fault costs several µs, the first
+ * notifications of the command (its execve, the loader's opens) otherwise paid for ~30 of them
+ * on the command's critical path (docs/performance.md, "Startup"). */
+static __attribute__((noinline)) void warm_stack(void)
+{
+	volatile char buf[96 * 1024];
+
+	for (size_t i = 0; i < sizeof(buf); i += 4096)
+		buf[i] = 0;
+}
+
+static void start_more_receivers(Tracer *t);
+
 static void *receiver_main(void *userdata)
 {
 	Tracer *t = userdata;
@@ -323,6 +367,15 @@ static void *receiver_main(void *userdata)
 
 	if (!n || !d)
 		goto out;
+	if (drop_effective_capabilities() < 0) {
+		/* fail closed: no handler runs with root's capabilities (unanswered, the
+		 * command waits until the wall-time limit ends the run) */
+		log_error("cannot drop the capabilities of a receiver thread");
+		goto out;
+	}
+	/* the first malloc above made this thread's arena; now its pages and the stack */
+	memset(d, 0, sizeof(*d));
+	warm_stack();
 	/* started while C still sets itself up: wait for its listener */
 	pthread_mutex_lock(&t->lock);
 	while (t->notify_fd < 0 && !atomic_load(&t->stopping))
@@ -354,8 +407,10 @@ static void *receiver_main(void *userdata)
 			continue;
 		}
 		run_handler(t, n, d, false);
+		start_more_receivers(t);
 	}
 out:
+	tracer_pidfd_cache_flush();
 	free(n);
 	free(d);
 	return NULL;
@@ -366,28 +421,52 @@ static void stop_handler(int sig)
 	(void) sig;
 }
 
-int tracer_dispatch_start(Tracer *t, size_t n_receivers)
+/* Creates receivers up to want (call with t->lock held); 0 or -errno of the first failure. */
+static int add_receivers(Tracer *t, size_t want)
 {
-	struct sigaction sa = {.sa_handler = stop_handler}; /* no SA_RESTART: RECV gets EINTR */
 	sigset_t ss, old;
 	int r = 0;
-
-	pthread_mutex_init(&t->lock, NULL);
-	pthread_cond_init(&t->cond, NULL);
-	(void) sigaction(STOP_SIGNAL, &sa, NULL);
 
 	/* threads start with STOP_SIGNAL blocked and unblock it themselves */
 	sigemptyset(&ss);
 	sigaddset(&ss, STOP_SIGNAL);
 	pthread_sigmask(SIG_BLOCK, &ss, &old);
-	n_receivers = MIN(n_receivers, ARRAY_SIZE(t->receivers));
-	for (size_t i = 0; i < n_receivers; i++) {
-		r = -pthread_create(&t->receivers[i], NULL, receiver_main, t);
+	while (t->n_receivers < want && !atomic_load(&t->stopping)) {
+		r = -pthread_create(&t->receivers[t->n_receivers], NULL, receiver_main, t);
 		if (r < 0)
 			break;
 		t->n_receivers++;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return r;
+}
+
+/* Called by a receiver once it has answered a notification. The first receiver is enough
+ * for the command's start; creating the others then, on the other CPU while the command
+ * execs, keeps a thread creation off its setup (measured: 0.4-0.8 ms of startup here). */
+static void start_more_receivers(Tracer *t)
+{
+	if (atomic_load(&t->more_started) || atomic_exchange(&t->more_started, true))
+		return;
+	pthread_mutex_lock(&t->lock);
+	if (add_receivers(t, t->want_receivers) < 0)
+		log_debug("could not start more receiver threads: %zu running", t->n_receivers);
+	pthread_mutex_unlock(&t->lock);
+}
+
+int tracer_dispatch_start(Tracer *t, size_t n_receivers)
+{
+	struct sigaction sa = {.sa_handler = stop_handler}; /* no SA_RESTART: RECV gets EINTR */
+	int r;
+
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_cond_init(&t->cond, NULL);
+	(void) sigaction(STOP_SIGNAL, &sa, NULL);
+
+	t->want_receivers = MAX((size_t) 1, MIN(n_receivers, ARRAY_SIZE(t->receivers)));
+	pthread_mutex_lock(&t->lock);
+	r = add_receivers(t, 1);
+	pthread_mutex_unlock(&t->lock);
 	if (t->n_receivers == 0)
 		return r < 0 ? r : -EAGAIN;
 	return 0;

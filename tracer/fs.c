@@ -7,12 +7,17 @@
  */
 #include "tracer/internal.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <unistd.h>
 
 #include <seccomp.h>
 
@@ -42,17 +47,159 @@ static bool hook_in_tree(void *ctx, pid_t pid)
 	return t->keeper > 0 && tree_contains(t->keeper, pid, NULL) == 1;
 }
 
+/*
+ * Pseudo-terminals (policy process.pty, docs/filesystem.md "/dev"). The supervisor may be
+ * root and opens on the child's behalf, so /dev/pts/N must never reach a terminal of another
+ * user or session: N must be a pty whose master the supervisor opened for the tree (recorded
+ * here from TIOCGPTN of that very fd), and a master of N must still be held by a process of
+ * the tree, whose peer is then opened with TIOCGPTPEER — never the host path, since pty
+ * numbers are reused as soon as a master is closed.
+ */
+typedef struct TracerPtys {
+	pthread_mutex_t lock;
+	unsigned *n;
+	size_t len, cap;
+} TracerPtys;
+
+#define PTYS_MAX 4096 /* beyond: the oldest numbers are forgotten (their pts absent) */
+
+static void hook_pty_created(void *ctx, pid_t pid, int master_fd)
+{
+	Tracer *t = ctx;
+	TracerPtys *s = t->ptys;
+	unsigned n;
+
+	(void) pid;
+	if (!s || ioctl(master_fd, TIOCGPTN, &n) < 0)
+		return;
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->len; i++)
+		if (s->n[i] == n)
+			goto out;
+	if (s->len == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 16;
+		unsigned *v = cap <= PTYS_MAX ? realloc(s->n, cap * sizeof(*v)) : NULL;
+
+		if (!v) {
+			/* full: forget the oldest */
+			memmove(s->n, s->n + 1, (s->len - 1) * sizeof(*s->n));
+			s->len--;
+		} else {
+			s->n = v;
+			s->cap = cap;
+		}
+	}
+	if (s->len < s->cap)
+		s->n[s->len++] = n;
+out:
+	pthread_mutex_unlock(&s->lock);
+}
+
+static bool ptys_has(TracerPtys *s, unsigned n, bool forget)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->len && !found; i++)
+		if (s->n[i] == n) {
+			found = true;
+			if (forget)
+				s->n[i] = s->n[--s->len];
+		}
+	pthread_mutex_unlock(&s->lock);
+	return found;
+}
+
+typedef struct PtsSearch {
+	Tracer *t;
+	unsigned n;
+	int flags;  /* < 0: only find the master */
+	int result; /* the pts fd, 0 (found, flags < 0), or -ENOENT */
+} PtsSearch;
+
+/* The fds of pid that are pty masters of number s->n (their /proc link names a ptmx). */
+static int search_masters(pid_t pid, void *userdata)
+{
+	PtsSearch *s = userdata;
+	char dir[64];
+	DIR *d;
+	struct dirent *e;
+
+	(void) snprintf(dir, sizeof(dir), "/proc/%d/fd", (int) pid);
+	d = opendir(dir);
+	if (!d)
+		return 0; /* gone meanwhile */
+	while ((e = readdir(d))) {
+		char link[PATH_MAX];
+		unsigned n;
+		ssize_t k;
+		int cfd, fd;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		k = readlinkat(dirfd(d), e->d_name, link, sizeof(link) - 1);
+		if (k <= 0)
+			continue;
+		link[k] = 0;
+		if (!strstr(link, "ptmx"))
+			continue;
+		cfd = sbx_default_get_fd(s->t, pid, atoi(e->d_name));
+		if (cfd < 0)
+			continue;
+		/* TIOCGPTN succeeds on pty masters only, and names the pty of this fd */
+		if (ioctl(cfd, TIOCGPTN, &n) < 0 || n != s->n) {
+			(void) close(cfd);
+			continue;
+		}
+		if (s->flags < 0)
+			s->result = 0;
+		else {
+			fd = ioctl(cfd, TIOCGPTPEER, s->flags | O_NOCTTY | O_CLOEXEC);
+			s->result = fd < 0 ? -errno : fd;
+		}
+		(void) close(cfd);
+		break;
+	}
+	closedir(d);
+	return s->result == -ENOENT ? 0 : -ECANCELED; /* found: stop the walk */
+}
+
+static int hook_open_pts(void *ctx, pid_t pid, unsigned n, int flags)
+{
+	Tracer *t = ctx;
+	PtsSearch s = {.t = t, .n = n, .flags = flags, .result = -ENOENT};
+
+	if (!t->ptys || t->keeper <= 0 || !ptys_has(t->ptys, n, false))
+		return -ENOENT;
+	/* the caller first: it usually holds the master it just opened */
+	if (search_masters(pid, &s) == 0 && t->keeper > 0)
+		(void) tree_walk(t->keeper, search_masters, &s);
+	if (s.result == -ENOENT)
+		/* no master in the tree any more: N may be handed to someone else next */
+		(void) ptys_has(t->ptys, n, true);
+	return s.result;
+}
+
 int tracer_fs_setup(Tracer *t, const Policy *p)
 {
 	SbxHooks hooks = {
 		.ctx = t,
-		.get_fd = sbx_default_get_fd,
+		.get_fd = tracer_get_fd,
 		.get_umask = sbx_default_get_umask,
 		.in_tree = hook_in_tree,
 		.get_path = sbx_default_get_path,
+		.pty_created = hook_pty_created,
+		.open_pts = hook_open_pts,
 	};
 	char why[512] = "";
 	int r;
+
+	if (p->process.pty) {
+		t->ptys = calloc(1, sizeof(*t->ptys));
+		if (!t->ptys)
+			return -ENOMEM;
+		pthread_mutex_init(&t->ptys->lock, NULL);
+	}
 
 	r = sbx_view_new(p, &hooks, 0, &t->view, why, sizeof(why));
 	if (r < 0)
@@ -64,6 +211,12 @@ int tracer_fs_setup(Tracer *t, const Policy *p)
 void tracer_fs_done(Tracer *t)
 {
 	t->view = sbx_view_free(t->view);
+	if (t->ptys) {
+		pthread_mutex_destroy(&t->ptys->lock);
+		free(t->ptys->n);
+		free(t->ptys);
+		t->ptys = NULL;
+	}
 }
 
 /* Whether getdents64 must go through the supervisor: hide rules, or a procfs mount (other

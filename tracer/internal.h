@@ -3,6 +3,7 @@
 
 /* Private to tracer/: the pieces of the supervisor and the state they share. */
 
+#include <limits.h>
 #include <linux/filter.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -72,13 +73,32 @@ int tree_read_tgid(pid_t tid, pid_t *ret_tgid);
 void tree_kill_all(pid_t root, bool reap);
 
 /* Child memory (tracer/child-mem.c). */
+#define CHILD_MEM_CACHED_STRINGS 2
 typedef struct ChildMemCtx {
 	ChildMem mem;
 	pid_t pid;
 	int notify_fd;
 	uint64_t id;
+	/* The first strings read through mem.read_string (the path a handler acted on), kept
+	 * so that the audit record shows that copy instead of reading the child again. */
+	unsigned n_strings;
+	struct {
+		uint64_t addr;
+		size_t size; /* the read's buffer size */
+		int result;  /* 0, or -ENAMETOOLONG: copy holds size - 1 bytes */
+		char copy[PATH_MAX];
+	} strings[CHILD_MEM_CACHED_STRINGS];
 } ChildMemCtx;
 void child_mem_init(ChildMemCtx *ctx, pid_t pid, int notify_fd, uint64_t id);
+
+/* The view's get_fd hook with a per-thread cache of callers' pidfds (tracer/pidfd-cache.c);
+ * a thread that used it calls the flush before it ends. */
+int tracer_get_fd(void *ctx, pid_t pid, int fd);
+void tracer_pidfd_cache_flush(void);
+/** What read_string would give for (addr, size) from a string already read through ctx:
+ * 0 or -ENAMETOOLONG with buf filled, or -ENOENT when it was not read (or was read with a
+ * smaller buffer than a complete answer needs). */
+int child_mem_cached_string(const ChildMemCtx *ctx, uint64_t addr, char *buf, size_t size);
 int child_mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len);
 
 /* Landlock (tracer/landlock.c). */
@@ -98,6 +118,7 @@ typedef struct Tracer {
 	Audit *audit;	  /* opts->audit, or own_audit; NULL: nothing recorded (tracer/audit.c) */
 	Audit *own_audit; /* trace-only sink when the caller gave none */
 	SbxView *view; /* the file-system view (tracer/fs.c); req->view of every request */
+	struct TracerPtys *ptys; /* tracer/fs.c: numbers of the ptys the tree created */
 	int notify_fd;
 	pid_t keeper; /* W: the subreaper whose descendants are the tree */
 	pid_t child;  /* C: the command */
@@ -111,6 +132,8 @@ typedef struct Tracer {
 
 	pthread_t receivers[4];
 	size_t n_receivers;
+	size_t want_receivers;	   /* the rest start after the first notification */
+	atomic_bool more_started; /* ... by the receiver that answered it */
 
 	/* worker pool for EMU_MAY_BLOCK handlers */
 	pthread_mutex_t lock;
@@ -150,6 +173,10 @@ void tracer_audit_done(Tracer *t);
 /** Before the reply: decides whether a record is due and reads what it shows from the child. */
 void tracer_audit_capture(Tracer *t, const struct seccomp_notif *n, const TracerSlot *s,
 			  const EmuDecision *d, uint64_t t0, TracerAuditCtx *c);
+/* The same, taking strings the handler already read through mem (may be NULL) from there. */
+void tracer_audit_capture_mem(Tracer *t, const struct seccomp_notif *n, const TracerSlot *s,
+			      const EmuDecision *d, uint64_t t0, TracerAuditCtx *c,
+			      const ChildMemCtx *mem);
 /** A sampled budget (tracer/budget.c) was exceeded: its budget record. */
 void tracer_audit_budget(Tracer *t, const Budget *b, const char *which);
 /** After the reply: the outcome (and the fd ADDFD installed), then the record. */
@@ -174,7 +201,8 @@ int tracer_fs_opath_fallback(int fd);
 char *tracer_fs_host_cwd(const Tracer *t, const Policy *p);
 
 /** Receiver and worker threads (tracer/dispatch.c). The receivers may start before the
- * listener exists; tracer_dispatch_set_fd() hands it to them. */
+ * listener exists; tracer_dispatch_set_fd() hands it to them. One receiver starts at once,
+ * the others (up to n_receivers) once it has answered the first notification. */
 int tracer_dispatch_start(Tracer *t, size_t n_receivers);
 void tracer_dispatch_set_fd(Tracer *t, int notify_fd);
 void tracer_dispatch_stop(Tracer *t);

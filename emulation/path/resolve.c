@@ -20,7 +20,9 @@
  */
 #include "emulation/path/view.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +68,7 @@ typedef struct Child {
 	bool skel;
 	bool fixed;
 	bool dev;	     /* a /dev allowlist node: parent is the host /dev */
+	bool pts;	     /* and under /dev/pts: parent is the host /dev/pts */
 	bool synthetic_link; /* /proc/self: link text in link[] */
 	char link[64];
 } Child;
@@ -182,6 +185,46 @@ static bool is_pid_name(const char *s, size_t n, pid_t *ret)
  * Looks up one name (not "." or "..") in the current directory. 0: found (*c filled),
  * -ENOENT: absent (or hidden when hide_ok is false), other -errno.
  */
+
+/*
+ * /dev/pts/N (process.pty): only a pty the tree created and whose master it still holds
+ * (SbxHooks.open_pts decides, with the master's own TIOCGPTN); anything else is absent, so
+ * no other session's terminal is reachable by name. The O_PATH fd serves stat and the like;
+ * opens go through open_pts, which opens the peer of the master (fs-open.c).
+ */
+static int lookup_pts(const SbxView *v, const Walk *w, const char *nm, Child *c)
+{
+	unsigned long n;
+	struct stat st;
+	char *end;
+	int fd, r;
+
+	if (nm[0] < '0' || nm[0] > '9' || (nm[0] == '0' && nm[1]) || !v->hooks.open_pts)
+		return -ENOENT;
+	errno = 0;
+	n = strtoul(nm, &end, 10);
+	if (*end || errno || n > UINT_MAX)
+		return -ENOENT;
+	r = v->hooks.open_pts(v->hooks.ctx, w->l->tgid, (unsigned) n, -1);
+	if (r < 0)
+		return -ENOENT;
+	fd = openat(v->pts_fd, nm, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode)) {
+		(void) close(fd);
+		return -ENOENT;
+	}
+	c->fd = fd;
+	c->owned = true;
+	c->type = S_IFCHR;
+	c->m = w->m;
+	c->fixed = true;
+	c->dev = true;
+	c->pts = true;
+	return 0;
+}
+
 static int lookup_child(Walk *w, const char *name, size_t nlen, bool want_dir, Child *c,
 			char *newvp, size_t *ret_newlen)
 {
@@ -211,6 +254,21 @@ static int lookup_child(Walk *w, const char *name, size_t nlen, bool want_dir, C
 	}
 
 	if (w->m && w->m->kind == SBX_MOUNT_DEV && !w->skel) {
+		if (v->pts_fd >= 0 && w->vlen == w->m->vlen && streq(nm, "pts")) {
+			/* the skeleton's empty /dev/pts: its entries are looked up below */
+			fd = openat(w->cur, nm, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (fd < 0)
+				return -errno;
+			c->fd = fd;
+			c->owned = true;
+			c->type = S_IFDIR;
+			c->m = w->m;
+			c->fixed = true;
+			return 0;
+		}
+		if (v->pts_fd >= 0 && w->vlen == w->m->vlen + 4 &&
+		    memcmp(w->vp + w->m->vlen, "/pts", 4) == 0)
+			return lookup_pts(v, w, nm, c);
 		if (w->vlen == w->m->vlen && view_dev_link(v, nm)) {
 			/* a symlink of ours in the skeleton /dev: the walk follows its text */
 			fd = openat(w->cur, nm, O_PATH | O_NOFOLLOW | O_CLOEXEC);
@@ -358,8 +416,8 @@ static void fill_paths(const SbxView *v, SbxResolved *r, bool skel, bool dev)
 	const SbxMount *m = r->mount;
 	int n;
 
-	if (dev)
-		n = snprintf(r->host_path, sizeof(r->host_path), "/dev/%s", r->name);
+	if (dev) /* the built-in /dev is at /dev: host and virtual paths are the same */
+		n = snprintf(r->host_path, sizeof(r->host_path), "%s", r->vpath);
 	else if (skel || !m)
 		n = snprintf(r->host_path, sizeof(r->host_path), "%s%s", v->root_path,
 			     streq(r->vpath, "/") ? "" : r->vpath);
@@ -640,7 +698,7 @@ static int resolve_walk(const SbxView *v, const SbxLookup *l, unsigned nlinks, S
 			child_done(&ch);
 			return -ENOTDIR;
 		}
-		if (ch.fixed && !ch.dev) {
+		if (ch.fixed && !ch.dev && ch.type == S_IFDIR) {
 			/* mount root or skeleton directory: name it as "." inside itself */
 			walk_set(&w, ch.fd, ch.owned);
 			w.m = ch.m;
@@ -656,7 +714,7 @@ static int resolve_walk(const SbxView *v, const SbxLookup *l, unsigned nlinks, S
 		ret->fd = ch.owned ? ch.fd : dup_fd(ch.fd);
 		if (ret->fd < 0)
 			return ret->fd;
-		ret->parent_fd = dup_fd(ch.dev ? v->dev_fd : w.cur);
+		ret->parent_fd = dup_fd(ch.pts ? v->pts_fd : ch.dev ? v->dev_fd : w.cur);
 		if (ret->parent_fd < 0) {
 			r = ret->parent_fd;
 			(void) close(ret->fd);
@@ -726,8 +784,9 @@ static int resolve_fast(const SbxView *v, const SbxLookup *l, SbxResolved *ret)
 	_cleanup_close_ int pfd = -1;
 	int fd, r;
 
-	if ((l->flags & (SBX_RESOLVE_NO_FAST | SBX_RESOLVE_EMPTY_PATH)) ||
-	    (v->flags & SBX_VIEW_NO_FAST))
+	/* EMPTY_PATH matters only for an empty path (readlink always passes it) */
+	if ((l->flags & SBX_RESOLVE_NO_FAST) ||
+	    ((l->flags & SBX_RESOLVE_EMPTY_PATH) && !l->path[0]) || (v->flags & SBX_VIEW_NO_FAST))
 		return 0;
 	if (l->path[0] == '/') {
 		if (l->flags & SBX_RESOLVE_BENEATH)
@@ -768,13 +827,30 @@ static int resolve_fast(const SbxView *v, const SbxLookup *l, SbxResolved *ret)
 	if (!m || m->kind != SBX_MOUNT_DIR)
 		return 0;
 	rest = norm + (m->vlen == 1 ? 1 : m->vlen + 1);
-	if (norm[m->vlen == 1 ? 0 : m->vlen] == 0 || !*rest)
-		return 0; /* the mount root itself */
 	if (v->has_rules) {
 		SbxAccess a = sbx_view_access(v, norm, NULL);
 
 		if (a == SBX_ACCESS_HIDDEN || a == SBX_ACCESS_DENIED)
 			return 0;
+	}
+	if (norm[m->vlen == 1 ? 0 : m->vlen] == 0 || !*rest) {
+		/* The mount root itself: what the walk's result_cur() gives, without its two
+		 * dups when no fd of the object is wanted (readlink("/usr") is a third of gcc's
+		 * readlinks: glibc's realpath() of every include directory). */
+		if (!(l->flags & SBX_RESOLVE_NO_FD))
+			return 0;
+		ret->parent_fd = m->fd;
+		ret->parent_borrowed = true;
+		strcpy(ret->name, ".");
+		ret->exists = true;
+		ret->type = S_IFDIR;
+		ret->fixed = true;
+		ret->trailing_slash = trailing && norm[1]; /* "/" has no trailing slash */
+		ret->mount = m;
+		ret->fast = true;
+		memcpy(ret->vpath, norm, strlen(norm) + 1);
+		finish(v, ret, false, false);
+		return 1;
 	}
 	slash = strrchr(rest, '/');
 	if (slash) {

@@ -6,6 +6,9 @@
 #include "emulation/path/view.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/magic.h>
@@ -159,6 +162,115 @@ static int mkdir_p_at(int dirfd, const char *path)
 	return 0;
 }
 
+/* A name for the passwd/group entry of id: the host's (the user's own, not a list of the
+ * host's users) if it is a plain name, else fallback. */
+static void own_name(bool group, unsigned id, const char *fallback, char *buf, size_t size)
+{
+	char tmp[4096];
+	const char *name = NULL;
+
+	if (group) {
+		struct group gr, *res = NULL;
+
+		if (getgrgid_r((gid_t) id, &gr, tmp, sizeof(tmp), &res) == 0 && res)
+			name = res->gr_name;
+	} else {
+		struct passwd pw, *res = NULL;
+
+		if (getpwuid_r((uid_t) id, &pw, tmp, sizeof(tmp), &res) == 0 && res)
+			name = res->pw_name;
+	}
+	if (!name || !name[0] || strlen(name) >= size || strpbrk(name, ":\n,"))
+		name = fallback;
+	(void) snprintf(buf, size, "%s", name);
+}
+
+static int write_skeleton_file(int dirfd, const char *name, const char *text)
+{
+	_cleanup_close_ int fd = -1;
+	size_t len = strlen(text);
+	ssize_t n;
+
+	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, len);
+	if (n < 0)
+		return -errno;
+	if ((size_t) n != len)
+		return -EIO;
+	if (fchmod(fd, 0644) < 0) /* whatever the supervisor's umask */
+		return -errno;
+	return 0;
+}
+
+/*
+ * /etc/passwd and /etc/group when the policy shows none of the host's /etc there (no mount
+ * at / or /etc): root, the running user with the home directory home (a virtual path of the
+ * view), nobody/nogroup. Read-only skeleton files, so getpwuid(getuid()), id, whoami and
+ * ~ expansion work without the host's user list. A hide rule on the path still hides them.
+ */
+static int synth_passwd(SbxView *v, const char *home)
+{
+	_cleanup_close_ int etc = -1;
+	char user[64], group[64], text[1024];
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+	int r;
+
+	if (v->root_mount || view_mount_of(v, "/etc/passwd") || view_mount_of(v, "/etc/group"))
+		return 0;
+	if (strpbrk(home, ":\n"))
+		home = "/";
+	r = mkdir_p_at(v->root_fd, "etc");
+	if (r < 0)
+		return r;
+	etc = openat(v->root_fd, "etc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (etc < 0)
+		return -errno;
+
+	if (uid == 0)
+		(void) snprintf(text, sizeof(text), "root:x:0:0:root:%s:/bin/sh\n", home);
+	else {
+		own_name(false, uid, "user", user, sizeof(user));
+		(void) snprintf(text, sizeof(text),
+				"root:x:0:0:root:/:/bin/sh\n%s:x:%u:%u:%s:%s:/bin/sh\n", user,
+				(unsigned) uid, (unsigned) gid, user, home);
+	}
+	if (uid != 65534)
+		(void) snprintf(text + strlen(text), sizeof(text) - strlen(text),
+				"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
+	r = write_skeleton_file(etc, "passwd", text);
+	if (r < 0)
+		return r;
+
+	(void) snprintf(text, sizeof(text), "root:x:0:\n");
+	if (gid != 0) {
+		own_name(true, gid, "user", group, sizeof(group));
+		(void) snprintf(text + strlen(text), sizeof(text) - strlen(text), "%s:x:%u:\n",
+				group, (unsigned) gid);
+	}
+	if (gid != 65534)
+		(void) snprintf(text + strlen(text), sizeof(text) - strlen(text),
+				"nogroup:x:65534:\n");
+	return write_skeleton_file(etc, "group", text);
+}
+
+/* The home of the synthesized passwd entry: the HOME the policy sets (if absolute), else
+ * process.cwd, else the first rw or tmp mount, else "/" (docs/filesystem.md). */
+static const char *home_vpath(const Policy *p)
+{
+	for (char **e = p->process.env_set; e && *e; e++)
+		if (strncmp(*e, "HOME=/", 6) == 0)
+			return *e + 5;
+	if (p->process.cwd)
+		return p->process.cwd;
+	for (size_t i = 0; i < p->n_mounts; i++)
+		if (p->mounts[i].mode == MOUNT_RW || p->mounts[i].mode == MOUNT_TMP)
+			return p->mounts[i].path;
+	return "/";
+}
+
 static int cmp_mount(const void *a, const void *b)
 {
 	return strcmp(((const SbxMount *) a)->vpath, ((const SbxMount *) b)->vpath);
@@ -303,7 +415,7 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 	v->flags = flags;
 	r = sbx_default_get_umask(NULL, getpid());
 	v->supervisor_umask = r >= 0 ? (mode_t) r : 0777; /* unknown: always fix modes up */
-	v->run_fd = v->root_fd = v->dev_fd = -1;
+	v->run_fd = v->root_fd = v->dev_fd = v->pts_fd = -1;
 	if (hooks)
 		v->hooks = *hooks;
 	if (!v->hooks.get_fd)
@@ -396,6 +508,17 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 			v->dev_allow[n_dev++] = dev_names[i];
 		if (policy->process.tty)
 			v->dev_allow[n_dev++] = "tty";
+		if (policy->process.pty) {
+			/* ptmx is a node of the allowlist; pts/ a directory whose entries are
+			 * only the ptys the tree created (resolve.c, SbxHooks.open_pts) */
+			v->pts_fd = open("/dev/pts", O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (v->pts_fd < 0) {
+				r = -errno;
+				ERR("process.pty: /dev/pts: %s", strerror(-r));
+				return r;
+			}
+			v->dev_allow[n_dev++] = "ptmx";
+		}
 		r = mkdirat(v->root_fd, "dev", 0755);
 		if (r < 0 && errno != EEXIST)
 			return -errno;
@@ -414,6 +537,8 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 				return -errno;
 			(void) close(k);
 		}
+		if (v->pts_fd >= 0 && mkdirat(fd, "pts", 0755) < 0)
+			return -errno;
 		/* /dev/fd and /dev/std*: what bash's process substitution and "cat /dev/stdin"
 		 * use; they lead into the proc mount, whose fd/N reopen rules apply. */
 		for (size_t i = 0; i < v->n_mounts; i++) {
@@ -467,6 +592,12 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 				m->nested = true;
 	}
 
+	r = synth_passwd(v, home_vpath(policy));
+	if (r < 0) {
+		ERR("skeleton /etc/passwd: %s", strerror(-r));
+		return r;
+	}
+
 	for (size_t i = 0; i < policy->n_rules; i++) {
 		if (policy->rules[i].access == RULE_ACCESS_UNSET && !policy->rules[i].level)
 			continue;
@@ -496,6 +627,8 @@ SbxView *sbx_view_free(SbxView *v)
 		(void) close(v->root_fd);
 	if (v->dev_fd >= 0)
 		(void) close(v->dev_fd);
+	if (v->pts_fd >= 0)
+		(void) close(v->pts_fd);
 	if (v->run_path) {
 		/* The skeleton and the non-kept tmp mounts are all inside the run directory. */
 		if (!(v->flags & SBX_VIEW_KEEP_TMP))
@@ -640,6 +773,23 @@ int sbx_view_vpath_of_host(const SbxView *v, const char *host, char *ret_vpath, 
 {
 	const SbxMount *tried = NULL;
 	size_t rlen = strlen(v->root_path);
+
+	/* The built-in /dev answers host devices at their own paths (/dev/null, /dev/pts/3): an
+	 * fd of the child on one of them reads back as that path (ttyname()). */
+	if (v->dev_fd >= 0 && strncmp(host, "/dev/", 5) == 0) {
+		const char *name = host + 5;
+		bool pts = v->pts_fd >= 0 && strncmp(name, "pts/", 4) == 0 && name[4] &&
+			   strspn(name + 4, "0123456789") == strlen(name + 4);
+
+		if (pts || view_dev_allowed(v, name)) {
+			if (strlen(host) >= size)
+				return -ENAMETOOLONG;
+			strcpy(ret_vpath, host);
+			if (ret_mount)
+				*ret_mount = view_mount_of(v, "/dev");
+			return 0;
+		}
+	}
 
 	/* Longest source prefix first; a mapping shadowed by a nested mount is no mapping. */
 	for (size_t round = 0; round <= v->n_mounts; round++) {

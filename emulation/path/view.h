@@ -63,6 +63,13 @@ typedef struct SbxHooks {
 	 * (-EBADF: no such fd). Cheaper than get_fd for relative lookups (one readlink). NULL:
 	 * relative lookups use get_fd. */
 	int (*get_path)(void *ctx, pid_t pid, int fd, char *buf, size_t size);
+	/* Pseudo-terminals (policy process.pty): the open handler calls pty_created with the
+	 * supervisor's fd of a master it opened for pid (/dev/ptmx), before the child gets it.
+	 * open_pts answers /dev/pts/N: a new fd of that pts (flags: O_ACCMODE, O_NONBLOCK), or
+	 * with flags < 0 only 0 when it may be opened; -ENOENT unless the tree created pty N and
+	 * still holds its master. NULL: no /dev/pts/N at all (ptmx opens still work). */
+	void (*pty_created)(void *ctx, pid_t pid, int master_fd);
+	int (*open_pts)(void *ctx, pid_t pid, unsigned n, int flags);
 } SbxHooks;
 
 /**

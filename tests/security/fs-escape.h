@@ -35,7 +35,8 @@
 static const char *fs_base;	 /* the host scratch directory (inside: a host path, invisible) */
 static char fs_secret[PATH_MAX]; /* host path of the secret */
 static int fs_failures;
-static bool fs_long; /* the slow variant: more iterations */
+static bool fs_long;		 /* the slow variant: more iterations */
+static const char *fs_extra_set; /* one more "-s KEY=VALUE" for the run, set by a test */
 
 /* Attack, inside the sandbox: return 0 when everything failed closed. */
 static int attack(void);
@@ -188,6 +189,10 @@ static __attribute__((unused)) int fs_outside(bool landlock)
 			argv[n++] = "-s";
 			argv[n++] = "tracer.landlock=false";
 		}
+		if (fs_extra_set) {
+			argv[n++] = "-s";
+			argv[n++] = fs_extra_set;
+		}
 		argv[n++] = policy;
 		argv[n++] = "--";
 		argv[n++] = "/workspace/prog";
@@ -242,6 +247,7 @@ fail:
 	return 1;
 }
 
+#ifndef FS_OWN_MAIN /* a test with its own main() calls fs_outside() itself */
 int main(int argc, char *argv[])
 {
 	if (argc >= 3 && (strcmp(argv[1], "inside") == 0 || strcmp(argv[1], "inside-long") == 0)) {
@@ -261,3 +267,4 @@ int main(int argc, char *argv[])
 			fs_long = true;
 	return fs_outside(!(argc > 1 && strcmp(argv[1], "--no-landlock") == 0));
 }
+#endif

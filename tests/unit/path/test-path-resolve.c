@@ -2,6 +2,8 @@
 /* The view and the path walk against real temporary trees (issue 4). */
 #include <dirent.h>
 #include <fcntl.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -375,18 +377,22 @@ TEST(fast_path_and_walk_agree)
 		"/workspace/vendor/v.txt",
 		"/escape",
 		"/usr/./lib/",
+		"/usr",
+		"/workspace/",
+		"/",
 	};
 	for (int variant = 0; variant < 2; variant++) {
 		Fixture fx = {0};
 		SbxView *v = variant ? fx_view_nested(&fx, 0) : fx_view_flat(&fx, 0);
-		int fast_hits = 0;
+		/* the third: what readlink passes (EMPTY_PATH matters only for "") */
+		const unsigned flv[] = {0, F, SBX_RESOLVE_EMPTY_PATH | SBX_RESOLVE_NO_FD};
+		int fast_hits = 0, empty_fast_hits = 0;
 
 		for (size_t i = 0; i < ARRAY_SIZE(paths); i++)
-			for (unsigned fl = 0; fl < 2; fl++) {
+			for (unsigned fl = 0; fl < ARRAY_SIZE(flv); fl++) {
 				SbxResolved a, b;
-				int ra = fx_resolve(v, paths[i], fl ? F : 0, &a);
-				int rb = fx_resolve(v, paths[i], (fl ? F : 0) | SBX_RESOLVE_NO_FAST,
-						    &b);
+				int ra = fx_resolve(v, paths[i], flv[fl], &a);
+				int rb = fx_resolve(v, paths[i], flv[fl] | SBX_RESOLVE_NO_FAST, &b);
 
 				EXPECT_EQ(ra, rb);
 				if (ra != rb)
@@ -397,14 +403,20 @@ TEST(fast_path_and_walk_agree)
 					EXPECT_EQ(a.access, b.access);
 					EXPECT_EQ(a.exists, b.exists);
 					EXPECT_STREQ(a.name, b.name);
+					EXPECT_EQ(a.type, b.type);
+					EXPECT_EQ(a.fixed, b.fixed);
+					EXPECT_EQ(a.dot, b.dot);
+					EXPECT_EQ(a.trailing_slash, b.trailing_slash);
 					EXPECT_FALSE(b.fast);
 					fast_hits += a.fast;
+					empty_fast_hits += a.fast && fl == 2;
 					sbx_resolved_done(&a);
 					sbx_resolved_done(&b);
 				}
 			}
 		/* the fast path must actually be taken for plain paths */
 		EXPECT_GE(fast_hits, 4);
+		EXPECT_GE(empty_fast_hits, 2);
 		fx_done(&fx, v);
 	}
 }
@@ -580,6 +592,85 @@ TEST(tmp_mount_is_private_and_removed)
 	fx_done(&fx, v);
 	EXPECT_EQ(stat(host, &st), -1);
 	EXPECT_EQ(errno, ENOENT);
+}
+
+/* process.pty: the hook says which pty numbers the tree holds; only those exist. */
+static int fake_open_pts(void *ctx, pid_t pid, unsigned n, int flags)
+{
+	(void) pid;
+	(void) flags;
+	return n == *(unsigned *) ctx ? 0 : -ENOENT;
+}
+
+TEST(dev_ptys)
+{
+	Fixture fx = {0};
+	SbxView *v = NULL;
+	SbxResolved r;
+	SbxHooks hooks = {0};
+	unsigned mine, other;
+	int m1, m2;
+	char p[64], vp[64], err[256];
+	struct stat st_host, st_view;
+
+	m1 = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	m2 = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (m1 < 0 || m2 < 0) {
+		printf("# no pseudo-terminals on this host: nothing to check\n");
+		return;
+	}
+	ASSERT_EQ(unlockpt(m1), 0);
+	ASSERT_EQ(ioctl(m1, TIOCGPTN, &mine), 0);
+	ASSERT_EQ(ioctl(m2, TIOCGPTN, &other), 0);
+	hooks.ctx = &mine;
+	hooks.open_pts = fake_open_pts;
+
+	/* without process.pty: neither ptmx nor pts */
+	fx_tree(&fx);
+	fx_mount(&fx, "/workspace", "ws", MOUNT_RW);
+	ASSERT_EQ(sbx_view_new(&fx.policy, &hooks, 0, &v, err, sizeof(err)), 0);
+	EXPECT_EQ(fx_resolve(v, "/dev/ptmx", F, &r), -ENOENT);
+	snprintf(p, sizeof(p), "/dev/pts/%u", mine);
+	EXPECT_EQ(fx_resolve(v, p, F, &r), -ENOENT);
+	sbx_view_free(v);
+
+	fx.policy.process.pty = true;
+	ASSERT_EQ(sbx_view_new(&fx.policy, &hooks, 0, &v, err, sizeof(err)), 0);
+	ASSERT_EQ(fx_resolve(v, "/dev/ptmx", F, &r), 0);
+	EXPECT_EQ(r.type, S_IFCHR);
+	EXPECT_EQ(r.access, SBX_ACCESS_RW);
+	sbx_resolved_done(&r);
+	ASSERT_EQ(fx_resolve(v, "/dev/pts", F, &r), 0);
+	EXPECT_EQ(r.type, S_IFDIR);
+	EXPECT_TRUE(r.fixed);
+	sbx_resolved_done(&r);
+	/* ours: the host's pts N, reached through the host /dev/pts */
+	ASSERT_EQ(fx_resolve(v, p, F, &r), 0);
+	EXPECT_EQ(r.type, S_IFCHR);
+	EXPECT_STREQ(r.host_path, p);
+	EXPECT_EQ(fstat(r.fd, &st_view), 0);
+	EXPECT_EQ(stat(p, &st_host), 0);
+	EXPECT_EQ(st_view.st_rdev, st_host.st_rdev);
+	EXPECT_EQ(fstatat(r.parent_fd, r.name, &st_view, AT_SYMLINK_NOFOLLOW), 0);
+	EXPECT_EQ(st_view.st_rdev, st_host.st_rdev);
+	sbx_resolved_done(&r);
+	snprintf(vp, sizeof(vp), "/dev/pts/../pts/%u", mine);
+	ASSERT_EQ(fx_resolve(v, vp, F, &r), 0);
+	sbx_resolved_done(&r);
+	EXPECT_EQ(sbx_view_vpath_of_host(v, p, vp, sizeof(vp), NULL), 0);
+	EXPECT_STREQ(vp, p);
+	/* not ours: absent, however named */
+	snprintf(p, sizeof(p), "/dev/pts/%u", other);
+	EXPECT_EQ(fx_resolve(v, p, F, &r), -ENOENT);
+	EXPECT_EQ(fx_resolve(v, p, SBX_RESOLVE_NO_FD, &r), -ENOENT);
+	EXPECT_EQ(fx_resolve(v, "/dev/pts/ptmx", F, &r), -ENOENT);
+	snprintf(p, sizeof(p), "/dev/pts/0%u", mine);
+	EXPECT_EQ(fx_resolve(v, p, F, &r), -ENOENT);
+	snprintf(p, sizeof(p), "/dev/pts/%u/", mine);
+	EXPECT_EQ(fx_resolve(v, p, F, &r), -ENOTDIR);
+	fx_done(&fx, v);
+	close(m1);
+	close(m2);
 }
 
 TEST(dev_allowlist)
@@ -791,7 +882,32 @@ TEST(view_of_the_standard_preset)
 	sbx_resolved_done(&r);
 	ASSERT_EQ(fx_resolve(v, "/usr/bin/env", SBX_RESOLVE_FOLLOW, &r), 0);
 	sbx_resolved_done(&r);
-	EXPECT_EQ(fx_resolve(v, "/etc/passwd", SBX_RESOLVE_FOLLOW, &r), -ENOENT);
+	/* not the host's: a synthesized read-only file with the running user, home /workspace */
+	ASSERT_EQ(fx_resolve(v, "/etc/passwd", SBX_RESOLVE_FOLLOW, &r), 0);
+	EXPECT_EQ(r.type, S_IFREG);
+	EXPECT_EQ(r.access, SBX_ACCESS_RO);
+	EXPECT_TRUE(r.fixed);
+	{
+		char text[1024] = "", want[64];
+		int fd = openat(r.parent_fd, r.name, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
+		unsigned lines = 0;
+
+		ASSERT_TRUE(n > 0);
+		text[n] = 0;
+		(void) close(fd);
+		snprintf(want, sizeof(want), ":x:%u:%u:", (unsigned) getuid(), (unsigned) getgid());
+		EXPECT_TRUE(strstr(text, want) != NULL);
+		EXPECT_TRUE(strstr(text, ":/workspace:/bin/sh\n") != NULL);
+		for (const char *c = text; *c; c++)
+			lines += *c == '\n';
+		EXPECT_TRUE(lines <= 3);
+	}
+	sbx_resolved_done(&r);
+	ASSERT_EQ(fx_resolve(v, "/etc/group", SBX_RESOLVE_FOLLOW, &r), 0);
+	EXPECT_EQ(r.access, SBX_ACCESS_RO);
+	sbx_resolved_done(&r);
+	EXPECT_EQ(fx_resolve(v, "/etc/shadow", SBX_RESOLVE_FOLLOW, &r), -ENOENT);
 	EXPECT_EQ(fx_resolve(v, "/home", SBX_RESOLVE_FOLLOW, &r), -ENOENT);
 	EXPECT_EQ(fx_resolve(v, "/root", SBX_RESOLVE_FOLLOW, &r), -ENOENT);
 	ASSERT_EQ(fx_resolve(v, "/tmp", SBX_RESOLVE_FOLLOW, &r), 0);

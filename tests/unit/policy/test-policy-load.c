@@ -363,6 +363,8 @@ TEST(errors_point_at_the_key)
 		{"[limits]\ntasks = 2000000\n", "limits.tasks", "absurd", 2, 9},
 		{"[limits]\nwall_time = \"8d\"\n", "limits.wall_time", "absurd", 2, 13},
 		{"[limits]\nmemory = -5\n", "limits.memory", "negative", 2, 10},
+		{"[process]\npty = \"yes\"\n", "process.pty", "expected a bool", 2, 7},
+		{"[process]\nptyy = true\n", "process.ptyy", "did you mean 'pty'", 2, 1},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -420,7 +422,7 @@ TEST(write_round_trip)
 		"[[mount]]\npath = \"/tmp\"\nmode = \"tmp\"\nkeep = true\n"
 		"[[rule]]\npath = \"/workspace/**/*.key\"\naccess = \"hide\"\nlevel = \"secret\"\n"
 		"[[rule]]\npath = \"/workspace/$$x\"\nlevel = \"internal\"\n"
-		"[process]\ncwd = \"/workspace\"\ntty = true\n"
+		"[process]\ncwd = \"/workspace\"\ntty = true\npty = true\n"
 		"env = { keep = [\"PATH\", \"LC_*\"], set = { HOME = \"/workspace\" } }\n"
 		"[exec]\nallow = [\"/usr/bin/*\", \"/bin/*\"]\ndeny = [\"/usr/bin/sudo\"]\n"
 		"[network]\nmode = \"allowlist\"\n"
@@ -453,6 +455,7 @@ TEST(write_round_trip)
 	EXPECT_EQ(q->n_mounts, 3);
 	EXPECT_STREQ(q->rules[1].glob, "/workspace/$x");
 	EXPECT_EQ(q->limits.kill_grace_ms, 0);
+	EXPECT_TRUE(q->process.pty);
 	EXPECT_EQ(q->limits.wall_time_ms, 1500);
 	EXPECT_EQ(q->limits.file_size, 100000000);
 	EXPECT_EQ(q->network.unshare_netns, 0);
