@@ -51,6 +51,23 @@ static void notes(const Policy *p, bool quiet)
 			 f.landlock_abi,
 			 f.landlock_abi >= 6 ? ", with signal and abstract-socket scopes" : "");
 
+	/* network.unshare (docs/network.md "Network namespace") */
+	if (p->network.mode == NET_MODE_NONE && p->network.unshare_netns != 0) {
+		if (f.netns && !quiet)
+			log_info("network namespace: the command gets a private, empty one "
+				 "(network.unshare = %s)",
+				 p->network.unshare_netns > 0 ? "true" : "\"auto\"");
+		else if (!f.netns && p->network.unshare_netns > 0)
+			log_warn("network.unshare = true, but this host cannot make a network "
+				 "namespace (user namespaces off?): `run` will refuse to start");
+		else if (!f.netns)
+			log_warn("network.unshare = \"auto\": this host cannot make a network "
+				 "namespace, the command shares the host's (mode none still holds)");
+	} else if (p->network.unshare_netns < 0 && !quiet) {
+		log_info("network.unshare = \"auto\" has no effect with mode \"%s\"",
+			 net_mode_to_string(p->network.mode));
+	}
+
 	for (size_t i = 0; i < p->n_mounts; i++)
 		if (p->mounts[i].mode == MOUNT_TMP ||
 		    (p->mounts[i].source && strcmp(p->mounts[i].source, p->mounts[i].path) != 0))

@@ -40,7 +40,8 @@ int cmd_doctor(int argc, char *argv[])
 	line("process_vm_readv", f.process_vm_readv, "optional: else /proc/PID/mem");
 	line("ptrace (PTRACE_SEIZE of a child)", f.ptrace,
 	     "tracer.ptrace: exec/chdir rewrite, backtraces");
-	line("unprivileged user namespaces", f.userns, "optional extra layer (network none)");
+	line("unprivileged user namespaces", f.userns, "a way to a network namespace for a plain user");
+	line("private network namespace", f.netns, "network.unshare with mode none (optional layer)");
 	printf("  %-40s %-4d %s\n", "Landlock ABI", f.landlock_abi,
 	       "tracer.landlock: >= 1 file-system rules from the mounts, >= 6 also scopes signals "
 	       "and abstract sockets");

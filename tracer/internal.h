@@ -91,6 +91,11 @@ typedef struct ChildMemCtx {
 } ChildMemCtx;
 void child_mem_init(ChildMemCtx *ctx, pid_t pid, int notify_fd, uint64_t id);
 
+/* A private network namespace for the command (tracer/netns.c): in C before its
+ * capabilities are dropped; 0 or -errno. The probe tries it in a child. */
+int tracer_netns_enter(void);
+bool tracer_netns_possible(void);
+
 /* The view's get_fd hook with a per-thread cache of callers' pidfds (tracer/pidfd-cache.c);
  * a thread that used it calls the flush before it ends. */
 int tracer_get_fd(void *ctx, pid_t pid, int fd);

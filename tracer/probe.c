@@ -138,6 +138,7 @@ void tracer_probe_features(TracerFeatures *ret)
 	f.process_vm_readv = process_vm_readv(getpid(), &l, 1, &r, 1, 0) == sizeof(dst);
 	f.ptrace = probe_ptrace();
 	f.userns = in_child(userns_child) == 1;
+	f.netns = tracer_netns_possible();
 	f.landlock_abi = tracer_landlock_abi();
 	*ret = f;
 }

@@ -142,6 +142,7 @@ typedef struct Launch {
 	char **envp;
 	const char *cwd;
 	const char *exec_path; /* argv[0] found on PATH in the view by S, or NULL: execvp */
+	int netns;	       /* a private network namespace: 1 required, -1 if possible, 0 no */
 	bool tty;
 	bool wait_killable;
 	int landlock_abi;
@@ -218,6 +219,13 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 
 	/* file_size, open_files and the per-process backstops of the budgets */
 	budget_child_setup(l->budget);
+
+	/* before the capabilities go: root makes the namespace with CAP_SYS_ADMIN */
+	if (l->netns) {
+		r = tracer_netns_enter();
+		if (r < 0 && l->netns > 0)
+			child_fail(l->sock_c, MSG_SETUP_FAILED, -r, "network namespace");
+	}
 
 	/* Even under root the program runs without capabilities: CAP_SYS_PTRACE would reach
 	 * the supervisor's memory, CAP_DAC_OVERRIDE every file, and so on. */
@@ -687,6 +695,8 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	l.cwd = cwd;
 	exec_path = lookup_command(t.view, envp, opts->argv[0]);
 	l.exec_path = exec_path;
+	/* network.unshare: only with mode none (policy validation refuses true otherwise) */
+	l.netns = p->network.mode == NET_MODE_NONE ? p->network.unshare_netns : 0;
 	l.tty = isatty(STDIN_FILENO) == 1;
 	l.wait_killable = true;
 	l.landlock_abi = tracer_landlock_abi();

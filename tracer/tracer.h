@@ -65,6 +65,7 @@ typedef struct TracerFeatures {
 	bool process_vm_readv;
 	bool ptrace;	  /* PTRACE_SEIZE of a child */
 	bool userns;	  /* unshare(CLONE_NEWUSER) in a child */
+	bool netns;	  /* a private network namespace (root, or through a user namespace) */
 	int landlock_abi; /* 0: none */
 } TracerFeatures;
 

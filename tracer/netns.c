@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A private, empty network namespace for the command in mode "none" (network.unshare;
+ * docs/network.md "Network namespace"). A second layer under the supervisor's socket
+ * checks: even a socket call that reached the kernel unchecked (a bug) finds only a loopback
+ * interface that is down, and abstract unix sockets of the host are out of reach.
+ *
+ * Root makes the namespace directly (CAP_SYS_ADMIN). A plain user needs a user namespace
+ * for it: the command's uid and gid are mapped to themselves, so getuid() and the owners of
+ * the files it creates are unchanged. Inside that user namespace the command holds every
+ * capability until C drops them all right after (drop_capabilities(), then no_new_privs,
+ * then the filter, which denies unshare, setns, mount and clone's namespace flags), and
+ * capabilities there never reach objects of the host's namespaces (the mount namespace is
+ * the host's, owned by the initial user namespace). The supervisor, in the parent user
+ * namespace with the same effective uid, owns the new one: ptrace, process_vm_readv and
+ * pidfd_getfd of the command keep working.
+ */
+#include "tracer/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Async-signal-safe enough for a vfork child: open, write, close, no allocation. */
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, strlen(text));
+	if (n < 0) {
+		n = -errno;
+		(void) close(fd);
+		return (int) n;
+	}
+	(void) close(fd);
+	return (size_t) n == strlen(text) ? 0 : -EIO;
+}
+
+int tracer_netns_enter(void)
+{
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+	char map[64];
+	int r;
+
+	if (unshare(CLONE_NEWNET) == 0)
+		return 0;
+	if (errno != EPERM)
+		return -errno;
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0)
+		return -errno;
+	/* /proc/self/{uid,gid}_map of a non-dumpable process (C inherits S's setting) belong to
+	 * root: open(O_WRONLY) would fail with EACCES. C makes itself dumpable before its
+	 * filter anyway (tracer/tracer.c); this only does it a few calls earlier. */
+	if (prctl(PR_SET_DUMPABLE, 1) < 0)
+		return -errno;
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned) uid, (unsigned) uid);
+	r = write_file("/proc/self/uid_map", map);
+	if (r < 0)
+		return r;
+	/* gid_map of an unprivileged writer needs setgroups denied first */
+	r = write_file("/proc/self/setgroups", "deny\n");
+	if (r < 0 && r != -ENOENT)
+		return r;
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned) gid, (unsigned) gid);
+	return write_file("/proc/self/gid_map", map);
+}
+
+bool tracer_netns_possible(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return false;
+	if (pid == 0)
+		_exit(tracer_netns_enter() == 0 ? 0 : 1);
+	if (waitpid(pid, &status, 0) < 0)
+		return false;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
