@@ -27,3 +27,4 @@ int cmd_run(int argc, char *argv[]);
 int cmd_check(int argc, char *argv[]);
 int cmd_doctor(int argc, char *argv[]);
 int cmd_report(int argc, char *argv[]);
+int cmd_learn(int argc, char *argv[]);

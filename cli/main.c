@@ -24,6 +24,8 @@ static void help(FILE *f)
 	      "  check [OPTIONS] POLICY               validate POLICY, print the effective policy\n"
 	      "  doctor                               list what this kernel offers the sandbox\n"
 	      "  report [--html FILE] AUDIT.jsonl     summarize an audit log (run --audit FILE)\n"
+	      "  learn [-o FILE] [--from POLICY] -- CMD [ARGS…]\n"
+	      "                                       write a least-privilege policy from a run\n"
 	      "\n"
 	      "POLICY is a .toml file or the name of a preset: permissive, standard, strict,\n"
 	      "python, node, shell.\n"
@@ -56,6 +58,7 @@ int main(int argc, char *argv[])
 		{ "check", cmd_check },
 		{ "doctor", cmd_doctor },
 		{ "report", cmd_report },
+		{ "learn", cmd_learn },
 	};
 	const char *e = getenv("SBXTRACE_LOG");
 
