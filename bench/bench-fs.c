@@ -10,9 +10,11 @@
  * Each workload runs in its own scratch directory, which is the workspace (-w) inside and the
  * working directory natively; native and sandboxed runs alternate, after one warm-up of each,
  * and the median of --reps runs is printed with the ratio. --syscalls runs each workload once
- * more with --trace and prints how many syscalls the supervisor handled, by name.
+ * more with --trace and prints how many syscalls the supervisor handled, by name. --audit
+ * adds a third run per repetition with `--audit FILE` (issue 7: the log's cost) and its
+ * ratio to the sandboxed run without it.
  * Not a test: figures only.
- * Usage: bench-fs [--sbxtrace PATH] [--reps N] [--syscalls] [WORKLOAD…]
+ * Usage: bench-fs [--sbxtrace PATH] [--reps N] [--syscalls] [--audit] [WORKLOAD…]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -169,7 +171,7 @@ static const Workload workloads[] = {
 /* Runs the workload once in dir (natively, or inside with extra args); seconds, < 0 on error.
  * stderr goes to errpath. */
 static double run_once(const Workload *w, const char *dir, bool inside, bool trace,
-		       const char *errpath)
+		       const char *errpath, const char *audit)
 {
 	char home[PATH_MAX + 8], tmp[PATH_MAX + 8];
 	char *env[] = {"PATH=/usr/local/bin:/usr/bin:/bin", home, tmp, "LC_ALL=C",
@@ -187,6 +189,10 @@ static double run_once(const Workload *w, const char *dir, bool inside, bool tra
 		argv[n++] = "-q";
 		if (trace)
 			argv[n++] = "--trace";
+		if (audit) {
+			argv[n++] = "--audit";
+			argv[n++] = audit;
+		}
 		argv[n++] = "-w";
 		argv[n++] = dir;
 		argv[n++] = "-s";
@@ -249,7 +255,7 @@ static void syscall_counts(const Workload *w, const char *dir, const char *errpa
 	char line[8192];
 	FILE *f;
 
-	if (run_once(w, dir, true, true, errpath) < 0)
+	if (run_once(w, dir, true, true, errpath, NULL) < 0)
 		return;
 	f = fopen(errpath, "r");
 	if (!f)
@@ -304,7 +310,7 @@ int main(int argc, char *argv[])
 	const char *t = getenv("TMPDIR");
 	const char *only[16];
 	size_t n_only = 0;
-	bool counts = false;
+	bool counts = false, with_audit = false;
 	int reps = 5, bad = 0;
 	char base[PATH_MAX - 128];
 
@@ -315,11 +321,14 @@ int main(int argc, char *argv[])
 			reps = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--syscalls") == 0)
 			counts = true;
+		else if (strcmp(argv[i], "--audit") == 0)
+			with_audit = true;
 		else if (argv[i][0] != '-' && n_only < 16)
 			only[n_only++] = argv[i];
 		else {
 			fprintf(stderr,
-				"usage: %s [--sbxtrace PATH] [--reps N] [--syscalls] [WORKLOAD…]\n",
+				"usage: %s [--sbxtrace PATH] [--reps N] [--syscalls] [--audit] "
+				"[WORKLOAD…]\n",
 				argv[0]);
 			return 2;
 		}
@@ -332,11 +341,15 @@ int main(int argc, char *argv[])
 		return 1;
 	}
 	printf("bench-fs: median of %d runs each (after one warm-up), seconds\n", reps);
-	printf("%-8s %10s %10s %7s\n", "workload", "native", "sandbox", "ratio");
+	if (with_audit)
+		printf("%-8s %10s %10s %7s %10s %7s\n", "workload", "native", "sandbox", "ratio",
+		       "+audit", "ratio");
+	else
+		printf("%-8s %10s %10s %7s\n", "workload", "native", "sandbox", "ratio");
 	for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++) {
 		const Workload *w = &workloads[i];
-		double nat[REPS_MAX], in[REPS_MAX];
-		char dir[PATH_MAX], errpath[PATH_MAX + 16];
+		double nat[REPS_MAX], in[REPS_MAX], au[REPS_MAX];
+		char dir[PATH_MAX], errpath[PATH_MAX + 16], audit[PATH_MAX + 16];
 		bool chosen = n_only == 0;
 
 		for (size_t k = 0; k < n_only; k++)
@@ -349,21 +362,23 @@ int main(int argc, char *argv[])
 		}
 		snprintf(dir, sizeof(dir), "%s/%s", base, w->name);
 		snprintf(errpath, sizeof(errpath), "%s/%s.err", base, w->name);
+		snprintf(audit, sizeof(audit), "%s/%s.jsonl", base, w->name);
 		if (mkdir(dir, 0755) < 0 || w->prepare(dir) < 0) {
 			fprintf(stderr, "%s: preparing %s failed\n", w->name, dir);
 			bad = 1;
 			continue;
 		}
-		if (run_once(w, dir, false, false, errpath) < 0 ||
-		    run_once(w, dir, true, false, errpath) < 0) {
+		if (run_once(w, dir, false, false, errpath, NULL) < 0 ||
+		    run_once(w, dir, true, false, errpath, NULL) < 0) {
 			bad = 1;
 			continue;
 		}
 		bool failed = false;
 		for (int r = 0; r < reps && !failed; r++) {
-			nat[r] = run_once(w, dir, false, false, errpath);
-			in[r] = run_once(w, dir, true, false, errpath);
-			failed = nat[r] < 0 || in[r] < 0;
+			nat[r] = run_once(w, dir, false, false, errpath, NULL);
+			in[r] = run_once(w, dir, true, false, errpath, NULL);
+			au[r] = with_audit ? run_once(w, dir, true, false, errpath, audit) : 1;
+			failed = nat[r] < 0 || in[r] < 0 || au[r] < 0;
 		}
 		if (failed) {
 			bad = 1;
@@ -371,8 +386,12 @@ int main(int argc, char *argv[])
 		}
 		qsort(nat, (size_t) reps, sizeof(double), cmp_double);
 		qsort(in, (size_t) reps, sizeof(double), cmp_double);
-		printf("%-8s %10.3f %10.3f %7.2f\n", w->name, nat[reps / 2], in[reps / 2],
+		qsort(au, (size_t) reps, sizeof(double), cmp_double);
+		printf("%-8s %10.3f %10.3f %7.2f", w->name, nat[reps / 2], in[reps / 2],
 		       in[reps / 2] / nat[reps / 2]);
+		if (with_audit)
+			printf(" %10.3f %7.2f", au[reps / 2], au[reps / 2] / in[reps / 2]);
+		putchar('\n');
 		fflush(stdout);
 		if (counts)
 			syscall_counts(w, dir, errpath);
