@@ -23,6 +23,14 @@ int policy_args_parse_opt(PolicyArgs *a, int opt, const char *optarg_);
 /** Loads the policy named by name with the variables and overrides; logs errors itself. */
 int policy_args_load(const PolicyArgs *a, const char *name, Policy **ret_policy);
 
+typedef struct Audit Audit;
+typedef struct TracerOptions TracerOptions;
+typedef struct TracerResult TracerResult;
+/** Runs o->argv under policy with audit (may be NULL; closed here, run start and end
+ * recorded): 0, -EIO when only writing the log failed (a warning is logged), or tracer_run()'s
+ * -errno. */
+int cli_run_recorded(const Policy *policy, TracerOptions *o, Audit *audit, TracerResult *ret);
+
 int cmd_run(int argc, char *argv[]);
 int cmd_check(int argc, char *argv[]);
 int cmd_doctor(int argc, char *argv[]);

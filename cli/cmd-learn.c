@@ -52,22 +52,37 @@ static void help(FILE *f)
 
 DEFINE_FREEP(Audit, audit_free)
 
-/* A temporary file beside path (same file system: rename() is atomic); its fd. */
-static int temp_beside(const char *path, char **ret_tmp)
+/* A new empty file from the mkostemp() template (which ends in XXXXXX): its fd, its name in
+ * *ret_path. */
+static int temp_file(char *template_, char **ret_path)
 {
-	char *tmp = strdup_printf("%s.XXXXXX", path);
 	int fd;
 
-	if (!tmp)
+	if (!template_)
 		return -ENOMEM;
-	fd = mkostemp(tmp, O_CLOEXEC);
+	fd = mkostemp(template_, O_CLOEXEC);
 	if (fd < 0) {
 		fd = -errno;
-		free(tmp);
+		free(template_);
 		return fd;
 	}
-	*ret_tmp = tmp;
+	*ret_path = template_;
 	return fd;
+}
+
+/* TMPDIR/PREFIX-XXXXXX */
+static int temp_in_tmpdir(const char *prefix, char **ret_path)
+{
+	const char *t = getenv("TMPDIR");
+
+	return temp_file(strdup_printf("%s/%s-XXXXXX", t && t[0] == '/' ? t : "/tmp", prefix),
+			 ret_path);
+}
+
+/* Beside path (same file system: rename() is atomic) */
+static int temp_beside(const char *path, char **ret_tmp)
+{
+	return temp_file(strdup_printf("%s.XXXXXX", path), ret_tmp);
 }
 
 int cmd_learn(int argc, char *argv[])
@@ -145,40 +160,21 @@ int cmd_learn(int argc, char *argv[])
 	policy->exec_allow = strv_free(policy->exec_allow);
 	policy->exec_deny = strv_free(policy->exec_deny);
 
-	{
-		const char *t = getenv("TMPDIR");
-
-		log_path = strdup_printf("%s/sbxtrace-learn-XXXXXX", t && t[0] == '/' ? t : "/tmp");
-		if (!log_path) {
-			log_error("out of memory");
-			goto out;
-		}
-		log_fd = mkostemp(log_path, O_CLOEXEC);
-		if (log_fd < 0) {
-			log_error_errno(-errno, "cannot create a temporary audit log");
-			free(log_path);
-			log_path = NULL;
-			goto out;
-		}
-		(void) close(log_fd);
+	log_fd = temp_in_tmpdir("sbxtrace-learn", &log_path);
+	if (log_fd < 0) {
+		log_error_errno(log_fd, "cannot create a temporary audit log");
+		goto out;
 	}
+	(void) close(log_fd);
 	ao.log_path = log_path;
 	r = audit_open(&ao, &audit);
 	if (r < 0) {
 		log_error_errno(r, "cannot open the audit log '%s'", log_path);
 		goto out;
 	}
-	o.audit = audit;
-	audit_run_start(audit, policy->path, o.argv);
-	r = tracer_run(policy, &o, &res);
+	r = cli_run_recorded(policy, &o, TAKE_PTR(audit), &res);
 	if (r < 0)
 		goto out;
-	audit_run_end(audit, res.exit_code, res.signal, res.killed_by, res.denied, res.duration_ms);
-	r = audit_close(TAKE_PTR(audit));
-	if (r < 0) {
-		log_error_errno(r, "writing the audit log");
-		goto out;
-	}
 	if (res.exit_code != 0)
 		log_warn("the command exited with status %d: the policy allows what it did until "
 			 "then",
@@ -200,20 +196,11 @@ int cmd_learn(int argc, char *argv[])
 	/* the policy goes to a file first (the temporary beside -o, or one of our own for
 	 * stdout), is loaded back as `check` would, and only then put in place */
 	if (!output) {
-		const char *t = getenv("TMPDIR");
-		char *p = strdup_printf("%s/sbxtrace-learned-XXXXXX", t && t[0] == '/' ? t : "/tmp");
-
-		if (!p) {
-			log_error("out of memory");
-			goto out;
-		}
-		out_fd = mkostemp(p, O_CLOEXEC);
+		out_fd = temp_in_tmpdir("sbxtrace-learned", &out_tmp);
 		if (out_fd < 0) {
-			log_error_errno(-errno, "cannot create a temporary file");
-			free(p);
+			log_error_errno(out_fd, "cannot create a temporary file");
 			goto out;
 		}
-		out_tmp = p;
 	}
 	out = fdopen(out_fd, "w");
 	if (!out) {

@@ -67,6 +67,29 @@ static int run_audit_open(const Policy *p, const char *path, bool trace, Audit *
 	return 0;
 }
 
+int cli_run_recorded(const Policy *policy, TracerOptions *o, Audit *audit, TracerResult *ret)
+{
+	int r;
+
+	o->audit = audit;
+	audit_run_start(audit, policy->path, o->argv);
+	r = tracer_run(policy, o, ret);
+	if (r < 0) {
+		(void) audit_close(audit);
+		o->audit = NULL;
+		return r;
+	}
+	audit_run_end(audit, ret->exit_code, ret->signal, ret->killed_by, ret->denied,
+		      ret->duration_ms);
+	o->audit = NULL;
+	r = audit_close(audit);
+	if (r < 0) {
+		log_warn_errno(r, "writing the audit log");
+		return -EIO;
+	}
+	return 0;
+}
+
 int cmd_run(int argc, char *argv[])
 {
 	enum { ARG_JSON = 0x100, ARG_TRACE, ARG_AUDIT };
@@ -143,16 +166,9 @@ int cmd_run(int argc, char *argv[])
 	r = run_audit_open(policy, audit_path, o.trace, &audit);
 	if (r < 0)
 		return EXIT_SANDBOX_ERROR;
-	o.audit = audit;
-	audit_run_start(audit, policy->path, o.argv);
-
-	r = tracer_run(policy, &o, &res);
-	if (r < 0)
+	r = cli_run_recorded(policy, &o, TAKE_PTR(audit), &res);
+	if (r < 0 && r != -EIO)
 		return EXIT_SANDBOX_ERROR;
-	audit_run_end(audit, res.exit_code, res.signal, res.killed_by, res.denied, res.duration_ms);
-	r = audit_close(TAKE_PTR(audit));
-	if (r < 0)
-		log_warn_errno(r, "writing the audit log");
 	if (o.capture && tracer_result_write_json(policy, &res, stdout) < 0) {
 		tracer_result_done(&res);
 		return EXIT_SANDBOX_ERROR;

@@ -73,6 +73,17 @@ typedef struct Child {
 	char link[64];
 } Child;
 
+/* c takes fd (owned): an object of type in the walk's current mount. */
+static int child_take(Child *c, const Walk *w, int fd, mode_t type, bool fixed)
+{
+	c->fd = fd;
+	c->owned = true;
+	c->type = type;
+	c->m = w->m;
+	c->fixed = fixed;
+	return 0;
+}
+
 static void walk_set(Walk *w, int fd, bool owned)
 {
 	if (w->cur_owned && w->cur >= 0 && w->cur != fd)
@@ -215,14 +226,9 @@ static int lookup_pts(const SbxView *v, const Walk *w, const char *nm, Child *c)
 		(void) close(fd);
 		return -ENOENT;
 	}
-	c->fd = fd;
-	c->owned = true;
-	c->type = S_IFCHR;
-	c->m = w->m;
-	c->fixed = true;
 	c->dev = true;
 	c->pts = true;
-	return 0;
+	return child_take(c, w, fd, S_IFCHR, true);
 }
 
 static int lookup_child(Walk *w, const char *name, size_t nlen, bool want_dir, Child *c,
@@ -259,12 +265,7 @@ static int lookup_child(Walk *w, const char *name, size_t nlen, bool want_dir, C
 			fd = openat(w->cur, nm, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (fd < 0)
 				return -errno;
-			c->fd = fd;
-			c->owned = true;
-			c->type = S_IFDIR;
-			c->m = w->m;
-			c->fixed = true;
-			return 0;
+			return child_take(c, w, fd, S_IFDIR, true);
 		}
 		if (v->pts_fd >= 0 && w->vlen == w->m->vlen + 4 &&
 		    memcmp(w->vp + w->m->vlen, "/pts", 4) == 0)
@@ -274,12 +275,7 @@ static int lookup_child(Walk *w, const char *name, size_t nlen, bool want_dir, C
 			fd = openat(w->cur, nm, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 			if (fd < 0)
 				return -errno;
-			c->fd = fd;
-			c->owned = true;
-			c->type = S_IFLNK;
-			c->m = w->m;
-			c->fixed = true;
-			return 0;
+			return child_take(c, w, fd, S_IFLNK, true);
 		}
 		if (w->vlen != w->m->vlen || !view_dev_allowed(v, nm))
 			return -ENOENT;
@@ -352,23 +348,13 @@ static int lookup_child(Walk *w, const char *name, size_t nlen, bool want_dir, C
 		fd = openat(v->root_fd, newvp + 1, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0)
 			return -errno;
-		c->fd = fd;
-		c->owned = true;
-		c->type = S_IFDIR;
-		c->m = w->m;
 		c->skel = true;
-		c->fixed = true;
-		return 0;
+		return child_take(c, w, fd, S_IFDIR, true);
 	}
 	if (fd < 0)
 		return -ENOENT;
-	c->fd = fd;
-	c->owned = true;
-	c->type = st.st_mode & S_IFMT;
-	c->m = w->m;
 	c->skel = w->skel;
-	c->fixed = w->skel;
-	return 0;
+	return child_take(c, w, fd, st.st_mode & S_IFMT, w->skel);
 }
 
 /* Re-derives cur for the canonical path in w->vp (after ".."), from the root. */
