@@ -68,6 +68,10 @@ static void notes(const Policy *p, bool quiet)
 			 net_mode_to_string(p->network.mode));
 	}
 
+	if (p->audit.backtrace != AUDIT_SELECT_NONE)
+		log_warn("audit.backtrace is not implemented yet: records carry no frames "
+			 "(docs/audit.md)");
+
 	for (size_t i = 0; i < p->n_mounts; i++)
 		if (p->mounts[i].mode == MOUNT_TMP ||
 		    (p->mounts[i].source && strcmp(p->mounts[i].source, p->mounts[i].path) != 0))

@@ -162,6 +162,9 @@ int cmd_run(int argc, char *argv[])
 		return EXIT_SANDBOX_ERROR;
 	if (policy->audit.trace)
 		o.trace = true;
+	if (policy->audit.backtrace != AUDIT_SELECT_NONE && !o.quiet)
+		log_warn("audit.backtrace is not implemented yet: records carry no frames "
+			 "(docs/audit.md)");
 
 	r = run_audit_open(policy, audit_path, o.trace, &audit);
 	if (r < 0)
