@@ -96,6 +96,16 @@ typedef struct AuditArgData {
 	int port;	     /* -1: none */
 } AuditArgData;
 
+/* One frame of a backtrace (tracer/backtrace.c), symbolized from the module's ELF symbols. */
+#define AUDIT_FUNCTION_MAX 128
+#define AUDIT_MODULE_MAX   256
+typedef struct AuditFrame {
+	uint64_t ip;			   /* the frame's instruction pointer (return address) */
+	uint64_t offset;		   /* ip - start of function, when function[0] */
+	char function[AUDIT_FUNCTION_MAX]; /* "" if no symbol covers ip */
+	char module[AUDIT_MODULE_MAX];	   /* the mapped file (host path), "[vdso]", or "" */
+} AuditFrame;
+
 typedef struct AuditRecord {
 	pid_t pid; /* thread group of the caller */
 	pid_t tid;
@@ -117,6 +127,11 @@ typedef struct AuditRecord {
 	const uint8_t *code;
 	size_t code_len;
 	uint64_t code_addr;
+	/* the call stack at the syscall ([audit] backtrace), innermost first; NULL: none */
+	const AuditFrame *frames;
+	size_t n_frames;
+	/* a backtrace was due and could not be taken: why (NULL otherwise) */
+	const char *backtrace_error;
 } AuditRecord;
 
 typedef struct AuditOptions {
@@ -127,6 +142,8 @@ typedef struct AuditOptions {
 	unsigned events;      /* AuditEvent mask (policy/policy.h) */
 	int disassembly;      /* AuditSelect (policy/policy.h): which records get a disassembly */
 	char *const *disassembly_syscalls; /* AUDIT_SELECT_LIST: syscall names */
+	int backtrace;			   /* AuditSelect: which records get a backtrace */
+	char *const *backtrace_syscalls;   /* AUDIT_SELECT_LIST: syscall names */
 } AuditOptions;
 
 /**
@@ -144,6 +161,8 @@ Audit *audit_free(Audit *a);
 bool audit_wants_syscall(const Audit *a, int nr, bool denied, bool log);
 /** Whether a record for nr with this outcome gets a disassembly ([audit] disassembly). */
 bool audit_wants_disassembly(const Audit *a, int nr, bool denied);
+/** Whether a record for nr with this outcome gets a backtrace ([audit] backtrace). */
+bool audit_wants_backtrace(const Audit *a, int nr, bool denied);
 /** Whether the --trace lines are on. */
 bool audit_tracing(const Audit *a);
 

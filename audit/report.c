@@ -250,6 +250,47 @@ static bool is_modifying(const char *s)
 	return false;
 }
 
+static bool is_runtime_module(const char *m)
+{
+	const char *b = strrchr(m, '/');
+
+	b = b ? b + 1 : m;
+	return strncmp(b, "libc.so", 7) == 0 || strncmp(b, "libc-", 5) == 0 ||
+	       strncmp(b, "ld-linux", 8) == 0 || strncmp(b, "libpthread", 10) == 0;
+}
+
+/* " at FUNCTION+OFFSET (module)": the code that asked, from the record's backtrace — the
+ * innermost frame outside libc and the loader ([audit] backtrace). */
+static void where(const json_t *bt, char *label, size_t size)
+{
+	const json_t *f = NULL, *fr;
+	const char *fn, *m, *b;
+	size_t i;
+
+	if (!json_is_array(bt) || json_array_size(bt) == 0)
+		return;
+	json_array_foreach((json_t *) bt, i, fr)
+	{
+		if (!is_runtime_module(jstr(fr, "module"))) {
+			f = fr;
+			break;
+		}
+	}
+	if (!f)
+		f = json_array_get(bt, 0);
+	fn = jstr(f, "function");
+	m = jstr(f, "module");
+	b = strrchr(m, '/');
+	b = b ? b + 1 : m;
+	if (fn[0])
+		bappend(label, size, " at %s+%lld", fn,
+			(long long) json_integer_value(json_object_get(f, "offset")));
+	else
+		bappend(label, size, " at %s", jstr(f, "ip"));
+	if (b[0])
+		bappend(label, size, " (%s)", b);
+}
+
 static void on_syscall(AuditReport *r, const json_t *rec, uint64_t t)
 {
 	const char *sys = jstr(rec, "syscall"), *cat = jstr(rec, "category");
@@ -297,6 +338,8 @@ static void on_syscall(AuditReport *r, const json_t *rec, uint64_t t)
 	if (denied)
 		bappend(result, sizeof(result), " (%s%s%s)", dec, why[0] ? ": " : "", why);
 	bappend(label, sizeof(label), ")%s", result);
+	if (denied)
+		where(json_object_get(rec, "backtrace"), label, sizeof(label));
 	add_event(r, t, p->pid,
 		  streq(dec, "allowed")	   ? 'a'
 		  : streq(dec, "emulated") ? 'e'

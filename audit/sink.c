@@ -51,6 +51,8 @@ struct Audit {
 	unsigned events;
 	int disassembly;	      /* AuditSelect */
 	uint64_t disassembly_nrs[16]; /* AUDIT_SELECT_LIST: bitmap of syscall numbers < 1024 */
+	int backtrace;		      /* AuditSelect */
+	uint64_t backtrace_nrs[16];   /* AUDIT_SELECT_LIST, as disassembly_nrs */
 	atomic_int main_pid;
 	uint64_t start_ns;
 
@@ -260,6 +262,14 @@ int audit_open(const AuditOptions *o, Audit **ret)
 		if (nr >= 0 && nr < 1024)
 			a->disassembly_nrs[nr / 64] |= 1ULL << (nr % 64);
 	}
+	a->backtrace = o->backtrace;
+	for (size_t i = 0; o->backtrace_syscalls && o->backtrace_syscalls[i]; i++) {
+		int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64,
+							   o->backtrace_syscalls[i]);
+
+		if (nr >= 0 && nr < 1024)
+			a->backtrace_nrs[nr / 64] |= 1ULL << (nr % 64);
+	}
 	a->start_ns = now_monotonic_ns();
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_mutex_init(&a->proc_lock, NULL);
@@ -312,20 +322,32 @@ Audit *audit_free(Audit *a)
 	return NULL;
 }
 
-bool audit_wants_disassembly(const Audit *a, int nr, bool denied)
+static bool selected(int select, const uint64_t *nrs, int nr, bool denied)
 {
-	if (!a || a->fd < 0 || !HAVE_CAPSTONE)
-		return false;
-	switch (a->disassembly) {
+	switch (select) {
 	case AUDIT_SELECT_ALL:
 		return true;
 	case AUDIT_SELECT_DENIED:
 		return denied;
 	case AUDIT_SELECT_LIST:
-		return nr >= 0 && nr < 1024 && (a->disassembly_nrs[nr / 64] & (1ULL << (nr % 64)));
+		return nr >= 0 && nr < 1024 && (nrs[nr / 64] & (1ULL << (nr % 64)));
 	default:
 		return false;
 	}
+}
+
+bool audit_wants_disassembly(const Audit *a, int nr, bool denied)
+{
+	if (!a || a->fd < 0 || !HAVE_CAPSTONE)
+		return false;
+	return selected(a->disassembly, a->disassembly_nrs, nr, denied);
+}
+
+bool audit_wants_backtrace(const Audit *a, int nr, bool denied)
+{
+	if (!a || a->fd < 0)
+		return false;
+	return selected(a->backtrace, a->backtrace_nrs, nr, denied);
 }
 
 bool audit_tracing(const Audit *a)
@@ -774,6 +796,37 @@ static void log_syscall(Audit *a, const AuditSyscallInfo *info, const AuditRecor
 			json_end_object(&w);
 		}
 		json_end_array(&w);
+	}
+	if (r->frames) {
+		json_key(&w, "backtrace");
+		json_begin_array(&w);
+		for (size_t i = 0; i < r->n_frames; i++) {
+			const AuditFrame *f = &r->frames[i];
+
+			snprintf(buf, sizeof(buf), "%#llx", (unsigned long long) f->ip);
+			json_begin_object(&w);
+			json_key(&w, "ip");
+			json_string(&w, buf);
+			json_key(&w, "function");
+			if (f->function[0])
+				json_string(&w, f->function);
+			else
+				json_null(&w);
+			if (f->function[0]) {
+				json_key(&w, "offset");
+				json_uint(&w, f->offset);
+			}
+			json_key(&w, "module");
+			if (f->module[0])
+				json_string(&w, f->module);
+			else
+				json_null(&w);
+			json_end_object(&w);
+		}
+		json_end_array(&w);
+	} else if (r->backtrace_error) {
+		json_key(&w, "backtrace_error");
+		json_string(&w, r->backtrace_error);
 	}
 	end_record(a, &w);
 }

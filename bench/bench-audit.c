@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bench-audit: what the audit log costs a run. Times `sbxtrace run POLICY -- bench-audit
- * --loop N` without and with `--audit FILE` (and with --audit plus --trace to /dev/null),
- * alternating, best of R runs each, and prints ns per loop iteration and the ratio.
+ * --loop N` without and with `--audit FILE` (and with --audit plus --trace to /dev/null, and
+ * with --audit and a backtrace of every call: `-s audit.backtrace="all"`), alternating, best
+ * of R runs each, and prints ns per loop iteration and the ratio.
  * One iteration makes interposed syscalls only: kill(self, 0) (continued), kill(child, 0)
  * (emulated), and an open+close of a file (emulated once the file-system view routes it).
  * Usage: bench-audit [--runs R] [--n N] SBXTRACE POLICY. Not a test: figures only.
@@ -88,7 +89,7 @@ int main(int argc, char *argv[])
 	char self[4096], nbuf[32], log[600];
 	const char *tmp = getenv("TMPDIR");
 	long n = 20000, runs = 3;
-	double best[3] = {1e9, 1e9, 1e9}, cpu[3] = {1e9, 1e9, 1e9};
+	double best[4] = {1e9, 1e9, 1e9, 1e9}, cpu[4] = {1e9, 1e9, 1e9, 1e9};
 	ssize_t k;
 	int i = 1;
 
@@ -118,9 +119,12 @@ int main(int argc, char *argv[])
 				   "--",    self,  "--loop",  nbuf, NULL};
 		char *traced[] = {argv[i], "run", "--audit", log,  "--trace", argv[i + 1],
 				  "--",	   self,  "--loop",  nbuf, NULL};
-		char **which[3] = {plain, audited, traced};
+		char *unwound[] = {
+			argv[i],     "run", "--audit", log,	 "-s", "audit.backtrace=\"all\"",
+			argv[i + 1], "--",  self,      "--loop", nbuf, NULL};
+		char **which[4] = {plain, audited, traced, unwound};
 
-		for (int w = 0; w < 3; w++) {
+		for (int w = 0; w < 4; w++) {
 			double c, t = run(which[w], &c);
 
 			best[w] = t < best[w] ? t : best[w];
@@ -131,9 +135,10 @@ int main(int argc, char *argv[])
 	printf("%-22s %12s %8s %12s %8s\n", "", "wall ns/iter", "ratio", "cpu ns/iter", "ratio");
 	{
 		static const char *const names[] = {"no audit", "--audit FILE",
-						    "--audit FILE --trace"};
+						    "--audit FILE --trace",
+						    "--audit, backtrace all"};
 
-		for (int w = 0; w < 3; w++)
+		for (int w = 0; w < 4; w++)
 			printf("%-22s %12.1f %8.3f %12.1f %8.3f\n", names[w],
 			       best[w] * 1e9 / (double) n, best[w] / best[0],
 			       cpu[w] * 1e9 / (double) n, cpu[w] / cpu[0]);

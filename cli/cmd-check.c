@@ -68,9 +68,9 @@ static void notes(const Policy *p, bool quiet)
 			 net_mode_to_string(p->network.mode));
 	}
 
-	if (p->audit.backtrace != AUDIT_SELECT_NONE)
-		log_warn("audit.backtrace is not implemented yet: records carry no frames "
-			 "(docs/audit.md)");
+	if (p->audit.backtrace != AUDIT_SELECT_NONE && !p->audit.log && !quiet)
+		log_info("audit.backtrace: backtraces go into the audit log; without [audit] log, "
+			 "give `run --audit FILE`");
 
 	for (size_t i = 0; i < p->n_mounts; i++)
 		if (p->mounts[i].mode == MOUNT_TMP ||

@@ -40,6 +40,8 @@ int cmd_doctor(int argc, char *argv[])
 	line("process_vm_readv", f.process_vm_readv, "optional: else /proc/PID/mem");
 	line("ptrace (PTRACE_SEIZE of a child)", f.ptrace,
 	     "tracer.ptrace: exec/chdir rewrite, backtraces");
+	line("libunwind-ptrace (loaded on demand)", tracer_backtraces_loadable(),
+	     "audit.backtrace: also needs ptrace and WAIT_KILLABLE_RECV");
 	line("unprivileged user namespaces", f.userns, "a way to a network namespace for a plain user");
 	line("private network namespace", f.netns, "network.unshare with mode none (optional layer)");
 	printf("  %-40s %-4d %s\n", "Landlock ABI", f.landlock_abi,

@@ -53,6 +53,8 @@ static int run_audit_open(const Policy *p, const char *path, bool trace, Audit *
 		.events = p->audit.events,
 		.disassembly = p->audit.disassembly,
 		.disassembly_syscalls = p->audit.disassembly_syscalls,
+		.backtrace = p->audit.backtrace,
+		.backtrace_syscalls = p->audit.backtrace_syscalls,
 	};
 	int r;
 
@@ -162,9 +164,10 @@ int cmd_run(int argc, char *argv[])
 		return EXIT_SANDBOX_ERROR;
 	if (policy->audit.trace)
 		o.trace = true;
-	if (policy->audit.backtrace != AUDIT_SELECT_NONE && !o.quiet)
-		log_warn("audit.backtrace is not implemented yet: records carry no frames "
-			 "(docs/audit.md)");
+	if (policy->audit.backtrace != AUDIT_SELECT_NONE && !o.quiet && !audit_path &&
+	    !policy->audit.log)
+		log_warn("audit.backtrace: backtraces are written to the audit log, and there is "
+			 "none ([audit] log or --audit FILE)");
 
 	r = run_audit_open(policy, audit_path, o.trace, &audit);
 	if (r < 0)

@@ -16,6 +16,7 @@
 #include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -166,6 +167,45 @@ static AuditDecision decision_of(const EmuDecision *d)
 	}
 }
 
+/* The call stack of the caller (tracer/backtrace.c). A call routed through a ptrace stop
+ * (n->id == 0, on the tracer thread) is stopped now: unwound at once. A notified one stops
+ * after the reply: the tracer thread interrupts it now, tracer_audit_emit() collects. */
+static void backtrace_begin(Tracer *t, const struct seccomp_notif *n, const EmuDecision *d,
+			    TracerAuditCtx *c)
+{
+	AuditRecord *r = &c->rec;
+	size_t depth = tracer_bt_depth(t);
+	const char *err = NULL;
+	size_t n_frames = 0;
+
+	/* the second notification of a call the first one's stop made the kernel restart */
+	c->frames = tracer_bt_unstash(t, (pid_t) n->pid, n->data.nr, &n_frames);
+	if (c->frames) {
+		r->frames = c->frames;
+		r->n_frames = n_frames;
+		return;
+	}
+	c->frames = calloc(depth, sizeof(*c->frames));
+	if (!c->frames) {
+		r->backtrace_error = "out of memory";
+		return;
+	}
+	if (n->id == 0) {
+		r->n_frames = tracer_bt_unwind(t, (pid_t) n->pid, c->frames, depth, &err);
+		if (r->n_frames)
+			r->frames = c->frames;
+		else
+			r->backtrace_error = err;
+		return;
+	}
+	c->bt.frames = c->frames;
+	c->bt.max = depth;
+	if (tracer_bt_begin(t, (pid_t) n->pid, d->verdict == EMU_KILL, &c->bt))
+		c->bt_pending = true;
+	else
+		r->backtrace_error = c->bt.error;
+}
+
 void tracer_audit_capture(Tracer *t, const struct seccomp_notif *n, const TracerSlot *s,
 			  const EmuDecision *d, uint64_t t0, TracerAuditCtx *c)
 {
@@ -183,6 +223,8 @@ void tracer_audit_capture_mem(Tracer *t, const struct seccomp_notif *n, const Tr
 	bool log = s && s->log;
 
 	c->active = false;
+	c->frames = NULL;
+	c->bt_pending = false;
 	if (!t->audit || n->data.arch != AUDIT_ARCH_X86_64 ||
 	    !audit_wants_syscall(t->audit, n->data.nr, d->denied || d->verdict == EMU_KILL, log))
 		return;
@@ -252,16 +294,37 @@ void tracer_audit_capture_mem(Tracer *t, const struct seccomp_notif *n, const Tr
 	/* before the reply: an exec replaces the mappings */
 	c->tgid = caller_tgid_of(t, (pid_t) n->pid);
 	r->outside_libc = audit_outside_libc(t->audit, c->tgid, r->ip);
+	if (t->bt &&
+	    audit_wants_backtrace(t->audit, n->data.nr, d->denied || d->verdict == EMU_KILL))
+		backtrace_begin(t, n, d, c);
 }
 
-void tracer_audit_emit(Tracer *t, const struct seccomp_notif *n, const EmuDecision *d,
+bool tracer_audit_emit(Tracer *t, const struct seccomp_notif *n, const EmuDecision *d,
 		       TracerAuditCtx *c)
 {
 	AuditRecord *r = &c->rec;
+	bool killed = false;
 
 	if (!c->active)
-		return;
+		return false;
 	(void) n;
+	if (c->bt_pending) {
+		killed = tracer_bt_finish(t, &c->bt);
+		c->bt_pending = false;
+		if (c->bt.n && c->bt.restarted) {
+			/* not run yet: the kernel restarts it, and the record is its next one's */
+			tracer_bt_stash(t, r->tid, r->nr, c->frames, c->bt.n);
+			c->frames = NULL;
+			return false;
+		}
+		if (c->bt.n) {
+			r->frames = c->frames;
+			r->n_frames = c->bt.n;
+		} else {
+			r->backtrace_error = c->bt.error;
+		}
+		c->bt_pending = false;
+	}
 	r->pid = c->tgid;
 	r->path = d->path;
 	r->host_path = d->host_path;
@@ -273,8 +336,11 @@ void tracer_audit_emit(Tracer *t, const struct seccomp_notif *n, const EmuDecisi
 	r->why = d->why;
 	r->latency_ns = now_monotonic_ns() - c->t0;
 	audit_syscall(t->audit, r);
+	free(c->frames);
+	c->frames = NULL;
 	if ((r->nr == __NR_execve || r->nr == __NR_execveat) && r->decision == AUDIT_ALLOWED)
 		audit_process_exec_done(t->audit, r->pid);
+	return killed;
 }
 
 void tracer_audit_budget(Tracer *t, const Budget *b, const char *which)

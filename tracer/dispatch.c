@@ -37,7 +37,7 @@
 
 typedef struct WorkItem {
 	struct WorkItem *next;
-	bool blocking; /* an open found to block (FIFO): emu_handle_open_blocking() */
+	bool blocking;		    /* an open found to block (FIFO): emu_handle_open_blocking() */
 	struct seccomp_notif notif; /* followed by the rest of the kernel's size */
 } WorkItem;
 
@@ -53,7 +53,9 @@ static const char *syscall_name(const TracerSlot *s, int nr, char *buf, size_t s
 	return buf;
 }
 
-static void respond(Tracer *t, const struct seccomp_notif *n, EmuDecision *d)
+/* defer_kill: a backtrace of a call that kills the sandbox is pending; the caller is answered
+ * EPERM and killed at its ptrace stop (or by run_handler()) after the frames are taken. */
+static void respond(Tracer *t, const struct seccomp_notif *n, EmuDecision *d, bool defer_kill)
 {
 	struct seccomp_notif_resp resp = {.id = n->id};
 	int r;
@@ -119,6 +121,10 @@ static void respond(Tracer *t, const struct seccomp_notif *n, EmuDecision *d)
 		break;
 	case EMU_KILL:
 	default:
+		if (defer_kill) {
+			resp.error = -EPERM;
+			break;
+		}
 		/* The caller is blocked in this notification, so its tid cannot be reused: kill
 		 * it before it runs on, then have the main loop kill the rest of the tree. */
 		(void) syscall(SYS_tkill, n->pid, SIGKILL);
@@ -156,6 +162,7 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 	ChildMemCtx mc;
 	EmuRequest req;
 	pid_t tgid = 0;
+	bool defer_kill, killed;
 	int r;
 
 	emu_decision_init(d);
@@ -216,8 +223,16 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 	if (d->denied)
 		atomic_fetch_add(&t->denied, 1);
 	tracer_audit_capture_mem(t, n, s, d, t0, &ac, &mc);
-	respond(t, n, d);
-	tracer_audit_emit(t, n, d, &ac);
+	defer_kill = d->verdict == EMU_KILL && ac.active && ac.bt_pending;
+	respond(t, n, d, defer_kill);
+	killed = tracer_audit_emit(t, n, d, &ac);
+	if (defer_kill) {
+		/* killed at its stop, else (it did not stop in time) now; then the tree */
+		if (!killed)
+			(void) syscall(SYS_tkill, n->pid, SIGKILL);
+		atomic_store(&t->kill_requested, true);
+		(void) eventfd_write(t->kill_eventfd, 1);
+	}
 	if (d->verdict == EMU_KILL) {
 		char nb[64];
 
@@ -403,7 +418,7 @@ static void *receiver_main(void *userdata)
 			emu_decision_init(d);
 			d->verdict = EMU_FAIL;
 			d->error = EAGAIN;
-			respond(t, n, d);
+			respond(t, n, d, false);
 			continue;
 		}
 		run_handler(t, n, d, false);

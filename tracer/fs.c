@@ -261,6 +261,8 @@ static bool policy_needs_ptrace(const Policy *p)
 		return true;
 	if (p->ptrace == PTRACE_MODE_NEVER)
 		return false;
+	if (p->audit.backtrace != AUDIT_SELECT_NONE)
+		return true; /* complete registers come from a ptrace stop (tracer/backtrace.c) */
 	for (size_t i = 0; i < p->n_mounts; i++)
 		if (!p->mounts[i].source || !streq(p->mounts[i].source, p->mounts[i].path))
 			return true;

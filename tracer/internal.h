@@ -115,6 +115,20 @@ int tracer_landlock_apply(const Policy *p, const SbxView *view, int abi);
 
 typedef struct Budget Budget; /* tracer/budget.h */
 
+/* A backtrace asked of the tracer thread by a receiver (tracer/backtrace.c); lives on the
+ * receiver's stack from tracer_bt_begin() to tracer_bt_finish(). */
+typedef struct TracerBtReq {
+	pid_t tid;
+	int state;	   /* BT_* of tracer/backtrace.c, under the lock */
+	bool kill_after;   /* the call kills the sandbox: the tracer thread kills the thread */
+	bool killed;	   /* ... and did */
+	bool restarted;	   /* the kernel restarts the call after the stop: notified again */
+	const char *error; /* why there are no frames */
+	AuditFrame *frames;
+	size_t max, n;
+	struct TracerBtReq *next;
+} TracerBtReq;
+
 typedef struct Tracer {
 	const EmuProcessOps *ops; /* first: emulation/process.h reaches it through req->tracer */
 	const Policy *policy;
@@ -122,7 +136,7 @@ typedef struct Tracer {
 	TracerFilter *filter;
 	Audit *audit;	  /* opts->audit, or own_audit; NULL: nothing recorded (tracer/audit.c) */
 	Audit *own_audit; /* trace-only sink when the caller gave none */
-	SbxView *view; /* the file-system view (tracer/fs.c); req->view of every request */
+	SbxView *view;	  /* the file-system view (tracer/fs.c); req->view of every request */
 	struct TracerPtys *ptys; /* tracer/fs.c: numbers of the ptys the tree created */
 	int notify_fd;
 	pid_t keeper; /* W: the subreaper whose descendants are the tree */
@@ -137,7 +151,7 @@ typedef struct Tracer {
 
 	pthread_t receivers[4];
 	size_t n_receivers;
-	size_t want_receivers;	   /* the rest start after the first notification */
+	size_t want_receivers;	  /* the rest start after the first notification */
 	atomic_bool more_started; /* ... by the receiver that answered it */
 
 	/* worker pool for EMU_MAY_BLOCK handlers */
@@ -148,6 +162,7 @@ typedef struct Tracer {
 	size_t idle_workers;
 	pthread_t workers[16]; /* MAX_WORKERS of dispatch.c */
 
+	struct TracerBt *bt;	 /* tracer/backtrace.c; NULL: no backtraces asked for */
 	pthread_t ptrace_thread; /* tracer/ptrace.c */
 	bool ptrace_started;
 	size_t n_workers;
@@ -170,6 +185,9 @@ typedef struct TracerAuditCtx {
 	char *argv[AUDIT_ARGV_MAX + 1];
 	char argv_buf[8192];
 	uint8_t code[AUDIT_CODE_BEFORE + 2 + AUDIT_CODE_AFTER];
+	AuditFrame *frames; /* malloc'd when a backtrace is due, freed by tracer_audit_emit() */
+	bool bt_pending;    /* the caller stops after the reply: tracer_audit_emit() waits */
+	TracerBtReq bt;
 } TracerAuditCtx;
 
 /** Picks the run's sink: opts->audit, else a trace-only one for --trace and "log" syscalls. */
@@ -184,8 +202,10 @@ void tracer_audit_capture_mem(Tracer *t, const struct seccomp_notif *n, const Tr
 			      const ChildMemCtx *mem);
 /** A sampled budget (tracer/budget.c) was exceeded: its budget record. */
 void tracer_audit_budget(Tracer *t, const Budget *b, const char *which);
-/** After the reply: the outcome (and the fd ADDFD installed), then the record. */
-void tracer_audit_emit(Tracer *t, const struct seccomp_notif *n, const EmuDecision *d,
+/** After the reply: the outcome (and the fd ADDFD installed), then the record. With a
+ * backtrace pending, waits for it first; returns whether the tracer thread killed the caller
+ * (a backtrace of a call that kills the sandbox, tracer/backtrace.c). */
+bool tracer_audit_emit(Tracer *t, const struct seccomp_notif *n, const EmuDecision *d,
 		       TracerAuditCtx *c);
 
 /* The file-system view in the supervisor (tracer/fs.c). */
@@ -199,6 +219,34 @@ void tracer_fs_filter(TracerFilter *f, const Policy *p);
 int tracer_ptrace_start(Tracer *t, pid_t child);
 /** Waits for the tracer thread, which ends when no tracee is left. */
 void tracer_ptrace_stop(Tracer *t);
+
+/* Backtraces (tracer/backtrace.c). */
+/** With [audit] backtrace and a sink: t->bt, the signal that wakes the tracer thread. */
+int tracer_bt_setup(Tracer *t);
+void tracer_bt_done(Tracer *t);
+unsigned tracer_bt_depth(const Tracer *t);
+/** Tracer thread: it runs (true; unblocks the wake-up signal) or ends (false). */
+void tracer_bt_thread_ready(Tracer *t, bool running);
+/** Tracer thread, after every wake-up: PTRACE_INTERRUPTs the callers queued. */
+void tracer_bt_service(Tracer *t);
+/** Tracer thread, at a PTRACE_EVENT_STOP of pid: 0 if no backtrace was due, 1 if taken,
+ * 2 if taken and the thread then killed (do not resume it). */
+int tracer_bt_on_stop(Tracer *t, pid_t pid);
+/** Tracer thread: pid ended; a request for it fails at once. */
+void tracer_bt_on_exit(Tracer *t, pid_t pid);
+/** Tracer thread: unwinds the stopped tracee pid into frames; the count, or 0 and *err. */
+size_t tracer_bt_unwind(Tracer *t, pid_t pid, AuditFrame *frames, size_t max, const char **err);
+/** Receiver, before the reply: true when the caller will stop after it (req->frames and
+ * req->max set by the caller); then tracer_bt_finish() after the reply. False: req->error. */
+bool tracer_bt_begin(Tracer *t, pid_t tid, bool kill_after, TracerBtReq *req);
+/** Receiver, after the reply: waits (bounded) for the frames. Returns whether the tracer
+ * thread killed the caller (kill_after). */
+bool tracer_bt_finish(Tracer *t, TracerBtReq *req);
+/** Keeps the frames (taken over) of tid's call nr, which the stop made the kernel restart:
+ * its second notification carries them, with no second stop. */
+void tracer_bt_stash(Tracer *t, pid_t tid, int nr, AuditFrame *frames, size_t n);
+/** The frames kept for tid's call nr (the caller frees them), or NULL. */
+AuditFrame *tracer_bt_unstash(Tracer *t, pid_t tid, int nr, size_t *ret_n);
 /** An fd to inject instead of the O_PATH fd (which SECCOMP_IOCTL_NOTIF_ADDFD refuses): the
  * same object reopened read-only; -EBADF if fd is not O_PATH, else the reopen's -errno. */
 int tracer_fs_opath_fallback(int fd);

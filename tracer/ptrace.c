@@ -476,24 +476,34 @@ static void *ptrace_main(void *userdata)
 	if (r < 0)
 		return NULL;
 	/* st is gone from here on */
+	tracer_bt_thread_ready(t, true);
 
 	for (;;) {
 		int status, sig, event;
-		pid_t pid = waitpid(-1, &status, __WALL | __WNOTHREAD);
+		pid_t pid;
 
+		/* backtraces: receivers wake us with a signal to interrupt their callers */
+		tracer_bt_service(t);
+		pid = waitpid(-1, &status, __WALL | __WNOTHREAD);
 		if (pid < 0) {
 			if (errno == EINTR)
 				continue;
 			break; /* ECHILD: no tracee left */
 		}
-		if (!WIFSTOPPED(status))
+		if (!WIFSTOPPED(status)) {
+			tracer_bt_on_exit(t, pid);
 			continue; /* exited: released to its real parent */
+		}
 		sig = WSTOPSIG(status);
 		event = status >> 16;
 		if (sig == SIGTRAP && event == PTRACE_EVENT_SECCOMP) {
 			on_seccomp_stop(t, pid);
 			sig = 0;
 		} else if (event == PTRACE_EVENT_STOP) {
+			/* a caller interrupted for its backtrace, on its way back from the call
+			 * (tracer/backtrace.c); a group-stop may have come with it */
+			if (tracer_bt_on_stop(t, pid) == 2)
+				continue; /* killed there: the call was to kill the sandbox */
 			if (sig != SIGTRAP) {
 				/* group-stop (SIGSTOP, SIGTSTP…): stay stopped, as without us */
 				(void) ptrace(PTRACE_LISTEN, pid, NULL, NULL);
@@ -509,6 +519,7 @@ static void *ptrace_main(void *userdata)
 		/* else a signal-delivery stop: deliver it */
 		(void) ptrace(PTRACE_CONT, pid, NULL, (void *) (long) sig);
 	}
+	tracer_bt_thread_ready(t, false);
 	return NULL;
 }
 

@@ -640,6 +640,11 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 		log_error_errno(r, "starting the audit trace");
 		goto out_filter;
 	}
+	r = tracer_bt_setup(&t);
+	if (r < 0) {
+		log_error_errno(r, "preparing backtraces");
+		goto out_filter;
+	}
 	r = tracer_fs_setup(&t, p);
 	if (r < 0)
 		goto out_filter;
@@ -1096,6 +1101,7 @@ out_fds:
 		(void) umask(old_umask);
 out_filter:
 	tracer_audit_done(&t);
+	tracer_bt_done(&t);
 	tracer_fs_done(&t);
 	if (t.budget)
 		budget_done(t.budget);

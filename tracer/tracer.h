@@ -76,5 +76,8 @@ void tracer_probe_features(TracerFeatures *ret);
  * in ret_path. Reported by doctor; budgets do not use cgroups (docs/budgets.md). */
 bool tracer_cgroup_delegated(char *ret_path, size_t size);
 
+/** Whether libunwind-ptrace can be loaded for [audit] backtrace (dlopen, once). */
+bool tracer_backtraces_loadable(void);
+
 /** NULL if the kernel has what `run` needs, else a static message saying what is missing. */
 const char *tracer_features_missing(const TracerFeatures *f);
