@@ -10,6 +10,7 @@
 #include "emulation/emu.h"
 #include "emulation/fs.h"
 #include "emulation/path/view.h"
+#include "emulation/process.h"
 
 /* Arguments are registers: fds are C ints in the low 32 bits. */
 static inline int fs_arg_fd(uint64_t a)

@@ -46,8 +46,10 @@ static int deny(EmuDecision *d, int r, const char *why)
 	return fs_fail(d, r, why);
 }
 
-/* The checks of a name about to be created: 0 or a decision was made (returns 1). */
-static int check_create(EmuDecision *d, const SbxResolved *res)
+/* The checks of a name about to be created: 0 or a decision was made (returns 1). A new
+ * inode (allocates: not a hard link) fails with EDQUOT once the disk budget is used up. */
+static int check_create(const EmuRequest *req, EmuDecision *d, const SbxResolved *res,
+			bool allocates)
 {
 	int r;
 
@@ -62,6 +64,10 @@ static int check_create(EmuDecision *d, const SbxResolved *res)
 	r = fs_check_write(res, true);
 	if (r < 0) {
 		deny(d, r, "the policy allows no writes here");
+		return 1;
+	}
+	if (allocates && emu_disk_full(req)) {
+		deny(d, -EDQUOT, "the disk budget is used up");
 		return 1;
 	}
 	return 0;
@@ -139,7 +145,7 @@ int emu_handle_mkdir(const EmuRequest *req, EmuDecision *d)
 	if (r < 0)
 		return fs_fail(d, r, NULL);
 	fs_note(d, &res);
-	if (check_create(d, &res))
+	if (check_create(req, d, &res, true))
 		return 0;
 	if (is_mknod && res.trailing_slash)
 		return fs_fail(d, -ENOENT, NULL);
@@ -245,7 +251,7 @@ int emu_handle_rename(const EmuRequest *req, EmuDecision *d)
 	if (b.exists || (flags & RENAME_EXCHANGE)) {
 		if (check_remove(d, &b))
 			return 0;
-	} else if (check_create(d, &b))
+	} else if (check_create(req, d, &b, false))
 		return 0;
 	if (a.mount != b.mount)
 		return fs_fail(d, -EXDEV, "rename across mounts of the view");
@@ -297,7 +303,7 @@ int emu_handle_link(const EmuRequest *req, EmuDecision *d)
 	if (a.access != SBX_ACCESS_RW)
 		return deny(d, a.mount && a.mount->mode == MOUNT_RO ? -EROFS : -EPERM,
 			    "hard link to a file the policy makes read-only");
-	if (check_create(d, &b))
+	if (check_create(req, d, &b, false))
 		return 0;
 	if (linkat(a.parent_fd, a.name, b.parent_fd, b.name, 0) < 0)
 		return fs_fail(d, -errno, NULL);
@@ -332,7 +338,7 @@ int emu_handle_symlink(const EmuRequest *req, EmuDecision *d)
 	if (r < 0)
 		return fs_fail(d, r, NULL);
 	fs_note(d, &b);
-	if (check_create(d, &b))
+	if (check_create(req, d, &b, true))
 		return 0;
 	if (symlinkat(target, b.parent_fd, b.name) < 0)
 		return fs_fail(d, -errno, NULL);

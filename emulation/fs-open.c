@@ -278,6 +278,10 @@ static int do_open(const EmuRequest *req, EmuDecision *d, bool may_block)
 				d->denied = true;
 				return fs_fail(d, r, "O_TMPFILE where the policy allows no writes");
 			}
+			if (emu_disk_full(req)) {
+				d->denied = true;
+				return fs_fail(d, -EDQUOT, "the disk budget is used up");
+			}
 			fd = openat(res.fd, ".", (flags & ~O_CLOEXEC) | O_CLOEXEC | O_NOCTTY,
 				    (mode_t) (a.mode & 07777 & ~(unsigned) um));
 			if (fd < 0)
@@ -305,6 +309,10 @@ static int do_open(const EmuRequest *req, EmuDecision *d, bool may_block)
 			if (res.access != SBX_ACCESS_RW) {
 				d->denied = true;
 				return fs_fail(d, -EROFS, "create in a read-only part of the view");
+			}
+			if (emu_disk_full(req)) {
+				d->denied = true;
+				return fs_fail(d, -EDQUOT, "the disk budget is used up");
 			}
 			oflags = (flags & ~(O_CLOEXEC | O_NOFOLLOW)) | O_CLOEXEC | O_NOCTTY |
 				 O_NOFOLLOW | O_CREAT | O_EXCL;

@@ -48,7 +48,17 @@ typedef struct EmuProcessOps {
 	/* Runs fcntl(fd, cmd, arg) on a duplicate of the caller's fd (pidfd_getfd). Returns the
 	 * result (>= 0), a positive errno for the child, or a negative supervisor failure. */
 	int (*fcntl_dup)(void *tracer, const EmuRequest *req, int fd, int cmd, void *arg);
+	/* Whether the disk budget is used up (docs/budgets.md): creating files, directories,
+	 * nodes and symlinks then fails with EDQUOT. NULL: never. */
+	bool (*disk_full)(void *tracer);
 } EmuProcessOps;
+
+static inline bool emu_disk_full(const EmuRequest *req)
+{
+	const EmuProcessOps *ops = req->tracer ? *(const EmuProcessOps *const *) req->tracer : NULL;
+
+	return ops && ops->disk_full && ops->disk_full(req->tracer);
+}
 
 static inline const EmuProcessOps *emu_process_ops(const EmuRequest *req)
 {

@@ -343,6 +343,12 @@ bool tracer_audit_emit(Tracer *t, const struct seccomp_notif *n, const EmuDecisi
 	return killed;
 }
 
+void tracer_audit_budget_full(Tracer *t, const Budget *b)
+{
+	audit_budget_event(t->audit, "disk", t->policy->limits.disk, b->disk_used, "bytes", "deny",
+			   0);
+}
+
 void tracer_audit_budget(Tracer *t, const Budget *b, const char *which)
 {
 	const PolicyLimits *l = &t->policy->limits;

@@ -735,6 +735,17 @@ uint64_t budget_next_ms(const Budget *b)
 	return b->next_ms ? b->next_ms : b->tick_ms;
 }
 
+/* Disk budget used up: no regular file of this process grows or is written any more (the
+ * kernel's RLIMIT_FSIZE check: EFBIG). Hard limit too, so that it stays. */
+static int fsize_zero(pid_t pid, void *userdata)
+{
+	struct rlimit zero = {0, 0};
+
+	(void) userdata;
+	(void) prlimit(pid, RLIMIT_FSIZE, &zero, NULL);
+	return 0;
+}
+
 const char *budget_sample(Budget *b, pid_t keeper, char *msg, size_t size)
 {
 	const PolicyLimits *l = &b->policy->limits;
@@ -771,6 +782,16 @@ const char *budget_sample(Budget *b, pid_t keeper, char *msg, size_t size)
 		b->disk_next_ns = now_monotonic_ns() + b->disk_interval_ns;
 	}
 
+	if (is_set(l->disk) && b->disk_roots && b->disk_used >= l->disk &&
+	    !atomic_load(&b->disk_full)) {
+		atomic_store(&b->disk_full, true);
+		b->disk_full_new = true;
+	}
+	if (atomic_load(&b->disk_full))
+		/* at every sample: a process forked while the last sweep ran may have copied the
+		 * old limit */
+		(void) tree_walk(keeper, fsize_zero, NULL);
+
 	if (is_set(l->memory) && b->memory > l->memory) {
 		budget_format_size(l->memory, lim, sizeof(lim));
 		budget_format_size(b->memory, got, sizeof(got));
@@ -783,7 +804,7 @@ const char *budget_sample(Budget *b, pid_t keeper, char *msg, size_t size)
 		snprintf(msg, size, "cpu_time limit of %s reached: the tree used %s of CPU", lim,
 			 got);
 		breach = "cpu_time";
-	} else if (is_set(l->disk) && b->disk_used > l->disk) {
+	} else if (is_set(l->disk) && b->disk_used > l->disk + budget_disk_slack(l->disk)) {
 		budget_format_size(l->disk, lim, sizeof(lim));
 		budget_format_size(b->disk_used, got, sizeof(got));
 		snprintf(msg, size, "disk limit of %s reached: %s written into the rw mounts", lim,
@@ -794,6 +815,11 @@ const char *budget_sample(Budget *b, pid_t keeper, char *msg, size_t size)
 	b->sample_ns_total += now_monotonic_ns() - t0;
 	b->next_ms = next_tick(b, now_monotonic_ns() - t0);
 	return breach;
+}
+
+uint64_t budget_disk_slack(uint64_t disk)
+{
+	return MAX(disk / 4, 1ULL << 20);
 }
 
 bool budget_hard_exceeded(const Budget *b)

@@ -11,6 +11,7 @@
  */
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -47,6 +48,10 @@ typedef struct Budget {
 	uint64_t disk_baseline; /* their allocated bytes at the start */
 	uint64_t disk_next_ns;	/* when to walk them again */
 	uint64_t disk_interval_ns;
+	/* the last walk found the disk budget used up: creation fails with EDQUOT (handlers
+	 * read it through EmuProcessOps.disk_full), every process's RLIMIT_FSIZE is 0 */
+	atomic_bool disk_full;
+	bool disk_full_new;	/* set by the sample that found it, for the caller to report */
 	uint64_t cpu_offset_ms; /* time of processes reaped without a waiting parent */
 	uint64_t cpu_last_ms;
 
@@ -93,6 +98,10 @@ const char *budget_sample(Budget *b, pid_t keeper, char *msg, size_t size);
 
 /** Milliseconds until the next sample is due (after budget_sample()). */
 uint64_t budget_next_ms(const Budget *b);
+
+/** How far past the disk budget the rw mounts may grow before the run is stopped: what was
+ * written between the walk that found the budget used and the limits taking effect. */
+uint64_t budget_disk_slack(uint64_t disk);
 
 /** During the grace period after a breach: whether memory ran past the hard threshold so
  * the tree must be SIGKILLed now. Uses the last sample. */

@@ -8,6 +8,7 @@
  * in epoll.
  */
 #include "tracer/internal.h"
+#include "tracer/budget.h"
 
 #include <fcntl.h>
 #include <linux/audit.h>
@@ -768,8 +769,16 @@ static int op_fcntl_dup(void *tracer, const EmuRequest *req, int fd, int cmd, vo
 	return 0;
 }
 
+static bool op_disk_full(void *tracer)
+{
+	Tracer *t = tracer;
+
+	return t->budget && atomic_load(&t->budget->disk_full);
+}
+
 const EmuProcessOps tracer_process_ops = {
 	.send_signal = op_send_signal,
 	.check_target = op_check_target,
 	.fcntl_dup = op_fcntl_dup,
+	.disk_full = op_disk_full,
 };

@@ -200,6 +200,8 @@ void tracer_audit_capture(Tracer *t, const struct seccomp_notif *n, const Tracer
 void tracer_audit_capture_mem(Tracer *t, const struct seccomp_notif *n, const TracerSlot *s,
 			      const EmuDecision *d, uint64_t t0, TracerAuditCtx *c,
 			      const ChildMemCtx *mem);
+/** The disk budget is used up (creation denied from now on): its budget record. */
+void tracer_audit_budget_full(Tracer *t, const Budget *b);
 /** A sampled budget (tracer/budget.c) was exceeded: its budget record. */
 void tracer_audit_budget(Tracer *t, const Budget *b, const char *which);
 /** After the reply: the outcome (and the fd ADDFD installed), then the record. With a

@@ -935,6 +935,16 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 					continue;
 				which = budget_sample(&budget, keeper, msg, sizeof(msg));
 				arm(budget_tfd, budget_next_ms(&budget));
+				if (budget.disk_full_new) {
+					char lim[32];
+
+					budget.disk_full_new = false;
+					budget_format_size(p->limits.disk, lim, sizeof(lim));
+					log_warn("disk limit of %s used up: creating files now fails "
+						 "with EDQUOT and writing them with EFBIG",
+						 lim);
+					tracer_audit_budget_full(&t, &budget);
+				}
 				if (res.killed_by && !tree_killed && budget_hard_exceeded(&budget)) {
 					/* still growing in the grace period: no more grace */
 					tree_kill_all(keeper, false);

@@ -14,7 +14,9 @@
  *   spin THREADS            busy threads, forever
  *   fsize DIR KIB           DIR/keep (KIB KiB), then DIR/fill until a write fails:
  *                           "errno E size S"; exits 0
- *   diskfill DIR N KIB      DIR/keep, then N files of KIB KiB each: "file I" each
+ *   diskfill DIR N KIB [MS] DIR/keep, then N files of KIB KiB each (MS ms apart): "file I"
+ *                           each; on an error "stopped at I errno E", then whether an append
+ *                           to DIR/keep still works, and exit 0
  *   flood BYTES             write BYTES bytes of 'x' on stdout, then "done" on stderr
  *   fdleak                  open /dev/null until it fails: "fds N errno E"; exits 0
  *   sleep MS                sleep, exit 0
@@ -263,10 +265,11 @@ static int fsize(const char *dir, long kib)
 	return 0;
 }
 
-static int diskfill(const char *dir, int n, long kib)
+static int diskfill(const char *dir, int n, long kib, long pause_ms)
 {
-	char name[32];
-	int e;
+	struct timespec ts = {pause_ms / 1000, (pause_ms % 1000) * 1000000L};
+	char name[32], path[4096];
+	int e, fd;
 
 	if (write_file(dir, "keep", kib, &e, NULL) < 0) {
 		printf("keep failed errno %s\n", errname(e));
@@ -275,12 +278,23 @@ static int diskfill(const char *dir, int n, long kib)
 	for (int i = 0; i < n; i++) {
 		snprintf(name, sizeof(name), "fill%d", i);
 		if (write_file(dir, name, kib, &e, NULL) < 0) {
-			printf("file %d errno %s\n", i, errname(e));
+			/* the disk is full: an existing file cannot grow either */
+			printf("stopped at %d errno %s\n", i, errname(e));
+			snprintf(path, sizeof(path), "%s/keep", dir);
+			fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+			if (fd >= 0 && write(fd, "x", 1) < 0)
+				printf("append errno %s\n", errname(errno));
+			else
+				printf("append worked\n");
+			if (fd >= 0)
+				close(fd);
 			fflush(stdout);
-			forever();
+			return 0;
 		}
 		printf("file %d\n", i);
 		fflush(stdout);
+		if (pause_ms > 0)
+			nanosleep(&ts, NULL);
 	}
 	forever();
 	return 0;
@@ -336,7 +350,8 @@ int main(int argc, char *argv[])
 	if (strcmp(m, "fsize") == 0 && argc > 3)
 		return fsize(argv[2], atol(argv[3]));
 	if (strcmp(m, "diskfill") == 0 && argc > 4)
-		return diskfill(argv[2], atoi(argv[3]), atol(argv[4]));
+		return diskfill(argv[2], atoi(argv[3]), atol(argv[4]),
+				argc > 5 ? atol(argv[5]) : 0);
 	if (strcmp(m, "flood") == 0 && argc > 2)
 		return flood(atoll(argv[2]));
 	if (strcmp(m, "fdleak") == 0)

@@ -159,8 +159,23 @@ TEST(disk_growth_of_rw_mounts_is_measured_from_the_start)
 	fsync(fd);
 	close(fd);
 	b.disk_next_ns = 0;
-	EXPECT_STREQ(budget_sample(&b, getpid(), msg, sizeof(msg)), "disk");
+	/* used up: from now on creation and writes fail; the run goes on within the slack */
+	EXPECT_TRUE(budget_sample(&b, getpid(), msg, sizeof(msg)) == NULL);
 	EXPECT_GE(b.disk_used, 12 * 65536);
+	EXPECT_TRUE(atomic_load(&b.disk_full));
+	EXPECT_TRUE(b.disk_full_new);
+	EXPECT_EQ(budget_disk_slack(512 * 1024), 1024 * 1024);
+
+	/* past the budget and its slack (1 MiB): stopped */
+	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	ASSERT_TRUE(fd >= 0);
+	for (int i = 0; i < 16; i++)
+		ASSERT_EQ(write(fd, buf, sizeof(buf)), (ssize_t) sizeof(buf));
+	fsync(fd);
+	close(fd);
+	b.disk_next_ns = 0;
+	EXPECT_STREQ(budget_sample(&b, getpid(), msg, sizeof(msg)), "disk");
+	EXPECT_GE(b.disk_used, 28 * 65536);
 	EXPECT_TRUE(strstr(msg, "disk limit of 512KiB reached") != NULL);
 	budget_done(&b);
 	policy_free(p);
