@@ -179,7 +179,8 @@ static void backtrace_begin(Tracer *t, const struct seccomp_notif *n, const EmuD
 	size_t n_frames = 0;
 
 	/* the second notification of a call the first one's stop made the kernel restart */
-	c->frames = tracer_bt_unstash(t, (pid_t) n->pid, n->data.nr, &n_frames);
+	c->frames = tracer_bt_unstash(t, (pid_t) n->pid, n->data.nr, n->data.instruction_pointer,
+				      &n_frames);
 	if (c->frames) {
 		r->frames = c->frames;
 		r->n_frames = n_frames;
@@ -313,7 +314,7 @@ bool tracer_audit_emit(Tracer *t, const struct seccomp_notif *n, const EmuDecisi
 		c->bt_pending = false;
 		if (c->bt.n && c->bt.restarted) {
 			/* not run yet: the kernel restarts it, and the record is its next one's */
-			tracer_bt_stash(t, r->tid, r->nr, c->frames, c->bt.n);
+			tracer_bt_stash(t, r->tid, r->nr, r->ip, c->frames, c->bt.n);
 			c->frames = NULL;
 			return false;
 		}

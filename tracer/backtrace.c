@@ -94,9 +94,11 @@ struct TracerBt {
 	struct {
 		pid_t tid;
 		int nr;
+		uint64_t ip, seq;
 		AuditFrame *frames;
 		size_t n;
 	} stash[32];
+	uint64_t stash_seq;
 };
 
 #if HAVE_LIBUNWIND
@@ -769,38 +771,53 @@ bool tracer_bt_finish(Tracer *t, TracerBtReq *req)
 
 /* ---- calls restarted by the stop ---- */
 
-void tracer_bt_stash(Tracer *t, pid_t tid, int nr, AuditFrame *frames, size_t n)
+void tracer_bt_stash(Tracer *t, pid_t tid, int nr, uint64_t ip, AuditFrame *frames, size_t n)
 {
 	struct TracerBt *b = t->bt;
-	size_t slot = (size_t) tid % ARRAY_SIZE(b->stash);
+	size_t slot = ARRAY_SIZE(b->stash);
 
 	pthread_mutex_lock(&b->lock);
+	/* a free slot, else the oldest: evicting one only costs that call a second stop */
+	for (size_t i = 0; i < ARRAY_SIZE(b->stash); i++) {
+		if (!b->stash[i].frames || b->stash[i].tid == tid) {
+			slot = i;
+			break;
+		}
+		if (slot == ARRAY_SIZE(b->stash) || b->stash[i].seq < b->stash[slot].seq)
+			slot = i;
+	}
 	free(b->stash[slot].frames); /* a call that never came back (killed meanwhile) */
 	b->stash[slot].tid = tid;
 	b->stash[slot].nr = nr;
+	b->stash[slot].ip = ip;
 	b->stash[slot].frames = frames;
 	b->stash[slot].n = n;
+	b->stash[slot].seq = ++b->stash_seq;
 	pthread_mutex_unlock(&b->lock);
 }
 
-AuditFrame *tracer_bt_unstash(Tracer *t, pid_t tid, int nr, size_t *ret_n)
+AuditFrame *tracer_bt_unstash(Tracer *t, pid_t tid, int nr, uint64_t ip, size_t *ret_n)
 {
 	struct TracerBt *b = t->bt;
-	size_t slot = (size_t) tid % ARRAY_SIZE(b->stash);
 	AuditFrame *f = NULL;
 
 	if (!b)
 		return NULL;
 	pthread_mutex_lock(&b->lock);
-	if (b->stash[slot].frames && b->stash[slot].tid == tid) {
-		if (b->stash[slot].nr == nr) {
-			f = b->stash[slot].frames;
-			*ret_n = b->stash[slot].n;
+	for (size_t i = 0; i < ARRAY_SIZE(b->stash); i++) {
+		if (!b->stash[i].frames || b->stash[i].tid != tid)
+			continue;
+		/* the restart comes back with the same number from the same instruction; anything
+		 * else means the call ended otherwise (EINTR from a signal handler) */
+		if (b->stash[i].nr == nr && b->stash[i].ip == ip) {
+			f = b->stash[i].frames;
+			*ret_n = b->stash[i].n;
 		} else {
-			free(b->stash[slot].frames); /* restarted as something else */
+			free(b->stash[i].frames);
 		}
-		b->stash[slot].frames = NULL;
-		b->stash[slot].tid = 0;
+		b->stash[i].frames = NULL;
+		b->stash[i].tid = 0;
+		break;
 	}
 	pthread_mutex_unlock(&b->lock);
 	return f;

@@ -244,11 +244,11 @@ bool tracer_bt_begin(Tracer *t, pid_t tid, bool kill_after, TracerBtReq *req);
 /** Receiver, after the reply: waits (bounded) for the frames. Returns whether the tracer
  * thread killed the caller (kill_after). */
 bool tracer_bt_finish(Tracer *t, TracerBtReq *req);
-/** Keeps the frames (taken over) of tid's call nr, which the stop made the kernel restart:
+/** Keeps the frames (taken over) of tid's call nr at ip, which the stop made the kernel restart:
  * its second notification carries them, with no second stop. */
-void tracer_bt_stash(Tracer *t, pid_t tid, int nr, AuditFrame *frames, size_t n);
+void tracer_bt_stash(Tracer *t, pid_t tid, int nr, uint64_t ip, AuditFrame *frames, size_t n);
 /** The frames kept for tid's call nr (the caller frees them), or NULL. */
-AuditFrame *tracer_bt_unstash(Tracer *t, pid_t tid, int nr, size_t *ret_n);
+AuditFrame *tracer_bt_unstash(Tracer *t, pid_t tid, int nr, uint64_t ip, size_t *ret_n);
 /** An fd to inject instead of the O_PATH fd (which SECCOMP_IOCTL_NOTIF_ADDFD refuses): the
  * same object reopened read-only; -EBADF if fd is not O_PATH, else the reopen's -errno. */
 int tracer_fs_opath_fallback(int fd);
