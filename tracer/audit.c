@@ -169,21 +169,19 @@ static AuditDecision decision_of(const EmuDecision *d)
 
 /* The call stack of the caller (tracer/backtrace.c). A call routed through a ptrace stop
  * (n->id == 0, on the tracer thread) is stopped now: unwound at once. A notified one stops
- * after the reply: the tracer thread interrupts it now, tracer_audit_emit() collects. */
+ * after the reply: the tracer thread interrupts it now, tracer_audit_emit() collects. Not a
+ * call answered CONTINUE: it runs in the kernel with the interrupt pending, and a call that
+ * checks for signals would give up (clone restarts, a socket call with a timeout fails with
+ * EINTR): the program would see a difference. */
 static void backtrace_begin(Tracer *t, const struct seccomp_notif *n, const EmuDecision *d,
 			    TracerAuditCtx *c)
 {
 	AuditRecord *r = &c->rec;
 	size_t depth = tracer_bt_depth(t);
 	const char *err = NULL;
-	size_t n_frames = 0;
 
-	/* the second notification of a call the first one's stop made the kernel restart */
-	c->frames = tracer_bt_unstash(t, (pid_t) n->pid, n->data.nr, n->data.instruction_pointer,
-				      &n_frames);
-	if (c->frames) {
-		r->frames = c->frames;
-		r->n_frames = n_frames;
+	if (n->id != 0 && d->verdict == EMU_CONTINUE) {
+		r->backtrace_error = "not taken for a call the kernel runs (allowed)";
 		return;
 	}
 	c->frames = calloc(depth, sizeof(*c->frames));
@@ -205,6 +203,17 @@ static void backtrace_begin(Tracer *t, const struct seccomp_notif *n, const EmuD
 		c->bt_pending = true;
 	else
 		r->backtrace_error = c->bt.error;
+}
+
+/* A call routed through a ptrace stop was captured before its decision; denied, it may be
+ * due a backtrace it did not get then ([audit] backtrace = "denied"). Still stopped. */
+void tracer_audit_backtrace_late(Tracer *t, const struct seccomp_notif *n, const EmuDecision *d,
+				 TracerAuditCtx *c)
+{
+	if (!c->active || c->frames || c->rec.backtrace_error || !t->bt ||
+	    !audit_wants_backtrace(t->audit, n->data.nr, d->denied || d->verdict == EMU_KILL))
+		return;
+	backtrace_begin(t, n, d, c);
 }
 
 void tracer_audit_capture(Tracer *t, const struct seccomp_notif *n, const TracerSlot *s,
@@ -311,13 +320,6 @@ bool tracer_audit_emit(Tracer *t, const struct seccomp_notif *n, const EmuDecisi
 	(void) n;
 	if (c->bt_pending) {
 		killed = tracer_bt_finish(t, &c->bt);
-		c->bt_pending = false;
-		if (c->bt.n && c->bt.restarted) {
-			/* not run yet: the kernel restarts it, and the record is its next one's */
-			tracer_bt_stash(t, r->tid, r->nr, r->ip, c->frames, c->bt.n);
-			c->frames = NULL;
-			return false;
-		}
 		if (c->bt.n) {
 			r->frames = c->frames;
 			r->n_frames = c->bt.n;

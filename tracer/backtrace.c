@@ -44,6 +44,8 @@
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <linux/openat2.h>
+#include <sys/eventfd.h>
 #include <sys/uio.h>
 #include <sys/sysmacros.h>
 #include <sys/user.h>
@@ -90,15 +92,6 @@ struct TracerBt {
 	atomic_int ptrace_tid; /* the tracer thread, 0 while it does not run */
 	unsigned depth;
 	const char *unavailable; /* why no backtrace can be taken, or NULL */
-	/* frames of calls that the stop made the kernel restart, for their second notification */
-	struct {
-		pid_t tid;
-		int nr;
-		uint64_t ip, seq;
-		AuditFrame *frames;
-		size_t n;
-	} stash[32];
-	uint64_t stash_seq;
 };
 
 #if HAVE_LIBUNWIND
@@ -206,8 +199,6 @@ void tracer_bt_done(Tracer *t)
 	if (!t->bt)
 		return;
 	elf_cache_clear(); /* the tracer thread has ended */
-	for (size_t i = 0; i < ARRAY_SIZE(t->bt->stash); i++)
-		free(t->bt->stash[i].frames);
 	pthread_mutex_destroy(&t->bt->lock);
 	pthread_cond_destroy(&t->bt->cond);
 	free(t->bt);
@@ -300,7 +291,11 @@ void tracer_bt_service(Tracer *t)
  * process's memory, as it does for any remote process.
  */
 typedef struct Module {
-	uint64_t start, end, bias;
+	uint64_t start, end, offset, bias;
+	dev_t dev;
+	ino_t ino;
+	char *host;	    /* the name /proc/PID/maps gives (malloc'd), NULL for none */
+	bool resolved;	    /* elf, bias and path below are set (on first use) */
 	const ElfInfo *elf; /* NULL: no unwind table, no symbols */
 	char path[AUDIT_MODULE_MAX];
 } Module;
@@ -325,20 +320,48 @@ static uint64_t elf_cache_clock;
 static Module *cur_mods;
 static size_t cur_n_mods;
 
+/* Opens host for reading only if it is still the mapped file: the path is walked without
+ * following any symlink (the program can swap one in at the path: the supervisor must not
+ * open what it points to), as O_PATH (which opens nothing: no FIFO waits for a writer, no
+ * device runs its open), and only a regular file with the mapping's device and inode is
+ * then opened for real, through the O_PATH descriptor. -1 otherwise. */
+static int open_mapped(const char *host, dev_t dev, ino_t ino, struct stat *ret_st)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	char proc[64];
+	long pfd;
+	int fd;
+
+	pfd = syscall(SYS_openat2, AT_FDCWD, host, &how, sizeof(how));
+	if (pfd < 0)
+		return -1;
+	if (fstat((int) pfd, ret_st) < 0 || !S_ISREG(ret_st->st_mode) || ret_st->st_dev != dev ||
+	    ret_st->st_ino != ino) {
+		(void) close((int) pfd);
+		return -1; /* not the file the process has mapped (any more) */
+	}
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", (int) pfd);
+	fd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	(void) close((int) pfd);
+	return fd;
+}
+
+/* Bytes the cache may keep: symbol and string tables of every module seen. */
+#define ELF_CACHE_BYTES_MAX (64u << 20)
+
 static const ElfInfo *elf_for(const char *host, dev_t dev, ino_t ino)
 {
 	ElfCacheEntry *victim = &elf_cache[0];
+	size_t total = 0;
 	struct stat st;
 	int fd;
 
-	/* O_NONBLOCK: a FIFO at the path does not block the open; it is then refused below */
-	fd = open(host, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	fd = open_mapped(host, dev, ino, &st);
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != dev || st.st_ino != ino) {
-		(void) close(fd); /* not the file the process has mapped (any more) */
-		return NULL;
-	}
 	for (size_t i = 0; i < ELF_CACHE; i++) {
 		ElfCacheEntry *c = &elf_cache[i];
 
@@ -361,6 +384,31 @@ static const ElfInfo *elf_for(const char *host, dev_t dev, ino_t ino)
 	victim->size = st.st_size;
 	victim->mtime = st.st_mtim;
 	victim->used = ++elf_cache_clock;
+	/* over the memory cap: the least recently used others go */
+	for (;;) {
+		ElfCacheEntry *old = NULL;
+
+		total = 0;
+		for (size_t i = 0; i < ELF_CACHE; i++) {
+			ElfCacheEntry *c = &elf_cache[i];
+
+			if (!c->valid || !c->elf)
+				continue;
+			total += elf_info_bytes(c->elf);
+			if (c != victim && (!old || c->used < old->used))
+				old = c;
+		}
+		if (total <= ELF_CACHE_BYTES_MAX || !old)
+			break;
+		elf_info_free(old->elf);
+		memset(old, 0, sizeof(*old));
+	}
+	if (total > ELF_CACHE_BYTES_MAX) {
+		/* one module alone is over the cap: not kept, not used */
+		elf_info_free(victim->elf);
+		memset(victim, 0, sizeof(*victim));
+		return NULL;
+	}
 	return victim->elf;
 }
 
@@ -372,24 +420,27 @@ static void elf_cache_clear(void)
 	}
 }
 
-static size_t read_modules(const Tracer *t, pid_t pid, Module *m, size_t max)
+static size_t read_modules(pid_t pid, Module *m, size_t max)
 {
-	char p[64], line[PATH_MAX + 128];
-	size_t n = 0;
+	char p[64], *line = NULL;
+	size_t n = 0, cap = 0;
+	ssize_t len;
 	FILE *f;
 
 	snprintf(p, sizeof(p), "/proc/%d/maps", (int) pid);
 	f = fopen(p, "re");
 	if (!f)
 		return 0;
-	while (n < max && fgets(line, sizeof(line), f)) {
+	while (n < max && (len = getline(&line, &cap, f)) > 0) {
 		unsigned long long s, e, off, ino;
 		unsigned maj, mnr;
 		char perms[8];
 		const char *host;
 		int pos = 0;
 
-		line[strcspn(line, "\n")] = 0;
+		if (line[len - 1] != '\n')
+			break; /* the last line, cut: its name cannot be trusted */
+		line[len - 1] = 0;
 		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &s, &e, perms, &off, &maj,
 			   &mnr, &ino, &pos) < 7)
 			continue;
@@ -399,32 +450,77 @@ static size_t read_modules(const Tracer *t, pid_t pid, Module *m, size_t max)
 		memset(&m[n], 0, sizeof(m[n]));
 		m[n].start = s;
 		m[n].end = e;
-		if (host[0] == '/' && ino) {
-			m[n].elf = elf_for(host, makedev(maj, mnr), (ino_t) ino);
-			if (m[n].elf && !elf_info_bias(m[n].elf, s, off, &m[n].bias))
-				m[n].elf = NULL;
-		}
-		/* the file as the sandbox sees it; the host path for what the view does not show
-		 * ("[vdso]", a file outside every mount) */
-		if (host[0] != '/' || !t->view ||
-		    sbx_view_vpath_of_host(t->view, host, m[n].path, sizeof(m[n].path), NULL) < 0)
-			snprintf(m[n].path, sizeof(m[n].path), "%s", host);
+		m[n].offset = off;
+		m[n].dev = makedev(maj, mnr);
+		m[n].ino = (ino_t) ino;
+		m[n].host = host[0] ? strdup(host) : NULL;
 		n++;
 	}
+	free(line);
 	fclose(f);
 	return n;
 }
 
+static void free_modules(Module *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(m[i].host);
+	free(m);
+}
+
+static const Tracer *cur_tracer;
+
+/* The module at ip, its file read on first use: only modules that frames land in are. */
 static const Module *module_at(uint64_t ip)
 {
+	Module *m = NULL;
+
 	for (size_t i = 0; i < cur_n_mods; i++)
-		if (ip >= cur_mods[i].start && ip < cur_mods[i].end)
-			return &cur_mods[i];
-	return NULL;
+		if (ip >= cur_mods[i].start && ip < cur_mods[i].end) {
+			m = &cur_mods[i];
+			break;
+		}
+	if (!m || m->resolved)
+		return m;
+	m->resolved = true;
+	if (m->host && m->host[0] == '/' && m->ino) {
+		m->elf = elf_for(m->host, m->dev, m->ino);
+		if (m->elf && !elf_info_bias(m->elf, m->start, m->offset, &m->bias))
+			m->elf = NULL;
+	}
+	/* the file as the sandbox sees it; the host path for what the view does not show
+	 * ("[vdso]", a file outside every mount) */
+	if (!m->host || m->host[0] != '/' || !cur_tracer->view ||
+	    sbx_view_vpath_of_host(cur_tracer->view, m->host, m->path, sizeof(m->path), NULL) < 0)
+		snprintf(m->path, sizeof(m->path), "%s", m->host ? m->host : "");
+	return m;
 }
 
 #if HAVE_LIBUNWIND
 static unw_accessors_t accessors;
+
+/*
+ * The unwind tables are the program's: libunwind interprets them with no bound of its own (a
+ * DWARF expression can jump back onto itself, a CFI program can push a saved state per
+ * byte). Every opcode it decodes and every word it reads goes through access_mem(), so a
+ * budget there bounds both time and memory: past UNWIND_READS_MAX reads or
+ * UNWIND_TIME_MAX_NS, every read fails and the unwind ends with the frames it has. A
+ * legitimate 16-frame unwind takes a few thousand reads.
+ */
+#define UNWIND_READS_MAX   100000
+#define UNWIND_TIME_MAX_NS (50 * 1000000ULL)
+static uint64_t unwind_reads, unwind_deadline_ns;
+static bool unwind_exhausted;
+
+static bool unwind_budget_ok(void)
+{
+	if (unwind_exhausted)
+		return false;
+	if (++unwind_reads > UNWIND_READS_MAX ||
+	    ((unwind_reads & 255) == 0 && now_monotonic_ns() > unwind_deadline_ns))
+		unwind_exhausted = true;
+	return !unwind_exhausted;
+}
 
 /* libunwind asks for the FDE of ip: the module's .eh_frame_hdr, read in the process. */
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
@@ -434,6 +530,8 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 	uint64_t hdr, count;
 	unw_dyn_info_t di;
 
+	if (!unwind_budget_ok())
+		return -UNW_EINVAL;
 	if (!m || !m->elf || !elf_info_eh_frame_hdr(m->elf, &hdr, &count) || count == 0)
 		return -UNW_ENOINFO;
 	memset(&di, 0, sizeof(di));
@@ -450,6 +548,7 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
  * unwind: an unwind reads a few hundred words from a handful of pages (stack, .eh_frame),
  * and PTRACE_PEEKDATA would take one syscall per word. */
 #define MEM_PAGES 32
+
 static struct {
 	pid_t pid;
 	size_t n, next;
@@ -484,6 +583,8 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int
 	(void) arg;
 	if (write)
 		return -UNW_EINVAL; /* unwinding only reads */
+	if (!unwind_budget_ok())
+		return -UNW_EINVAL;
 	for (size_t i = 0; i < sizeof(buf); i++) {
 		uint64_t a = addr + i;
 		const uint8_t *p = mem_page(a & ~(uint64_t) (PAGE_SIZE_ - 1));
@@ -546,9 +647,13 @@ size_t tracer_bt_unwind(Tracer *t, pid_t pid, AuditFrame *frames, size_t max, co
 		return 0;
 	}
 	cur_mods = mods;
-	cur_n_mods = read_modules(t, pid, mods, MODULES_MAX);
+	cur_tracer = t;
+	cur_n_mods = read_modules(pid, mods, MODULES_MAX);
 	mem_cache.pid = pid;
 	mem_cache.n = mem_cache.next = 0;
+	unwind_reads = 0;
+	unwind_exhausted = false;
+	unwind_deadline_ns = now_monotonic_ns() + UNWIND_TIME_MAX_NS;
 	if (!accessors.access_mem) {
 		/* memory and registers through ptrace (this thread is the tracer); modules ours */
 		accessors = *uw.upt_accessors;
@@ -579,17 +684,20 @@ size_t tracer_bt_unwind(Tracer *t, pid_t pid, AuditFrame *frames, size_t max, co
 		f->ip = ip;
 		symbolize(f, n > 0);
 		n++;
-	} while (n < max && uw.step(&c) > 0);
+	} while (n < max && !unwind_exhausted && uw.step(&c) > 0);
 	if (n == 0)
 		*err = "libunwind: no frame";
+	if (unwind_exhausted)
+		log_debug("backtrace of %d cut after %llu reads (its unwind tables)", (int) pid,
+			  (unsigned long long) unwind_reads);
 out:
 	if (upt)
 		uw.upt_destroy(upt);
 	if (as)
 		uw.destroy_addr_space(as);
+	free_modules(mods, cur_n_mods);
 	cur_mods = NULL;
 	cur_n_mods = 0;
-	free(mods);
 	return n;
 #else
 	(void) t;
@@ -601,13 +709,22 @@ out:
 #endif
 }
 
+/* A call that kills the sandbox, held for its backtrace: the caller (stopped, or about to
+ * stop, and not yet reaped: its tid is still its own) dies, then the tree, as respond()
+ * does for such a call without a backtrace. */
+static void kill_now(Tracer *t, pid_t tid)
+{
+	(void) syscall(SYS_tkill, tid, SIGKILL);
+	atomic_store(&t->kill_requested, true);
+	(void) eventfd_write(t->kill_eventfd, 1);
+}
+
 int tracer_bt_on_stop(Tracer *t, pid_t pid)
 {
 	struct TracerBt *b = t->bt;
 	TracerBtReq *req = NULL;
 	const char *err = NULL;
-	struct user_regs_struct regs;
-	bool kill_after, restarted = false;
+	bool kill_after;
 	size_t n;
 
 	if (!b)
@@ -628,27 +745,14 @@ int tracer_bt_on_stop(Tracer *t, pid_t pid)
 	pthread_mutex_unlock(&b->lock);
 
 	n = tracer_bt_unwind(t, pid, req->frames, req->max, &err);
-	/* A call answered with CONTINUE runs in the kernel with our interrupt pending; one that
-	 * checks for signals (clone always does, a blocking wait when it sleeps) gives up with
-	 * -ERESTART* and is restarted after this stop, same number and arguments: it will be
-	 * notified again. RESTART_RESTARTBLOCK becomes restart_syscall instead: not counted. */
-	if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) == 0 &&
-	    regs.orig_rax != (unsigned long long) -1) {
-		long long rax = (long long) regs.rax;
-
-		restarted =
-			rax == -ERESTARTSYS_ || rax == -ERESTARTNOINTR_ || rax == -ERESTARTNOHAND_;
-	}
-
 	if (kill_after)
 		/* the call was to kill the sandbox: the thread dies here, before it runs on */
-		(void) syscall(SYS_tkill, pid, SIGKILL);
+		kill_now(t, pid);
 	pthread_mutex_lock(&b->lock);
 	req->n = n;
 	req->error = n ? NULL : err;
 	req->state = n ? BT_DONE : BT_FAILED;
 	req->killed = kill_after;
-	req->restarted = restarted && !kill_after;
 	pthread_cond_broadcast(&b->cond);
 	pthread_mutex_unlock(&b->lock);
 	return kill_after ? 2 : 1;
@@ -667,6 +771,7 @@ void tracer_bt_on_exit(Tracer *t, pid_t pid)
 				atomic_fetch_sub(&b->queued, 1);
 			r->state = BT_FAILED;
 			r->error = "the thread ended before it stopped";
+			r->killed = r->kill_after; /* nothing left to kill, and the tid is free */
 		}
 	pthread_cond_broadcast(&b->cond);
 	pthread_mutex_unlock(&b->lock);
@@ -686,7 +791,6 @@ bool tracer_bt_begin(Tracer *t, pid_t tid, bool kill_after, TracerBtReq *req)
 	req->error = NULL;
 	req->kill_after = kill_after;
 	req->killed = false;
-	req->restarted = false;
 	req->state = BT_FAILED;
 	if (!b) {
 		req->error = "backtraces are off";
@@ -710,6 +814,9 @@ bool tracer_bt_begin(Tracer *t, pid_t tid, bool kill_after, TracerBtReq *req)
 	while (req->state == BT_QUEUED && !past(&deadline)) {
 		/* a signal that lands between the tracer thread's look at the queue and its
 		 * waitpid() is lost: send it again until the request is taken */
+		ptid = (pid_t) atomic_load(&b->ptrace_tid);
+		if (!ptid)
+			break; /* the tracer thread has ended: no stop will come */
 		(void) syscall(SYS_tgkill, getpid(), ptid, BT_SIGNAL);
 		deadline_in(&next, BT_RESIGNAL_MS);
 		(void) pthread_cond_timedwait(&b->cond, &b->lock, &next);
@@ -757,6 +864,12 @@ bool tracer_bt_finish(Tracer *t, TracerBtReq *req)
 		if (req->state != BT_INTERRUPTED)
 			break;
 		if (past(&deadline)) {
+			/* under the lock: the tracer thread has not reported the caller gone, so
+			 * its tid is still its own */
+			if (req->kill_after) {
+				kill_now(t, req->tid);
+				req->killed = true;
+			}
 			req->state = BT_FAILED;
 			req->error = "the thread did not stop after the call";
 			break;
@@ -767,58 +880,4 @@ bool tracer_bt_finish(Tracer *t, TracerBtReq *req)
 	unlink_req(b, req);
 	pthread_mutex_unlock(&b->lock);
 	return killed;
-}
-
-/* ---- calls restarted by the stop ---- */
-
-void tracer_bt_stash(Tracer *t, pid_t tid, int nr, uint64_t ip, AuditFrame *frames, size_t n)
-{
-	struct TracerBt *b = t->bt;
-	size_t slot = ARRAY_SIZE(b->stash);
-
-	pthread_mutex_lock(&b->lock);
-	/* a free slot, else the oldest: evicting one only costs that call a second stop */
-	for (size_t i = 0; i < ARRAY_SIZE(b->stash); i++) {
-		if (!b->stash[i].frames || b->stash[i].tid == tid) {
-			slot = i;
-			break;
-		}
-		if (slot == ARRAY_SIZE(b->stash) || b->stash[i].seq < b->stash[slot].seq)
-			slot = i;
-	}
-	free(b->stash[slot].frames); /* a call that never came back (killed meanwhile) */
-	b->stash[slot].tid = tid;
-	b->stash[slot].nr = nr;
-	b->stash[slot].ip = ip;
-	b->stash[slot].frames = frames;
-	b->stash[slot].n = n;
-	b->stash[slot].seq = ++b->stash_seq;
-	pthread_mutex_unlock(&b->lock);
-}
-
-AuditFrame *tracer_bt_unstash(Tracer *t, pid_t tid, int nr, uint64_t ip, size_t *ret_n)
-{
-	struct TracerBt *b = t->bt;
-	AuditFrame *f = NULL;
-
-	if (!b)
-		return NULL;
-	pthread_mutex_lock(&b->lock);
-	for (size_t i = 0; i < ARRAY_SIZE(b->stash); i++) {
-		if (!b->stash[i].frames || b->stash[i].tid != tid)
-			continue;
-		/* the restart comes back with the same number from the same instruction; anything
-		 * else means the call ended otherwise (EINTR from a signal handler) */
-		if (b->stash[i].nr == nr && b->stash[i].ip == ip) {
-			f = b->stash[i].frames;
-			*ret_n = b->stash[i].n;
-		} else {
-			free(b->stash[i].frames);
-		}
-		b->stash[i].frames = NULL;
-		b->stash[i].tid = 0;
-		break;
-	}
-	pthread_mutex_unlock(&b->lock);
-	return f;
 }

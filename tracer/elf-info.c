@@ -20,7 +20,7 @@
 
 #define MAX_PHDRS 64
 #define MAX_SHDRS 4096
-#define MAX_TABLE (64u << 20) /* bytes of a symbol or string table */
+#define MAX_TABLE (16u << 20) /* bytes of a symbol or string table */
 #define PAGE	  4096ULL
 
 typedef struct ElfSym {
@@ -135,6 +135,14 @@ static void load_symbols(ElfInfo *e, int fd, const Elf64_Ehdr *eh)
 		e->n_syms++;
 	}
 	qsort(e->syms, e->n_syms, sizeof(*e->syms), cmp_sym);
+	if (e->n_syms == 0) {
+		/* nothing to name: keep nothing */
+		free(e->syms);
+		free(e->strtab);
+		e->syms = NULL;
+		e->strtab = NULL;
+		e->strtab_len = 0;
+	}
 out:
 	free(raw);
 	free(sh);
@@ -225,4 +233,9 @@ const char *elf_info_symbol(const ElfInfo *e, uint64_t vaddr, uint64_t *ret_star
 		}
 	}
 	return NULL;
+}
+
+size_t elf_info_bytes(const ElfInfo *e)
+{
+	return sizeof(*e) + e->n_syms * sizeof(*e->syms) + e->strtab_len;
 }

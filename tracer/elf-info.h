@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* DWARF pointer encodings of .eh_frame_hdr (the LSB standard's names, with a _ so that they
@@ -23,3 +24,5 @@ bool elf_info_bias(const ElfInfo *e, uint64_t map_start, uint64_t map_offset, ui
 bool elf_info_eh_frame_hdr(const ElfInfo *e, uint64_t *ret_vaddr, uint64_t *ret_fde_count);
 /** The function symbol covering link-time address vaddr (its start in ret_start), or NULL. */
 const char *elf_info_symbol(const ElfInfo *e, uint64_t vaddr, uint64_t *ret_start);
+/** Memory the info keeps (for the cache's cap). */
+size_t elf_info_bytes(const ElfInfo *e);

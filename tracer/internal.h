@@ -122,7 +122,6 @@ typedef struct TracerBtReq {
 	int state;	   /* BT_* of tracer/backtrace.c, under the lock */
 	bool kill_after;   /* the call kills the sandbox: the tracer thread kills the thread */
 	bool killed;	   /* ... and did */
-	bool restarted;	   /* the kernel restarts the call after the stop: notified again */
 	const char *error; /* why there are no frames */
 	AuditFrame *frames;
 	size_t max, n;
@@ -200,6 +199,9 @@ void tracer_audit_capture(Tracer *t, const struct seccomp_notif *n, const Tracer
 void tracer_audit_capture_mem(Tracer *t, const struct seccomp_notif *n, const TracerSlot *s,
 			      const EmuDecision *d, uint64_t t0, TracerAuditCtx *c,
 			      const ChildMemCtx *mem);
+/** A call routed through a ptrace stop, decided: the backtrace "denied" asks for, if due. */
+void tracer_audit_backtrace_late(Tracer *t, const struct seccomp_notif *n, const EmuDecision *d,
+				 TracerAuditCtx *c);
 /** The disk budget is used up (creation denied from now on): its budget record. */
 void tracer_audit_budget_full(Tracer *t, const Budget *b);
 /** A sampled budget (tracer/budget.c) was exceeded: its budget record. */
@@ -241,14 +243,10 @@ size_t tracer_bt_unwind(Tracer *t, pid_t pid, AuditFrame *frames, size_t max, co
 /** Receiver, before the reply: true when the caller will stop after it (req->frames and
  * req->max set by the caller); then tracer_bt_finish() after the reply. False: req->error. */
 bool tracer_bt_begin(Tracer *t, pid_t tid, bool kill_after, TracerBtReq *req);
-/** Receiver, after the reply: waits (bounded) for the frames. Returns whether the tracer
- * thread killed the caller (kill_after). */
+/** Receiver, after the reply: waits (bounded) for the frames. Returns whether the caller
+ * was killed, with the tree, for a kill_after request (else the receiver must kill). */
 bool tracer_bt_finish(Tracer *t, TracerBtReq *req);
-/** Keeps the frames (taken over) of tid's call nr at ip, which the stop made the kernel restart:
- * its second notification carries them, with no second stop. */
-void tracer_bt_stash(Tracer *t, pid_t tid, int nr, uint64_t ip, AuditFrame *frames, size_t n);
-/** The frames kept for tid's call nr (the caller frees them), or NULL. */
-AuditFrame *tracer_bt_unstash(Tracer *t, pid_t tid, int nr, uint64_t ip, size_t *ret_n);
+
 /** An fd to inject instead of the O_PATH fd (which SECCOMP_IOCTL_NOTIF_ADDFD refuses): the
  * same object reopened read-only; -EBADF if fd is not O_PATH, else the reopen's -errno. */
 int tracer_fs_opath_fallback(int fd);

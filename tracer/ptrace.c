@@ -123,6 +123,8 @@ static void audit_end(Tracer *t, PtraceAudit *a, const EmuDecision *d)
 	if (d->denied && !a->c->active)
 		/* a denial may be recorded where the call itself is not */
 		tracer_audit_capture(t, &a->n, NULL, d, a->t0, a->c);
+	else
+		tracer_audit_backtrace_late(t, &a->n, d, a->c);
 	tracer_audit_emit(t, &a->n, d, a->c);
 	free(a->c);
 	a->c = NULL;

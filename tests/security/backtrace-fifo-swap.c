@@ -6,7 +6,9 @@
  * thread swaps that file and a FIFO with RENAME_EXCHANGE in a loop. An open of the FIFO,
  * which has no writer, would block the tracer thread forever: the run would never end (its
  * wall-time limit kills the tree, but the supervisor waits for the tracer thread). The run
- * must finish with the program's own exit code, and every call must get its answer.
+ * must finish with the program's own exit code, and every call must get its answer. A third
+ * name, a symlink to a file the program never opens, is swapped in too: the supervisor must
+ * not follow it (an inotify watch on that file counts its opens).
  *
  * Run: this program runs itself inside `sbxtrace run` (argv[1] == "probe") in a scratch
  * directory of the minimal policy's view.
@@ -15,6 +17,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -37,7 +40,7 @@ __attribute__((noinline, noipa, used)) static long pure_call(void)
 }
 
 static atomic_bool stop;
-static char lib_path[600], fifo_path[600];
+static char lib_path[600], fifo_path[600], link_path[600];
 
 static int swap_errno;
 
@@ -45,9 +48,9 @@ static void *swapper(void *arg)
 {
 	unsigned long *n = arg;
 
-	while (!atomic_load(&stop)) {
-		if (syscall(SYS_renameat2, AT_FDCWD, lib_path, AT_FDCWD, fifo_path,
-			    2 /* RENAME_EXCHANGE */) == 0)
+	for (unsigned long i = 0; !atomic_load(&stop); i++) {
+		if (syscall(SYS_renameat2, AT_FDCWD, lib_path, AT_FDCWD,
+			    i % 2 ? link_path : fifo_path, 2 /* RENAME_EXCHANGE */) == 0)
 			(*n)++;
 		else
 			swap_errno = errno;
@@ -95,6 +98,7 @@ static int probe(const char *dir)
 
 	snprintf(lib_path, sizeof(lib_path), "%s/code.bin", dir);
 	snprintf(fifo_path, sizeof(fifo_path), "%s/fifo", dir);
+	snprintf(link_path, sizeof(link_path), "%s/link", dir);
 	in = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 	out = open(lib_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0700);
 	if (in < 0 || out < 0)
@@ -106,6 +110,13 @@ static int probe(const char *dir)
 	close(out);
 	if (mkfifo(fifo_path, 0600) < 0)
 		return 12;
+	{
+		char secret[700];
+
+		snprintf(secret, sizeof(secret), "%s/secret", dir);
+		if (symlink(secret, link_path) < 0)
+			return 18;
+	}
 	in = open(lib_path, O_RDONLY | O_CLOEXEC);
 	if (in < 0 || fstat(in, &st) < 0)
 		return 13;
@@ -133,7 +144,7 @@ int main(int argc, char *argv[])
 {
 	const char *sbxtrace = sbx_env("SBXTRACE"), *policy = sbx_env("SBX_POLICY");
 	char self[4096], *dir, log_path[700], path[700];
-	int status, code;
+	int status, code, ino, opens = 0;
 	ssize_t n;
 	pid_t pid;
 
@@ -145,6 +156,17 @@ int main(int argc, char *argv[])
 		return 1;
 	self[n] = 0;
 	snprintf(log_path, sizeof(log_path), "%s/audit.jsonl", dir);
+	snprintf(path, sizeof(path), "%s/secret", dir);
+	{
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+		if (fd < 0)
+			return 1;
+		close(fd);
+	}
+	ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (ino < 0 || inotify_add_watch(ino, path, IN_OPEN) < 0)
+		return 1;
 	pid = fork();
 	if (pid == 0) {
 		const char *args[] = {sbxtrace,	 "run",
@@ -162,12 +184,27 @@ int main(int argc, char *argv[])
 	if (pid < 0 || waitpid(pid, &status, 0) < 0)
 		return 1;
 	code = sbx_status_code(status);
-	printf("sbxtrace exited %d (want %d)\n", code, PROBE_EXIT);
+	{
+		char ev[4096];
+		ssize_t k;
+
+		while ((k = read(ino, ev, sizeof(ev))) > 0)
+			for (char *e = ev; e < ev + k;
+			     e += sizeof(struct inotify_event) + ((struct inotify_event *) e)->len)
+				opens++;
+		close(ino);
+	}
+	printf("sbxtrace exited %d (want %d), opens of the symlink's target: %d (want 0)\n", code,
+	       PROBE_EXIT, opens);
 	unlink(log_path);
 	snprintf(path, sizeof(path), "%s/code.bin", dir);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/fifo", dir);
 	unlink(path);
+	snprintf(path, sizeof(path), "%s/link", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/secret", dir);
+	unlink(path);
 	rmdir(dir);
-	return code == PROBE_EXIT ? 0 : 1;
+	return code == PROBE_EXIT && opens == 0 ? 0 : 1;
 }
