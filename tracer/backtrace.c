@@ -65,10 +65,6 @@
 
 #define BT_SIGNAL (SIGRTMIN + 3)
 
-/* include/linux/errno.h: never seen by user space, but in RAX at a stop on the way back */
-#define ERESTARTSYS_	512
-#define ERESTARTNOINTR_ 513
-#define ERESTARTNOHAND_ 514
 
 /* A caller's interrupt must be acknowledged within this (the tracer thread is busy only
  * with other stops), and its stop must come within BT_STOP_MS after the reply. */
