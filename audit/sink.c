@@ -227,6 +227,17 @@ static void append(Audit *a, const char *text, size_t n)
 
 /* ---- opening and closing ---- */
 
+/* AUDIT_SELECT_LIST: the bitmap of the named syscalls' numbers (< 1024). */
+static void select_bitmap(char *const *names, uint64_t nrs[16])
+{
+	for (size_t i = 0; names && names[i]; i++) {
+		int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, names[i]);
+
+		if (nr >= 0 && nr < 1024)
+			nrs[nr / 64] |= 1ULL << (nr % 64);
+	}
+}
+
 int audit_open(const AuditOptions *o, Audit **ret)
 {
 	_cleanup_close_ int fd = o->log_fd;
@@ -255,21 +266,9 @@ int audit_open(const AuditOptions *o, Audit **ret)
 	a->trace_logged = o->trace_logged;
 	a->events = o->events ? o->events : AUDIT_EVENT_ALL;
 	a->disassembly = o->disassembly;
-	for (size_t i = 0; o->disassembly_syscalls && o->disassembly_syscalls[i]; i++) {
-		int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64,
-							   o->disassembly_syscalls[i]);
-
-		if (nr >= 0 && nr < 1024)
-			a->disassembly_nrs[nr / 64] |= 1ULL << (nr % 64);
-	}
+	select_bitmap(o->disassembly_syscalls, a->disassembly_nrs);
 	a->backtrace = o->backtrace;
-	for (size_t i = 0; o->backtrace_syscalls && o->backtrace_syscalls[i]; i++) {
-		int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64,
-							   o->backtrace_syscalls[i]);
-
-		if (nr >= 0 && nr < 1024)
-			a->backtrace_nrs[nr / 64] |= 1ULL << (nr % 64);
-	}
+	select_bitmap(o->backtrace_syscalls, a->backtrace_nrs);
 	a->start_ns = now_monotonic_ns();
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_mutex_init(&a->proc_lock, NULL);

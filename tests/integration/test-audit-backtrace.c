@@ -25,13 +25,11 @@
 #include "tests/helpers/sbx-test.h"
 #include "common/macros.h"
 #include "tests/unit/tap.h"
+#include "tests/integration/audit-probe.h"
 
 #define PROBE_EXIT 3
 #define THREADS	   8
 #define PER_THREAD 25
-
-static char self[4096];
-static char dir[512], log_path[600], marker[600], err_path[600];
 
 /* ---- the probe, inside the sandbox ---- */
 
@@ -153,81 +151,6 @@ static int probe(const char *what, const char *file)
 
 /* ---- the test, outside ---- */
 
-static int run_probe(const char *what, const char *const *extra)
-{
-	const char *sbxtrace = sbx_env("SBXTRACE"), *policy = sbx_env("SBX_POLICY");
-	const char *argv[40];
-	size_t n = 0;
-	int status, fd;
-	pid_t pid;
-
-	argv[n++] = sbxtrace;
-	argv[n++] = "run";
-	argv[n++] = "-s";
-	argv[n++] = "syscalls.deny=[\"sysinfo:EACCES\"]";
-	for (; extra && *extra && n < 30; extra++)
-		argv[n++] = *extra;
-	argv[n++] = "--audit";
-	argv[n++] = log_path;
-	argv[n++] = policy;
-	argv[n++] = "--";
-	argv[n++] = self;
-	argv[n++] = "probe";
-	argv[n++] = what;
-	argv[n++] = marker;
-	argv[n] = NULL;
-
-	pid = fork();
-	if (pid == 0) {
-		fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		if (fd < 0)
-			_exit(98);
-		dup2(fd, 2);
-		fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-		dup2(fd, 0);
-		dup2(fd, 1);
-		execv(argv[0], (char **) argv);
-		_exit(99);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) < 0)
-		return -1;
-	return sbx_status_code(status);
-}
-
-static json_t *load_log(void)
-{
-	json_t *all = json_array();
-	FILE *f = fopen(log_path, "re");
-	char *line = NULL;
-	size_t cap = 0;
-	unsigned no = 0;
-
-	if (!f)
-		return all;
-	while (getline(&line, &cap, f) > 0) {
-		json_error_t e;
-		json_t *rec = json_loads(line, 0, &e);
-
-		no++;
-		if (!rec) {
-			printf("# line %u does not parse: %s\n", no, e.text);
-			json_array_append_new(all, json_string("unparsable"));
-			continue;
-		}
-		json_array_append_new(all, rec);
-	}
-	free(line);
-	fclose(f);
-	return all;
-}
-
-static const char *str(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s ? s : "";
-}
-
 /* The records of syscall name (in log order) into out; returns how many. */
 static size_t find_all(json_t *all, const char *name, json_t **out, size_t max)
 {
@@ -265,32 +188,6 @@ static bool module_is_self(const json_t *bt, int i)
 	return base && strlen(m) >= strlen(base) && strcmp(m + strlen(m) - strlen(base), base) == 0;
 }
 
-static bool setup(void)
-{
-	char *d = sbx_tmpdir();
-	int fd;
-
-	if (!d)
-		return false;
-	snprintf(dir, sizeof(dir), "%s", d);
-	snprintf(log_path, sizeof(log_path), "%s/audit.jsonl", dir);
-	snprintf(marker, sizeof(marker), "%s/marker.txt", dir);
-	snprintf(err_path, sizeof(err_path), "%s/stderr.txt", dir);
-	fd = open(marker, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
-}
-
-static void cleanup(void)
-{
-	unlink(log_path);
-	unlink(marker);
-	unlink(err_path);
-	rmdir(dir);
-}
-
 static void show_stderr(void)
 {
 	char buf[2048];
@@ -321,7 +218,7 @@ TEST(frames_name_the_callers_in_order)
 		return;
 	}
 	ASSERT_TRUE(setup());
-	code = run_probe("calls", extra);
+	code = run_logged(extra, true, "calls");
 	if (code != PROBE_EXIT)
 		show_stderr();
 	ASSERT_EQ(code, PROBE_EXIT);
@@ -427,7 +324,7 @@ TEST(denied_selects_only_denials)
 	if (!have_backtraces())
 		return;
 	ASSERT_TRUE(setup());
-	ASSERT_EQ(run_probe("calls", extra), PROBE_EXIT);
+	ASSERT_EQ(run_logged(extra, true, "calls"), PROBE_EXIT);
 	all = load_log();
 	n = find_all(all, "sysinfo", recs, ARRAY_SIZE(recs));
 	ASSERT_GE(n, 1u);
@@ -453,7 +350,7 @@ TEST(a_call_that_kills_the_sandbox_has_frames_and_does_not_return)
 	if (!have_backtraces())
 		return;
 	ASSERT_TRUE(setup());
-	EXPECT_EQ(run_probe("kill", extra), 137);
+	EXPECT_EQ(run_logged(extra, true, "kill"), 137);
 	all = load_log();
 	n = find_all(all, "getpriority", recs, ARRAY_SIZE(recs));
 	ASSERT_EQ(n, 1u);
@@ -475,7 +372,7 @@ TEST(without_ptrace_the_record_says_why)
 	size_t n;
 
 	ASSERT_TRUE(setup());
-	ASSERT_EQ(run_probe("calls", extra), PROBE_EXIT);
+	ASSERT_EQ(run_logged(extra, true, "calls"), PROBE_EXIT);
 	all = load_log();
 	n = find_all(all, "sysinfo", recs, ARRAY_SIZE(recs));
 	ASSERT_GE(n, 1u);

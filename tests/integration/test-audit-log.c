@@ -13,11 +13,9 @@
 
 #include "tests/helpers/sbx-test.h"
 #include "tests/unit/tap.h"
+#include "tests/integration/audit-probe.h"
 
 #define PROBE_EXIT 3
-
-static char self[4096];
-static char dir[512], log_path[600], marker[600], err_path[600];
 
 /* ---- the probe, inside the sandbox ---- */
 
@@ -65,84 +63,6 @@ static int probe(const char *file)
 
 /* ---- the test, outside ---- */
 
-/* Runs sbxtrace run [extra…] --audit log policy -- self probe marker; stderr into err_path. */
-static int run_probe(const char *const *extra, bool with_log)
-{
-	const char *sbxtrace = sbx_env("SBXTRACE"), *policy = sbx_env("SBX_POLICY");
-	const char *argv[32];
-	size_t n = 0;
-	int status, fd;
-	pid_t pid;
-
-	argv[n++] = sbxtrace;
-	argv[n++] = "run";
-	argv[n++] = "-s";
-	argv[n++] = "syscalls.deny=[\"sysinfo:EACCES\"]";
-	for (; extra && *extra && n < 20; extra++)
-		argv[n++] = *extra;
-	if (with_log) {
-		argv[n++] = "--audit";
-		argv[n++] = log_path;
-	}
-	argv[n++] = policy;
-	argv[n++] = "--";
-	argv[n++] = self;
-	argv[n++] = "probe";
-	argv[n++] = marker;
-	argv[n] = NULL;
-
-	pid = fork();
-	if (pid == 0) {
-		fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		if (fd < 0)
-			_exit(98);
-		dup2(fd, 2);
-		fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-		dup2(fd, 0);
-		dup2(fd, 1);
-		execv(argv[0], (char **) argv);
-		_exit(99);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) < 0)
-		return -1;
-	return sbx_status_code(status);
-}
-
-/* Loads the log: an array of records; every line must parse. */
-static json_t *load_log(void)
-{
-	json_t *all = json_array();
-	FILE *f = fopen(log_path, "re");
-	char *line = NULL;
-	size_t cap = 0;
-	unsigned no = 0;
-
-	if (!f)
-		return all;
-	while (getline(&line, &cap, f) > 0) {
-		json_error_t e;
-		json_t *rec = json_loads(line, 0, &e);
-
-		no++;
-		if (!rec) {
-			printf("# line %u does not parse: %s\n", no, e.text);
-			json_array_append_new(all, json_string("unparsable"));
-			continue;
-		}
-		json_array_append_new(all, rec);
-	}
-	free(line);
-	fclose(f);
-	return all;
-}
-
-static const char *str(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s ? s : "";
-}
-
 /* The first record of type with key == value (strings), or NULL. */
 static json_t *find(json_t *all, const char *type, const char *key, const char *value)
 {
@@ -178,39 +98,13 @@ static json_t *find_kill(json_t *all, const char *sig, bool outside)
 	return NULL;
 }
 
-static bool setup(void)
-{
-	char *d = sbx_tmpdir();
-	int fd;
-
-	if (!d)
-		return false;
-	snprintf(dir, sizeof(dir), "%s", d);
-	snprintf(log_path, sizeof(log_path), "%s/audit.jsonl", dir);
-	snprintf(marker, sizeof(marker), "%s/marker.txt", dir);
-	snprintf(err_path, sizeof(err_path), "%s/stderr.txt", dir);
-	fd = open(marker, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
-}
-
-static void cleanup(void)
-{
-	unlink(log_path);
-	unlink(marker);
-	unlink(err_path);
-	rmdir(dir);
-}
-
 TEST(records_field_by_field)
 {
 	json_t *all, *r, *args;
 	pid_t main_pid;
 
 	ASSERT_TRUE(setup());
-	ASSERT_EQ(run_probe(NULL, true), PROBE_EXIT);
+	ASSERT_EQ(run_logged(NULL, true, NULL), PROBE_EXIT);
 	all = load_log();
 	ASSERT_TRUE(json_array_size(all) >= 5);
 	EXPECT_TRUE(find(all, "syscall", NULL, NULL) != NULL);
@@ -357,7 +251,7 @@ TEST(trace_lines_on_stderr)
 	long child;
 
 	ASSERT_TRUE(setup());
-	ASSERT_EQ(run_probe(extra, true), PROBE_EXIT);
+	ASSERT_EQ(run_logged(extra, true, NULL), PROBE_EXIT);
 	all = load_log();
 	r = find_kill(all, "SIGKILL", false);
 	ASSERT_TRUE(r != NULL);
@@ -378,7 +272,7 @@ TEST(events_filter)
 	size_t i;
 
 	ASSERT_TRUE(setup());
-	ASSERT_EQ(run_probe(extra, true), PROBE_EXIT);
+	ASSERT_EQ(run_logged(extra, true, NULL), PROBE_EXIT);
 	all = load_log();
 	EXPECT_TRUE(find(all, "syscall", "syscall", "sysinfo") != NULL);
 	EXPECT_TRUE(find(all, "run", "event", "end") != NULL);
@@ -404,7 +298,7 @@ TEST(disassembly_of_denied_calls)
 		return;
 	}
 	ASSERT_TRUE(setup());
-	ASSERT_EQ(run_probe(extra, true), PROBE_EXIT);
+	ASSERT_EQ(run_logged(extra, true, NULL), PROBE_EXIT);
 	all = load_log();
 	r = find(all, "syscall", "syscall", "sysinfo");
 	ASSERT_TRUE(r != NULL);
@@ -436,7 +330,7 @@ TEST(budget_record)
 
 	ASSERT_TRUE(setup());
 	setenv("SBX_AUDIT_SPIN", "1", 1);
-	EXPECT_NE(run_probe(extra, true), PROBE_EXIT);
+	EXPECT_NE(run_logged(extra, true, NULL), PROBE_EXIT);
 	unsetenv("SBX_AUDIT_SPIN");
 	all = load_log();
 	r = find(all, "budget", "budget", "cpu_time");
@@ -460,7 +354,7 @@ TEST(unwritable_log_is_an_error_before_start)
 	snprintf(log_path, sizeof(log_path), "%s/no-such-dir/audit.jsonl", dir);
 	/* the probe would fail to open it too: remove the marker to see whether it ran */
 	unlink(marker);
-	EXPECT_EQ(run_probe(NULL, true), 125);
+	EXPECT_EQ(run_logged(NULL, true, NULL), 125);
 	EXPECT_TRUE(file_has(err_path, "cannot open the audit log"));
 	EXPECT_TRUE(stat(log_path, &st) < 0);
 	snprintf(log_path, sizeof(log_path), "%s/audit.jsonl", dir);
