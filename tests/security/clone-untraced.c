@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A process created with CLONE_UNTRACED escapes the supervisor's tracer thread (the kernel
+ * does not auto-attach it). Its execve and chdir, which the filter routes to the tracer
+ * (SECCOMP_RET_TRACE) to check and rewrite, must then fail closed (ENOSYS: no tracer), not
+ * run unchecked. The program runs itself inside `sbxtrace run` with tracer.ptrace = "always".
+ */
+#include <sched.h>
+#include <sys/syscall.h>
+
+#include "tests/helpers/sbx-test.h"
+
+#define EXEC_RAN 42
+
+static int probe(const char *self)
+{
+	int status;
+	long pid = syscall(SYS_clone, (unsigned long) (SIGCHLD | CLONE_UNTRACED), 0, 0, 0, 0);
+
+	if (pid < 0)
+		return 20;
+	if (pid == 0) {
+		char *argv[] = {(char *) self, "ran", NULL};
+
+		if (chdir("/") == 0)
+			_exit(5); /* chdir ran without its check */
+		execv(self, argv);
+		/* exec refused: ENOSYS, the tracer-less answer to SECCOMP_RET_TRACE */
+		_exit(errno == ENOSYS ? 3 : 4);
+	}
+	if (waitpid((pid_t) pid, &status, 0) != pid || !WIFEXITED(status))
+		return 21;
+	printf("untraced child exited %d (3: exec and chdir refused)\n", WEXITSTATUS(status));
+	return WEXITSTATUS(status);
+}
+
+int main(int argc, char *argv[])
+{
+	const char *sbxtrace = sbx_env("SBXTRACE"), *policy = sbx_env("SBX_POLICY");
+	char self[4096];
+	int status, code;
+	ssize_t n;
+	pid_t pid;
+
+	if (argc == 2 && strcmp(argv[1], "ran") == 0)
+		return EXEC_RAN;
+	if (argc == 3 && strcmp(argv[1], "probe") == 0)
+		return probe(argv[2]);
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return 1;
+	self[n] = 0;
+	pid = fork();
+	if (pid == 0) {
+		const char *args[] = {sbxtrace, "run", "-s", "tracer.ptrace=\"always\"",
+				      policy,	"--",  self, "probe",
+				      self,	NULL};
+
+		execv(args[0], (char **) args);
+		_exit(99);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) < 0)
+		return 1;
+	code = sbx_status_code(status);
+	printf("sbxtrace exited %d (want 3)\n", code);
+	return code == 3 ? 0 : 1;
+}
