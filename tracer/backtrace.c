@@ -11,7 +11,7 @@
  *   caller:   the call returns; on its way to user space the pending interrupt traps it in a
  *             PTRACE_EVENT_STOP, before it runs one instruction, with the registers of the
  *             syscall site (RIP just after the `syscall` instruction) →
- *   tracer:   unwinds with libunwind-ptrace, hands the frames over, PTRACE_CONTs →
+ *   tracer:   unwinds with libunwind, hands the frames over, PTRACE_CONTs →
  *   receiver: writes the record with the frames.
  *
  * Why the interrupt does not abort the call: after SECCOMP_IOCTL_NOTIF_RECV the caller waits
@@ -21,9 +21,10 @@
  * call would be handled twice: no backtraces then.
  *
  * ptrace requests must come from the thread that seized the tree (tracer/ptrace.c), hence the
- * queue. Every wait has a deadline: a caller killed in between never stops, and its receiver
- * must go on. Calls routed through SECCOMP_RET_TRACE (chdir, exec) are stopped already when
- * they are decided: the tracer thread unwinds them at once.
+ * queue. Every wait for the tracer thread or the caller has a deadline: a caller killed in
+ * between never stops, and its receiver must go on; the unwind itself is bounded (below). Calls
+ * routed through SECCOMP_RET_TRACE (chdir, exec) are stopped already when they are decided: the
+ * tracer thread unwinds them at once.
  *
  * libunwind is opened with dlopen() when a policy asks for backtraces, like capstone: a run
  * without them does not pay for loading it. Of libunwind-ptrace only the register accessors
@@ -64,7 +65,6 @@
 #include "policy/policy.h"
 
 #define BT_SIGNAL (SIGRTMIN + 3)
-
 
 /* A caller's interrupt must be acknowledged within this (the tracer thread is busy only
  * with other stops), and its stop must come within BT_STOP_MS after the reply. */
@@ -839,22 +839,9 @@ bool tracer_bt_finish(Tracer *t, TracerBtReq *req)
 	pthread_mutex_lock(&b->lock);
 	for (;;) {
 		if (req->state == BT_UNWINDING) {
-			/* The tracer thread uses req until it is done, so we wait for that. It
-			 * opens the files that /proc/PID/maps names, with O_NONBLOCK (a FIFO
-			 * swapped in cannot block it); should a read block anyway (a hung network
-			 * or FUSE file system), past the deadline the wake-up signal breaks it
-			 * (EINTR: the handler has no SA_RESTART) and that frame goes without a
-			 * name. */
-			struct timespec slice;
-
-			deadline_in(&slice, 100);
-			if (pthread_cond_timedwait(&b->cond, &b->lock, &slice) == ETIMEDOUT &&
-			    past(&deadline) && req->state == BT_UNWINDING) {
-				pid_t ptid = (pid_t) atomic_load(&b->ptrace_tid);
-
-				if (ptid)
-					(void) syscall(SYS_tgkill, getpid(), ptid, BT_SIGNAL);
-			}
+			/* the tracer thread uses req until it is done: no deadline here, the
+			 * unwind has its own (UNWIND_READS_MAX, UNWIND_TIME_MAX_NS) */
+			(void) pthread_cond_wait(&b->cond, &b->lock);
 			continue;
 		}
 		if (req->state != BT_INTERRUPTED)

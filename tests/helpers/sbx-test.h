@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -156,6 +157,25 @@ static inline int sbx_run(const char *const *opts, const char *const *cmd, const
 	}
 	if (waitpid(pid, &status, 0) < 0)
 		return -1;
+	return sbx_status_code(status);
+}
+
+/* Runs argv (argv[0] a path) to the end with our stdio; its exit code (128+N for signal N),
+ * -1 if it could not be waited for. ret_ru, if not NULL, gets its resource usage. */
+static inline int sbx_run_argv(const char *const *argv, struct rusage *ret_ru)
+{
+	struct rusage ru;
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execv(argv[0], (char **) argv);
+		_exit(99);
+	}
+	if (pid < 0 || wait4(pid, &status, 0, &ru) < 0)
+		return -1;
+	if (ret_ru)
+		*ret_ru = ru;
 	return sbx_status_code(status);
 }
 

@@ -8,7 +8,6 @@
  * every call must get its answer, and the supervisor must stay small (an unbounded one
  * keeps a saved state per opcode: over 100 MB here).
  */
-#include <sys/resource.h>
 #include <sys/syscall.h>
 
 #include "tests/helpers/sbx-test.h"
@@ -36,9 +35,8 @@ int main(int argc, char *argv[])
 	const char *sbxtrace = sbx_env("SBXTRACE"), *policy = sbx_env("SBX_POLICY");
 	char self[4096], *dir, log_path[700];
 	struct rusage ru;
-	int status, code;
+	int code;
 	ssize_t n;
-	pid_t pid;
 
 	if (argc == 2 && strcmp(argv[1], "probe") == 0)
 		return probe();
@@ -48,8 +46,7 @@ int main(int argc, char *argv[])
 		return 1;
 	self[n] = 0;
 	snprintf(log_path, sizeof(log_path), "%s/audit.jsonl", dir);
-	pid = fork();
-	if (pid == 0) {
+	{
 		const char *args[] = {sbxtrace,	 "run",
 				      "-s",	 "syscalls.deny=[\"sysinfo:EACCES\"]",
 				      "-s",	 "audit.backtrace=\"denied\"",
@@ -59,12 +56,10 @@ int main(int argc, char *argv[])
 				      self,	 "probe",
 				      NULL};
 
-		execv(args[0], (char **) args);
-		_exit(99);
+		code = sbx_run_argv(args, &ru);
 	}
-	if (pid < 0 || wait4(pid, &status, 0, &ru) < 0)
+	if (code < 0)
 		return 1;
-	code = sbx_status_code(status);
 	printf("sbxtrace exited %d (want %d), max RSS %ld KiB (want < %d)\n", code, PROBE_EXIT,
 	       ru.ru_maxrss, RSS_MAX_KIB);
 	unlink(log_path);

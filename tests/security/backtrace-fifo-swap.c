@@ -144,9 +144,8 @@ int main(int argc, char *argv[])
 {
 	const char *sbxtrace = sbx_env("SBXTRACE"), *policy = sbx_env("SBX_POLICY");
 	char self[4096], *dir, log_path[700], path[700];
-	int status, code, ino, opens = 0;
+	int code, ino, opens = 0;
 	ssize_t n;
-	pid_t pid;
 
 	if (argc == 3 && strcmp(argv[1], "probe") == 0)
 		return probe(argv[2]);
@@ -167,8 +166,7 @@ int main(int argc, char *argv[])
 	ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (ino < 0 || inotify_add_watch(ino, path, IN_OPEN) < 0)
 		return 1;
-	pid = fork();
-	if (pid == 0) {
+	{
 		const char *args[] = {sbxtrace,	 "run",
 				      "-s",	 "syscalls.deny=[\"sysinfo:EACCES\"]",
 				      "-s",	 "audit.backtrace=\"denied\"",
@@ -178,12 +176,10 @@ int main(int argc, char *argv[])
 				      self,	 "probe",
 				      dir,	 NULL};
 
-		execv(args[0], (char **) args);
-		_exit(99);
+		code = sbx_run_argv(args, NULL);
 	}
-	if (pid < 0 || waitpid(pid, &status, 0) < 0)
+	if (code < 0)
 		return 1;
-	code = sbx_status_code(status);
 	{
 		char ev[4096];
 		ssize_t k;

@@ -38,9 +38,8 @@ int main(int argc, char *argv[])
 {
 	const char *sbxtrace = sbx_env("SBXTRACE"), *policy = sbx_env("SBX_POLICY");
 	char self[4096];
-	int status, code;
+	int code;
 	ssize_t n;
-	pid_t pid;
 
 	if (argc == 2 && strcmp(argv[1], "ran") == 0)
 		return EXEC_RAN;
@@ -50,18 +49,13 @@ int main(int argc, char *argv[])
 	if (n <= 0)
 		return 1;
 	self[n] = 0;
-	pid = fork();
-	if (pid == 0) {
+	{
 		const char *args[] = {sbxtrace, "run", "-s", "tracer.ptrace=\"always\"",
 				      policy,	"--",  self, "probe",
 				      self,	NULL};
 
-		execv(args[0], (char **) args);
-		_exit(99);
+		code = sbx_run_argv(args, NULL);
 	}
-	if (pid < 0 || waitpid(pid, &status, 0) < 0)
-		return 1;
-	code = sbx_status_code(status);
 	printf("sbxtrace exited %d (want 3)\n", code);
 	return code == 3 ? 0 : 1;
 }
