@@ -88,6 +88,9 @@ static void notes(const Policy *p, bool quiet)
 	if (p->audit.backtrace != AUDIT_SELECT_NONE)
 		log_warn("tracer.ptrace = \"never\": audit.backtrace needs ptrace and is "
 			 "ignored");
+	if (p->limits.disk != LIMIT_UNSET)
+		log_warn("tracer.ptrace = \"never\": writes past the disk limit fail with EFBIG "
+			 "instead of EDQUOT");
 }
 
 int cmd_check(int argc, char *argv[])

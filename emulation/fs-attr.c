@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -147,6 +148,32 @@ int emu_handle_chown(const EmuRequest *req, EmuDecision *d)
 	return fs_ok(d, 0);
 }
 
+/*
+ * The kernel checks the caller's RLIMIT_FSIZE when truncate grows a file (inode_newsize_ok):
+ * the file_size and disk budgets are that rlimit (docs/budgets.md). This truncate runs in
+ * the supervisor, whose limit is not the caller's, so the check is made here against the
+ * caller's limit: EFBIG, or EDQUOT when the limit is the disk budget's. (The kernel would
+ * also send SIGXFSZ, which the command ignores unless it restored the default.)
+ */
+static int fsize_check(const EmuRequest *req, int fd, int64_t length)
+{
+	const EmuProcessOps *ops = emu_process_ops(req);
+	struct rlimit rl;
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (length <= st.st_size)
+		return 0;
+	if (prlimit(req->pid, RLIMIT_FSIZE, NULL, &rl) < 0)
+		return -errno; /* fail closed: the caller is gone, or not ours to read */
+	if (rl.rlim_cur == RLIM_INFINITY || (uint64_t) length <= rl.rlim_cur)
+		return 0;
+	if (ops && ops->efbig_is_disk && ops->efbig_is_disk(req->tracer))
+		return -EDQUOT;
+	return -EFBIG;
+}
+
 int emu_handle_truncate(const EmuRequest *req, EmuDecision *d)
 {
 	_cleanup_(sbx_resolved_done) SbxResolved res = {.fd = -1, .parent_fd = -1};
@@ -174,6 +201,9 @@ int emu_handle_truncate(const EmuRequest *req, EmuDecision *d)
 	fd = open(p, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return fs_fail(d, -errno, NULL);
+	r = fsize_check(req, fd, length);
+	if (r < 0)
+		return fs_fail(d, r, NULL);
 	if (ftruncate(fd, length) < 0)
 		return fs_fail(d, -errno, NULL);
 	return fs_ok(d, 0);

@@ -51,6 +51,9 @@ typedef struct EmuProcessOps {
 	/* Whether the disk budget is used up (docs/budgets.md): creating files, directories,
 	 * nodes and symlinks then fails with EDQUOT. NULL: never. */
 	bool (*disk_full)(void *tracer);
+	/* Whether the caller's RLIMIT_FSIZE is the disk budget's, so that growth past it fails
+	 * with EDQUOT rather than EFBIG (docs/budgets.md). NULL: never. */
+	bool (*efbig_is_disk)(void *tracer);
 } EmuProcessOps;
 
 static inline bool emu_disk_full(const EmuRequest *req)

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -82,16 +83,141 @@ static void format_ms(uint64_t ms, char *buf, size_t size)
 
 /* ---- disk usage of the rw mount sources ---- */
 
+/*
+ * Between two walks, inotify says which files change: every directory a walk visits is
+ * watched, and each change is stat'ed at once against an index of the allocated bytes per
+ * inode as of the last walk. That estimate can only be trusted while nothing was removed or
+ * moved since the walk (a deletion names no inode; a rename can replace a file); otherwise a
+ * crossing it shows asks for a walk now. The walk is the truth; the estimate only makes a
+ * fast writer seen within a few writes instead of a walk interval (docs/budgets.md).
+ */
+#define DISK_WATCH_MAX 8192	 /* directories watched per run; beyond, walks only */
+#define DISK_INDEX_MAX (1 << 18) /* inodes indexed; beyond, changes to others are missed */
+#define DISK_WATCH_MASK                                                                            \
+	(IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_EXCL_UNLINK |        \
+	 IN_ONLYDIR)
+
+typedef struct DiskInode {
+	dev_t dev;
+	ino_t ino; /* 0: free slot */
+	uint64_t bytes;
+} DiskInode;
+
+struct DiskIndex {
+	DiskInode *v;
+	size_t cap, n; /* cap: a power of two, at most half full */
+	bool full;     /* DISK_INDEX_MAX reached */
+};
+
+static DiskInode *index_slot(DiskIndex *x, dev_t dev, ino_t ino, bool add)
+{
+	size_t h;
+
+	if (ino == 0)
+		return NULL;
+	if (add && !x->full && (x->n + 1) * 2 > x->cap) {
+		size_t cap = x->cap ? x->cap * 2 : 1024;
+		DiskInode *v;
+
+		if (x->n + 1 > DISK_INDEX_MAX || !(v = calloc(cap, sizeof(*v)))) {
+			x->full = true;
+		} else {
+			for (size_t i = 0; i < x->cap; i++) {
+				size_t j;
+
+				if (!x->v[i].ino)
+					continue;
+				j = (size_t) ((x->v[i].ino * 0x9E3779B97F4A7C15ULL) ^ x->v[i].dev);
+				while (v[j & (cap - 1)].ino)
+					j++;
+				v[j & (cap - 1)] = x->v[i];
+			}
+			free(x->v);
+			x->v = v;
+			x->cap = cap;
+		}
+	}
+	if (!x->cap)
+		return NULL;
+	for (h = (size_t) ((ino * 0x9E3779B97F4A7C15ULL) ^ dev);; h++) {
+		DiskInode *e = &x->v[h & (x->cap - 1)];
+
+		if (e->ino == ino && e->dev == dev)
+			return e;
+		if (!e->ino) {
+			if (!add || x->full)
+				return NULL;
+			*e = (DiskInode){dev, ino, 0};
+			x->n++;
+			return e;
+		}
+	}
+}
+
+static void index_free(DiskIndex *x)
+{
+	if (x) {
+		free(x->v);
+		free(x);
+	}
+}
+
+/* Watches dirfd's directory (path: its host path, for the events) */
+static void disk_watch(Budget *b, int dirfd, const char *path)
+{
+	char proc[64];
+	int wd;
+
+	if (b->disk_ifd < 0 || b->disk_watches >= DISK_WATCH_MAX)
+		return;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dirfd);
+	wd = inotify_add_watch(b->disk_ifd, proc, DISK_WATCH_MASK);
+	if (wd < 0) {
+		if (errno == ENOSPC)
+			b->disk_watches = DISK_WATCH_MAX; /* the user's max_user_watches */
+		return;
+	}
+	if ((size_t) wd >= b->disk_wd_cap) {
+		size_t cap = MAX((size_t) wd + 1, b->disk_wd_cap * 2);
+		char **v = realloc(b->disk_wd_path, cap * sizeof(*v));
+
+		if (!v) {
+			(void) inotify_rm_watch(b->disk_ifd, wd);
+			return;
+		}
+		memset(v + b->disk_wd_cap, 0, (cap - b->disk_wd_cap) * sizeof(*v));
+		b->disk_wd_path = v;
+		b->disk_wd_cap = cap;
+	}
+	if (!b->disk_wd_path[wd]) {
+		b->disk_watches++;
+	} else if (streq(b->disk_wd_path[wd], path)) {
+		return;
+	}
+	free(b->disk_wd_path[wd]);
+	b->disk_wd_path[wd] = strdup(path);
+}
+
 typedef struct DiskWalk {
+	Budget *b;
+	DiskIndex *index; /* NULL: not indexing */
 	uint64_t bytes;
 	uint64_t inodes;
 	dev_t *seen_dev; /* hard links: (dev, ino) of files with nlink > 1 */
 	ino_t *seen_ino;
 	size_t n_seen, cap_seen;
+	char path[PATH_MAX]; /* of the directory being walked, unless unnamed */
+	unsigned unnamed;    /* > 0: below a directory whose path is too long */
 } DiskWalk;
 
 static bool seen_before(DiskWalk *w, const struct stat *st)
 {
+	DiskInode *e;
+
+	if (w->index && (e = index_slot(w->index, st->st_dev, st->st_ino, false)))
+		return true;
+	if (w->index && !w->index->full)
+		return false; /* the index has every inode so far */
 	for (size_t i = 0; i < w->n_seen; i++)
 		if (w->seen_ino[i] == st->st_ino && w->seen_dev[i] == st->st_dev)
 			return true;
@@ -118,6 +244,7 @@ static bool seen_before(DiskWalk *w, const struct stat *st)
  * descend into other file systems mounted below. */
 static void disk_walk_dir(DiskWalk *w, int dirfd, dev_t dev, unsigned depth)
 {
+	size_t len = strlen(w->path);
 	DIR *d;
 	struct dirent *de;
 
@@ -125,6 +252,8 @@ static void disk_walk_dir(DiskWalk *w, int dirfd, dev_t dev, unsigned depth)
 		(void) close(dirfd);
 		return;
 	}
+	if (!w->unnamed)
+		disk_watch(w->b, dirfd, w->path);
 	d = fdopendir(dirfd);
 	if (!d) {
 		(void) close(dirfd);
@@ -132,6 +261,7 @@ static void disk_walk_dir(DiskWalk *w, int dirfd, dev_t dev, unsigned depth)
 	}
 	while ((de = readdir(d)) && w->inodes < DISK_WALK_MAX) {
 		struct stat st;
+		DiskInode *e;
 
 		if (streq(de->d_name, ".") || streq(de->d_name, ".."))
 			continue;
@@ -141,27 +271,42 @@ static void disk_walk_dir(DiskWalk *w, int dirfd, dev_t dev, unsigned depth)
 		if (st.st_nlink > 1 && !S_ISDIR(st.st_mode) && seen_before(w, &st))
 			continue;
 		w->bytes += (uint64_t) st.st_blocks * 512;
+		if (w->index && (e = index_slot(w->index, st.st_dev, st.st_ino, true)))
+			e->bytes = (uint64_t) st.st_blocks * 512;
 		/* one file system per root: a mount point below (a /proc, another disk) is not
 		 * walked */
 		if (S_ISDIR(st.st_mode) && st.st_dev == dev) {
 			int fd = openat(dirfd, de->d_name,
 					O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-			if (fd >= 0)
+			if (fd < 0)
+				continue;
+			if (w->unnamed || len + 1 + strlen(de->d_name) >= sizeof(w->path)) {
+				/* too deep to name for the events: counted, not watched */
+				w->unnamed++;
 				disk_walk_dir(w, fd, dev, depth + 1);
+				w->unnamed--;
+				continue;
+			}
+			snprintf(w->path + len, sizeof(w->path) - len, "/%s", de->d_name);
+			disk_walk_dir(w, fd, dev, depth + 1);
+			w->path[len] = '\0';
 		}
 	}
 	closedir(d);
 }
 
-static uint64_t disk_usage(char **roots)
+/* Walks the roots: their allocated bytes; the index and the watches are renewed. */
+static uint64_t disk_usage(Budget *b)
 {
-	DiskWalk w = {};
+	DiskWalk w = {.b = b};
 
-	for (char **r = roots; r && *r; r++) {
+	w.index = b->disk_ifd >= 0 ? calloc(1, sizeof(*w.index)) : NULL;
+	for (char **r = b->disk_roots; r && *r; r++) {
 		int fd = open(*r, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		struct stat st;
 
+		snprintf(w.path, sizeof(w.path), "%s", *r);
 		if (fd >= 0 && fstat(fd, &st) == 0)
 			disk_walk_dir(&w, fd, st.st_dev, 0);
 		else if (fd >= 0)
@@ -169,6 +314,12 @@ static uint64_t disk_usage(char **roots)
 	}
 	free(w.seen_dev);
 	free(w.seen_ino);
+	if (w.index) {
+		index_free(b->disk_index);
+		b->disk_index = w.index;
+	}
+	b->disk_est = w.bytes;
+	b->disk_est_high = false;
 	return w.bytes;
 }
 
@@ -196,8 +347,10 @@ int budget_init(Budget *b, const Policy *p, const SbxView *view)
 		.rl_cpu_s = RLIM_INFINITY,
 		.rl_data = RLIM_INFINITY,
 		.memory_hard = UINT64_MAX,
+		.disk_ifd = -1,
 	};
 	pthread_mutex_init(&b->lock, NULL);
+	pthread_mutex_init(&b->disk_lock, NULL);
 	b->clk_tck = sysconf(_SC_CLK_TCK);
 	if (b->clk_tck <= 0)
 		b->clk_tck = 100;
@@ -251,12 +404,16 @@ int budget_init(Budget *b, const Policy *p, const SbxView *view)
 			    strv_push(&b->disk_roots, p->mounts[i].source) < 0)
 				return -ENOMEM;
 		if (b->disk_roots) {
-			uint64_t t0 = now_monotonic_ns(), took;
+			uint64_t t0 = now_monotonic_ns();
 
-			b->disk_baseline = disk_usage(b->disk_roots);
-			took = now_monotonic_ns() - t0;
+			/* none: walks only */
+			b->disk_ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+			b->disk_baseline = disk_usage(b);
+			b->disk_walk_end_ns = now_monotonic_ns();
+			b->disk_walk_cost_ns = b->disk_walk_end_ns - t0;
 			/* walking costs in proportion to the files: at most ~5% of one CPU */
-			b->disk_interval_ns = MAX(took * 20, TICK_DISK_MIN_MS * 1000000ULL);
+			b->disk_interval_ns =
+				MAX(b->disk_walk_cost_ns * 20, TICK_DISK_MIN_MS * 1000000ULL);
 			b->disk_next_ns = now_monotonic_ns() + b->disk_interval_ns;
 			if (!b->tick_ms || b->tick_ms > TICK_DISK_MIN_MS)
 				b->tick_ms = b->tick_ms ? b->tick_ms : TICK_DISK_MIN_MS;
@@ -269,6 +426,17 @@ void budget_done(Budget *b)
 {
 	strv_free(b->disk_roots);
 	b->disk_roots = NULL;
+	if (b->disk_ifd >= 0)
+		(void) close(b->disk_ifd);
+	b->disk_ifd = -1;
+	for (size_t i = 0; i < b->disk_wd_cap; i++)
+		free(b->disk_wd_path[i]);
+	free(b->disk_wd_path);
+	b->disk_wd_path = NULL;
+	b->disk_wd_cap = 0;
+	index_free(b->disk_index);
+	b->disk_index = NULL;
+	pthread_mutex_destroy(&b->disk_lock);
 	pthread_mutex_destroy(&b->lock);
 }
 
@@ -746,6 +914,135 @@ static int fsize_zero(pid_t pid, void *userdata)
 	return 0;
 }
 
+/* The rlimits first: a program that sees a creation fail (the flag) finds its writes
+ * failing too. */
+static void disk_now_full(Budget *b, pid_t keeper)
+{
+	if (!atomic_load(&b->disk_full)) {
+		(void) tree_walk(keeper, fsize_zero, NULL);
+		atomic_store(&b->disk_full, true);
+		b->disk_full_new = true;
+	}
+}
+
+/* A walk as soon as the cost rule allows (20 × the last walk's cost after it), sooner than
+ * the interval: the estimate says the budget is crossed but cannot be trusted alone. */
+static void disk_walk_soon(Budget *b)
+{
+	uint64_t soon = b->disk_walk_end_ns + b->disk_walk_cost_ns * 20;
+
+	b->disk_next_ns = MIN(b->disk_next_ns, MAX(soon, now_monotonic_ns()));
+}
+
+/* One change in a watched directory: the named file stat'ed, the estimate moved by its
+ * change since the walk (or since its last change). */
+static void disk_change(Budget *b, const struct inotify_event *ev)
+{
+	const char *dir = (size_t) ev->wd < b->disk_wd_cap ? b->disk_wd_path[ev->wd] : NULL;
+	char path[PATH_MAX];
+	struct stat st;
+	DiskInode *e;
+	uint64_t was;
+
+	if (!dir || !ev->len ||
+	    (size_t) snprintf(path, sizeof(path), "%s/%s", dir, ev->name) >= sizeof(path))
+		return;
+	if (fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return;
+	e = b->disk_index ? index_slot(b->disk_index, st.st_dev, st.st_ino, true) : NULL;
+	if (!e)
+		return; /* not indexed: the next walk counts it */
+	was = e->bytes;
+	e->bytes = (uint64_t) st.st_blocks * 512;
+	b->disk_est = b->disk_est + e->bytes >= was ? b->disk_est + e->bytes - was : 0;
+	if (S_ISDIR(st.st_mode) && (ev->mask & (IN_CREATE | IN_MOVED_TO))) {
+		/* a new directory: watched from now on (what it got before is the walk's) */
+		int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (fd >= 0) {
+			disk_watch(b, fd, path);
+			(void) close(fd);
+		}
+	}
+}
+
+int budget_disk_fd(const Budget *b)
+{
+	return b->disk_ifd;
+}
+
+static bool disk_changes_locked(Budget *b, pid_t keeper)
+{
+	const PolicyLimits *l = &b->policy->limits;
+	char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
+	uint64_t used;
+	ssize_t n;
+
+	while ((n = read(b->disk_ifd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *) (void *) p;
+
+			p += sizeof(*ev) + ev->len;
+			b->disk_events++;
+			if (ev->mask & IN_Q_OVERFLOW) {
+				disk_walk_soon(b); /* changes were lost */
+			} else if (ev->mask & IN_IGNORED) {
+				if ((size_t) ev->wd < b->disk_wd_cap && b->disk_wd_path[ev->wd]) {
+					free(b->disk_wd_path[ev->wd]);
+					b->disk_wd_path[ev->wd] = NULL;
+					b->disk_watches--;
+				}
+			} else if (ev->mask & (IN_DELETE | IN_MOVED_FROM)) {
+				/* the inode is not named: the estimate may be high from now on */
+				b->disk_est_high = true;
+			} else {
+				disk_change(b, ev);
+			}
+		}
+	}
+	if (!is_set(l->disk) || atomic_load(&b->disk_full))
+		return false;
+	used = b->disk_est > b->disk_baseline ? b->disk_est - b->disk_baseline : 0;
+	if (used < l->disk)
+		return false;
+	if (!b->disk_est_high) {
+		/* every change since the walk was a growth or shrink seen: trusted */
+		disk_now_full(b, keeper);
+		return false;
+	}
+	disk_walk_soon(b);
+	return true;
+}
+
+bool budget_disk_changes(Budget *b, pid_t keeper)
+{
+	bool soon;
+
+	pthread_mutex_lock(&b->disk_lock);
+	soon = disk_changes_locked(b, keeper) || b->disk_walk_asked;
+	b->disk_walk_asked = false;
+	pthread_mutex_unlock(&b->disk_lock);
+	return soon;
+}
+
+bool budget_disk_full_now(Budget *b, pid_t keeper)
+{
+	if (b->disk_ifd >= 0 && !atomic_load(&b->disk_full) &&
+	    pthread_mutex_trylock(&b->disk_lock) == 0) {
+		/* busy: a walk is under way, the flag is what we know */
+		b->disk_walk_asked |= disk_changes_locked(b, keeper);
+		pthread_mutex_unlock(&b->disk_lock);
+	}
+	return atomic_load(&b->disk_full);
+}
+
+uint64_t budget_disk_walk_due_ms(const Budget *b)
+{
+	uint64_t now = now_monotonic_ns();
+
+	return b->disk_next_ns > now ? (b->disk_next_ns - now + 999999) / 1000000 : 0;
+}
+
 const char *budget_sample(Budget *b, pid_t keeper, char *msg, size_t size)
 {
 	const PolicyLimits *l = &b->policy->limits;
@@ -773,24 +1070,27 @@ const char *budget_sample(Budget *b, pid_t keeper, char *msg, size_t size)
 	pthread_mutex_unlock(&b->lock);
 	b->processes = s.processes;
 
-	if (b->disk_roots && t0 >= b->disk_next_ns) {
-		uint64_t used = disk_usage(b->disk_roots), took = now_monotonic_ns() - t0;
+	pthread_mutex_lock(&b->disk_lock);
+	if (b->disk_roots && now_monotonic_ns() >= b->disk_next_ns) {
+		uint64_t w0 = now_monotonic_ns(), used = disk_usage(b);
 
+		b->disk_walk_end_ns = now_monotonic_ns();
+		b->disk_walk_cost_ns = b->disk_walk_end_ns - w0;
+		b->disk_walks++;
 		b->disk_used = used > b->disk_baseline ? used - b->disk_baseline : 0;
 		b->disk_peak = MAX(b->disk_peak, b->disk_used);
-		b->disk_interval_ns = MAX(took * 20, TICK_DISK_MIN_MS * 1000000ULL);
-		b->disk_next_ns = now_monotonic_ns() + b->disk_interval_ns;
+		b->disk_interval_ns = MAX(b->disk_walk_cost_ns * 20, TICK_DISK_MIN_MS * 1000000ULL);
+		b->disk_next_ns = b->disk_walk_end_ns + b->disk_interval_ns;
 	}
 
 	if (is_set(l->disk) && b->disk_roots && b->disk_used >= l->disk &&
-	    !atomic_load(&b->disk_full)) {
-		atomic_store(&b->disk_full, true);
-		b->disk_full_new = true;
-	}
-	if (atomic_load(&b->disk_full))
+	    !atomic_load(&b->disk_full))
+		disk_now_full(b, keeper);
+	else if (atomic_load(&b->disk_full))
 		/* at every sample: a process forked while the last sweep ran may have copied the
 		 * old limit */
 		(void) tree_walk(keeper, fsize_zero, NULL);
+	pthread_mutex_unlock(&b->disk_lock);
 
 	if (is_set(l->memory) && b->memory > l->memory) {
 		budget_format_size(l->memory, lim, sizeof(lim));
@@ -815,6 +1115,16 @@ const char *budget_sample(Budget *b, pid_t keeper, char *msg, size_t size)
 	b->sample_ns_total += now_monotonic_ns() - t0;
 	b->next_ms = next_tick(b, now_monotonic_ns() - t0);
 	return breach;
+}
+
+bool budget_efbig_is_disk(const Budget *b)
+{
+	const PolicyLimits *l = &b->policy->limits;
+
+	if (!is_set(l->disk))
+		return false;
+	/* RLIMIT_FSIZE is min(file_size, disk) until the disk is full, 0 after */
+	return atomic_load(&b->disk_full) || !is_set(l->file_size) || l->disk <= l->file_size;
 }
 
 uint64_t budget_disk_slack(uint64_t disk)

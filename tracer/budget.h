@@ -22,6 +22,7 @@
 typedef struct Policy Policy;
 typedef struct TracerFilter TracerFilter;
 typedef struct SbxView SbxView;
+typedef struct DiskIndex DiskIndex;
 
 #define BUDGET_MAX_RESERVATIONS 256
 
@@ -48,6 +49,18 @@ typedef struct Budget {
 	uint64_t disk_baseline; /* their allocated bytes at the start */
 	uint64_t disk_next_ns;	/* when to walk them again */
 	uint64_t disk_interval_ns;
+	uint64_t disk_walk_cost_ns, disk_walk_end_ns;
+	/* between walks (budget_disk_changes): inotify on the walked directories. disk_lock
+	 * guards the walk and the estimate (the main loop and creating handlers use them) */
+	pthread_mutex_t disk_lock;
+	bool disk_walk_asked; /* a handler found a walk due sooner */
+	int disk_ifd;		    /* -1: none, walks only */
+	char **disk_wd_path;	    /* host path of each watched directory, by watch descriptor */
+	size_t disk_wd_cap, disk_watches;
+	struct DiskIndex *disk_index; /* allocated bytes per inode: the last walk + changes */
+	uint64_t disk_est;	    /* the last walk's bytes + the changes seen since */
+	bool disk_est_high;	    /* a removal or move since the walk: disk_est may be high */
+	uint64_t disk_walks, disk_events;
 	/* the last walk found the disk budget used up: creation fails with EDQUOT (handlers
 	 * read it through EmuProcessOps.disk_full), every process's RLIMIT_FSIZE is 0 */
 	atomic_bool disk_full;
@@ -76,6 +89,22 @@ typedef struct Budget {
 int budget_init(Budget *b, const Policy *p, const SbxView *view);
 void budget_done(Budget *b);
 
+/** The inotify fd that reports changes in the rw mounts between disk walks, or -1. */
+int budget_disk_fd(const Budget *b);
+/** Reads the changes and updates the estimate; when it shows the disk budget used up and
+ * nothing was removed since the last walk, the disk is full from now on (disk_full_new set,
+ * RLIMIT_FSIZE 0 in the tree). Returns true when a walk should come sooner than planned:
+ * budget_disk_walk_due_ms() says when; the caller's next budget_sample() makes it. */
+bool budget_disk_changes(Budget *b, pid_t keeper);
+uint64_t budget_disk_walk_due_ms(const Budget *b);
+/** For a handler about to create something: the changes so far read (unless a walk is under
+ * way), then whether the disk is full. A creation after a burst of writes is refused even if
+ * the main loop has not run since. Any thread. */
+bool budget_disk_full_now(Budget *b, pid_t keeper);
+/** Whether a call that RLIMIT_FSIZE refused (EFBIG) was refused for the disk budget: the
+ * rlimit is the disk budget's (disk <= file_size, or no file_size) or the disk is used up.
+ * Such a call fails with EDQUOT instead (tracer/ptrace.c, docs/budgets.md). Any thread. */
+bool budget_efbig_is_disk(const Budget *b);
 /** In the command before exec (after vfork): rlimits and SIGXFSZ. Async-signal-safe. */
 void budget_child_setup(const Budget *b);
 

@@ -773,7 +773,14 @@ static bool op_disk_full(void *tracer)
 {
 	Tracer *t = tracer;
 
-	return t->budget && atomic_load(&t->budget->disk_full);
+	return t->budget && budget_disk_full_now(t->budget, t->keeper);
+}
+
+static bool op_efbig_is_disk(void *tracer)
+{
+	Tracer *t = tracer;
+
+	return t->budget && budget_efbig_is_disk(t->budget);
 }
 
 const EmuProcessOps tracer_process_ops = {
@@ -781,4 +788,5 @@ const EmuProcessOps tracer_process_ops = {
 	.check_target = op_check_target,
 	.fcntl_dup = op_fcntl_dup,
 	.disk_full = op_disk_full,
+	.efbig_is_disk = op_efbig_is_disk,
 };

@@ -25,6 +25,7 @@
  */
 #include "tracer/internal.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/seccomp.h>
@@ -43,6 +44,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "emulation/fs.h"
+#include "tracer/budget.h"
 
 #define RED_ZONE 128
 
@@ -461,6 +463,51 @@ out:
 	free(d);
 }
 
+/*
+ * The disk budget's answer to growth is EDQUOT, as on a disk with quotas, but the kernel
+ * check a plain user can set on another process's writes is RLIMIT_FSIZE, whose answer is
+ * EFBIG plus SIGXFSZ to the writer (docs/budgets.md). The signal is the hook: it is sent
+ * during the call and reported to us at its delivery, on the way back from the call before
+ * the thread runs an instruction, also when the program ignores it. If the call was one
+ * that grows files, it returned EFBIG, and the rlimit it hit is the disk budget's, the
+ * result becomes EDQUOT and the signal is dropped (a real EDQUOT sends none). Anything else
+ * (a SIGXFSZ from kill, a file_size limit) is delivered as it is. Returns whether it
+ * rewrote the call.
+ */
+static bool fsize_to_edquot(Tracer *t, pid_t pid)
+{
+	struct user_regs_struct regs;
+	siginfo_t si;
+
+	if (!t->budget || !budget_efbig_is_disk(t->budget))
+		return false;
+	if (ptrace(PTRACE_GETSIGINFO, pid, NULL, &si) < 0 || si.si_code != SI_USER)
+		return false;
+	if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) < 0 || (long long) regs.rax != -EFBIG)
+		return false;
+	switch (regs.orig_rax) {
+	case SYS_write:
+	case SYS_pwrite64:
+	case SYS_writev:
+	case SYS_pwritev:
+	case SYS_pwritev2:
+	case SYS_fallocate:
+	case SYS_ftruncate:
+	case SYS_sendfile:
+	case SYS_splice:
+	case SYS_copy_file_range:
+		break;
+	default:
+		return false;
+	}
+	regs.rax = (unsigned long long) -EDQUOT;
+	if (ptrace(PTRACE_SETREGS, pid, NULL, &regs) < 0) {
+		log_debug_errno(-errno, "PTRACE_SETREGS of %d", (int) pid);
+		return false;
+	}
+	return true;
+}
+
 static void *ptrace_main(void *userdata)
 {
 	PtraceStart *st = userdata;
@@ -517,6 +564,8 @@ static void *ptrace_main(void *userdata)
 			sig = 0;
 		} else if (sig == SIGTRAP && event) {
 			sig = 0; /* fork, clone events */
+		} else if (sig == SIGXFSZ && fsize_to_edquot(t, pid)) {
+			sig = 0; /* the disk budget's EFBIG, now EDQUOT */
 		}
 		/* else a signal-delivery stop: deliver it */
 		(void) ptrace(PTRACE_CONT, pid, NULL, (void *) (long) sig);

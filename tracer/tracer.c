@@ -489,6 +489,31 @@ static void arm(int tfd, uint64_t ms)
 	(void) timerfd_settime(tfd, 0, &its, NULL);
 }
 
+/* Arms tfd for ms from now unless it is armed to expire sooner. */
+static void arm_sooner(int tfd, uint64_t ms)
+{
+	struct itimerspec cur;
+
+	if (timerfd_gettime(tfd, &cur) == 0 && (cur.it_value.tv_sec || cur.it_value.tv_nsec) &&
+	    (uint64_t) cur.it_value.tv_sec * 1000 + (uint64_t) cur.it_value.tv_nsec / 1000000 <= ms)
+		return;
+	arm(tfd, ms);
+}
+
+static void report_disk_full(Tracer *t, Budget *b, const Policy *p)
+{
+	char lim[32];
+
+	if (!b->disk_full_new)
+		return;
+	b->disk_full_new = false;
+	budget_format_size(p->limits.disk, lim, sizeof(lim));
+	log_warn("disk limit of %s used up: creating files now fails with EDQUOT and writing "
+		 "them with %s",
+		 lim, t->filter->ptrace ? "EDQUOT" : "EFBIG (no ptrace)");
+	tracer_audit_budget_full(t, b);
+}
+
 static void format_ms(uint64_t ms, char *buf, size_t size)
 {
 	if (ms % 1000 == 0)
@@ -854,7 +879,8 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	}
 	{
 		int fds[] = {sfd,      wall_tfd,       grace_tfd, sock_c_s,
-			     sock_w_s, t.kill_eventfd, out.fd,	  err.fd, budget_tfd};
+			     sock_w_s, t.kill_eventfd, out.fd,	  err.fd, budget_tfd,
+			     budget_disk_fd(&budget)};
 
 		for (size_t i = 0; i < ARRAY_SIZE(fds); i++) {
 			struct epoll_event ev = {.events = EPOLLIN, .data.fd = fds[i]};
@@ -935,16 +961,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 					continue;
 				which = budget_sample(&budget, keeper, msg, sizeof(msg));
 				arm(budget_tfd, budget_next_ms(&budget));
-				if (budget.disk_full_new) {
-					char lim[32];
-
-					budget.disk_full_new = false;
-					budget_format_size(p->limits.disk, lim, sizeof(lim));
-					log_warn("disk limit of %s used up: creating files now fails "
-						 "with EDQUOT and writing them with EFBIG",
-						 lim);
-					tracer_audit_budget_full(&t, &budget);
-				}
+				report_disk_full(&t, &budget, p);
 				if (res.killed_by && !tree_killed && budget_hard_exceeded(&budget)) {
 					/* still growing in the grace period: no more grace */
 					tree_kill_all(keeper, false);
@@ -955,6 +972,11 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 					res.killed_by = which;
 					begin_stop(p, keeper, grace_tfd);
 				}
+			} else if (fd == budget_disk_fd(&budget)) {
+				/* changes in the rw mounts between two disk walks */
+				if (budget_disk_changes(&budget, keeper) && !child_done)
+					arm_sooner(budget_tfd, budget_disk_walk_due_ms(&budget));
+				report_disk_full(&t, &budget, p);
 			} else if (fd == grace_tfd) {
 				uint64_t exp;
 

@@ -17,6 +17,9 @@
  *   diskfill DIR N KIB [MS] DIR/keep, then N files of KIB KiB each (MS ms apart): "file I"
  *                           each; on an error "stopped at I errno E", then whether an append
  *                           to DIR/keep still works, and exit 0
+ *   grow FILE BYTES         create FILE empty, then grow it to BYTES with truncate(2),
+ *                           ftruncate(2) and fallocate(2) in turn: "truncate ok|errno E",
+ *                           "ftruncate …", "fallocate …" (shrunk to 0 between them); exits 0
  *   flood BYTES             write BYTES bytes of 'x' on stdout, then "done" on stderr
  *   fdleak                  open /dev/null until it fails: "fds N errno E"; exits 0
  *   sleep MS                sleep, exit 0
@@ -330,6 +333,33 @@ static int fdleak(void)
 	return 0;
 }
 
+static void grow_report(const char *what, int r)
+{
+	if (r == 0)
+		printf("%s ok\n", what);
+	else
+		printf("%s errno %s\n", what, errname(errno));
+}
+
+static int grow(const char *path, long long bytes)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	if (fd < 0) {
+		printf("create errno %s\n", errname(errno));
+		return 1;
+	}
+	grow_report("truncate", truncate(path, bytes));
+	if (ftruncate(fd, 0) < 0)
+		printf("shrink errno %s\n", errname(errno));
+	grow_report("ftruncate", ftruncate(fd, bytes));
+	if (ftruncate(fd, 0) < 0)
+		printf("shrink errno %s\n", errname(errno));
+	grow_report("fallocate", fallocate(fd, 0, 0, bytes));
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char *argv[])
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -352,6 +382,8 @@ int main(int argc, char *argv[])
 	if (strcmp(m, "diskfill") == 0 && argc > 4)
 		return diskfill(argv[2], atoi(argv[3]), atol(argv[4]),
 				argc > 5 ? atol(argv[5]) : 0);
+	if (strcmp(m, "grow") == 0 && argc > 3)
+		return grow(argv[2], atoll(argv[3]));
 	if (strcmp(m, "flood") == 0 && argc > 2)
 		return flood(atoll(argv[2]));
 	if (strcmp(m, "fdleak") == 0)

@@ -75,7 +75,9 @@ TEST(file_size_filler_gets_efbig_and_earlier_file_is_intact)
 	budget_cleanup();
 }
 
-TEST(disk_single_file_filler_stops_with_efbig)
+/* With a disk budget, ptrace = "auto" traces the tree: the EFBIG of RLIMIT_FSIZE becomes
+ * EDQUOT at the SIGXFSZ stop (tracer/ptrace.c) */
+TEST(disk_single_file_filler_stops_with_edquot)
 {
 	const char *sets[] = {"limits.disk=2MiB", "limits.wall_time=60s", NULL};
 	const char *dir = budget_setup();
@@ -87,14 +89,68 @@ TEST(disk_single_file_filler_stops_with_efbig)
 	ASSERT_TRUE(dir != NULL);
 	budget_run(&r, sets, false, cmd);
 	EXPECT_EQ(r.code, 0);
+	EXPECT_TRUE(strstr(r.out, "errno EDQUOT size 2097152") != NULL);
+	EXPECT_EQ(file_size(dir, "fill"), 2097152);
+	budget_cleanup();
+}
+
+/* Without ptrace nothing turns the kernel's EFBIG into EDQUOT (docs/budgets.md) */
+TEST(disk_single_file_filler_without_ptrace_stops_with_efbig)
+{
+	const char *sets[] = {"limits.disk=2MiB", "limits.wall_time=60s", "tracer.ptrace=never",
+			      NULL};
+	const char *dir = budget_setup();
+	const char *cmd[] = {hog(), "fsize", dir, "0", NULL};
+	BudgetRun r;
+
+	ASSERT_TRUE(dir != NULL);
+	budget_run(&r, sets, false, cmd);
+	EXPECT_EQ(r.code, 0);
 	EXPECT_TRUE(strstr(r.out, "errno EFBIG size 2097152") != NULL);
 	EXPECT_EQ(file_size(dir, "fill"), 2097152);
 	budget_cleanup();
 }
 
+/* truncate(2) is emulated in the supervisor, whose RLIMIT_FSIZE is not the caller's: it
+ * checks the caller's. ftruncate and fallocate run in the kernel. Past file_size: EFBIG;
+ * past the disk budget: EDQUOT; file_size below disk: EFBIG (the file_size limit is hit). */
+TEST(growth_by_truncate_ftruncate_fallocate_respects_file_size_and_disk)
+{
+	static const struct {
+		const char *a, *b, *want;
+	} cases[] = {
+		{"limits.file_size=1MiB", NULL, "EFBIG"},
+		{"limits.disk=1MiB", NULL, "EDQUOT"},
+		{"limits.file_size=1MiB", "limits.disk=4MiB", "EFBIG"},
+	};
+	const char *dir = budget_setup();
+	char path[600], want[64];
+
+	ASSERT_TRUE(dir != NULL);
+	snprintf(path, sizeof(path), "%s/grown", dir);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *sets[] = {"limits.wall_time=60s", cases[i].a, cases[i].b, NULL};
+		const char *cmd[] = {hog(), "grow", path, "2000000", NULL};
+		const char *calls[] = {"truncate", "ftruncate", "fallocate"};
+		BudgetRun r;
+
+		budget_run(&r, sets, false, cmd);
+		EXPECT_EQ(r.code, 0);
+		for (size_t j = 0; j < 3; j++) {
+			snprintf(want, sizeof(want), "%s errno %s\n", calls[j], cases[i].want);
+			if (!strstr(r.out, want))
+				printf("# %s %s: no \"%s\" in:\n%s", cases[i].a,
+				       cases[i].b ? cases[i].b : "", calls[j], r.out);
+			EXPECT_TRUE(strstr(r.out, want) != NULL);
+		}
+		EXPECT_EQ(file_size(dir, "grown"), 0);
+	}
+	budget_cleanup();
+}
+
 /* A fast filler may cross the budget by more than the slack before a walk sees it (the run is
- * stopped, 137), or be seen in time (creation fails with EDQUOT, writes with EFBIG, and it
- * stops by itself). Either way what it finished is intact. */
+ * stopped, 137), or be seen in time (creation and writes fail with EDQUOT, and it stops by
+ * itself). Either way what it finished is intact. */
 #define EXPECT_DISK_STOP(r)                                                                        \
 	do {                                                                                       \
 		if ((r)->code == 137) {                                                            \
@@ -132,7 +188,50 @@ TEST(disk_many_files_filler_is_stopped_and_earlier_files_are_intact)
 	budget_cleanup();
 }
 
-TEST(disk_used_up_fails_creation_with_edquot_and_growth_with_efbig)
+/* A filler as fast as the disk goes (no pause, 4 KiB writes) is seen within a few writes:
+ * inotify reports each write and the creation of the next file reads the reports first. It
+ * gets EDQUOT and runs on, well within the slack (2 MiB at 8 MiB); without the change
+ * reports a walk interval of writing got through and the run was stopped. */
+TEST(disk_fast_filler_gets_edquot_before_the_slack)
+{
+	const char *sets[] = {"limits.disk=8MiB", "limits.kill_grace=200ms",
+			      "limits.wall_time=120s", NULL};
+	const char *dir = budget_setup();
+	/* 64 files of 256 KiB: 16 MiB, twice the budget */
+	const char *cmd[] = {hog(), "diskfill", dir, "64", "256", NULL};
+	char du[700];
+	BudgetRun r;
+	long files;
+	FILE *f;
+	long kib = -1;
+
+	ASSERT_TRUE(dir != NULL);
+	budget_run(&r, sets, false, cmd);
+	EXPECT_EQ(r.code, 0);
+	EXPECT_TRUE(strstr(r.out, "stopped at") != NULL);
+	EXPECT_TRUE(strstr(r.out, "append errno EDQUOT") != NULL);
+	EXPECT_TRUE(strstr(r.err, "disk limit of 8MiB used up") != NULL);
+	files = last_value(&r, "file");
+	EXPECT_GE(files, 25); /* 26 files and keep: 6.75 MiB, under the budget */
+	for (long i = 0; i <= files; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "fill%ld", i);
+		EXPECT_EQ(file_size(dir, name), 256 * 1024);
+	}
+	snprintf(du, sizeof(du), "du -sk '%s'", dir);
+	f = popen(du, "r");
+	if (f) {
+		if (fscanf(f, "%ld", &kib) != 1)
+			kib = -1;
+		pclose(f);
+	}
+	printf("# %ld files, %ld KiB allocated under a budget of 8192 KiB\n", files + 1, kib);
+	EXPECT_TRUE(kib > 0 && kib < 8192 + 2048);
+	budget_cleanup();
+}
+
+TEST(disk_used_up_fails_creation_and_growth_with_edquot)
 {
 	const char *sets[] = {"limits.disk=2MiB", "limits.wall_time=60s", NULL};
 	const char *dir = budget_setup();
@@ -146,10 +245,11 @@ TEST(disk_used_up_fails_creation_with_edquot_and_growth_with_efbig)
 	budget_run(&r, sets, false, cmd); /* stdout as is: the file lines */
 	EXPECT_EQ(r.code, 0);
 	EXPECT_TRUE(strstr(r.err, "disk limit of 2MiB used up") != NULL);
-	/* the next file fails at its creation (EDQUOT), or the one being written at its next
-	 * write (EFBIG), and no file can grow afterwards */
-	EXPECT_TRUE(strstr(r.out, "errno EDQUOT") != NULL || strstr(r.out, "errno EFBIG") != NULL);
-	EXPECT_TRUE(strstr(r.out, "append errno EFBIG") != NULL);
+	/* the next file fails at its creation, or the one being written at its next write,
+	 * and no file can grow afterwards: EDQUOT each time */
+	EXPECT_TRUE(strstr(r.out, "stopped at") != NULL);
+	EXPECT_TRUE(strstr(r.out, "errno EDQUOT") != NULL);
+	EXPECT_TRUE(strstr(r.out, "append errno EDQUOT") != NULL);
 	files = last_value(&r, "file");
 	EXPECT_GE(files, 10);
 	EXPECT_EQ(file_size(dir, "keep"), 128 * 1024);
