@@ -238,10 +238,15 @@ int emu_handle_readlink(const EmuRequest *req, EmuDecision *d)
 		return fs_fail(d, r, NULL);
 	if (res.type != S_IFLNK)
 		return fs_fail(d, -EINVAL, NULL);
-	n = readlinkat(res.parent_fd, res.name, target, sizeof(target) - 1);
-	if (n < 0)
-		return fs_fail(d, -errno, NULL);
-	target[n] = 0;
+	if (res.synthetic_link[0]) {
+		n = (ssize_t) strlen(res.synthetic_link);
+		memcpy(target, res.synthetic_link, (size_t) n + 1);
+	} else {
+		n = readlinkat(res.parent_fd, res.name, target, sizeof(target) - 1);
+		if (n < 0)
+			return fs_fail(d, -errno, NULL);
+		target[n] = 0;
+	}
 	if (res.mount && res.mount->kind == SBX_MOUNT_PROC && target[0] == '/') {
 		/* a magic link: its text is a host path; show the virtual one */
 		char vp[PATH_MAX];

@@ -697,9 +697,14 @@ static int resolve_walk(const SbxView *v, const SbxLookup *l, unsigned nlinks, S
 			ret->trailing_slash = trailing;
 			return r;
 		}
-		ret->fd = ch.owned ? ch.fd : dup_fd(ch.fd);
-		if (ret->fd < 0)
-			return ret->fd;
+		if (ch.synthetic_link) {
+			snprintf(ret->synthetic_link, sizeof(ret->synthetic_link), "%s", ch.link);
+			ret->fd = -1;
+		} else {
+			ret->fd = ch.owned ? ch.fd : dup_fd(ch.fd);
+			if (ret->fd < 0)
+				return ret->fd;
+		}
 		ret->parent_fd = dup_fd(ch.pts ? v->pts_fd : ch.dev ? v->dev_fd : w.cur);
 		if (ret->parent_fd < 0) {
 			r = ret->parent_fd;

@@ -334,6 +334,81 @@ static int add_mount(SbxView *v, const char *vpath, const char *source, int fd, 
 	return 0;
 }
 
+/*
+ * A mount whose source has a procfs mounted below it (a "/" mount shows the host's /proc):
+ * walked as a plain directory, its "self" would be the supervisor and every host process
+ * would be listed. Each such procfs becomes a proc mount of its own at the matching virtual
+ * path (self is the caller, other processes hidden, fd/N reopen rules), unless the policy
+ * mounts something there or a deeper mount covers the place. procfs mounted inside another
+ * procfs (/proc/sys bind mounts in containers) are part of the outer one.
+ */
+static int add_nested_procs(SbxView *v)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096];
+	size_t n_dir = v->n_mounts;
+	int r = 0;
+
+	if (!f)
+		return 0; /* no procfs to find: nothing shows one either */
+	while (r >= 0 && fgets(line, sizeof(line), f)) {
+		char mp[PATH_MAX], fstype[64], *sep = strstr(line, " - ");
+		char vpath[PATH_MAX];
+		bool covered = false;
+
+		if (!sep || sscanf(sep, " - %63s", fstype) != 1 || !streq(fstype, "proc"))
+			continue;
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1 || strchr(mp, '\\'))
+			continue; /* octal escapes: not a path we map */
+		for (size_t i = 0; i < n_dir && !covered; i++) {
+			const SbxMount *m = &v->mounts[i];
+			size_t slen = streq(m->source, "/") ? 0 : m->slen;
+
+			if (m->kind != SBX_MOUNT_DIR || strncmp(mp, m->source, slen) != 0 ||
+			    mp[slen] != '/' || !mp[slen + 1])
+				continue;
+			if ((size_t) snprintf(vpath, sizeof(vpath), "%s%s",
+					      streq(m->vpath, "/") ? "" : m->vpath,
+					      mp + slen) >= sizeof(vpath))
+				continue;
+			for (size_t k = 0; k < v->n_mounts && !covered; k++) {
+				const SbxMount *o = &v->mounts[k];
+
+				/* the policy's own mount there, a proc already added, or a deeper
+				 * mount that hides the place */
+				if (streq(o->vpath, vpath) ||
+				    (o->kind == SBX_MOUNT_PROC &&
+				     vpath_has_prefix(vpath, o->vpath, o->vlen)) ||
+				    (o->vlen > m->vlen &&
+				     vpath_has_prefix(vpath, o->vpath, o->vlen) &&
+				     (m->vlen == 1 ||
+				      vpath_has_prefix(o->vpath, m->vpath, m->vlen))))
+					covered = true;
+			}
+			if (!covered) {
+				int fd = open(mp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+				struct statfs sfs;
+
+				if (fd < 0)
+					break;
+				if (fstatfs(fd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC) {
+					(void) close(fd);
+					break;
+				}
+				r = add_mount(v, vpath, NULL, fd, MOUNT_RO, SBX_MOUNT_PROC, false,
+					      false);
+				if (r < 0) {
+					(void) close(fd);
+					break;
+				}
+				covered = true;
+			}
+		}
+	}
+	fclose(f);
+	return r;
+}
+
 int sbx_default_get_fd(void *ctx, pid_t pid, int fd)
 {
 	_cleanup_close_ int pidfd = -1;
@@ -497,6 +572,10 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 			return r;
 		fd = -1; /* owned by the mount now */
 	}
+
+	r = add_nested_procs(v);
+	if (r < 0)
+		return r;
 
 	if (!dev_mounted) {
 		_cleanup_close_ int fd = -1;

@@ -177,6 +177,9 @@ typedef struct SbxResolved {
 	Sensitivity level;
 	char vpath[PATH_MAX];	  /* canonical virtual path */
 	char host_path[PATH_MAX]; /* best-effort host path, for audit */
+	/* /proc/self or /proc/thread-self of a proc mount, not followed: its text (the caller's
+	 * pid), which the host's entry of that name (the supervisor's) must not answer; fd -1 */
+	char synthetic_link[64];
 } SbxResolved;
 
 /**
