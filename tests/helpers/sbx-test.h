@@ -203,6 +203,17 @@ static inline void sbx_sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
+/* This program's own path, for a test that runs itself inside sbxtrace; NULL on failure. */
+static inline const char *sbx_self_exe(char *buf, size_t size)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+
+	if (n <= 0)
+		return NULL;
+	buf[n] = 0;
+	return buf;
+}
+
 /* A scratch directory under $TMPDIR (or /tmp); the caller removes what it creates. */
 static inline char *sbx_tmpdir(void)
 {

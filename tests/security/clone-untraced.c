@@ -39,16 +39,13 @@ int main(int argc, char *argv[])
 	const char *sbxtrace = sbx_env("SBXTRACE"), *policy = sbx_env("SBX_POLICY");
 	char self[4096];
 	int code;
-	ssize_t n;
 
 	if (argc == 2 && strcmp(argv[1], "ran") == 0)
 		return EXEC_RAN;
 	if (argc == 3 && strcmp(argv[1], "probe") == 0)
 		return probe(argv[2]);
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
+	if (!sbx_self_exe(self, sizeof(self)))
 		return 1;
-	self[n] = 0;
 	{
 		const char *args[] = {sbxtrace, "run", "-s", "tracer.ptrace=\"always\"",
 				      policy,	"--",  self, "probe",

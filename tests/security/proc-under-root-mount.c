@@ -76,14 +76,11 @@ int main(int argc, char *argv[])
 	char *dir;
 	FILE *f;
 	int code;
-	ssize_t n;
 
 	if (argc == 4 && strcmp(argv[1], "probe") == 0)
 		return probe(argv[2], argv[3]);
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
+	if (!sbx_self_exe(self, sizeof(self)))
 		return 1;
-	self[n] = 0;
 	dir = sbx_tmpdir();
 	if (!dir)
 		return 1;
