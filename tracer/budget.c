@@ -426,7 +426,10 @@ void budget_done(Budget *b)
 {
 	strv_free(b->disk_roots);
 	b->disk_roots = NULL;
-	if (b->disk_ifd >= 0)
+	/* with watches, the release waits for an RCU grace period (docs/performance.md) */
+	if (b->disk_ifd >= 0 && b->disk_watches > 0)
+		close_detached(b->disk_ifd);
+	else if (b->disk_ifd >= 0)
 		(void) close(b->disk_ifd);
 	b->disk_ifd = -1;
 	for (size_t i = 0; i < b->disk_wd_cap; i++)
