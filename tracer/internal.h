@@ -148,10 +148,8 @@ typedef struct Tracer {
 	int kill_eventfd; /* a handler asked to kill the tree: wakes the main loop */
 	Budget *budget;	  /* tracer/budget.c */
 
-	pthread_t receivers[4];
-	size_t n_receivers;
-	size_t want_receivers;	  /* the rest start after the first notification */
-	atomic_bool more_started; /* ... by the receiver that answered it */
+	pthread_t receiver; /* one: docs/supervisor.md, "Notifications" */
+	bool has_receiver;
 
 	/* worker pool for EMU_MAY_BLOCK handlers */
 	pthread_mutex_t lock;
@@ -253,9 +251,8 @@ int tracer_fs_opath_fallback(int fd);
 /** Host directory of the policy's virtual working directory (malloc'd), NULL on OOM. */
 char *tracer_fs_host_cwd(const Tracer *t, const Policy *p);
 
-/** Receiver and worker threads (tracer/dispatch.c). The receivers may start before the
- * listener exists; tracer_dispatch_set_fd() hands it to them. One receiver starts at once,
- * the others (up to n_receivers) once it has answered the first notification. */
-int tracer_dispatch_start(Tracer *t, size_t n_receivers);
+/** The receiver and worker threads (tracer/dispatch.c). The receiver may start before the
+ * listener exists; tracer_dispatch_set_fd() hands it over. */
+int tracer_dispatch_start(Tracer *t);
 void tracer_dispatch_set_fd(Tracer *t, int notify_fd);
 void tracer_dispatch_stop(Tracer *t);

@@ -802,8 +802,8 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 		setup_errno = -r;
 		goto finish;
 	}
-	/* the receivers start while C sets itself up */
-	r = tracer_dispatch_start(&t, 2);
+	/* the receiver starts while C sets itself up */
+	r = tracer_dispatch_start(&t);
 	if (r < 0) {
 		log_error_errno(r, "starting the receiver threads");
 		goto finish;
