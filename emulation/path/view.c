@@ -84,17 +84,25 @@ int sbx_path_normalize(const char *path, char *ret, size_t size)
 	return 0;
 }
 
-/* Removes name below dirfd recursively, never following symlinks. */
-static int rm_rf_at(int dfd, const char *name, unsigned depth)
+/* Removes name below dirfd recursively, never following symlinks. type: its d_type when
+ * known (DT_DIR skips the unlink that would fail), else DT_UNKNOWN. */
+static int rm_rf_at(int dfd, const char *name, unsigned char type, unsigned depth)
 {
 	_cleanup_close_ int fd = -1;
 	DIR *d;
 	struct dirent *de;
 	int r = 0;
 
-	if (unlinkat(dfd, name, 0) >= 0 || errno == ENOENT)
+	if (type != DT_DIR) {
+		if (unlinkat(dfd, name, 0) >= 0 || errno == ENOENT)
+			return 0;
+		if (errno != EISDIR && errno != EPERM)
+			return -errno;
+	}
+	/* an empty directory (the skeleton's mount points, most of a run's tree) goes at once */
+	if (unlinkat(dfd, name, AT_REMOVEDIR) >= 0 || errno == ENOENT)
 		return 0;
-	if (errno != EISDIR && errno != EPERM)
+	if (errno != ENOTEMPTY && errno != EEXIST && errno != EACCES && errno != EPERM)
 		return -errno;
 	if (depth > 256)
 		return -ELOOP;
@@ -112,7 +120,7 @@ static int rm_rf_at(int dfd, const char *name, unsigned depth)
 
 		if (streq(de->d_name, ".") || streq(de->d_name, ".."))
 			continue;
-		k = rm_rf_at(dirfd(d), de->d_name, depth + 1);
+		k = rm_rf_at(dirfd(d), de->d_name, de->d_type, depth + 1);
 		if (k < 0 && r == 0)
 			r = k;
 	}
@@ -711,7 +719,7 @@ SbxView *sbx_view_free(SbxView *v)
 	if (v->run_path) {
 		/* The skeleton and the non-kept tmp mounts are all inside the run directory. */
 		if (!(v->flags & SBX_VIEW_KEEP_TMP))
-			(void) rm_rf_at(AT_FDCWD, v->run_path, 0);
+			(void) rm_rf_at(AT_FDCWD, v->run_path, DT_UNKNOWN, 0);
 		free(v->run_path);
 	}
 	if (v->run_fd >= 0)
