@@ -14,8 +14,9 @@ struct SbxView {
 	SbxMount *mounts; /* sorted by vpath */
 	size_t n_mounts;
 	const SbxMount *root_mount; /* the mount at "/", or NULL (skeleton root) */
-	int run_fd;		    /* private per-run directory (skeleton + tmp mounts) */
+	int run_fd;		    /* private per-run directory of the skeleton (on tmpfs if any) */
 	char *run_path;
+	char **tmp_paths;	    /* tmp mounts the view made and removes at free */
 	int root_fd; /* O_PATH of the skeleton root */
 	char *root_path;
 	int dev_fd; /* O_PATH of the host /dev, -1 without the built-in /dev */

@@ -297,6 +297,25 @@ static const char *scratch_base(void)
 	return "/tmp";
 }
 
+/* Where the skeleton goes: a tmpfs when one is ours to use. The skeleton is a dozen empty
+ * directories made and removed per run; on this VM's ext4 /tmp that took 2.9 ms a run (the
+ * allocator searches past recently deleted inodes), on tmpfs 0.15 ms. tmp mounts hold the
+ * program's data and stay on scratch_base(). */
+static const char *skeleton_base(void)
+{
+	const char *e = getenv("XDG_RUNTIME_DIR");
+	struct statfs sfs;
+	struct stat st;
+
+	if (e && e[0] == '/' && stat(e, &st) >= 0 && S_ISDIR(st.st_mode) && access(e, W_OK) == 0)
+		return e;
+	if (statfs("/dev/shm", &sfs) >= 0 && sfs.f_type == TMPFS_MAGIC &&
+	    stat("/dev/shm", &st) >= 0 && S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) &&
+	    access("/dev/shm", W_OK) == 0)
+		return "/dev/shm";
+	return scratch_base();
+}
+
 static int add_mount(SbxView *v, const char *vpath, const char *source, int fd, MountMode mode,
 		     SbxMountKind kind, bool owned, bool keep)
 {
@@ -508,11 +527,11 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 	if (!hooks)
 		v->hooks.get_path = sbx_default_get_path;
 
-	/* One private directory per run: the skeleton root and the tmp mounts live in it. */
-	(void) snprintf(path, sizeof(path), "%s/sbxtrace-XXXXXX", scratch_base());
+	/* One private directory per run for the skeleton root */
+	(void) snprintf(path, sizeof(path), "%s/sbxtrace-XXXXXX", skeleton_base());
 	if (!mkdtemp(path)) {
 		r = -errno;
-		ERR("cannot create a run directory under %s: %s", scratch_base(), strerror(-r));
+		ERR("cannot create a run directory under %s: %s", skeleton_base(), strerror(-r));
 		return r;
 	}
 	v->run_path = strdup(path);
@@ -546,22 +565,18 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 		if (streq(norm, "/dev"))
 			dev_mounted = true;
 		if (pm->mode == MOUNT_TMP) {
-			char name[64];
-
-			if (pm->keep || (flags & SBX_VIEW_KEEP_TMP)) {
-				(void) snprintf(path, sizeof(path), "%s/sbxtrace-tmp-XXXXXX",
-						scratch_base());
-				if (!mkdtemp(path))
-					return -errno;
-				fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			} else {
-				(void) snprintf(name, sizeof(name), "tmp-%zu", i);
-				if (mkdirat(v->run_fd, name, 0700) < 0)
-					return -errno;
-				fd = openat(v->run_fd, name,
-					    O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			(void) snprintf(path, sizeof(path), "%s/sbxtrace-tmp-XXXXXX",
+					scratch_base());
+			if (!mkdtemp(path))
+				return -errno;
+			if (!pm->keep && !(flags & SBX_VIEW_KEEP_TMP)) {
+				if (strv_push(&v->tmp_paths, path) < 0) {
+					(void) rmdir(path);
+					return -ENOMEM;
+				}
 				owned = true;
 			}
+			fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (fd < 0)
 				return -errno;
 		} else {
@@ -717,11 +732,13 @@ SbxView *sbx_view_free(SbxView *v)
 	if (v->pts_fd >= 0)
 		(void) close(v->pts_fd);
 	if (v->run_path) {
-		/* The skeleton and the non-kept tmp mounts are all inside the run directory. */
 		if (!(v->flags & SBX_VIEW_KEEP_TMP))
 			(void) rm_rf_at(AT_FDCWD, v->run_path, DT_UNKNOWN, 0);
 		free(v->run_path);
 	}
+	for (char **t = v->tmp_paths; t && *t; t++)
+		(void) rm_rf_at(AT_FDCWD, *t, DT_DIR, 0);
+	strv_free(v->tmp_paths);
 	if (v->run_fd >= 0)
 		(void) close(v->run_fd);
 	free(v->root_path);
