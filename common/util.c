@@ -270,13 +270,23 @@ static long raw_syscall3(long nr, long a, long b, long c)
 	return r;
 }
 
+static int closer_fds[2]; /* the fd to close, the read end of the go-ahead pipe */
+
 static int closer_main(void *arg)
 {
-	long fd = (long) (intptr_t) arg;
+	long fd = closer_fds[0], go = closer_fds[1], lo = MIN(fd, go), hi = MAX(fd, go);
+	char c;
 
-	if (fd > 0)
-		(void) raw_syscall3(SYS_close_range, 0, fd - 1, 0);
-	(void) raw_syscall3(SYS_close_range, fd + 1, ~0U, 0);
+	(void) arg;
+	/* everything but the two: our caller's pipes must see EOF when the parent exits */
+	if (lo > 0)
+		(void) raw_syscall3(SYS_close_range, 0, lo - 1, 0);
+	if (hi - lo > 1)
+		(void) raw_syscall3(SYS_close_range, lo + 1, hi - 1, 0);
+	(void) raw_syscall3(SYS_close_range, hi + 1, ~0U, 0);
+	/* EOF once the parent has dropped its copy of fd: ours is then the last one */
+	while (raw_syscall3(SYS_read, go, (long) &c, 1) == -EINTR)
+		;
 	(void) raw_syscall3(SYS_close, fd, 0, 0);
 	(void) raw_syscall3(SYS_exit, 0, 0, 0);
 	return 0;
@@ -287,17 +297,29 @@ void close_detached(int fd)
 	/* static: the stack must outlive this call, and nothing frees or unmaps it */
 	static char stack[8192] __attribute__((aligned(16)));
 	sigset_t all, old;
+	int go[2];
+	pid_t pid;
 
 	if (fd < 0)
 		return;
+	if (pipe2(go, O_CLOEXEC) < 0) {
+		(void) close(fd);
+		return;
+	}
+	closer_fds[0] = fd;
+	closer_fds[1] = go[0];
 	/* the child starts with every signal blocked and never unblocks them: our handlers,
 	 * which it inherits, must not run in it on our memory */
 	sigfillset(&all);
 	(void) pthread_sigmask(SIG_SETMASK, &all, &old);
 	/* SIGCHLD: a plain child, which an init or subreaper that inherits it reaps */
-	(void) clone(closer_main, stack + sizeof(stack), CLONE_VM | SIGCHLD, (void *) (intptr_t) fd);
+	pid = clone(closer_main, stack + sizeof(stack), CLONE_VM | SIGCHLD, NULL);
 	(void) pthread_sigmask(SIG_SETMASK, &old, NULL);
-	(void) close(fd); /* not the last reference if the child exists, so it returns at once */
+	/* not the last reference when the child exists: returns at once */
+	(void) close(fd);
+	(void) close(go[0]);
+	(void) close(go[1]); /* the go-ahead */
+	(void) pid;
 }
 #else
 void close_detached(int fd)
