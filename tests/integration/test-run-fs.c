@@ -109,7 +109,8 @@ static void rm_rf(const char *p)
 	(void) !system(cmd);
 }
 
-/* ls / shows the mounts only, the workspace reads, /etc/shadow does not exist. */
+/* ls / shows the mounts only, the workspace reads, /etc/shadow does not exist, and the
+ * loader's cache is the host's (the view shows /usr and /lib as the host has them). */
 static int view(const char *sbxtrace)
 {
 	char *ws = mktmp(), *out = malloc(OUT_MAX), p[PATH_MAX + 16];
@@ -122,12 +123,13 @@ static int view(const char *sbxtrace)
 			"/bin/sh",
 			"-c",
 			"ls /; cat /workspace/x; cat /etc/shadow || echo no-shadow; "
-			"ls /etc; cat /workspace/../workspace/x",
+			"ls /etc; cat /workspace/../workspace/x; "
+			"echo ld-cache $(wc -c < /etc/ld.so.cache)",
 			NULL};
 	char *envp[] = {"PATH=/usr/bin:/bin", NULL};
 	const char *allowed = " bin dev etc lib lib64 tmp usr workspace ";
 	int code, bad = 0;
-	char *line, *save = NULL;
+	char *line, *save = NULL, *copy;
 
 	snprintf(p, sizeof(p), "%s/x", ws);
 	FILE *f = fopen(p, "w");
@@ -142,6 +144,7 @@ static int view(const char *sbxtrace)
 		fprintf(stderr, "the workspace or /etc/shadow are not as expected:\n%s", out);
 		bad = 1;
 	}
+	copy = strdup(out); /* strtok_r below cuts out */
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char w[64];
 
@@ -153,6 +156,20 @@ static int view(const char *sbxtrace)
 			bad = 1;
 		}
 	}
+	{
+		struct stat st;
+		char want[64];
+
+		/* the copy has the host's size (none on a host without one) */
+		if (stat("/etc/ld.so.cache", &st) == 0 && S_ISREG(st.st_mode)) {
+			snprintf(want, sizeof(want), "ld-cache %lld\n", (long long) st.st_size);
+			if (!strstr(copy, want)) {
+				fprintf(stderr, "no '%s' in:\n%s", want, copy);
+				bad = 1;
+			}
+		}
+	}
+	free(copy);
 	rm_rf(ws);
 	return bad;
 }
