@@ -284,30 +284,119 @@ static bool identity_mapped(const SbxView *v, const char *vpath)
 }
 
 /*
+ * The loader's cache (glibc's format 1.1, the only one glibc 2.32+ writes): a 48-byte header
+ * ("glibc-ld.so.cache1.1", nlibs, the string table's length, …), nlibs entries of 24 bytes
+ * (flags, key and value as offsets from the start of the file, …), then the strings.
+ * Entries keep their order (the loader searches them by binary search), so dropping some
+ * leaves a valid cache.
+ */
+#define LDC_MAGIC "glibc-ld.so.cache1.1"
+#define LDC_HEADER 48
+#define LDC_ENTRY 24
+
+static uint32_t ldc_u32(const char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* The string at off, or NULL when it does not end inside the file. */
+static const char *ldc_str(const char *buf, size_t len, uint32_t off)
+{
+	if (off >= len || !memchr(buf + off, 0, len - off))
+		return NULL;
+	return buf + off;
+}
+
+/* Keeps the entries whose library the view shows at the host's path (visible(path)), drops
+ * the others and blanks their strings, so the copy names nothing the view hides. -EINVAL for
+ * a cache not in the format above. */
+static int ldc_filter(char *buf, size_t len, bool (*visible)(const SbxView *, const char *),
+		      const SbxView *v)
+{
+	_cleanup_free_ char *keep = NULL, *drop = NULL;
+	uint32_t n, kept = 0;
+	char *ent = buf + LDC_HEADER;
+
+	if (len < LDC_HEADER || memcmp(buf, LDC_MAGIC, strlen(LDC_MAGIC)) != 0)
+		return -EINVAL;
+	n = ldc_u32(buf + 20);
+	if (n > (len - LDC_HEADER) / LDC_ENTRY)
+		return -EINVAL;
+	keep = calloc(1, len);
+	drop = calloc(1, len);
+	if (!keep || !drop)
+		return -ENOMEM;
+	/* ldconfig shares string tails ("libc.so.6" inside ".../libc.so.6"), so strings are
+	 * marked byte by byte: a byte any kept entry uses stays */
+	for (uint32_t i = 0; i < n; i++) {
+		char *e = ent + (size_t) i * LDC_ENTRY;
+		const char *key = ldc_str(buf, len, ldc_u32(e + 4));
+		const char *val = ldc_str(buf, len, ldc_u32(e + 8));
+		bool show;
+
+		if (!key || !val)
+			return -EINVAL;
+		show = visible(v, val);
+		memset((show ? keep : drop) + (key - buf), 1, strlen(key) + 1);
+		memset((show ? keep : drop) + (val - buf), 1, strlen(val) + 1);
+		if (show) {
+			memmove(ent + (size_t) kept * LDC_ENTRY, e, LDC_ENTRY);
+			kept++;
+		}
+	}
+	/* the slots of dropped entries, now after the kept ones */
+	memset(ent + (size_t) kept * LDC_ENTRY, 0, (size_t) (n - kept) * LDC_ENTRY);
+	memcpy(buf + 20, &kept, sizeof(kept));
+	/* the strings only dropped entries used; the rest (hwcaps names, the generator) stay */
+	for (size_t i = LDC_HEADER + (size_t) n * LDC_ENTRY; i < len; i++)
+		if (drop[i] && !keep[i])
+			buf[i] = 0;
+	return 0;
+}
+
+/* A library path of the cache that the view shows as the host has it. */
+static bool ldc_visible(const SbxView *v, const char *path)
+{
+	const SbxMount *m = path[0] == '/' ? view_mount_of(v, path) : NULL;
+
+	if (!m || m->kind != SBX_MOUNT_DIR)
+		return false;
+	/* the mounts that may hold libraries were checked to be the host's own (below) */
+	return streq(m->vpath, "/usr") || streq(m->vpath, "/lib") || streq(m->vpath, "/lib64");
+}
+
+/*
  * /etc/ld.so.cache when the policy shows none of the host's /etc there: a read-only copy of
- * the host's, made per run, when the library directories it names are the host's own (the
- * view shows /usr, /lib and /lib64 at their host paths, or not at all). Without it the dynamic
- * loader of every program searches the glibc-hwcaps, tls and x86_64 subdirectories of each
- * default directory for each library: 20 notified calls instead of 2 to start /bin/true,
- * every one a round trip to the supervisor (docs/performance.md). A hide rule still hides it.
+ * the host's, made per run, with only the libraries the view shows; made when /usr, /lib and
+ * /lib64 are shown where the host has them (or not at all) and the policy has no hide rules
+ * (which could hide a library the copy would name). Without it the dynamic loader of every
+ * program searches the glibc-hwcaps, tls and x86_64 subdirectories of each default directory
+ * for each library: 25 notified calls instead of 8 to start a program linked with libc alone,
+ * every one a round trip to the supervisor (docs/performance.md).
  */
 static int copy_ld_cache(SbxView *v)
 {
 	_cleanup_close_ int etc = -1, in = -1, out = -1;
-	struct stat st;
-	ssize_t n;
-	off_t left;
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	int r;
 
-	if (v->root_mount || view_mount_of(v, "/etc/ld.so.cache"))
+	if (v->root_mount || v->has_hide_rules || view_mount_of(v, "/etc/ld.so.cache"))
 		return 0;
 	if (!identity_mapped(v, "/usr") || !identity_mapped(v, "/lib") ||
 	    !identity_mapped(v, "/lib64"))
 		return 0;
 	in = open("/etc/ld.so.cache", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (in < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > (16 << 20))
-		return 0; /* none, or not one to copy: the loader searches, as before */
-	if (mkdir_p_at(v->root_fd, "etc") < 0)
-		return -errno;
+	if (in < 0)
+		return 0; /* none: the loader searches, as without the copy */
+	if (read_full_fd(in, 16 << 20, &buf, &len) < 0 || ldc_filter(buf, len, ldc_visible, v) < 0)
+		return 0; /* too large, unreadable, or a format we do not know: likewise */
+	r = mkdir_p_at(v->root_fd, "etc");
+	if (r < 0)
+		return r;
 	etc = openat(v->root_fd, "etc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (etc < 0)
 		return -errno;
@@ -315,16 +404,10 @@ static int copy_ld_cache(SbxView *v)
 		     0644);
 	if (out < 0)
 		return -errno;
-	for (left = st.st_size; left > 0; left -= n) {
-		n = copy_file_range(in, NULL, out, NULL, (size_t) left, 0);
-		if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == EOPNOTSUPP))
-			n = sendfile(out, in, NULL, (size_t) left);
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break; /* shrank meanwhile: what was there */
-	}
-	if (fchmod(out, 0644) < 0)
+	r = write_all(out, buf, len);
+	if (r < 0)
+		return r;
+	if (fchmod(out, 0644) < 0) /* whatever the supervisor's umask */
 		return -errno;
 	return 0;
 }
@@ -764,11 +847,6 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 		ERR("skeleton /etc/passwd: %s", strerror(-r));
 		return r;
 	}
-	r = copy_ld_cache(v);
-	if (r < 0) {
-		ERR("skeleton /etc/ld.so.cache: %s", strerror(-r));
-		return r;
-	}
 
 	for (size_t i = 0; i < policy->n_rules; i++) {
 		if (policy->rules[i].access == RULE_ACCESS_UNSET && !policy->rules[i].level)
@@ -776,6 +854,11 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 		v->has_rules = true;
 		if (policy->rules[i].access == RULE_ACCESS_HIDE)
 			v->has_hide_rules = true;
+	}
+	r = copy_ld_cache(v);
+	if (r < 0) {
+		ERR("skeleton /etc/ld.so.cache: %s", strerror(-r));
+		return r;
 	}
 
 	*ret_view = TAKE_PTR(v);

@@ -110,7 +110,8 @@ static void rm_rf(const char *p)
 }
 
 /* ls / shows the mounts only, the workspace reads, /etc/shadow does not exist, and the
- * loader's cache is the host's (the view shows /usr and /lib as the host has them). */
+ * loader's cache is the host's (the view shows /usr and /lib as the host has them) less the
+ * libraries the view does not show. */
 static int view(const char *sbxtrace)
 {
 	char *ws = mktmp(), *out = malloc(OUT_MAX), p[PATH_MAX + 16];
@@ -124,7 +125,12 @@ static int view(const char *sbxtrace)
 			"-c",
 			"ls /; cat /workspace/x; cat /etc/shadow || echo no-shadow; "
 			"ls /etc; cat /workspace/../workspace/x; "
-			"echo ld-cache $(wc -c < /etc/ld.so.cache)",
+			"echo ld-cache $(wc -c < /etc/ld.so.cache); "
+			/* every library the copy names is in the view (the host's cache also
+			 * names /lib32, which standard does not show) */
+			"/usr/sbin/ldconfig -p -C /etc/ld.so.cache | sed -n 's/.* => //p' | "
+			"while read p; do [ -e \"$p\" ] || [ -L \"$p\" ] || echo hidden-in-cache "
+			"$p; done",
 			NULL};
 	char *envp[] = {"PATH=/usr/bin:/bin", NULL};
 	const char *allowed = " bin dev etc lib lib64 tmp usr workspace ";
@@ -155,6 +161,10 @@ static int view(const char *sbxtrace)
 			fprintf(stderr, "ls / shows '%s'\n", line);
 			bad = 1;
 		}
+	}
+	if (strstr(copy, "hidden-in-cache")) {
+		fprintf(stderr, "the loader's cache names what the view hides:\n%s", copy);
+		bad = 1;
 	}
 	{
 		struct stat st;
