@@ -456,25 +456,27 @@ static void child_limit(int res, uint64_t cur, uint64_t max)
 	(void) setrlimit(res, &rl);
 }
 
+bool budget_pin_cpus(const Budget *b)
+{
+	/* the first `cpus` CPUs we may run on; advisory: the program may widen it again with
+	 * sched_setaffinity(0, …) (docs/budgets.md) */
+	cpu_set_t set, keep;
+	uint64_t n = 0;
+
+	if (!b || b->cpus == 0 || sched_getaffinity(0, sizeof(set), &set) < 0)
+		return false;
+	CPU_ZERO(&keep);
+	for (int c = 0; c < CPU_SETSIZE && n < b->cpus; c++)
+		if (CPU_ISSET(c, &set)) {
+			CPU_SET(c, &keep);
+			n++;
+		}
+	return n > 0 && sched_setaffinity(0, sizeof(keep), &keep) == 0;
+}
+
 void budget_child_setup(const Budget *b)
 {
-	if (b->cpus > 0) {
-		/* the first `cpus` CPUs we may run on; advisory: the program may widen it
-		 * again with sched_setaffinity(0, …) (docs/budgets.md) */
-		cpu_set_t set, keep;
-		uint64_t n = 0;
-
-		CPU_ZERO(&keep);
-		if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-			for (int c = 0; c < CPU_SETSIZE && n < b->cpus; c++)
-				if (CPU_ISSET(c, &set)) {
-					CPU_SET(c, &keep);
-					n++;
-				}
-			if (n > 0)
-				(void) sched_setaffinity(0, sizeof(keep), &keep);
-		}
-	}
+	(void) budget_pin_cpus(b);
 	child_limit(RLIMIT_FSIZE, b->rl_fsize, b->rl_fsize);
 	child_limit(RLIMIT_NOFILE, b->rl_nofile, b->rl_nofile);
 	/* SIGXCPU at the soft limit, SIGKILL at the hard one */

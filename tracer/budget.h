@@ -107,6 +107,9 @@ bool budget_disk_full_now(Budget *b, pid_t keeper);
 bool budget_efbig_is_disk(const Budget *b);
 /** In the command before exec (after vfork): rlimits and SIGXFSZ. Async-signal-safe. */
 void budget_child_setup(const Budget *b);
+/** With a cpus limit, confines the calling thread to the CPUs the command gets (the first
+ * `cpus` of the caller's affinity, as budget_child_setup() picks them); false otherwise. */
+bool budget_pin_cpus(const Budget *b);
 
 /** Called by the filter builder before it generates the program: makes clone, fork and
  * vfork notified (handled by budget_handle_clone) when the policy sets a tasks budget. */

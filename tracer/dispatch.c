@@ -387,6 +387,12 @@ static void *receiver_main(void *userdata)
 		log_error("cannot drop the capabilities of a receiver thread");
 		goto out;
 	}
+	/* With a cpus limit the tree runs on known CPUs: so does the receiver. An emulated open
+	 * is answered with ADDFD, whose wake-ups are not the synchronous kind: the kernel wakes
+	 * the caller, then us, on whichever CPU is idle, and on this VM a wake-up that crosses
+	 * CPUs costs tens of µs. Measured, an emulated open of a real file in standard
+	 * (cpus = 1): 44-49 µs with the receiver free, 20-21 µs on the command's CPU. */
+	(void) budget_pin_cpus(t->budget);
 	/* the first malloc above made this thread's arena; now its pages and the stack */
 	memset(d, 0, sizeof(*d));
 	warm_stack();
