@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bench-core: the supervisor's costs as ratios against native, measured in the same run.
- *   getpid                  kernel-allowed (the filter's fast path)
+ *   getpid                  kernel-allowed (the filter's fast path); also under a one-
+ *                           instruction allow-all filter: what any seccomp filter costs
  *   kill(self, 0)           notified, answered CONTINUE by the real dispatcher
  *   kill(child, 0)          notified, emulated (pidfd_open + tree check + pidfd_send_signal)
  *   openat floor            a minimal supervisor in this program: RECV, read the path,
@@ -58,6 +59,37 @@ static double loop_getpid(long n)
 	for (long i = 0; i < n; i++)
 		syscall(SYS_getpid);
 	return (now_ns() - t) / (double) n;
+}
+
+/* getpid in a child under a filter that allows everything: the kernel's own cost of having
+ * a filter (the syscall entry's slow path), which no filter of ours can go below */
+static double getpid_allow_all(long n)
+{
+	struct sock_filter insn = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	struct sock_fprog prog = {.len = 1, .filter = &insn};
+	double r = -1;
+	int p[2];
+	pid_t c;
+
+	if (pipe(p) < 0)
+		return -1;
+	c = fork();
+	if (c == 0) {
+		double t = -1;
+
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+		    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0)
+			t = loop_getpid(n);
+		(void) !write(p[1], &t, sizeof(t));
+		_exit(0);
+	}
+	close(p[1]);
+	if (c < 0 || read(p[0], &r, sizeof(r)) != sizeof(r))
+		r = -1;
+	close(p[0]);
+	if (c > 0)
+		waitpid(c, NULL, 0);
+	return r;
 }
 
 static double loop_kill_self(long n)
@@ -341,13 +373,17 @@ int main(int argc, char *argv[])
 	printf("%-34s %10s %10s %8s\n", "ns per operation", "native", "sandbox", "ratio");
 	{
 		/* best of 3 alternating runs each: the machine is shared and noisy */
-		double n = -1, s = -1;
+		double n = -1, s = -1, a = -1;
 
 		for (int i = 0; i < 3; i++) {
 			n = best(n, inner("getpid", 400000 * scale));
+			a = best(a, getpid_allow_all(400000 * scale));
 			s = best(s, sandboxed(driver, self, "getpid", 400000 * scale));
 		}
+		row("getpid, allow-all filter (floor)", n, a);
 		row("getpid (kernel-allowed)", n, s);
+		if (a > 0 && s > 0)
+			printf("kernel-allowed getpid / allow-all floor: %.3f\n", s / a);
 	}
 	{
 		double n = inner("kill-self", 200000 * scale), s = -1;
