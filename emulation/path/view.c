@@ -316,7 +316,11 @@ static const char *ldc_str(const char *buf, size_t len, uint32_t off)
 static int ldc_filter(char *buf, size_t len, bool (*visible)(const SbxView *, const char *),
 		      const SbxView *v)
 {
-	_cleanup_free_ char *keep = NULL, *drop = NULL;
+	enum { KEEP = 1, DROP = 2 };
+	_cleanup_free_ uint8_t *mark = NULL;
+	const char *last_dir = NULL;
+	size_t last_len = 0;
+	bool last_show = false;
 	uint32_t n, kept = 0;
 	char *ent = buf + LDC_HEADER;
 
@@ -325,9 +329,8 @@ static int ldc_filter(char *buf, size_t len, bool (*visible)(const SbxView *, co
 	n = ldc_u32(buf + 20);
 	if (n > (len - LDC_HEADER) / LDC_ENTRY)
 		return -EINVAL;
-	keep = calloc(1, len);
-	drop = calloc(1, len);
-	if (!keep || !drop)
+	mark = calloc(1, len);
+	if (!mark)
 		return -ENOMEM;
 	/* ldconfig shares string tails ("libc.so.6" inside ".../libc.so.6"), so strings are
 	 * marked byte by byte: a byte any kept entry uses stays */
@@ -335,14 +338,25 @@ static int ldc_filter(char *buf, size_t len, bool (*visible)(const SbxView *, co
 		char *e = ent + (size_t) i * LDC_ENTRY;
 		const char *key = ldc_str(buf, len, ldc_u32(e + 4));
 		const char *val = ldc_str(buf, len, ldc_u32(e + 8));
-		bool show;
+		const char *slash;
+		uint8_t m;
 
 		if (!key || !val)
 			return -EINVAL;
-		show = visible(v, val);
-		memset((show ? keep : drop) + (key - buf), 1, strlen(key) + 1);
-		memset((show ? keep : drop) + (val - buf), 1, strlen(val) + 1);
-		if (show) {
+		/* entries come grouped by directory: ask the view once per directory */
+		slash = strrchr(val, '/');
+		if (!last_dir || !slash || (size_t) (slash - val) != last_len ||
+		    memcmp(val, last_dir, last_len) != 0) {
+			last_show = visible(v, val);
+			last_dir = val;
+			last_len = slash ? (size_t) (slash - val) : 0;
+		}
+		m = last_show ? KEEP : DROP;
+		for (const char *c = key; c == key || c[-1]; c++)
+			mark[c - buf] |= m;
+		for (const char *c = val; c == val || c[-1]; c++)
+			mark[c - buf] |= m;
+		if (last_show) {
 			memmove(ent + (size_t) kept * LDC_ENTRY, e, LDC_ENTRY);
 			kept++;
 		}
@@ -352,7 +366,7 @@ static int ldc_filter(char *buf, size_t len, bool (*visible)(const SbxView *, co
 	memcpy(buf + 20, &kept, sizeof(kept));
 	/* the strings only dropped entries used; the rest (hwcaps names, the generator) stay */
 	for (size_t i = LDC_HEADER + (size_t) n * LDC_ENTRY; i < len; i++)
-		if (drop[i] && !keep[i])
+		if (mark[i] == DROP)
 			buf[i] = 0;
 	return 0;
 }
