@@ -459,23 +459,60 @@ static const char *scratch_base(void)
 	return "/tmp";
 }
 
-/* Where the skeleton goes: a tmpfs when one is ours to use. The skeleton is a dozen empty
- * directories made and removed per run; on this VM's ext4 /tmp that took 2.9 ms a run (the
- * allocator searches past recently deleted inodes), on tmpfs 0.15 ms. tmp mounts hold the
- * program's data and stay on scratch_base(). */
-static const char *skeleton_base(void)
+/* Whether dir, a host directory, is visible through a mount of the view (it is, or is below,
+ * a mount's source). */
+static bool host_dir_in_view(const SbxView *v, const char *dir)
 {
-	const char *e = getenv("XDG_RUNTIME_DIR");
-	struct statfs sfs;
+	char real[PATH_MAX];
+
+	if (!realpath(dir, real))
+		return false;
+	for (size_t i = 0; i < v->n_mounts; i++) {
+		const SbxMount *m = &v->mounts[i];
+
+		if (m->kind != SBX_MOUNT_PROC &&
+		    (streq(m->source, "/") ||
+		     (strncmp(real, m->source, m->slen) == 0 &&
+		      (real[m->slen] == '/' || real[m->slen] == 0))))
+			return true;
+	}
+	return false;
+}
+
+static bool usable_dir(const char *d)
+{
 	struct stat st;
 
-	if (e && e[0] == '/' && stat(e, &st) >= 0 && S_ISDIR(st.st_mode) && access(e, W_OK) == 0)
-		return e;
+	return d && d[0] == '/' && stat(d, &st) >= 0 && S_ISDIR(st.st_mode) && access(d, W_OK) == 0;
+}
+
+/* Where the skeleton goes: a tmpfs when one is ours to use, and a directory the view does not
+ * show ($XDG_RUNTIME_DIR, /dev/shm, $TMPDIR, /tmp, /var/tmp: the first of those), so that the program cannot reach its own skeleton through a mount (a policy that
+ * mounts /tmp or /dev/shm read-write could otherwise add to it). The skeleton is a dozen empty
+ * directories made and removed per run; on this VM's ext4 /tmp that took 2.9 ms a run (the
+ * allocator searches past recently deleted inodes), on tmpfs 0.15 ms. When every candidate
+ * is in the view (a mount at /), the first usable one: the skeleton then only holds the
+ * ancestors of nested mount points. tmp mounts hold the program's data and stay on
+ * scratch_base(). */
+static const char *skeleton_base(const SbxView *v)
+{
+	struct statfs sfs;
+	struct stat st;
+	const char *cand[] = {getenv("XDG_RUNTIME_DIR"), NULL, getenv("TMPDIR"), "/tmp", "/var/tmp"};
+	const char *first = NULL;
+
 	if (statfs("/dev/shm", &sfs) >= 0 && sfs.f_type == TMPFS_MAGIC &&
-	    stat("/dev/shm", &st) >= 0 && S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) &&
-	    access("/dev/shm", W_OK) == 0)
-		return "/dev/shm";
-	return scratch_base();
+	    stat("/dev/shm", &st) >= 0 && (st.st_mode & S_ISVTX))
+		cand[1] = "/dev/shm";
+	for (size_t i = 0; i < ARRAY_SIZE(cand); i++) {
+		if (!usable_dir(cand[i]))
+			continue;
+		if (!first)
+			first = cand[i];
+		if (!host_dir_in_view(v, cand[i]))
+			return cand[i];
+	}
+	return first ? first : "/tmp";
 }
 
 static int add_mount(SbxView *v, const char *vpath, const char *source, int fd, MountMode mode,
@@ -689,28 +726,6 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 	if (!hooks)
 		v->hooks.get_path = sbx_default_get_path;
 
-	/* One private directory per run for the skeleton root */
-	(void) snprintf(path, sizeof(path), "%s/sbxtrace-XXXXXX", skeleton_base());
-	if (!mkdtemp(path)) {
-		r = -errno;
-		ERR("cannot create a run directory under %s: %s", skeleton_base(), strerror(-r));
-		return r;
-	}
-	v->run_path = strdup(path);
-	if (!v->run_path)
-		return -ENOMEM;
-	v->run_fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (v->run_fd < 0)
-		return -errno;
-	if (mkdirat(v->run_fd, "root", 0755) < 0)
-		return -errno;
-	v->root_path = strdup_printf("%s/root", path);
-	if (!v->root_path)
-		return -ENOMEM;
-	v->root_fd = openat(v->run_fd, "root", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (v->root_fd < 0)
-		return -errno;
-
 	for (size_t i = 0; i < policy->n_mounts; i++) {
 		const PolicyMount *pm = &policy->mounts[i];
 		_cleanup_close_ int fd = -1;
@@ -757,6 +772,28 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 			return r;
 		fd = -1; /* owned by the mount now */
 	}
+
+	/* One private directory per run for the skeleton root */
+	(void) snprintf(path, sizeof(path), "%s/sbxtrace-XXXXXX", skeleton_base(v));
+	if (!mkdtemp(path)) {
+		r = -errno;
+		ERR("cannot create a run directory under %s: %s", skeleton_base(v), strerror(-r));
+		return r;
+	}
+	v->run_path = strdup(path);
+	if (!v->run_path)
+		return -ENOMEM;
+	v->run_fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (v->run_fd < 0)
+		return -errno;
+	if (mkdirat(v->run_fd, "root", 0755) < 0)
+		return -errno;
+	v->root_path = strdup_printf("%s/root", path);
+	if (!v->root_path)
+		return -ENOMEM;
+	v->root_fd = openat(v->run_fd, "root", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (v->root_fd < 0)
+		return -errno;
 
 	r = add_nested_procs(v);
 	if (r < 0)
