@@ -194,23 +194,31 @@ static void own_name(bool group, unsigned id, const char *fallback, char *buf, s
 	(void) snprintf(buf, size, "%s", name);
 }
 
-static int write_skeleton_file(int dirfd, const char *name, const char *text)
+static int write_skeleton_file(int dirfd, const char *name, const void *data, size_t len)
 {
 	_cleanup_close_ int fd = -1;
-	size_t len = strlen(text);
-	ssize_t n;
+	int r;
 
 	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	n = write(fd, text, len);
-	if (n < 0)
-		return -errno;
-	if ((size_t) n != len)
-		return -EIO;
+	r = write_all(fd, data, len);
+	if (r < 0)
+		return r;
 	if (fchmod(fd, 0644) < 0) /* whatever the supervisor's umask */
 		return -errno;
 	return 0;
+}
+
+/* An O_PATH fd of the skeleton's /etc, made if needed; -errno. */
+static int skeleton_etc(SbxView *v)
+{
+	int r = mkdir_p_at(v->root_fd, "etc"), fd;
+
+	if (r < 0)
+		return r;
+	fd = openat(v->root_fd, "etc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
 }
 
 /*
@@ -231,12 +239,9 @@ static int synth_passwd(SbxView *v, const char *home)
 		return 0;
 	if (strpbrk(home, ":\n"))
 		home = "/";
-	r = mkdir_p_at(v->root_fd, "etc");
-	if (r < 0)
-		return r;
-	etc = openat(v->root_fd, "etc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	etc = skeleton_etc(v);
 	if (etc < 0)
-		return -errno;
+		return etc;
 
 	if (uid == 0)
 		(void) snprintf(text, sizeof(text), "root:x:0:0:root:%s:/bin/sh\n", home);
@@ -249,7 +254,7 @@ static int synth_passwd(SbxView *v, const char *home)
 	if (uid != 65534)
 		(void) snprintf(text + strlen(text), sizeof(text) - strlen(text),
 				"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
-	r = write_skeleton_file(etc, "passwd", text);
+	r = write_skeleton_file(etc, "passwd", text, strlen(text));
 	if (r < 0)
 		return r;
 
@@ -262,7 +267,7 @@ static int synth_passwd(SbxView *v, const char *home)
 	if (gid != 65534)
 		(void) snprintf(text + strlen(text), sizeof(text) - strlen(text),
 				"nogroup:x:65534:\n");
-	return write_skeleton_file(etc, "group", text);
+	return write_skeleton_file(etc, "group", text, strlen(text));
 }
 
 /* Whether vpath, if shown at all, shows the host's own directory of that name: the covering
@@ -393,10 +398,9 @@ static bool ldc_visible(const SbxView *v, const char *path)
  */
 static int copy_ld_cache(SbxView *v)
 {
-	_cleanup_close_ int etc = -1, in = -1, out = -1;
+	_cleanup_close_ int etc = -1, in = -1;
 	_cleanup_free_ char *buf = NULL;
 	size_t len;
-	int r;
 
 	if (v->root_mount || v->has_hide_rules || view_mount_of(v, "/etc/ld.so.cache"))
 		return 0;
@@ -408,22 +412,10 @@ static int copy_ld_cache(SbxView *v)
 		return 0; /* none: the loader searches, as without the copy */
 	if (read_full_fd(in, 16 << 20, &buf, &len) < 0 || ldc_filter(buf, len, ldc_visible, v) < 0)
 		return 0; /* too large, unreadable, or a format we do not know: likewise */
-	r = mkdir_p_at(v->root_fd, "etc");
-	if (r < 0)
-		return r;
-	etc = openat(v->root_fd, "etc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	etc = skeleton_etc(v);
 	if (etc < 0)
-		return -errno;
-	out = openat(etc, "ld.so.cache", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		     0644);
-	if (out < 0)
-		return -errno;
-	r = write_all(out, buf, len);
-	if (r < 0)
-		return r;
-	if (fchmod(out, 0644) < 0) /* whatever the supervisor's umask */
-		return -errno;
-	return 0;
+		return etc;
+	return write_skeleton_file(etc, "ld.so.cache", buf, len);
 }
 
 /* The home of the synthesized passwd entry: the HOME the policy sets (if absolute), else
