@@ -295,9 +295,9 @@ static bool identity_mapped(const SbxView *v, const char *vpath)
  * Entries keep their order (the loader searches them by binary search), so dropping some
  * leaves a valid cache.
  */
-#define LDC_MAGIC "glibc-ld.so.cache1.1"
+#define LDC_MAGIC  "glibc-ld.so.cache1.1"
 #define LDC_HEADER 48
-#define LDC_ENTRY 24
+#define LDC_ENTRY  24
 
 static uint32_t ldc_u32(const char *p)
 {
@@ -463,9 +463,8 @@ static bool host_dir_in_view(const SbxView *v, const char *dir)
 		const SbxMount *m = &v->mounts[i];
 
 		if (m->kind != SBX_MOUNT_PROC &&
-		    (streq(m->source, "/") ||
-		     (strncmp(real, m->source, m->slen) == 0 &&
-		      (real[m->slen] == '/' || real[m->slen] == 0))))
+		    (streq(m->source, "/") || (strncmp(real, m->source, m->slen) == 0 &&
+					       (real[m->slen] == '/' || real[m->slen] == 0))))
 			return true;
 	}
 	return false;
@@ -479,18 +478,19 @@ static bool usable_dir(const char *d)
 }
 
 /* Where the skeleton goes: a tmpfs when one is ours to use, and a directory the view does not
- * show ($XDG_RUNTIME_DIR, /dev/shm, $TMPDIR, /tmp, /var/tmp: the first of those), so that the program cannot reach its own skeleton through a mount (a policy that
- * mounts /tmp or /dev/shm read-write could otherwise add to it). The skeleton is a dozen empty
- * directories made and removed per run; on this VM's ext4 /tmp that took 2.9 ms a run (the
- * allocator searches past recently deleted inodes), on tmpfs 0.15 ms. When every candidate
- * is in the view (a mount at /), the first usable one: the skeleton then only holds the
- * ancestors of nested mount points. tmp mounts hold the program's data and stay on
- * scratch_base(). */
+ * show ($XDG_RUNTIME_DIR, /dev/shm, $TMPDIR, /tmp, /var/tmp: the first of those), so that the
+ * program cannot reach its own skeleton through a mount (a policy that mounts /tmp or /dev/shm
+ * read-write could otherwise add to it). The skeleton is a dozen empty directories made and removed
+ * per run; on this VM's ext4 /tmp that took 2.9 ms a run (the allocator searches past recently
+ * deleted inodes), on tmpfs 0.15 ms. When every candidate is in the view (a mount at /), the first
+ * usable one: the skeleton then only holds the ancestors of nested mount points. tmp mounts hold
+ * the program's data and stay on scratch_base(). */
 static const char *skeleton_base(const SbxView *v)
 {
 	struct statfs sfs;
 	struct stat st;
-	const char *cand[] = {getenv("XDG_RUNTIME_DIR"), NULL, getenv("TMPDIR"), "/tmp", "/var/tmp"};
+	const char *cand[] = {getenv("XDG_RUNTIME_DIR"), NULL, getenv("TMPDIR"), "/tmp",
+			      "/var/tmp"};
 	const char *first = NULL;
 
 	if (statfs("/dev/shm", &sfs) >= 0 && sfs.f_type == TMPFS_MAGIC &&

@@ -94,7 +94,8 @@ int main(int argc, char *argv[])
 	fprintf(f, "[[mount]]\npath = \"/%s\"\nsource = \"%s\"\nmode = \"rw\"\n\n", marker, dir);
 	fprintf(f, "[[mount]]\npath = \"/hosttmp\"\nsource = \"%s\"\nmode = \"rw\"\n\n", tmp);
 	if (stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode))
-		fprintf(f, "[[mount]]\npath = \"/hostshm\"\nsource = \"/dev/shm\"\nmode = \"rw\"\n");
+		fprintf(f,
+			"[[mount]]\npath = \"/hostshm\"\nsource = \"/dev/shm\"\nmode = \"rw\"\n");
 	fclose(f);
 	/* the candidates in a known order: no XDG_RUNTIME_DIR, TMPDIR as the test has it */
 	(void) unsetenv("XDG_RUNTIME_DIR");
