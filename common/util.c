@@ -298,7 +298,6 @@ void close_detached(int fd)
 	static char stack[8192] __attribute__((aligned(16)));
 	sigset_t all, old;
 	int go[2];
-	pid_t pid;
 
 	if (fd < 0)
 		return;
@@ -313,13 +312,12 @@ void close_detached(int fd)
 	sigfillset(&all);
 	(void) pthread_sigmask(SIG_SETMASK, &all, &old);
 	/* SIGCHLD: a plain child, which an init or subreaper that inherits it reaps */
-	pid = clone(closer_main, stack + sizeof(stack), CLONE_VM | SIGCHLD, NULL);
+	(void) clone(closer_main, stack + sizeof(stack), CLONE_VM | SIGCHLD, NULL);
 	(void) pthread_sigmask(SIG_SETMASK, &old, NULL);
 	/* not the last reference when the child exists: returns at once */
 	(void) close(fd);
 	(void) close(go[0]);
 	(void) close(go[1]); /* the go-ahead */
-	(void) pid;
 }
 #else
 void close_detached(int fd)

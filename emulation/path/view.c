@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sendfile.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -315,11 +314,21 @@ static const char *ldc_str(const char *buf, size_t len, uint32_t off)
 	return buf + off;
 }
 
-/* Keeps the entries whose library the view shows at the host's path (visible(path)), drops
+/* A library path of the cache that the view shows as the host has it. */
+static bool ldc_visible(const SbxView *v, const char *path)
+{
+	const SbxMount *m = path[0] == '/' ? view_mount_of(v, path) : NULL;
+
+	if (!m || m->kind != SBX_MOUNT_DIR)
+		return false;
+	/* the mounts that may hold libraries were checked to be the host's own (below) */
+	return streq(m->vpath, "/usr") || streq(m->vpath, "/lib") || streq(m->vpath, "/lib64");
+}
+
+/* Keeps the entries whose library the view shows at the host's path (ldc_visible()), drops
  * the others and blanks their strings, so the copy names nothing the view hides. -EINVAL for
  * a cache not in the format above. */
-static int ldc_filter(char *buf, size_t len, bool (*visible)(const SbxView *, const char *),
-		      const SbxView *v)
+static int ldc_filter(const SbxView *v, char *buf, size_t len)
 {
 	enum { KEEP = 1, DROP = 2 };
 	_cleanup_free_ uint8_t *mark = NULL;
@@ -352,7 +361,7 @@ static int ldc_filter(char *buf, size_t len, bool (*visible)(const SbxView *, co
 		slash = strrchr(val, '/');
 		if (!last_dir || !slash || (size_t) (slash - val) != last_len ||
 		    memcmp(val, last_dir, last_len) != 0) {
-			last_show = visible(v, val);
+			last_show = ldc_visible(v, val);
 			last_dir = val;
 			last_len = slash ? (size_t) (slash - val) : 0;
 		}
@@ -374,17 +383,6 @@ static int ldc_filter(char *buf, size_t len, bool (*visible)(const SbxView *, co
 		if (mark[i] == DROP)
 			buf[i] = 0;
 	return 0;
-}
-
-/* A library path of the cache that the view shows as the host has it. */
-static bool ldc_visible(const SbxView *v, const char *path)
-{
-	const SbxMount *m = path[0] == '/' ? view_mount_of(v, path) : NULL;
-
-	if (!m || m->kind != SBX_MOUNT_DIR)
-		return false;
-	/* the mounts that may hold libraries were checked to be the host's own (below) */
-	return streq(m->vpath, "/usr") || streq(m->vpath, "/lib") || streq(m->vpath, "/lib64");
 }
 
 /*
@@ -410,7 +408,7 @@ static int copy_ld_cache(SbxView *v)
 	in = open("/etc/ld.so.cache", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (in < 0)
 		return 0; /* none: the loader searches, as without the copy */
-	if (read_full_fd(in, 16 << 20, &buf, &len) < 0 || ldc_filter(buf, len, ldc_visible, v) < 0)
+	if (read_full_fd(in, 16 << 20, &buf, &len) < 0 || ldc_filter(v, buf, len) < 0)
 		return 0; /* too large, unreadable, or a format we do not know: likewise */
 	etc = skeleton_etc(v);
 	if (etc < 0)
@@ -699,6 +697,7 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 	char path[PATH_MAX];
 	bool dev_mounted = false;
 	size_t n_dev = 0;
+	const char *base;
 	int r;
 
 	v = calloc(1, sizeof(*v));
@@ -766,10 +765,11 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 	}
 
 	/* One private directory per run for the skeleton root */
-	(void) snprintf(path, sizeof(path), "%s/sbxtrace-XXXXXX", skeleton_base(v));
+	base = skeleton_base(v);
+	(void) snprintf(path, sizeof(path), "%s/sbxtrace-XXXXXX", base);
 	if (!mkdtemp(path)) {
 		r = -errno;
-		ERR("cannot create a run directory under %s: %s", skeleton_base(v), strerror(-r));
+		ERR("cannot create a run directory under %s: %s", base, strerror(-r));
 		return r;
 	}
 	v->run_path = strdup(path);

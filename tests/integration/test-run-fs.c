@@ -126,6 +126,7 @@ static int view(const char *sbxtrace)
 			"ls /; cat /workspace/x; cat /etc/shadow || echo no-shadow; "
 			"ls /etc; cat /workspace/../workspace/x; "
 			"echo ld-cache $(wc -c < /etc/ld.so.cache); "
+			"if (echo x >> /etc/ld.so.cache) 2>/dev/null; then echo ld-cache-writable; fi; "
 			/* every library the copy names is in the view (the host's cache also
 			 * names /lib32, which standard does not show) */
 			"/usr/sbin/ldconfig -p -C /etc/ld.so.cache | sed -n 's/.* => //p' | "
@@ -161,6 +162,10 @@ static int view(const char *sbxtrace)
 			fprintf(stderr, "ls / shows '%s'\n", line);
 			bad = 1;
 		}
+	}
+	if (strstr(copy, "ld-cache-writable")) {
+		fprintf(stderr, "the program could write the skeleton's /etc/ld.so.cache\n");
+		bad = 1;
 	}
 	if (strstr(copy, "hidden-in-cache")) {
 		fprintf(stderr, "the loader's cache names what the view hides:\n%s", copy);
