@@ -51,6 +51,27 @@ static void notes(const Policy *p, bool quiet)
 			 f.landlock_abi,
 			 f.landlock_abi >= 6 ? ", with signal and abstract-socket scopes" : "");
 
+	/* tracer.kernel_view (docs/filesystem.md "The view in the kernel") */
+	{
+		const char *no = tracer_kview_policy_unsuitable(p);
+
+		if (!no && !f.userns && p->kernel_view == TRI_ON)
+			log_warn("tracer.kernel_view = true, but this host does not let this user "
+				 "make user namespaces: `run` will refuse to start");
+		else if (no && p->kernel_view == TRI_ON)
+			log_warn("tracer.kernel_view = true, but %s: `run` will refuse to start",
+				 no);
+		else if (!no && !f.userns && !quiet)
+			log_info("file-system view: emulated by the supervisor (this host does not "
+				 "let this user make user namespaces)");
+		else if (!quiet)
+			log_info("file-system view: %s",
+				 no ? "emulated by the supervisor"
+				    : "in the kernel (a user and mount namespace)");
+		if (no && p->kernel_view != TRI_OFF && !quiet)
+			log_info("  (not in the kernel: %s)", no);
+	}
+
 	/* network.unshare (docs/network.md "Network namespace") */
 	if (p->network.mode == NET_MODE_NONE && p->network.unshare_netns != 0) {
 		if (f.netns && !quiet)
@@ -61,8 +82,9 @@ static void notes(const Policy *p, bool quiet)
 			log_warn("network.unshare = true, but this host cannot make a network "
 				 "namespace (user namespaces off?): `run` will refuse to start");
 		else if (!f.netns)
-			log_warn("network.unshare = \"auto\": this host cannot make a network "
-				 "namespace, the command shares the host's (mode none still holds)");
+			log_warn(
+				"network.unshare = \"auto\": this host cannot make a network "
+				"namespace, the command shares the host's (mode none still holds)");
 	} else if (p->network.unshare_netns < 0 && !quiet) {
 		log_info("network.unshare = \"auto\" has no effect with mode \"%s\"",
 			 net_mode_to_string(p->network.mode));

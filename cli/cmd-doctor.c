@@ -42,7 +42,8 @@ int cmd_doctor(int argc, char *argv[])
 	     "tracer.ptrace: exec/chdir rewrite, backtraces");
 	line("libunwind-ptrace (loaded on demand)", tracer_backtraces_loadable(),
 	     "audit.backtrace: also needs ptrace and WAIT_KILLABLE_RECV");
-	line("unprivileged user namespaces", f.userns, "a way to a network namespace for a plain user");
+	line("user namespaces (as this user)", f.userns,
+	     "the view in the kernel (tracer.kernel_view); a network namespace for a plain user");
 	line("private network namespace", f.netns, "network.unshare with mode none (optional layer)");
 	printf("  %-40s %-4d %s\n", "Landlock ABI", f.landlock_abi,
 	       "tracer.landlock: >= 1 file-system rules from the mounts, >= 6 also scopes signals "

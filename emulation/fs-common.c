@@ -65,7 +65,7 @@ int fs_resolve_at(const EmuRequest *req, int dirfd, const char *path, unsigned f
 			return -ENOTDIR; /* "pipe:[…]", "socket:[…]" */
 		if (strlen(host) > 10 && streq(host + strlen(host) - 10, " (deleted)"))
 			return -ENOENT;
-		r = sbx_view_vpath_of_host(req->view, host, vp, sizeof(vp), NULL);
+		r = sbx_view_vpath_of_child(req->view, host, vp, sizeof(vp));
 		if (r < 0)
 			return -EACCES;
 		l.dir_vpath = vp;

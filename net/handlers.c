@@ -271,7 +271,7 @@ static int unix_view_target(const EmuRequest *req, NetOp op, const NetAddr *a, T
 		if (n <= 0)
 			return ENOENT;
 		host[n] = 0;
-		if (sbx_view_vpath_of_host(req->view, host, vp, sizeof(vp), NULL) < 0)
+		if (sbx_view_vpath_of_child(req->view, host, vp, sizeof(vp)) < 0)
 			return EACCES;
 		l.dir_vpath = vp;
 	}

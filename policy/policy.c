@@ -1444,7 +1444,7 @@ static int apply_syscalls(Doc *d, const TomlValue *t)
 
 static int apply_tracer(Doc *d, const TomlValue *t)
 {
-	static const char *const known[] = {"ptrace", "landlock", NULL};
+	static const char *const known[] = {"ptrace", "landlock", "kernel_view", NULL};
 	Policy *p = d->l->p;
 	char key[128];
 	int r, v;
@@ -1464,6 +1464,10 @@ static int apply_tracer(Doc *d, const TomlValue *t)
 			r = want_tristate(d, kv->value, key, &v);
 			if (r >= 0)
 				p->landlock = (TriState) v;
+		} else if (streq(kv->key, "kernel_view")) {
+			r = want_tristate(d, kv->value, key, &v);
+			if (r >= 0)
+				p->kernel_view = (TriState) v;
 		} else
 			r = unknown_key(d, kv, "tracer", known);
 		if (r < 0)
@@ -1992,6 +1996,7 @@ static Policy *policy_new(void)
 	p->deny_errno = EPERM;
 	p->ptrace = PTRACE_MODE_AUTO;
 	p->landlock = TRI_AUTO;
+	p->kernel_view = TRI_AUTO;
 	p->audit.events = AUDIT_EVENT_ALL;
 	p->audit.backtrace = AUDIT_SELECT_NONE;
 	p->audit.backtrace_depth = 16;

@@ -207,6 +207,7 @@ typedef struct Policy {
 
 	PtraceMode ptrace;
 	TriState landlock;
+	TriState kernel_view; /* the view in a user+mount namespace (docs/filesystem.md) */
 
 	PolicyAudit audit;
 	PolicyProcess process;

@@ -236,6 +236,7 @@ int policy_write_toml(const Policy *p, FILE *out)
 	fputs("\n[tracer]\n", out);
 	write_kv_string(out, "ptrace", ptrace_mode_to_string(p->ptrace), false);
 	write_tristate(out, "landlock", p->landlock);
+	write_tristate(out, "kernel_view", p->kernel_view);
 
 	fputs("\n[audit]\n", out);
 	if (p->audit.log)

@@ -195,7 +195,8 @@ static bool same(const TracerSlot *a, const TracerSlot *b)
 	return a->special == SLOT_PLAIN && b->special == SLOT_PLAIN && a->action == b->action;
 }
 
-static int build_prog(TracerFilter *f)
+static int build_prog(const TracerSlot *slots, int deny_errno, struct sock_filter **ret_prog,
+		      size_t *ret_len)
 {
 	Prog p = {};
 	Run *runs;
@@ -205,8 +206,7 @@ static int build_prog(TracerFilter *f)
 	if (!runs)
 		return -ENOMEM;
 	for (uint32_t nr = 0; nr < TRACER_NR_MAX; nr++) {
-		const TracerSlot *s =
-			f->slots[nr].entry || f->slots[nr].action ? &f->slots[nr] : NULL;
+		const TracerSlot *s = slots[nr].entry || slots[nr].action ? &slots[nr] : NULL;
 
 		if (n > 0 && same(runs[n - 1].slot, s)) {
 			runs[n - 1].hi = nr;
@@ -253,7 +253,7 @@ static int build_prog(TracerFilter *f)
 			p.insns[fr.patch].k = (uint32_t) (p.len - fr.patch - 1);
 		if (fr.n == 1) {
 			if (fr.runs[0].slot)
-				emit_special(&p, fr.runs[0].slot, f->deny_errno);
+				emit_special(&p, fr.runs[0].slot, deny_errno);
 			else
 				ret(&p, SECCOMP_RET_ERRNO | ENOSYS);
 			continue;
@@ -272,8 +272,8 @@ static int build_prog(TracerFilter *f)
 		free(p.insns);
 		return p.failed ? -ENOMEM : -E2BIG;
 	}
-	f->prog = p.insns;
-	f->len = p.len;
+	*ret_prog = p.insns;
+	*ret_len = p.len;
 	return 0;
 }
 
@@ -330,6 +330,35 @@ static void apply_override(TracerSlot *s, const PolicySyscall *o, int deny_errno
 	default:
 		return;
 	}
+}
+
+/*
+ * The program for a run whose view the kernel enforces (a user+mount namespace that holds
+ * exactly the view, tracer/kview.c): the path-taking syscalls the view alone made notified
+ * (or traced: chdir, execve) run in the kernel. What the policy's [syscalls] made of them
+ * (deny, kill, log) stays, and so does every other entry. The dispatch slots are the same:
+ * nothing that is notified here is handled differently.
+ */
+static int build_kernel_view_prog(TracerFilter *f)
+{
+	TracerSlot *slots = malloc(sizeof(f->slots));
+	int r;
+
+	if (!slots)
+		return -ENOMEM;
+	memcpy(slots, f->slots, sizeof(f->slots));
+	for (int nr = 0; nr < TRACER_NR_MAX; nr++) {
+		TracerSlot *s = &slots[nr];
+
+		if (!s->entry || !tracer_fs_kernel_runs(s->entry) || s->deny_error || s->kill ||
+		    s->log || s->special != SLOT_PLAIN)
+			continue;
+		s->action = SECCOMP_RET_ALLOW;
+		s->handler = NULL;
+	}
+	r = build_prog(slots, f->deny_errno, &f->kview_prog, &f->kview_len);
+	free(slots);
+	return r;
 }
 
 int tracer_filter_build(const Policy *p, TracerFilter **ret_filter)
@@ -394,9 +423,11 @@ int tracer_filter_build(const Policy *p, TracerFilter **ret_filter)
 	}
 
 	budget_filter_apply(f, p);
-	r = build_prog(f);
+	r = build_prog(f->slots, f->deny_errno, &f->prog, &f->len);
+	if (r >= 0 && p->kernel_view != TRI_OFF)
+		r = build_kernel_view_prog(f);
 	if (r < 0) {
-		free(f);
+		tracer_filter_free(f);
 		return r;
 	}
 	*ret_filter = f;
@@ -408,16 +439,21 @@ TracerFilter *tracer_filter_free(TracerFilter *f)
 	if (!f)
 		return NULL;
 	free(f->prog);
+	free(f->kview_prog);
 	free(f);
 	return NULL;
 }
 
-int tracer_filter_install(const TracerFilter *f, bool wait_killable)
+int tracer_filter_install(const TracerFilter *f, bool kernel_view, bool wait_killable)
 {
 	struct sock_fprog prog = {.len = (unsigned short) f->len, .filter = f->prog};
 	unsigned long flags = SECCOMP_FILTER_FLAG_NEW_LISTENER;
 	long fd;
 
+	if (kernel_view) {
+		prog.len = (unsigned short) f->kview_len;
+		prog.filter = f->kview_prog;
+	}
 	if (wait_killable)
 		flags |= SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
 	fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);

@@ -299,6 +299,16 @@ void tracer_fs_filter(TracerFilter *f, const Policy *p)
 	}
 }
 
+bool tracer_fs_kernel_runs(const EmuEntry *e)
+{
+	if (e >= exec_entries && e < exec_entries + ARRAY_SIZE(exec_entries))
+		return true;
+	if (e < emu_fs_entries || e >= emu_fs_entries + emu_fs_n_entries)
+		return false;
+	/* refused either way; notified, so that each refusal is counted */
+	return e->handler != emu_handle_fs_refuse;
+}
+
 char *tracer_fs_host_cwd(const Tracer *t, const Policy *p)
 {
 	const char *v = p->process.cwd;

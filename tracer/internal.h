@@ -47,6 +47,9 @@ typedef struct TracerFilter {
 	TracerSlot slots[TRACER_NR_MAX];
 	struct sock_filter *prog;
 	size_t len;
+	/* the same with the view in the kernel (tracer/kview.c); NULL when kernel_view is off */
+	struct sock_filter *kview_prog;
+	size_t kview_len;
 	int deny_errno;
 	bool ptrace; /* chdir goes through SECCOMP_RET_TRACE: the tracer thread must run */
 } TracerFilter;
@@ -54,8 +57,9 @@ typedef struct TracerFilter {
 /** Builds the filter program and the dispatch slots from the table and the policy. */
 int tracer_filter_build(const Policy *p, TracerFilter **ret_filter);
 TracerFilter *tracer_filter_free(TracerFilter *f);
-/** Installs the filter in the calling process, returns the listener fd. Async-signal-safe. */
-int tracer_filter_install(const TracerFilter *f, bool wait_killable);
+/** Installs the filter (its kernel-view program when kernel_view) in the calling process,
+ * returns the listener fd. Async-signal-safe. */
+int tracer_filter_install(const TracerFilter *f, bool kernel_view, bool wait_killable);
 
 /* Process tree (tracer/tree.c): the tree is every descendant of root (the keeper). */
 typedef int (*TreeVisit)(pid_t pid, void *userdata);
@@ -95,6 +99,41 @@ void child_mem_init(ChildMemCtx *ctx, pid_t pid, int notify_fd, uint64_t id);
  * capabilities are dropped; 0 or -errno. The probe tries it in a child. */
 int tracer_netns_enter(void);
 bool tracer_netns_possible(void);
+/* A user namespace (plus the namespaces in also) in which the caller's effective uid and gid
+ * map to themselves; in C, async-signal-safe. 0 or -errno; *ret_entered (if not NULL) is set
+ * once the namespaces exist, even if mapping the ids then failed. */
+int tracer_userns_enter(int also, bool *ret_entered);
+
+/* The view in the kernel (tracer/kview.c, docs/filesystem.md "The view in the kernel"): a
+ * plan made by S, carried out by C in a user+mount namespace before its filter. */
+typedef struct KViewBind {
+	char *source;  /* host path to bind */
+	char *target;  /* the skeleton's mount point for it (host path) */
+	char *vpath;   /* where the program sees it */
+	uint64_t attr; /* MOUNT_ATTR_* set on it (recursively for directories) */
+	bool device;   /* a node of the /dev allowlist: target is a placeholder file */
+	dev_t dev;     /* what the target must be once bound: st_dev/st_ino of a directory, */
+	ino_t ino;     /* st_rdev of a device */
+} KViewBind;
+
+typedef struct KView {
+	char *root; /* the skeleton root (host path), the program's "/" */
+	char *cwd;  /* virtual working directory */
+	KViewBind *binds;
+	size_t n_binds;
+	bool pts; /* process.pty: a private devpts at /dev/pts, its ptmx at /dev/ptmx */
+} KView;
+
+/** Whether the run can have its view in the kernel: NULL, or why not (static text). */
+const char *tracer_kview_unsuitable(const Policy *p, const SbxView *v, bool audited);
+/** The plan for C; -errno and a reason in why (a mount point missing in its parent's
+ * source, say: then the emulated view serves). */
+int tracer_kview_plan(const Policy *p, const SbxView *v, KView **ret, char *why, size_t size);
+KView *tracer_kview_free(KView *k);
+/** In C: enters the namespaces, builds the view, pivots into it and changes to its working
+ * directory. 0, or -errno with *what set; *entered tells whether the user namespace was
+ * made (after that, falling back to the emulated view is no longer possible). */
+int tracer_kview_enter(const KView *k, const char **what, bool *entered);
 
 /* The view's get_fd hook with a per-thread cache of callers' pidfds (tracer/pidfd-cache.c);
  * a thread that used it calls the flush before it ends. */
@@ -110,8 +149,9 @@ int child_mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len);
 typedef struct SbxView SbxView;
 int tracer_landlock_abi(void);
 /** Restricts the calling process per the policy and the view's mounts (NULL: no file-system
- * rules); 0, or -errno. Call after NO_NEW_PRIVS. */
-int tracer_landlock_apply(const Policy *p, const SbxView *view, int abi);
+ * rules; kview: the view is in the kernel, tracer/kview.c); 0, or -errno. Call after
+ * NO_NEW_PRIVS (and after pivot_root). */
+int tracer_landlock_apply(const Policy *p, const SbxView *view, const KView *kview, int abi);
 
 typedef struct Budget Budget; /* tracer/budget.h */
 
@@ -142,6 +182,7 @@ typedef struct Tracer {
 	pid_t child;  /* C: the command */
 	size_t notif_size, resp_size;
 	bool sync_wakeup;
+	bool kview; /* C built the view in the kernel (tracer/kview.c) */
 	atomic_uint_fast64_t denied;
 	atomic_bool stopping;
 	atomic_bool kill_requested;
@@ -217,6 +258,9 @@ int tracer_fs_setup(Tracer *t, const Policy *p);
 void tracer_fs_done(Tracer *t);
 /** Adds the path-taking syscalls (emulation/fs.h) and exec to the filter as notified. */
 void tracer_fs_filter(TracerFilter *f, const Policy *p);
+/** Whether entry is a path-taking syscall that the kernel runs when it holds the view (a
+ * user+mount namespace, tracer/kview.c): notified only for the emulated view. */
+bool tracer_fs_kernel_runs(const EmuEntry *e);
 /** ptrace (tracer/ptrace.c): a thread of S seizes the command and traces the whole tree. */
 int tracer_ptrace_start(Tracer *t, pid_t child);
 /** Waits for the tracer thread, which ends when no tracee is left. */

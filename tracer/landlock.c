@@ -8,6 +8,7 @@
  */
 #include "tracer/internal.h"
 
+#include <fcntl.h>
 #include <linux/landlock.h>
 #include <stddef.h>
 #include <sys/stat.h>
@@ -96,7 +97,47 @@ static int add_fs_rules(int ruleset, const SbxView *view, uint64_t handled)
 	return 0;
 }
 
-int tracer_landlock_apply(const Policy *p, const SbxView *view, int abi)
+/* With the view in the kernel (tracer/kview.c) the program itself lists "/" and opens the
+ * skeleton's files (/etc/passwd, the loader's cache) and the /dev nodes, which the emulated
+ * view opens for it: read beneath its root, and the file rights on each device. Called after
+ * pivot_root: these are the program's paths. */
+static int add_kview_rules(int ruleset, const KView *k, uint64_t handled)
+{
+	struct landlock_path_beneath_attr pb = {.allowed_access = handled & FS_READ};
+	int r = 0;
+
+	pb.parent_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (pb.parent_fd < 0)
+		return -errno;
+	if (syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0)
+		r = -errno;
+	(void) close(pb.parent_fd);
+	for (size_t i = 0; i < k->n_binds && r >= 0; i++) {
+		if (!k->binds[i].device)
+			continue;
+		pb.parent_fd = open(k->binds[i].vpath, O_PATH | O_CLOEXEC);
+		if (pb.parent_fd < 0)
+			return -errno;
+		pb.allowed_access = handled & FS_FILE_RIGHTS;
+		if (syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0)
+			r = -errno;
+		(void) close(pb.parent_fd);
+	}
+	for (size_t i = 0; k->pts && i < 2 && r >= 0; i++) {
+		/* the private devpts: its ptmx and the ptys beneath */
+		pb.parent_fd = open(i ? "/dev/ptmx" : "/dev/pts", O_PATH | O_CLOEXEC);
+		if (pb.parent_fd < 0)
+			return -errno;
+		pb.allowed_access =
+			i ? handled & FS_FILE_RIGHTS : handled & (FS_FILE_RIGHTS | FS_READ);
+		if (syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0)
+			r = -errno;
+		(void) close(pb.parent_fd);
+	}
+	return r;
+}
+
+int tracer_landlock_apply(const Policy *p, const SbxView *view, const KView *kview, int abi)
 {
 	struct sbx_landlock_ruleset_attr attr = {};
 	size_t size = sizeof(attr);
@@ -130,6 +171,8 @@ int tracer_landlock_apply(const Policy *p, const SbxView *view, int abi)
 		return -errno;
 	if (view)
 		r = add_fs_rules((int) fd, view, attr.handled_access_fs);
+	if (r >= 0 && view && kview)
+		r = add_kview_rules((int) fd, kview, attr.handled_access_fs);
 	if (r >= 0)
 		r = net_landlock_add_rules(p, abi, (int) fd);
 	if (r >= 0 && syscall(SYS_landlock_restrict_self, (int) fd, 0) < 0)

@@ -44,19 +44,17 @@ static int write_file(const char *path, const char *text)
 	return (size_t) n == strlen(text) ? 0 : -EIO;
 }
 
-int tracer_netns_enter(void)
+int tracer_userns_enter(int also, bool *ret_entered)
 {
-	uid_t uid = getuid();
-	gid_t gid = getgid();
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
 	char map[64];
 	int r;
 
-	if (unshare(CLONE_NEWNET) == 0)
-		return 0;
-	if (errno != EPERM)
+	if (unshare(CLONE_NEWUSER | also) < 0)
 		return -errno;
-	if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0)
-		return -errno;
+	if (ret_entered)
+		*ret_entered = true;
 	/* /proc/self/{uid,gid}_map of a non-dumpable process (C inherits S's setting) belong to
 	 * root: open(O_WRONLY) would fail with EACCES. C makes itself dumpable before its
 	 * filter anyway (tracer/tracer.c); this only does it a few calls earlier. */
@@ -72,6 +70,15 @@ int tracer_netns_enter(void)
 		return r;
 	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned) gid, (unsigned) gid);
 	return write_file("/proc/self/gid_map", map);
+}
+
+int tracer_netns_enter(void)
+{
+	if (unshare(CLONE_NEWNET) == 0)
+		return 0; /* root, or already in a user namespace of ours (tracer/kview.c) */
+	if (errno != EPERM)
+		return -errno;
+	return tracer_userns_enter(CLONE_NEWNET, NULL);
 }
 
 bool tracer_netns_possible(void)

@@ -76,9 +76,11 @@ static int in_child(int (*fn)(void))
 	return WEXITSTATUS(status);
 }
 
+/* what tracer/kview.c and a plain user's network namespace need: a user namespace with our
+ * ids mapped, and a mount namespace in it */
 static int userns_child(void)
 {
-	return unshare(CLONE_NEWUSER) == 0;
+	return tracer_userns_enter(CLONE_NEWNS, NULL) == 0;
 }
 
 static bool probe_ptrace(void)

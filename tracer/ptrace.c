@@ -372,12 +372,15 @@ out:
 }
 
 /* PTRACE_EVENT_EXEC: the new image must be the file that was checked. */
-static void on_exec_event(pid_t pid)
+static void on_exec_event(Tracer *t, pid_t pid)
 {
 	char p[64];
 	struct stat st;
-	Expect *e = expect_slot(pid, false);
+	Expect *e;
 
+	if (t->kview)
+		return; /* exec runs in the kernel, in a namespace that holds only the view */
+	e = expect_slot(pid, false);
 	snprintf(p, sizeof(p), "/proc/%d/exe", (int) pid);
 	if (e && stat(p, &st) == 0 && st.st_dev == e->dev && st.st_ino == e->ino) {
 		e->tgid = 0;
@@ -560,7 +563,7 @@ static void *ptrace_main(void *userdata)
 			}
 			sig = 0; /* a new tracee's first stop */
 		} else if (sig == SIGTRAP && event == PTRACE_EVENT_EXEC) {
-			on_exec_event(pid);
+			on_exec_event(t, pid);
 			sig = 0;
 		} else if (sig == SIGTRAP && event) {
 			sig = 0; /* fork, clone events */

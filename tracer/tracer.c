@@ -93,11 +93,12 @@ static _noreturn_ void child_fail(int sock, int kind, int error, const char *wha
 /* The listener goes to S by number, and S takes it with pidfd_getfd() (C is dumpable): not
  * with SCM_RIGHTS, because sendmsg() is notified (net/handlers.c) and nobody could answer it
  * before S has the listener. send() without an address runs in the kernel. */
-static int send_fd(int sock, int fd, pid_t pid)
+static int send_fd(int sock, int fd, pid_t pid, bool kernel_view)
 {
 	Msg m = {.kind = MSG_CHILD_PID, .value = pid};
 
 	memcpy(m.what, &fd, sizeof(fd));
+	m.what[sizeof(fd)] = kernel_view;
 	return send(sock, &m, sizeof(m), MSG_NOSIGNAL) < 0 ? -errno : 0;
 }
 
@@ -142,6 +143,7 @@ typedef struct Launch {
 	char **envp;
 	const char *cwd;
 	const char *exec_path; /* argv[0] found on PATH in the view by S, or NULL: execvp */
+	const KView *kview;    /* the view to build in the kernel (tracer/kview.c), or NULL */
 	int netns;	       /* a private network namespace: 1 required, -1 if possible, 0 no */
 	bool tty;
 	bool wait_killable;
@@ -177,6 +179,7 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 	sigset_t none;
 	int listener, r;
 	pid_t keeper = getppid();
+	bool kview = false;
 	char go;
 
 	(void) close(sock_w);
@@ -214,7 +217,18 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 		(void) close(l->out_w);
 		(void) close(l->err_w);
 	}
-	if (l->cwd && chdir(l->cwd) < 0)
+	if (l->kview) {
+		const char *what = "";
+		bool entered = false;
+
+		/* "auto" falls back to the emulated view when no user namespace can be made;
+		 * once one exists there is no way back */
+		r = tracer_kview_enter(l->kview, &what, &entered);
+		if (r < 0 && (entered || l->policy->kernel_view == TRI_ON))
+			child_fail(l->sock_c, MSG_SETUP_FAILED, -r, what);
+		kview = r == 0;
+	}
+	if (!kview && l->cwd && chdir(l->cwd) < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "chdir");
 
 	/* file_size, open_files and the per-process backstops of the budgets */
@@ -235,7 +249,7 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "PR_SET_NO_NEW_PRIVS");
-	r = tracer_landlock_apply(l->policy, l->view, l->landlock_abi);
+	r = tracer_landlock_apply(l->policy, l->view, kview ? l->kview : NULL, l->landlock_abi);
 	if (r < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, -r, "landlock");
 
@@ -245,11 +259,11 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 	if (prctl(PR_SET_DUMPABLE, 1) < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "PR_SET_DUMPABLE");
 
-	listener = tracer_filter_install(l->filter, l->wait_killable);
+	listener = tracer_filter_install(l->filter, kview, l->wait_killable);
 	if (listener < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, -listener, "seccomp filter");
 	/* From here on every syscall goes through the filter. */
-	if (send_fd(l->sock_c, listener, getpid()) < 0)
+	if (send_fd(l->sock_c, listener, getpid(), kview) < 0)
 		_exit(125);
 	if (read(l->sock_c, &go, 1) != 1)
 		_exit(125);
@@ -652,6 +666,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	char setup_what[48] = "";
 	char *cwd = NULL, *exec_path = NULL;
 	char **envp = NULL;
+	KView *kview = NULL;
 	int notify_fd = -1;
 	pid_t keeper;
 	Msg m;
@@ -719,6 +734,20 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 		goto out_fds;
 	}
 
+	if (p->kernel_view != TRI_OFF) {
+		const char *no = tracer_kview_unsuitable(p, t.view, t.audit != NULL);
+		char why[256] = "";
+
+		if (!no && (r = tracer_kview_plan(p, t.view, &kview, why, sizeof(why))) < 0)
+			no = why[0] ? why : strerror(-r);
+		if (no && p->kernel_view == TRI_ON) {
+			r = log_error_errno(-EINVAL, "tracer.kernel_view = true, but %s", no);
+			goto out_fds;
+		}
+		if (no)
+			log_debug("the view is emulated: %s", no);
+	}
+	l.kview = kview;
 	l.filter = t.filter;
 	l.view = t.view;
 	l.envp = envp;
@@ -825,6 +854,11 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 		goto finish;
 	}
 	t.child = m.value;
+	t.kview = m.what[sizeof(int)] != 0;
+	if (t.kview)
+		/* relative AF_UNIX addresses: /proc/PID/cwd reads as the program's own path */
+		sbx_view_set_kernel_paths(t.view);
+	log_debug("the view is %s", t.kview ? "in the kernel" : "emulated");
 	audit_set_main_pid(t.audit, t.child);
 	audit_process_start(t.audit, t.child, t.keeper, opts->argv);
 
@@ -1129,6 +1163,7 @@ out_fds:
 	strv_free(envp);
 	free(cwd);
 	free(exec_path);
+	tracer_kview_free(kview);
 	if (old_umask != (mode_t) -1)
 		(void) umask(old_umask);
 out_filter:

@@ -53,6 +53,10 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 int tracer_result_write_json(const Policy *p, const TracerResult *r, FILE *f);
 
 /* Kernel features (tracer/probe.c), probed once. */
+/** Why policy p cannot have its view in the kernel (tracer.kernel_view), NULL if it can
+ * (the host permitting user namespaces: TracerFeatures.userns). */
+const char *tracer_kview_policy_unsuitable(const Policy *p);
+
 typedef struct TracerFeatures {
 	bool listener;	    /* SECCOMP_FILTER_FLAG_NEW_LISTENER (5.0) */
 	bool addfd_send;    /* SECCOMP_ADDFD_FLAG_SEND (5.14) */
@@ -64,7 +68,7 @@ typedef struct TracerFeatures {
 	bool openat2;	    /* 5.6 */
 	bool process_vm_readv;
 	bool ptrace;	  /* PTRACE_SEIZE of a child */
-	bool userns;	  /* unshare(CLONE_NEWUSER) in a child */
+	bool userns;	  /* a user+mount namespace with our ids mapped, in a child */
 	bool netns;	  /* a private network namespace (root, or through a user namespace) */
 	int landlock_abi; /* 0: none */
 } TracerFeatures;

@@ -26,6 +26,7 @@ struct SbxView {
 	mode_t supervisor_umask; /* read at creation: what the kernel takes off our creations */
 	bool has_rules;
 	bool has_hide_rules;
+	bool kernel_paths; /* sbx_view_set_kernel_paths() */
 };
 
 /* Whether prefix is a component-wise prefix of path ("/a" of "/a" and "/a/b", "/" of all). */

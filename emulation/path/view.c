@@ -962,6 +962,16 @@ const char *sbx_view_root_path(const SbxView *v)
 	return v->root_path;
 }
 
+bool sbx_view_has_rules(const SbxView *v)
+{
+	return v->has_rules;
+}
+
+const char *const *sbx_view_dev_names(const SbxView *v)
+{
+	return v->dev_allow;
+}
+
 size_t sbx_view_n_mounts(const SbxView *v)
 {
 	return v->n_mounts;
@@ -1066,6 +1076,20 @@ SbxAccess sbx_view_access(const SbxView *v, const char *vpath, Sensitivity *ret_
 	default:
 		return base; /* "rw" never lifts a ro mount */
 	}
+}
+
+void sbx_view_set_kernel_paths(SbxView *v)
+{
+	v->kernel_paths = true;
+}
+
+int sbx_view_vpath_of_child(const SbxView *v, const char *path, char *ret_vpath, size_t size)
+{
+	if (!v->kernel_paths)
+		return sbx_view_vpath_of_host(v, path, ret_vpath, size, NULL);
+	if (path[0] != '/')
+		return -EXDEV;
+	return sbx_path_normalize(path, ret_vpath, size);
 }
 
 int sbx_view_vpath_of_host(const SbxView *v, const char *host, char *ret_vpath, size_t size,

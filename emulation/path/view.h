@@ -110,6 +110,11 @@ mode_t sbx_view_supervisor_umask(const SbxView *v);
 /** Host path of the skeleton root (for the supervisor: the child's initial chroot-less cwd…). */
 const char *sbx_view_root_path(const SbxView *v);
 size_t sbx_view_n_mounts(const SbxView *v);
+/** Whether the policy has rules inside mounts (hide, deny, ro, rw, sensitivity). */
+bool sbx_view_has_rules(const SbxView *v);
+/** Names of the built-in /dev allowlist (null, zero, …), NULL-terminated; empty when the
+ * policy mounts /dev itself. */
+const char *const *sbx_view_dev_names(const SbxView *v);
 const SbxMount *sbx_view_mount(const SbxView *v, size_t i);
 /** The mount with that exact virtual path, or NULL. */
 const SbxMount *sbx_view_mount_at(const SbxView *v, const char *vpath);
@@ -204,6 +209,16 @@ int sbx_view_vpath_of_fd(const SbxView *v, int fd, char *ret_vpath, size_t size,
 /** Same for a host path string (no check that it exists). */
 int sbx_view_vpath_of_host(const SbxView *v, const char *host, char *ret_vpath, size_t size,
 			   const SbxMount **ret_mount);
+
+/**
+ * The view is in the kernel (a mount namespace that holds it, tracer/kview.c): the program's
+ * /proc/PID/{cwd,fd/N} links, read from outside its namespace, are paths of the view
+ * already. Set once, before the first notification.
+ */
+void sbx_view_set_kernel_paths(SbxView *v);
+/** A path read from the child's /proc/PID/{cwd,fd/N}: its virtual path (0), -EXDEV outside
+ * the view. sbx_view_vpath_of_host() unless the view is in the kernel. */
+int sbx_view_vpath_of_child(const SbxView *v, const char *path, char *ret_vpath, size_t size);
 
 /**
  * Removes, in place, the entries of a getdents64 buffer (struct linux_dirent64 records) of

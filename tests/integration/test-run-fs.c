@@ -5,7 +5,9 @@
  * natively in another scratch directory (gVisor's native-vs-sandbox habit). One workload per
  * invocation (the argument): view, shell (also a FIFO opened by the shell and a background
  * writer: the blocking open runs on a worker), git, python, tar, make. A workload whose tools are
- * missing is skipped (77).
+ * missing is skipped (77). A second argument "emulated" or "kernel" sets tracer.kernel_view
+ * (false, true; without it: the default, "auto"); "kernel-view" checks what only the view in
+ * the kernel has to get right (docs/filesystem.md "The view in the kernel").
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -112,27 +114,32 @@ static void rm_rf(const char *p)
 /* ls / shows the mounts only, the workspace reads, /etc/shadow does not exist, and the
  * loader's cache is the host's (the view shows /usr and /lib as the host has them) less the
  * libraries the view does not show. */
+static const char *view_mode = "tracer.kernel_view=auto";
+
 static int view(const char *sbxtrace)
 {
 	char *ws = mktmp(), *out = malloc(OUT_MAX), p[PATH_MAX + 16];
-	char *argv[] = {(char *) sbxtrace,
-			"run",
-			"-w",
-			ws,
-			"standard",
-			"--",
-			"/bin/sh",
-			"-c",
-			"ls /; cat /workspace/x; cat /etc/shadow || echo no-shadow; "
-			"ls /etc; cat /workspace/../workspace/x; "
-			"echo ld-cache $(wc -c < /etc/ld.so.cache); "
-			"if (echo x >> /etc/ld.so.cache) 2>/dev/null; then echo ld-cache-writable; fi; "
-			/* every library the copy names is in the view (the host's cache also
-			 * names /lib32, which standard does not show) */
-			"/usr/sbin/ldconfig -p -C /etc/ld.so.cache | sed -n 's/.* => //p' | "
-			"while read p; do [ -e \"$p\" ] || [ -L \"$p\" ] || echo hidden-in-cache "
-			"$p; done",
-			NULL};
+	char *argv[] = {
+		(char *) sbxtrace,
+		"run",
+		"-s",
+		(char *) view_mode,
+		"-w",
+		ws,
+		"standard",
+		"--",
+		"/bin/sh",
+		"-c",
+		"ls /; cat /workspace/x; cat /etc/shadow 2>&1 || echo no-shadow; "
+		"ls /etc; cat /workspace/../workspace/x; "
+		"echo ld-cache $(wc -c < /etc/ld.so.cache); "
+		"if (echo x >> /etc/ld.so.cache) 2>/dev/null; then echo ld-cache-writable; fi; "
+		/* every library the copy names is in the view (the host's cache also
+		 * names /lib32, which standard does not show) */
+		"/usr/sbin/ldconfig -p -C /etc/ld.so.cache | sed -n 's/.* => //p' | "
+		"while read p; do [ -e \"$p\" ] || [ -L \"$p\" ] || echo hidden-in-cache "
+		"$p; done",
+		NULL};
 	char *envp[] = {"PATH=/usr/bin:/bin", NULL};
 	const char *allowed = " bin dev etc lib lib64 tmp usr workspace ";
 	int code, bad = 0;
@@ -189,6 +196,81 @@ static int view(const char *sbxtrace)
 	return bad;
 }
 
+/*
+ * The view in the kernel: standard with tracer.kernel_view = true (the run fails when the
+ * namespaces cannot be made, rather than emulating). No /proc; the runtime read-only; the
+ * workspace writes reach the host; the program keeps its uid; /dev/null works; and a relative
+ * AF_UNIX address (notified: the supervisor reads the caller's cwd from outside its mount
+ * namespace) names the socket in the program's working directory.
+ */
+static int kernel_view(const char *sbxtrace)
+{
+	static const char script[] =
+		"test -e /proc || echo no-proc; "
+		"touch /usr/kv-probe 2>/dev/null || echo usr-read-only; "
+		"echo written > /workspace/kv-file; "
+		"echo uid=$(id -u); "
+		"echo null > /dev/null && echo dev-null; "
+		"mkdir -p /workspace/sub && cd /workspace/sub && "
+		"python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.bind(\"sock\"); "
+		"s.listen(); c = socket.socket(socket.AF_UNIX); c.connect(\"sock\"); "
+		"print(\"unix-relative\")'";
+	char *ws = mktmp(), *out = malloc(OUT_MAX), p[PATH_MAX + 16], want[64];
+	char *argv[] = {(char *) sbxtrace,
+			"run",
+			"-s",
+			"tracer.kernel_view=true",
+			"-w",
+			ws,
+			"standard",
+			"--",
+			"/bin/sh",
+			"-c",
+			(char *) script,
+			NULL};
+	char *envp[] = {"PATH=/usr/bin:/bin", NULL};
+	const char *expect[] = {"no-proc\n", "usr-read-only\n", want, "dev-null\n",
+				"unix-relative\n"};
+	struct stat st;
+	int code, bad = 0;
+
+	if (access("/usr/bin/python3", X_OK) < 0) {
+		fprintf(stderr, "skip: python3 is not installed\n");
+		return 77;
+	}
+	snprintf(want, sizeof(want), "uid=%u\n", (unsigned) getuid());
+	code = run(ws, argv, envp, out);
+	if (code != 0) {
+		fprintf(stderr, "exit code %d\n%s", code, out);
+		bad = 1;
+	}
+	for (size_t i = 0; i < sizeof(expect) / sizeof(expect[0]); i++)
+		if (!strstr(out, expect[i])) {
+			fprintf(stderr, "no '%.*s' in:\n%s", (int) strcspn(expect[i], "\n"),
+				expect[i], out);
+			bad = 1;
+		}
+	snprintf(p, sizeof(p), "%s/kv-file", ws);
+	if (stat(p, &st) < 0 || st.st_size != 8 || st.st_uid != getuid()) {
+		fprintf(stderr, "the workspace file did not reach the host as the user's\n");
+		bad = 1;
+	}
+	snprintf(p, sizeof(p), "%s/sub/sock", ws);
+	if (stat(p, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+		fprintf(stderr, "the relative AF_UNIX bind did not make %s\n", p);
+		bad = 1;
+	}
+	if (access("/usr/kv-probe", F_OK) == 0) {
+		fprintf(stderr, "the program wrote /usr/kv-probe on the host\n");
+		(void) unlink("/usr/kv-probe");
+		bad = 1;
+	}
+	free(out);
+	rm_rf(ws);
+	free(ws);
+	return bad;
+}
+
 int main(int argc, char *argv[])
 {
 	const char *sbxtrace = getenv("SBXTRACE"), *name = argc > 1 ? argv[1] : "";
@@ -199,8 +281,13 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "skip: SBXTRACE is not set (run through meson test)\n");
 		return 77;
 	}
+	if (argc > 2)
+		view_mode = strcmp(argv[2], "kernel") == 0 ? "tracer.kernel_view=true"
+							   : "tracer.kernel_view=false";
 	if (strcmp(name, "view") == 0)
 		return view(sbxtrace);
+	if (strcmp(name, "kernel-view") == 0)
+		return kernel_view(sbxtrace);
 	for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++) {
 		char script[4096];
 
@@ -217,8 +304,18 @@ int main(int argc, char *argv[])
 		in_out = malloc(OUT_MAX);
 		nat_out = malloc(OUT_MAX);
 		{
-			char *a[] = {(char *) sbxtrace, "run", "-w",   in_ws, "standard", "--",
-				     "/bin/sh",		"-c",  script, NULL};
+			char *a[] = {(char *) sbxtrace,
+				     "run",
+				     "-s",
+				     (char *) view_mode,
+				     "-w",
+				     in_ws,
+				     "standard",
+				     "--",
+				     "/bin/sh",
+				     "-c",
+				     script,
+				     NULL};
 			char *e[] = {"PATH=/usr/bin:/bin", NULL};
 
 			in_code = run(in_ws, a, e, in_out);

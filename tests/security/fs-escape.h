@@ -9,9 +9,10 @@
  *     BASE/secret/secret.txt, BASE/ws-secret -> ../secret   outside every mount
  * and runs itself inside: sbxtrace run -w BASE/ws tests/data/fs-security.toml --
  * /workspace/prog inside BASE (with -s tracer.landlock=false for the --no-landlock
- * variant). Inside, attack() tries its technique and returns 0 when every attempt failed
- * closed, 1 when one reached the secret (saying which on stderr). Outside, the test then
- * checks that the secret and the read-only file are unchanged.
+ * variant; --kernel-view runs under tests/data/fs-security-kernel.toml instead, whose view
+ * the kernel holds: tracer.kernel_view). Inside, attack() tries its technique and returns 0 when
+ * every attempt failed closed, 1 when one reached the secret (saying which on stderr). Outside, the
+ * test then checks that the secret and the read-only file are unchanged.
  */
 
 #include <dirent.h>
@@ -37,6 +38,7 @@ static char fs_secret[PATH_MAX]; /* host path of the secret */
 static int fs_failures;
 static bool fs_long;		 /* the slow variant: more iterations */
 static const char *fs_extra_set; /* one more "-s KEY=VALUE" for the run, set by a test */
+static bool fs_kernel_view;	 /* --kernel-view: SBX_FS_POLICY_KERNEL, the view in the kernel */
 
 /* Attack, inside the sandbox: return 0 when everything failed closed. */
 static int attack(void);
@@ -138,7 +140,8 @@ static __attribute__((unused)) void fs_prepare(const char *ws);
 
 static __attribute__((unused)) int fs_outside(bool landlock)
 {
-	const char *sbxtrace = getenv("SBXTRACE"), *policy = getenv("SBX_FS_POLICY");
+	const char *sbxtrace = getenv("SBXTRACE");
+	const char *policy = getenv(fs_kernel_view ? "SBX_FS_POLICY_KERNEL" : "SBX_FS_POLICY");
 	const char *t = getenv("TMPDIR");
 	char base[PATH_MAX - 64], p[PATH_MAX + 64], ws[PATH_MAX], buf[256];
 	struct stat st_before, st_after;
@@ -172,6 +175,9 @@ static __attribute__((unused)) int fs_outside(bool landlock)
 	fs_prepare(ws);
 #endif
 
+	if (fs_kernel_view)
+		(void) setenv("SBX_FS_KERNEL_VIEW", "1",
+			      1); /* for the attack: the policy keeps SBX_* */
 	pid = fork();
 	if (pid < 0)
 		goto fail;
@@ -262,9 +268,12 @@ int main(int argc, char *argv[])
 			return 77;
 		return r || fs_failures ? 1 : 0;
 	}
-	for (int i = 1; i < argc; i++)
+	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--long") == 0)
 			fs_long = true;
+		if (strcmp(argv[i], "--kernel-view") == 0)
+			fs_kernel_view = true;
+	}
 	return fs_outside(!(argc > 1 && strcmp(argv[1], "--no-landlock") == 0));
 }
 #endif

@@ -45,7 +45,9 @@ static int attack(void)
 	memcpy(buf, good, strlen(good) + 1);
 	if (pthread_create(&th, NULL, rewriter, NULL) != 0)
 		return 1;
-	for (int i = 0; i < n && !fs_failures; i++) {
+	/* until the visible file has been opened too (bounded): with the view in the kernel the
+	 * loop can be over before the other thread has got going */
+	for (int i = 0; (i < n || (!seen_good && i < 100 * n)) && !fs_failures; i++) {
 		int fd = open(buf, O_RDONLY | O_CLOEXEC);
 
 		if (fd < 0)

@@ -39,7 +39,9 @@ static int attack(void)
 	}
 	if (pthread_create(&th, NULL, exchanger, NULL) != 0)
 		return 1;
-	for (int i = 0; i < n && !fs_failures; i++) {
+	/* until an open has succeeded too (bounded): with the view in the kernel the loop can be
+	 * over before the other thread has got going */
+	for (int i = 0; (i < n || (!opened && i < 100 * n)) && !fs_failures; i++) {
 		int fd = open("/workspace/d/secret.txt", O_RDONLY | O_CLOEXEC);
 
 		if (fd < 0)

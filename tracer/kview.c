@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The view in the kernel (docs/filesystem.md, "The view in the kernel"; tracer.kernel_view).
+ *
+ * The emulated view costs a round trip to the supervisor for every path-taking syscall
+ * (15-20 µs here against 1-2 µs in the kernel), and a compiler or a test suite makes tens of
+ * thousands of them. Where the kernel lets an unprivileged user make a user namespace, C
+ * builds the same view as a mount namespace before its filter: the skeleton root bound as
+ * "/", read-only; each mount's host source bound at its mount point (ro mounts read-only),
+ * every mount nosuid and, outside /dev, nodev; the /dev allowlist as binds of the host's
+ * nodes onto the skeleton's placeholders. Then pivot_root into it and detach the host's tree.
+ * The filter of such a run lets the path-taking syscalls run in the kernel
+ * (tracer/filter.c): what the namespace does not hold does not exist for the program, and
+ * Landlock's rules (tracer/landlock.c) still hold beneath.
+ *
+ * Pseudo-terminals (process.pty): a new devpts instance at /dev/pts, and its ptmx bound on
+ * /dev/ptmx. It holds only the ptys made through it, by the tree: what the emulated view
+ * checks pty by pty (tracer/fs.c) holds by construction.
+ *
+ * Only views the namespace reproduces exactly qualify (tracer_kview_unsuitable()): no rules
+ * inside mounts (hide, deny, ro/rw, sensitivity: decided per path), no procfs mount (its pid
+ * filtering), no [exec] globs, no mount at "/", and no audit or trace, which record
+ * file-system calls only when the supervisor sees them.
+ *
+ * Each bind is made by path, since a bind of an fd opened in S's namespace is refused in
+ * the new one (do_loopback's check_mnt); the path could have been swapped since S opened
+ * it, so the bound directory's st_dev/st_ino must be what S opened, else the run fails.
+ */
+#include "tracer/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/mount.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "emulation/path/view.h"
+#include "policy/policy.h"
+
+#ifndef PROC_SUPER_MAGIC
+#define PROC_SUPER_MAGIC 0x9fa0
+#endif
+#ifndef SYS_mount_setattr
+#define SYS_mount_setattr 442
+#endif
+
+const char *tracer_kview_policy_unsuitable(const Policy *p)
+{
+	if (p->kernel_view == TRI_OFF)
+		return "tracer.kernel_view = false";
+	if (p->audit.log || p->audit.trace || p->audit.backtrace != AUDIT_SELECT_NONE)
+		return "the audit log and --trace see file-system calls only in the emulated view";
+	for (size_t i = 0; i < p->n_rules; i++)
+		if (p->rules[i].access != RULE_ACCESS_UNSET || p->rules[i].level)
+			return "rules inside mounts are decided path by path by the supervisor";
+	if (p->exec_allow || p->exec_deny)
+		return "[exec] globs are checked by the supervisor";
+	for (size_t i = 0; i < p->n_mounts; i++) {
+		const char *src = p->mounts[i].source ? p->mounts[i].source : p->mounts[i].path;
+		struct statfs sf;
+
+		if (p->mounts[i].mode != MOUNT_TMP && src && statfs(src, &sf) == 0 &&
+		    sf.f_type == PROC_SUPER_MAGIC)
+			return "a /proc mount shows only the sandbox's processes through the "
+			       "supervisor";
+		if (p->mounts[i].path &&
+		    strspn(p->mounts[i].path, "/") == strlen(p->mounts[i].path))
+			return "a mount at / (the skeleton is the root of a kernel view)";
+	}
+	return NULL;
+}
+
+const char *tracer_kview_unsuitable(const Policy *p, const SbxView *v, bool audited)
+{
+	const char *no = tracer_kview_policy_unsuitable(p);
+
+	if (no)
+		return no;
+	if (audited)
+		return "the audit log and --trace see file-system calls only in the emulated view";
+	if (sbx_view_has_rules(v))
+		return "rules inside mounts are decided path by path by the supervisor";
+	for (size_t i = 0; i < sbx_view_n_mounts(v); i++) {
+		const SbxMount *m = sbx_view_mount(v, i);
+
+		if (m->kind == SBX_MOUNT_PROC)
+			return "a /proc mount shows only the sandbox's processes through the "
+			       "supervisor";
+		if (streq(m->vpath, "/"))
+			return "a mount at / (the skeleton is the root of a kernel view)";
+	}
+	return NULL;
+}
+
+KView *tracer_kview_free(KView *k)
+{
+	if (!k)
+		return NULL;
+	for (size_t i = 0; i < k->n_binds; i++) {
+		free(k->binds[i].source);
+		free(k->binds[i].target);
+		free(k->binds[i].vpath);
+	}
+	free(k->binds);
+	free(k->root);
+	free(k->cwd);
+	free(k);
+	return NULL;
+}
+
+static int add_bind(KView *k, const char *source, const char *vpath, uint64_t attr, bool device,
+		    dev_t dev, ino_t ino)
+{
+	KViewBind *b = realloc(k->binds, (k->n_binds + 1) * sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	k->binds = b;
+	b = &k->binds[k->n_binds];
+	*b = (KViewBind){.attr = attr, .device = device, .dev = dev, .ino = ino};
+	b->source = strdup(source);
+	b->target = strdup_printf("%s%s", k->root, vpath);
+	b->vpath = strdup(vpath);
+	k->n_binds++;
+	return b->source && b->target && b->vpath ? 0 : -ENOMEM;
+}
+
+/* The deepest other mount that holds vpath, NULL: the skeleton. */
+static const SbxMount *parent_mount(const SbxView *v, const SbxMount *m)
+{
+	const SbxMount *best = NULL;
+
+	for (size_t i = 0; i < sbx_view_n_mounts(v); i++) {
+		const SbxMount *o = sbx_view_mount(v, i);
+
+		if (o != m && o->vlen < m->vlen && strncmp(m->vpath, o->vpath, o->vlen) == 0 &&
+		    m->vpath[o->vlen] == '/' && (!best || o->vlen > best->vlen))
+			best = o;
+	}
+	return best;
+}
+
+static const char *default_cwd(const Policy *p)
+{
+	if (p->process.cwd)
+		return p->process.cwd;
+	for (size_t i = 0; i < p->n_mounts; i++)
+		if (p->mounts[i].mode == MOUNT_RW)
+			return p->mounts[i].path;
+	return "/";
+}
+
+int tracer_kview_plan(const Policy *p, const SbxView *v, KView **ret, char *why, size_t size)
+{
+	KView *k = calloc(1, sizeof(*k));
+	int r = -ENOMEM;
+
+	if (!k)
+		return -ENOMEM;
+	k->root = strdup(sbx_view_root_path(v));
+	k->cwd = strdup(default_cwd(p));
+	if (!k->root || !k->cwd)
+		goto fail;
+	/* sorted by virtual path: a mount comes before those nested in it */
+	for (size_t i = 0; i < sbx_view_n_mounts(v); i++) {
+		const SbxMount *m = sbx_view_mount(v, i), *up = parent_mount(v, m);
+		uint64_t attr = MOUNT_ATTR_NOSUID;
+		struct stat st;
+
+		if (m->kind != SBX_MOUNT_DIR)
+			continue;
+		if (up) {
+			/* the mount point must exist in the source it is nested in: the emulated
+			 * view makes up missing ones, a bind cannot */
+			char *inside = strdup_printf("%s%s", up->source, m->vpath + up->vlen);
+
+			r = inside ? stat(inside, &st) : -ENOMEM;
+			if (r == 0 && !S_ISDIR(st.st_mode))
+				r = -ENOTDIR;
+			else if (r < 0 && inside)
+				r = -errno;
+			free(inside);
+			if (r < 0) {
+				snprintf(why, size, "mount point %s is not a directory in %s",
+					 m->vpath, up->source);
+				goto fail;
+			}
+		}
+		if (fstat(m->fd, &st) < 0) {
+			r = -errno;
+			goto fail;
+		}
+		if (m->mode == MOUNT_RO)
+			attr |= MOUNT_ATTR_RDONLY;
+		/* a policy's own /dev keeps its devices */
+		if (!streq(m->vpath, "/dev") && strncmp(m->vpath, "/dev/", 5) != 0)
+			attr |= MOUNT_ATTR_NODEV;
+		r = add_bind(k, m->source, m->vpath, attr, false, st.st_dev, st.st_ino);
+		if (r < 0)
+			goto fail;
+	}
+	for (const char *const *n = sbx_view_dev_names(v); *n; n++) {
+		char host[64], vpath[64];
+		struct stat st;
+
+		if (streq(*n, "ptmx")) {
+			k->pts = true; /* the new devpts instance's own (tracer_kview_enter) */
+			continue;
+		}
+		snprintf(host, sizeof(host), "/dev/%s", *n);
+		snprintf(vpath, sizeof(vpath), "/dev/%s", *n);
+		if (stat(host, &st) < 0 || !S_ISCHR(st.st_mode)) {
+			r = -ENODEV;
+			snprintf(why, size, "%s is not a character device", host);
+			goto fail;
+		}
+		r = add_bind(k, host, vpath, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, true,
+			     st.st_rdev, 0);
+		if (r < 0)
+			goto fail;
+	}
+	*ret = k;
+	return 0;
+fail:
+	tracer_kview_free(k);
+	return r;
+}
+
+/* ---- in C (a vfork child: no allocation) ---- */
+
+static int set_attr(const char *path, uint64_t attr, bool recursive)
+{
+	struct mount_attr a = {.attr_set = attr};
+
+	unsigned flags = AT_SYMLINK_NOFOLLOW | (recursive ? AT_RECURSIVE : 0);
+
+	if (syscall(SYS_mount_setattr, AT_FDCWD, path, flags, &a, sizeof(a)) < 0)
+		return -errno;
+	return 0;
+}
+
+static int bind_one(const KViewBind *b)
+{
+	struct stat st;
+	int r;
+
+	if (mount(b->source, b->target, NULL, MS_BIND | (b->device ? 0 : MS_REC), NULL) < 0)
+		return -errno;
+	r = set_attr(b->target, b->attr, !b->device);
+	if (r < 0)
+		return r;
+	/* the path S opened is still the object it opened */
+	if (stat(b->target, &st) < 0)
+		return -errno;
+	if (b->device ? !S_ISCHR(st.st_mode) || st.st_rdev != b->dev
+		      : st.st_dev != b->dev || st.st_ino != b->ino)
+		return -ESTALE;
+	return 0;
+}
+
+int tracer_kview_enter(const KView *k, const char **what, bool *entered)
+{
+	char pts[PATH_MAX], ptmx[PATH_MAX];
+	pid_t parent = getppid();
+	int r;
+
+	*entered = false;
+	*what = "user namespace";
+	r = tracer_userns_enter(CLONE_NEWNS, entered);
+	if (r < 0)
+		return r;
+	/* new credentials: the parent-death signal is cleared */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent) {
+		*what = "PR_SET_PDEATHSIG";
+		return -ESRCH;
+	}
+	*what = "mount namespace";
+	/* nothing made here may propagate back to the host */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return -errno;
+	if (mount(k->root, k->root, NULL, MS_BIND, NULL) < 0)
+		return -errno;
+	for (size_t i = 0; i < k->n_binds; i++) {
+		*what = k->binds[i].vpath;
+		r = bind_one(&k->binds[i]);
+		if (r < 0)
+			return r;
+	}
+	if (k->pts) {
+		/* a private instance: only the ptys the tree makes; the host's are not in it */
+		*what = "/dev/pts";
+		if (snprintf(pts, sizeof(pts), "%s/dev/pts", k->root) >= (int) sizeof(pts) ||
+		    snprintf(ptmx, sizeof(ptmx), "%s/dev/ptmx", k->root) >= (int) sizeof(ptmx))
+			return -ENAMETOOLONG;
+		if (mount("devpts", pts, "devpts", MS_NOSUID | MS_NOEXEC,
+			  "newinstance,ptmxmode=0666,mode=0620") < 0)
+			return -errno;
+		strcat(pts, "/ptmx");
+		*what = "/dev/ptmx";
+		if (mount(pts, ptmx, NULL, MS_BIND, NULL) < 0)
+			return -errno;
+	}
+	*what = "the skeleton root";
+	r = set_attr(k->root, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false);
+	if (r < 0)
+		return r;
+	*what = "pivot_root";
+	if (chdir(k->root) < 0)
+		return -errno;
+	if (syscall(SYS_pivot_root, ".", ".") < 0)
+		return -errno;
+	/* the host's tree, now stacked under ours: gone for good */
+	if (umount2(".", MNT_DETACH) < 0)
+		return -errno;
+	*what = "chdir";
+	if (chdir(k->cwd) < 0)
+		return -errno;
+	return 0;
+}
