@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "emulation/fs.h"
 #include "emulation/path/view.h"
 #include "policy/policy.h"
 
@@ -65,6 +66,17 @@ const char *tracer_kview_policy_unsuitable(const Policy *p)
 			return "rules inside mounts are decided path by path by the supervisor";
 	if (p->exec_allow || p->exec_deny)
 		return "[exec] globs are checked by the supervisor";
+	for (size_t i = 0; i < p->n_syscalls; i++) {
+		const char *n = p->syscalls[i].name;
+
+		if (p->syscalls[i].action != SYSCALL_ACTION_LOG)
+			continue;
+		if (streq(n, "execve") || streq(n, "execveat"))
+			return "[syscalls] log names a path-taking syscall";
+		for (size_t j = 0; j < emu_fs_n_entries; j++)
+			if (streq(n, emu_fs_entries[j].name))
+				return "[syscalls] log names a path-taking syscall";
+	}
 	for (size_t i = 0; i < p->n_mounts; i++) {
 		const char *src = p->mounts[i].source ? p->mounts[i].source : p->mounts[i].path;
 		struct statfs sf;
