@@ -108,8 +108,7 @@ int tracer_userns_enter(int also, bool *ret_entered);
  * plan made by S, carried out by C in a user+mount namespace before its filter. */
 typedef struct KViewBind {
 	char *source;  /* host path to bind */
-	char *target;  /* the skeleton's mount point for it (host path) */
-	char *vpath;   /* where the program sees it */
+	char *vpath;   /* where the program sees it (below the skeleton root) */
 	uint64_t attr; /* MOUNT_ATTR_* set on it (recursively for directories) */
 	bool device;   /* a node of the /dev allowlist: target is a placeholder file */
 	dev_t dev;     /* what the target must be once bound: st_dev/st_ino of a directory, */
@@ -118,6 +117,8 @@ typedef struct KViewBind {
 
 typedef struct KView {
 	char *root; /* the skeleton root (host path), the program's "/" */
+	dev_t root_dev; /* and what it must be */
+	ino_t root_ino;
 	char *cwd;  /* virtual working directory */
 	KViewBind *binds;
 	size_t n_binds;

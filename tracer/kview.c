@@ -32,6 +32,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/mount.h>
+#include <linux/openat2.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +60,12 @@ const char *tracer_kview_policy_unsuitable(const Policy *p)
 {
 	if (p->kernel_view == TRI_OFF)
 		return "tracer.kernel_view = false";
+	/* An fd of a directory outside the namespace (a directory on stdin, one received over
+	 * a socket from another sandbox or a host daemon) reaches the host tree with openat()
+	 * or fchdir(): the emulated view maps every dirfd back into the view, the kernel view
+	 * has Landlock's rules on the sources to refuse what lies outside them. */
+	if (p->landlock == TRI_OFF)
+		return "tracer.landlock = false: the kernel view needs Landlock beneath it";
 	if (p->audit.log || p->audit.trace || p->audit.backtrace != AUDIT_SELECT_NONE)
 		return "the audit log and --trace see file-system calls only in the emulated view";
 	for (size_t i = 0; i < p->n_rules; i++)
@@ -92,12 +99,71 @@ const char *tracer_kview_policy_unsuitable(const Policy *p)
 	return NULL;
 }
 
+/* Whether a procfs is mounted at or below a directory mount's source: the bind would bring
+ * in the host's /proc, whose magic links the kernel follows for real (the emulated view
+ * turns such a procfs into a proc mount of its own). Mount points are read with their octal
+ * escapes undone and whole lines however long; unreadable: assume one. */
+static bool procfs_below_sources(const SbxView *v)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *line = NULL;
+	size_t cap = 0;
+	bool found = false;
+
+	if (!f)
+		return true;
+	while (!found && getline(&line, &cap, f) > 0) {
+		char *sep = strstr(line, " - "), *point = line, *r, *w;
+
+		if (!sep || strncmp(sep + 3, "proc ", 5) != 0)
+			continue;
+		for (int k = 0; k < 4 && point; k++) /* field 5: the mount point */
+			point = strchr(point, ' ') ? strchr(point, ' ') + 1 : NULL;
+		if (!point)
+			continue;
+		*strchrnul(point, ' ') = 0;
+		for (r = w = point; *r; r++, w++) {
+			if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' &&
+			    r[2] <= '7' && r[3] >= '0' && r[3] <= '7') {
+				*w = (char) ((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+				r += 3;
+			} else
+				*w = *r;
+		}
+		*w = 0;
+		for (size_t i = 0; i < sbx_view_n_mounts(v) && !found; i++) {
+			const SbxMount *m = sbx_view_mount(v, i);
+			size_t n = streq(m->source, "/") ? 0 : m->slen;
+
+			found = m->kind == SBX_MOUNT_DIR && strncmp(point, m->source, n) == 0 &&
+				(point[n] == '/' || point[n] == 0);
+		}
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
 const char *tracer_kview_unsuitable(const Policy *p, const SbxView *v, bool audited)
 {
 	const char *no = tracer_kview_policy_unsuitable(p);
+	_cleanup_free_ char *aa = NULL;
+	size_t aa_len = 0;
 
 	if (no)
 		return no;
+	if (tracer_landlock_abi() < 1)
+		return "this kernel has no Landlock, which the kernel view needs beneath it";
+	/* Ubuntu's AppArmor lets an unprivileged unshare(CLONE_NEWUSER) succeed, then denies
+	 * every capability in the namespace: the ids could not be mapped, and C would be past
+	 * the point where it can still emulate */
+	if (geteuid() != 0 &&
+	    read_full_file(AT_FDCWD, "/proc/sys/kernel/apparmor_restrict_unprivileged_userns", 16,
+			   &aa, &aa_len) >= 0 &&
+	    aa_len > 0 && aa[0] == '1')
+		return "AppArmor restricts unprivileged user namespaces on this host";
+	if (procfs_below_sources(v))
+		return "a procfs lies below a mount's source";
 	if (audited)
 		return "the audit log and --trace see file-system calls only in the emulated view";
 	if (sbx_view_has_rules(v))
@@ -120,7 +186,6 @@ KView *tracer_kview_free(KView *k)
 		return NULL;
 	for (size_t i = 0; i < k->n_binds; i++) {
 		free(k->binds[i].source);
-		free(k->binds[i].target);
 		free(k->binds[i].vpath);
 	}
 	free(k->binds);
@@ -141,10 +206,9 @@ static int add_bind(KView *k, const char *source, const char *vpath, uint64_t at
 	b = &k->binds[k->n_binds];
 	*b = (KViewBind){.attr = attr, .device = device, .dev = dev, .ino = ino};
 	b->source = strdup(source);
-	b->target = strdup_printf("%s%s", k->root, vpath);
 	b->vpath = strdup(vpath);
 	k->n_binds++;
-	return b->source && b->target && b->vpath ? 0 : -ENOMEM;
+	return b->source && b->vpath ? 0 : -ENOMEM;
 }
 
 /* The deepest other mount that holds vpath, NULL: the skeleton. */
@@ -183,6 +247,16 @@ int tracer_kview_plan(const Policy *p, const SbxView *v, KView **ret, char *why,
 	k->cwd = strdup(default_cwd(p));
 	if (!k->root || !k->cwd)
 		goto fail;
+	{
+		struct stat st;
+
+		if (stat(k->root, &st) < 0) {
+			r = -errno;
+			goto fail;
+		}
+		k->root_dev = st.st_dev;
+		k->root_ino = st.st_ino;
+	}
 	/* sorted by virtual path: a mount comes before those nested in it */
 	for (size_t i = 0; i < sbx_view_n_mounts(v); i++) {
 		const SbxMount *m = sbx_view_mount(v, i), *up = parent_mount(v, m);
@@ -250,48 +324,98 @@ fail:
 
 /* ---- in C (a vfork child: no allocation) ---- */
 
-static int set_attr(const char *path, uint64_t attr, bool recursive)
+/*
+ * Everything below the skeleton root is reached from one fd of it whose st_dev/st_ino are
+ * the skeleton's, with RESOLVE_NO_SYMLINKS: the skeleton's base directory may be writable by
+ * other processes of the user (another sandbox that mounts /dev/shm, say), and a path that
+ * changed between the mount and the attributes could put "read-only" on some other mount.
+ * Mounts are made on, and attributes set through, fds ("/proc/self/fd/N" as the target).
+ */
+static int open_below(int rootfd, const char *vpath, bool dir)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW | (dir ? O_DIRECTORY : 0),
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+	};
+	long fd;
+
+	while (*vpath == '/')
+		vpath++;
+	fd = syscall(SYS_openat2, rootfd, *vpath ? vpath : ".", &how, sizeof(how));
+	return fd < 0 ? -errno : (int) fd;
+}
+
+static int set_attr(int fd, uint64_t attr, bool recursive)
 {
 	struct mount_attr a = {.attr_set = attr};
+	unsigned flags = AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0);
 
-	unsigned flags = AT_SYMLINK_NOFOLLOW | (recursive ? AT_RECURSIVE : 0);
-
-	if (syscall(SYS_mount_setattr, AT_FDCWD, path, flags, &a, sizeof(a)) < 0)
+	if (syscall(SYS_mount_setattr, fd, "", flags, &a, sizeof(a)) < 0)
 		return -errno;
 	return 0;
 }
 
-static int bind_one(const KViewBind *b)
+static void fd_path(char *buf, size_t size, int fd)
 {
-	struct stat st;
-	int r;
+	(void) snprintf(buf, size, "/proc/self/fd/%d", fd);
+}
 
-	if (mount(b->source, b->target, NULL, MS_BIND | (b->device ? 0 : MS_REC), NULL) < 0)
-		return -errno;
-	r = set_attr(b->target, b->attr, !b->device);
-	if (r < 0)
+/* mount source (a host path, or "devpts" with fstype) onto vpath below rootfd, then the
+ * attributes on what is there now, which must be dev/ino (or the device rdev) */
+static int mount_below(int rootfd, const char *source, const char *fstype, const char *data,
+		       const KViewBind *b, const char *vpath, bool dir)
+{
+	char target[64];
+	struct stat st;
+	int fd, r = 0;
+
+	fd = open_below(rootfd, vpath, dir);
+	if (fd < 0)
+		return fd;
+	fd_path(target, sizeof(target), fd);
+	if (fstype ? mount(source, target, fstype, MS_NOSUID | MS_NOEXEC, data) < 0
+		   : mount(source, target, NULL, MS_BIND | (dir ? MS_REC : 0), NULL) < 0)
+		r = -errno;
+	(void) close(fd);
+	if (r < 0 || !b)
 		return r;
-	/* the path S opened is still the object it opened */
-	if (stat(b->target, &st) < 0)
-		return -errno;
-	if (b->device ? !S_ISCHR(st.st_mode) || st.st_rdev != b->dev
-		      : st.st_dev != b->dev || st.st_ino != b->ino)
-		return -ESTALE;
-	return 0;
+	/* now the new mount's root */
+	fd = open_below(rootfd, vpath, dir);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0)
+		r = -errno;
+	else if (b->device ? !S_ISCHR(st.st_mode) || st.st_rdev != b->dev
+			   : st.st_dev != b->dev || st.st_ino != b->ino)
+		r = -ESTALE; /* not the object S opened: swapped meanwhile */
+	else
+		r = set_attr(fd, b->attr, dir);
+	(void) close(fd);
+	return r;
 }
 
 int tracer_kview_enter(const KView *k, const char **what, bool *entered)
 {
-	char pts[PATH_MAX], ptmx[PATH_MAX];
+	char src[PATH_MAX];
 	pid_t parent = getppid();
-	int r;
+	struct stat st;
+	int rootfd, fd, r;
 
 	*entered = false;
+	/* a directory (or O_PATH fd) on stdin, stdout or stderr would reach the host's tree
+	 * from inside the namespace: such a run stays emulated ("auto") or does not start */
+	*what = "stdin/stdout/stderr is a directory";
+	for (fd = 0; fd < 3; fd++) {
+		int fl = fcntl(fd, F_GETFL);
+
+		if (fl >= 0 && ((fl & O_PATH) || (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))))
+			return -EISDIR;
+	}
 	*what = "user namespace";
 	r = tracer_userns_enter(CLONE_NEWNS, entered);
 	if (r < 0)
 		return r;
-	/* new credentials: the parent-death signal is cleared */
+	/* set again, as after any change of credentials (a no-op here) */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent) {
 		*what = "PR_SET_PDEATHSIG";
 		return -ESRCH;
@@ -300,35 +424,47 @@ int tracer_kview_enter(const KView *k, const char **what, bool *entered)
 	/* nothing made here may propagate back to the host */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return -errno;
+	*what = "the skeleton root";
 	if (mount(k->root, k->root, NULL, MS_BIND, NULL) < 0)
 		return -errno;
+	rootfd = open(k->root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (rootfd < 0)
+		return -errno;
+	if (fstat(rootfd, &st) < 0 || st.st_dev != k->root_dev || st.st_ino != k->root_ino)
+		return -ESTALE;
 	for (size_t i = 0; i < k->n_binds; i++) {
-		*what = k->binds[i].vpath;
-		r = bind_one(&k->binds[i]);
+		const KViewBind *b = &k->binds[i];
+
+		*what = b->vpath;
+		r = mount_below(rootfd, b->source, NULL, NULL, b, b->vpath, !b->device);
 		if (r < 0)
 			return r;
 	}
 	if (k->pts) {
 		/* a private instance: only the ptys the tree makes; the host's are not in it */
 		*what = "/dev/pts";
-		if (snprintf(pts, sizeof(pts), "%s/dev/pts", k->root) >= (int) sizeof(pts) ||
-		    snprintf(ptmx, sizeof(ptmx), "%s/dev/ptmx", k->root) >= (int) sizeof(ptmx))
-			return -ENAMETOOLONG;
-		if (mount("devpts", pts, "devpts", MS_NOSUID | MS_NOEXEC,
-			  "newinstance,ptmxmode=0666,mode=0620") < 0)
-			return -errno;
-		strcat(pts, "/ptmx");
+		r = mount_below(rootfd, "devpts", "devpts", "newinstance,ptmxmode=0666,mode=0620",
+				NULL, "dev/pts", true);
+		if (r < 0)
+			return r;
 		*what = "/dev/ptmx";
-		if (mount(pts, ptmx, NULL, MS_BIND, NULL) < 0)
-			return -errno;
+		fd = open_below(rootfd, "dev/pts/ptmx", false);
+		if (fd < 0)
+			return fd;
+		fd_path(src, sizeof(src), fd);
+		r = mount_below(rootfd, src, NULL, NULL, NULL, "dev/ptmx", false);
+		(void) close(fd);
+		if (r < 0)
+			return r;
 	}
 	*what = "the skeleton root";
-	r = set_attr(k->root, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false);
+	r = set_attr(rootfd, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false);
 	if (r < 0)
 		return r;
 	*what = "pivot_root";
-	if (chdir(k->root) < 0)
+	if (fchdir(rootfd) < 0)
 		return -errno;
+	(void) close(rootfd);
 	if (syscall(SYS_pivot_root, ".", ".") < 0)
 		return -errno;
 	/* the host's tree, now stacked under ours: gone for good */

@@ -741,7 +741,8 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 		if (!no && (r = tracer_kview_plan(p, t.view, &kview, why, sizeof(why))) < 0)
 			no = why[0] ? why : strerror(-r);
 		if (no && p->kernel_view == TRI_ON) {
-			r = log_error_errno(-EINVAL, "tracer.kernel_view = true, but %s", no);
+			log_error("tracer.kernel_view = true, but %s", no);
+			r = -EINVAL;
 			goto out_fds;
 		}
 		if (no)
