@@ -69,12 +69,16 @@ static int attack(void)
 static void fs_prepare(const char *ws)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	char base[PATH_MAX];
+	char base[PATH_MAX + 8];
 	int s, dir;
 	pid_t pid;
 
-	snprintf(base, sizeof(base), "%s/..", ws);
-	snprintf(a.sun_path, sizeof(a.sun_path), "%s/fd.sock", ws);
+	if (snprintf(base, sizeof(base), "%s/..", ws) >= (int) sizeof(base) ||
+	    snprintf(a.sun_path, sizeof(a.sun_path), "%s/fd.sock", ws) >=
+		    (int) sizeof(a.sun_path)) {
+		fprintf(stderr, "outside: the scratch path is too long for a socket\n");
+		return;
+	}
 	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	dir = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (s < 0 || dir < 0 || bind(s, (struct sockaddr *) &a, sizeof(a)) < 0 ||
