@@ -55,6 +55,9 @@ static void notes(const Policy *p, bool quiet)
 	{
 		const char *no = tracer_kview_policy_unsuitable(p);
 
+		if (!no && f.landlock_abi < 1)
+			no = "this kernel has no Landlock, which the kernel view needs beneath it";
+
 		if (!no && !f.userns && p->kernel_view == TRI_ON)
 			log_warn("tracer.kernel_view = true, but this host does not let this user "
 				 "make user namespaces: `run` will refuse to start");

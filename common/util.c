@@ -326,3 +326,33 @@ void close_detached(int fd)
 		(void) close(fd);
 }
 #endif
+
+int mountinfo_next(FILE *f, char **line, size_t *cap, char **ret_point, char **ret_fstype)
+{
+	while (getline(line, cap, f) > 0) {
+		char *sep = strstr(*line, " - "), *point = *line, *r, *w;
+
+		if (!sep)
+			continue;
+		*sep = 0;
+		for (int k = 0; k < 4 && point; k++) /* field 5: the mount point */
+			point = strchr(point, ' ') ? strchr(point, ' ') + 1 : NULL;
+		if (!point)
+			continue;
+		*strchrnul(point, ' ') = 0;
+		for (r = w = point; *r; r++, w++) {
+			if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' &&
+			    r[2] <= '7' && r[3] >= '0' && r[3] <= '7') {
+				*w = (char) ((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+				r += 3;
+			} else
+				*w = *r;
+		}
+		*w = 0;
+		*ret_fstype = sep + 3;
+		*strchrnul(*ret_fstype, ' ') = 0;
+		*ret_point = point;
+		return 1;
+	}
+	return 0;
+}

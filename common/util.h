@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdio.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,6 +15,13 @@ int read_full_fd(int fd, size_t max, char **ret_buf, size_t *ret_len);
 
 /** Same for a path (opened O_RDONLY|O_CLOEXEC|O_NOCTTY relative to dirfd). */
 int read_full_file(int dirfd, const char *path, size_t max, char **ret_buf, size_t *ret_len);
+
+/**
+ * The next line of a /proc/PID/mountinfo stream f, however long (getline into *line, *cap):
+ * 1 with *ret_point (the mount point, its octal escapes such as \040 undone) and *ret_fstype
+ * pointing into *line; 0 at the end; lines it cannot parse are skipped.
+ */
+int mountinfo_next(FILE *f, char **line, size_t *cap, char **ret_point, char **ret_fstype);
 
 /**
  * Reads /proc/PID/NAME (a small file: stat, status, syscall, comm) with one read() into buf,

@@ -309,23 +309,27 @@ bool tracer_fs_kernel_runs(const EmuEntry *e)
 	return e->handler != emu_handle_fs_refuse;
 }
 
+const char *tracer_fs_virtual_cwd(const Policy *p)
+{
+	if (p->process.cwd)
+		return p->process.cwd;
+	/* the first rw mount, else the root (docs/policy.md) */
+	for (size_t i = 0; i < p->n_mounts; i++)
+		if (p->mounts[i].mode == MOUNT_RW)
+			return p->mounts[i].path;
+	return "/";
+}
+
 char *tracer_fs_host_cwd(const Tracer *t, const Policy *p)
 {
-	const char *v = p->process.cwd;
+	const char *v = tracer_fs_virtual_cwd(p);
 	const SbxMount *best = NULL;
 
-	if (!v) {
-		/* the first rw mount, else the root (docs/policy.md) */
-		for (size_t i = 0; i < p->n_mounts && !v; i++)
-			if (p->mounts[i].mode == MOUNT_RW)
-				v = p->mounts[i].path;
-		/* a read-write root (the host seen through the view, as in test policies):
-		 * keep the caller's working directory, which lies inside it */
-		if (v && streq(v, "/"))
+	/* no cwd set and the first rw mount at "/" (the host seen through the view, as in test
+	 * policies): keep the caller's working directory, which lies inside it */
+	for (size_t i = 0; !p->process.cwd && streq(v, "/") && i < p->n_mounts; i++)
+		if (p->mounts[i].mode == MOUNT_RW)
 			return strdup(".");
-		if (!v)
-			v = "/";
-	}
 	for (size_t i = 0; i < sbx_view_n_mounts(t->view); i++) {
 		const SbxMount *m = sbx_view_mount(t->view, i);
 

@@ -293,6 +293,8 @@ bool tracer_bt_finish(Tracer *t, TracerBtReq *req);
 /** An fd to inject instead of the O_PATH fd (which SECCOMP_IOCTL_NOTIF_ADDFD refuses): the
  * same object reopened read-only; -EBADF if fd is not O_PATH, else the reopen's -errno. */
 int tracer_fs_opath_fallback(int fd);
+/** The policy's virtual working directory: process.cwd, else the first rw mount, else "/". */
+const char *tracer_fs_virtual_cwd(const Policy *p);
 /** Host directory of the policy's virtual working directory (malloc'd), NULL on OOM. */
 char *tracer_fs_host_cwd(const Tracer *t, const Policy *p);
 

@@ -106,31 +106,15 @@ const char *tracer_kview_policy_unsuitable(const Policy *p)
 static bool procfs_below_sources(const SbxView *v)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char *line = NULL;
+	char *line = NULL, *point, *fstype;
 	size_t cap = 0;
 	bool found = false;
 
 	if (!f)
 		return true;
-	while (!found && getline(&line, &cap, f) > 0) {
-		char *sep = strstr(line, " - "), *point = line, *r, *w;
-
-		if (!sep || strncmp(sep + 3, "proc ", 5) != 0)
+	while (!found && mountinfo_next(f, &line, &cap, &point, &fstype) > 0) {
+		if (!streq(fstype, "proc"))
 			continue;
-		for (int k = 0; k < 4 && point; k++) /* field 5: the mount point */
-			point = strchr(point, ' ') ? strchr(point, ' ') + 1 : NULL;
-		if (!point)
-			continue;
-		*strchrnul(point, ' ') = 0;
-		for (r = w = point; *r; r++, w++) {
-			if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' &&
-			    r[2] <= '7' && r[3] >= '0' && r[3] <= '7') {
-				*w = (char) ((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
-				r += 3;
-			} else
-				*w = *r;
-		}
-		*w = 0;
 		for (size_t i = 0; i < sbx_view_n_mounts(v) && !found; i++) {
 			const SbxMount *m = sbx_view_mount(v, i);
 			size_t n = streq(m->source, "/") ? 0 : m->slen;
@@ -152,6 +136,11 @@ const char *tracer_kview_unsuitable(const Policy *p, const SbxView *v, bool audi
 
 	if (no)
 		return no;
+	if (audited)
+		return "the audit log and --trace see file-system calls only in the emulated view";
+	for (size_t i = 0; i < sbx_view_n_mounts(v); i++)
+		if (streq(sbx_view_mount(v, i)->vpath, "/")) /* "/." and the like, normalized */
+			return "a mount at / (the skeleton is the root of a kernel view)";
 	if (tracer_landlock_abi() < 1)
 		return "this kernel has no Landlock, which the kernel view needs beneath it";
 	/* Ubuntu's AppArmor lets an unprivileged unshare(CLONE_NEWUSER) succeed, then denies
@@ -162,21 +151,9 @@ const char *tracer_kview_unsuitable(const Policy *p, const SbxView *v, bool audi
 			   &aa, &aa_len) >= 0 &&
 	    aa_len > 0 && aa[0] == '1')
 		return "AppArmor restricts unprivileged user namespaces on this host";
+	/* also the procfs the emulated view finds below a source (SBX_MOUNT_PROC) */
 	if (procfs_below_sources(v))
 		return "a procfs lies below a mount's source";
-	if (audited)
-		return "the audit log and --trace see file-system calls only in the emulated view";
-	if (sbx_view_has_rules(v))
-		return "rules inside mounts are decided path by path by the supervisor";
-	for (size_t i = 0; i < sbx_view_n_mounts(v); i++) {
-		const SbxMount *m = sbx_view_mount(v, i);
-
-		if (m->kind == SBX_MOUNT_PROC)
-			return "a /proc mount shows only the sandbox's processes through the "
-			       "supervisor";
-		if (streq(m->vpath, "/"))
-			return "a mount at / (the skeleton is the root of a kernel view)";
-	}
 	return NULL;
 }
 
@@ -226,16 +203,6 @@ static const SbxMount *parent_mount(const SbxView *v, const SbxMount *m)
 	return best;
 }
 
-static const char *default_cwd(const Policy *p)
-{
-	if (p->process.cwd)
-		return p->process.cwd;
-	for (size_t i = 0; i < p->n_mounts; i++)
-		if (p->mounts[i].mode == MOUNT_RW)
-			return p->mounts[i].path;
-	return "/";
-}
-
 int tracer_kview_plan(const Policy *p, const SbxView *v, KView **ret, char *why, size_t size)
 {
 	KView *k = calloc(1, sizeof(*k));
@@ -244,7 +211,7 @@ int tracer_kview_plan(const Policy *p, const SbxView *v, KView **ret, char *why,
 	if (!k)
 		return -ENOMEM;
 	k->root = strdup(sbx_view_root_path(v));
-	k->cwd = strdup(default_cwd(p));
+	k->cwd = strdup(tracer_fs_virtual_cwd(p));
 	if (!k->root || !k->cwd)
 		goto fail;
 	{

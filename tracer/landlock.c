@@ -101,39 +101,31 @@ static int add_fs_rules(int ruleset, const SbxView *view, uint64_t handled)
  * skeleton's files (/etc/passwd, the loader's cache) and the /dev nodes, which the emulated
  * view opens for it: read beneath its root, and the file rights on each device. Called after
  * pivot_root: these are the program's paths. */
-static int add_kview_rules(int ruleset, const KView *k, uint64_t handled)
+static int add_path_rule(int ruleset, const char *path, uint64_t access)
 {
-	struct landlock_path_beneath_attr pb = {.allowed_access = handled & FS_READ};
+	struct landlock_path_beneath_attr pb = {.allowed_access = access};
 	int r = 0;
 
-	pb.parent_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	pb.parent_fd = open(path, O_PATH | O_CLOEXEC);
 	if (pb.parent_fd < 0)
 		return -errno;
 	if (syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0)
 		r = -errno;
 	(void) close(pb.parent_fd);
-	for (size_t i = 0; i < k->n_binds && r >= 0; i++) {
-		if (!k->binds[i].device)
-			continue;
-		pb.parent_fd = open(k->binds[i].vpath, O_PATH | O_CLOEXEC);
-		if (pb.parent_fd < 0)
-			return -errno;
-		pb.allowed_access = handled & FS_FILE_RIGHTS;
-		if (syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0)
-			r = -errno;
-		(void) close(pb.parent_fd);
-	}
-	for (size_t i = 0; k->pts && i < 2 && r >= 0; i++) {
-		/* the private devpts: its ptmx and the ptys beneath */
-		pb.parent_fd = open(i ? "/dev/ptmx" : "/dev/pts", O_PATH | O_CLOEXEC);
-		if (pb.parent_fd < 0)
-			return -errno;
-		pb.allowed_access =
-			i ? handled & FS_FILE_RIGHTS : handled & (FS_FILE_RIGHTS | FS_READ);
-		if (syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0)
-			r = -errno;
-		(void) close(pb.parent_fd);
-	}
+	return r;
+}
+
+static int add_kview_rules(int ruleset, const KView *k, uint64_t handled)
+{
+	int r = add_path_rule(ruleset, "/", handled & FS_READ);
+
+	for (size_t i = 0; i < k->n_binds && r >= 0; i++)
+		if (k->binds[i].device)
+			r = add_path_rule(ruleset, k->binds[i].vpath, handled & FS_FILE_RIGHTS);
+	if (r >= 0 && k->pts) /* the private devpts: its ptmx and the ptys beneath */
+		r = add_path_rule(ruleset, "/dev/ptmx", handled & FS_FILE_RIGHTS);
+	if (r >= 0 && k->pts)
+		r = add_path_rule(ruleset, "/dev/pts", handled & (FS_FILE_RIGHTS | FS_READ));
 	return r;
 }
 

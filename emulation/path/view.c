@@ -561,21 +561,18 @@ static int add_mount(SbxView *v, const char *vpath, const char *source, int fd, 
 static int add_nested_procs(SbxView *v)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[4096];
-	size_t n_dir = v->n_mounts;
+	char *line = NULL, *mp, *fstype;
+	size_t n_dir = v->n_mounts, cap = 0;
 	int r = 0;
 
 	if (!f)
 		return 0; /* no procfs to find: nothing shows one either */
-	while (r >= 0 && fgets(line, sizeof(line), f)) {
-		char mp[PATH_MAX], fstype[64], *sep = strstr(line, " - ");
+	while (r >= 0 && mountinfo_next(f, &line, &cap, &mp, &fstype) > 0) {
 		char vpath[PATH_MAX];
 		bool covered = false;
 
-		if (!sep || sscanf(sep, " - %63s", fstype) != 1 || !streq(fstype, "proc"))
+		if (!streq(fstype, "proc"))
 			continue;
-		if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1 || strchr(mp, '\\'))
-			continue; /* octal escapes: not a path we map */
 		for (size_t i = 0; i < n_dir && !covered; i++) {
 			const SbxMount *m = &v->mounts[i];
 			size_t slen = streq(m->source, "/") ? 0 : m->slen;
@@ -621,6 +618,7 @@ static int add_nested_procs(SbxView *v)
 			}
 		}
 	}
+	free(line);
 	fclose(f);
 	return r;
 }
@@ -960,11 +958,6 @@ mode_t sbx_view_supervisor_umask(const SbxView *v)
 const char *sbx_view_root_path(const SbxView *v)
 {
 	return v->root_path;
-}
-
-bool sbx_view_has_rules(const SbxView *v)
-{
-	return v->has_rules;
 }
 
 const char *const *sbx_view_dev_names(const SbxView *v)

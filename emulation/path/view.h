@@ -110,8 +110,6 @@ mode_t sbx_view_supervisor_umask(const SbxView *v);
 /** Host path of the skeleton root (for the supervisor: the child's initial chroot-less cwd…). */
 const char *sbx_view_root_path(const SbxView *v);
 size_t sbx_view_n_mounts(const SbxView *v);
-/** Whether the policy has rules inside mounts (hide, deny, ro, rw, sensitivity). */
-bool sbx_view_has_rules(const SbxView *v);
 /** Names of the built-in /dev allowlist (null, zero, …), NULL-terminated; empty when the
  * policy mounts /dev itself. */
 const char *const *sbx_view_dev_names(const SbxView *v);
