@@ -422,6 +422,14 @@ int budget_init(Budget *b, const Policy *p, const SbxView *view)
 	return 0;
 }
 
+void budget_disk_hand_over(Budget *b)
+{
+	if (b->disk_ifd >= 0)
+		(void) close(b->disk_ifd);
+	b->disk_ifd = -1;
+	b->disk_watches = 0;
+}
+
 void budget_done(Budget *b)
 {
 	strv_free(b->disk_roots);

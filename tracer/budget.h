@@ -91,6 +91,10 @@ void budget_done(Budget *b);
 
 /** The inotify fd that reports changes in the rw mounts between disk walks, or -1. */
 int budget_disk_fd(const Budget *b);
+/* Drops our reference to the inotify instance of the disk budget with a plain close: for when
+ * another process (the keeper) holds one and closes it after us, so that the slow release of
+ * the last reference is its (budget_done otherwise hands it to a detached child). */
+void budget_disk_hand_over(Budget *b);
 /** Reads the changes and updates the estimate; when it shows the disk budget used up and
  * nothing was removed since the last walk, the disk is full from now on (disk_full_new set,
  * RLIMIT_FSIZE 0 in the tree). Returns true when a walk should come sooner than planned:

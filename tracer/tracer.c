@@ -25,6 +25,7 @@
 #include <linux/close_range.h>
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,6 +149,8 @@ typedef struct Launch {
 	bool tty;
 	bool wait_killable;
 	int landlock_abi;
+	int sched_policy; /* the caller's, which the keeper changes and C restores */
+	struct sched_param sched_param;
 	int sock_c;	  /* C's end of the socket to S */
 	int out_w, err_w; /* capture pipes, -1 */
 	pid_t keeper;
@@ -185,7 +188,10 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 	(void) close(sock_w);
 	(void) close(sfd);
 
-	/* restore what the keeper changed: signal mask and ignored signals survive exec */
+	/* restore what the keeper changed: signal mask, ignored signals and the scheduling
+	 * policy survive exec */
+	if (l->sched_policy >= 0)
+		(void) sched_setscheduler(0, l->sched_policy, &l->sched_param);
 	sigemptyset(&none);
 	(void) sigprocmask(SIG_SETMASK, &none, NULL);
 	(void) signal(SIGTTOU, SIG_DFL);
@@ -282,7 +288,25 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 
 /* ---- the keeper (W) ---- */
 
-static _noreturn_ void keeper_main(const Launch *l, int sock_w, pid_t supervisor)
+/* Closes every descriptor but a and b (either may be -1). */
+static void close_all_but(int a, int b)
+{
+	unsigned lo = (unsigned) MIN(a, b), hi = (unsigned) MAX(a, b);
+
+	if (a < 0 || b < 0)
+		lo = hi = (unsigned) MAX(a, b);
+	if (lo == (unsigned) -1) {
+		(void) syscall(SYS_close_range, 0U, ~0U, 0U);
+		return;
+	}
+	if (lo > 0)
+		(void) syscall(SYS_close_range, 0U, lo - 1, 0U);
+	if (hi > lo + 1)
+		(void) syscall(SYS_close_range, lo + 1, hi - 1, 0U);
+	(void) syscall(SYS_close_range, hi + 1, ~0U, 0U);
+}
+
+static _noreturn_ void keeper_main(Launch *l, int sock_w, pid_t supervisor)
 {
 	sigset_t ss;
 	int sfd;
@@ -293,6 +317,14 @@ static _noreturn_ void keeper_main(const Launch *l, int sock_w, pid_t supervisor
 	 * says so (EOF) or dies (EOF, or the parent-death signal). */
 	sigfillset(&ss);
 	(void) sigprocmask(SIG_SETMASK, &ss, NULL);
+	/* SCHED_BATCH: woken when the command exits, we do not preempt S's tracer thread,
+	 * which woke us and has one more wait to do before S can finish (the CPU share is
+	 * unchanged: the tree's end is not delayed under load) */
+	l->sched_policy = sched_getscheduler(0);
+	if (l->sched_policy == SCHED_OTHER && sched_getparam(0, &l->sched_param) == 0)
+		(void) sched_setscheduler(0, SCHED_BATCH, &l->sched_param);
+	else
+		l->sched_policy = -1; /* left as the caller set it */
 	sigemptyset(&ss);
 	sigaddset(&ss, SIGCHLD);
 	sigaddset(&ss, SIGUSR1);
@@ -345,23 +377,53 @@ static _noreturn_ void keeper_main(const Launch *l, int sock_w, pid_t supervisor
 		while (read(sfd, &si, sizeof(si)) == sizeof(si))
 			if (si.ssi_signo != SIGCHLD)
 				end = true;
-		while ((pid = waitpid(-1, &status, WNOHANG | WUNTRACED | __WALL)) > 0)
-			if (pid == child) {
-				/* a stop (Ctrl-Z) is reported too: S hands the terminal back */
-				m.kind = WIFSTOPPED(status) ? MSG_STOPPED : MSG_STATUS;
+		while ((pid = waitpid(-1, &status, WNOHANG | WUNTRACED | __WALL)) > 0) {
+			if (pid != child)
+				continue;
+			if (WIFSTOPPED(status)) {
+				/* a stop (Ctrl-Z): S hands the terminal back */
+				m.kind = MSG_STOPPED;
 				m.value = status;
 				(void) send(sock_w, &m, sizeof(m), MSG_NOSIGNAL);
-				/* The command is over: so is the rest of its tree. We are its
-				 * subreaper and learn it first; S no longer walks the tree for this
-				 * (two walks of /proc fewer on the way out). */
-				if (!WIFSTOPPED(status))
-					tree_kill_all(getpid(), true);
+				continue;
 			}
+			/* The command is over: so is the rest of its tree. We are its subreaper
+			 * and learn it first; S no longer walks the tree for this. Killed and
+			 * reaped before S is told, so that S need not wait for us. */
+			tree_kill_all(getpid(), true);
+			m.kind = MSG_STATUS;
+			m.value = status;
+			m.what[0] = 1; /* and the keeper removes the scratch directories */
+			if (send(sock_w, &m, sizeof(m), MSG_NOSIGNAL) == sizeof(m))
+				goto scratch;
+			goto kill;
+		}
 		if (end || getppid() != supervisor)
 			break;
 	}
 kill:
 	tree_kill_all(getpid(), true);
+	if (getppid() != supervisor)
+		goto scratch; /* S died: no one else will */
+	_exit(0);
+
+scratch:
+	/* What is left is the run's scratch directories (the skeleton, tmp mounts), and S
+	 * exits without waiting for them. SCHED_IDLE: S's threads, which end the run, go
+	 * first on our CPU. Every descriptor but two goes first (our caller's pipes must see
+	 * EOF when S exits). The disk budget's inotify instance stays open until S has
+	 * dropped its reference and closed the socket: the last close waits for an RCU grace
+	 * period (docs/performance.md), and it is then ours, not S's. */
+	(void) sched_setscheduler(0, SCHED_IDLE, &(struct sched_param){0});
+	close_all_but(sock_w, budget_disk_fd(l->budget));
+	if (l->view)
+		sbx_view_remove_scratch(l->view);
+	if (budget_disk_fd(l->budget) >= 0) {
+		char c;
+
+		while (read(sock_w, &c, 1) > 0 || errno == EINTR)
+			;
+	}
 	_exit(0);
 }
 
@@ -661,7 +723,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	mode_t old_umask = (mode_t) -1;
 	uint64_t start, out_budget, out_limit;
 	bool child_done = false, exec_known = false, keeper_gone = false, tree_killed = false;
-	bool started_dispatch = false, tty_taken = false;
+	bool started_dispatch = false, tty_taken = false, keeper_cleans = false;
 	int status = 0, exec_errno = 0, setup_errno = 0, r;
 	char setup_what[48] = "";
 	char *cwd = NULL, *exec_path = NULL;
@@ -965,7 +1027,9 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 
 						while ((pid = waitpid(-1, &st, WNOHANG | __WALL | __WNOTHREAD)) >
 						       0)
-							if (pid == keeper)
+							/* after a status it is removing
+							 * the scratch: not an accident */
+							if (pid == keeper && !keeper_cleans)
 								keeper_gone = true;
 						continue;
 					}
@@ -1047,6 +1111,9 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 				} else if (k == sizeof(m) && m.kind == MSG_STATUS) {
 					status = m.value;
 					child_done = true;
+					/* the tree is gone, and the keeper removes the scratch
+					 * directories: we need not wait for it */
+					keeper_cleans = m.what[0] == 1;
 					audit_process_exit(
 						t.audit, t.child,
 						WIFEXITED(status) ? WEXITSTATUS(status) : -1,
@@ -1054,6 +1121,8 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 					res.duration_ms = (now_monotonic_ns() - start) / 1000000;
 					/* the keeper kills the rest of the tree (keeper_main) */
 					tree_killed = true;
+				} else if (k == 0 && keeper_cleans) {
+					(void) epoll_ctl(epfd, EPOLL_CTL_DEL, sock_w_s, NULL);
 				} else if (k == 0 || (k < 0 && errno != EAGAIN)) {
 					keeper_gone = true;
 				}
@@ -1067,6 +1136,9 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	(void) tree_killed;
 
 finish:
+	if (keeper_cleans)
+		/* before the socket closes: the keeper's reference is then the last one */
+		budget_disk_hand_over(&budget);
 	/* Whatever happened, nothing of the tree survives us. */
 	if (sock_w_s >= 0) {
 		/* after the command's end the keeper has done it (keeper_main) */
@@ -1089,8 +1161,12 @@ finish:
 		tracer_dispatch_stop(&t);
 	net_runtime_stop();
 	/* The keeper exits (an address space torn down) while we stopped our threads above;
-	 * waiting for it only now keeps that off the critical path (docs/performance.md). */
-	if (!keeper_gone)
+	 * waiting for it only now keeps that off the critical path (docs/performance.md).
+	 * After a status it has killed and reaped the tree already and removes the scratch
+	 * directories: it is not waited for at all (init or a subreaper reaps it). */
+	if (keeper_cleans)
+		sbx_view_disown_scratch(t.view);
+	else if (!keeper_gone)
 		reap_keeper(keeper);
 	if (tty_taken) {
 		/* take the terminal back for our process group (SIGTTOU is blocked) */

@@ -17,6 +17,7 @@ struct SbxView {
 	int run_fd;		    /* private per-run directory of the skeleton (on tmpfs if any) */
 	char *run_path;
 	char **tmp_paths;	    /* tmp mounts the view made and removes at free */
+	bool scratch_disowned;	    /* another process removes run_path and tmp_paths */
 	int root_fd; /* O_PATH of the skeleton root */
 	char *root_path;
 	int dev_fd; /* O_PATH of the host /dev, -1 without the built-in /dev */

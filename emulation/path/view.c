@@ -906,6 +906,19 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 	return 0;
 }
 
+void sbx_view_remove_scratch(const SbxView *v)
+{
+	if (v->run_path && !(v->flags & SBX_VIEW_KEEP_TMP))
+		(void) rm_rf_at(AT_FDCWD, v->run_path, DT_UNKNOWN, 0);
+	for (char **t = v->tmp_paths; t && *t; t++)
+		(void) rm_rf_at(AT_FDCWD, *t, DT_DIR, 0);
+}
+
+void sbx_view_disown_scratch(SbxView *v)
+{
+	v->scratch_disowned = true;
+}
+
 SbxView *sbx_view_free(SbxView *v)
 {
 	if (!v)
@@ -925,13 +938,9 @@ SbxView *sbx_view_free(SbxView *v)
 		(void) close(v->dev_fd);
 	if (v->pts_fd >= 0)
 		(void) close(v->pts_fd);
-	if (v->run_path) {
-		if (!(v->flags & SBX_VIEW_KEEP_TMP))
-			(void) rm_rf_at(AT_FDCWD, v->run_path, DT_UNKNOWN, 0);
-		free(v->run_path);
-	}
-	for (char **t = v->tmp_paths; t && *t; t++)
-		(void) rm_rf_at(AT_FDCWD, *t, DT_DIR, 0);
+	if (!v->scratch_disowned)
+		sbx_view_remove_scratch(v);
+	free(v->run_path);
 	strv_free(v->tmp_paths);
 	if (v->run_fd >= 0)
 		(void) close(v->run_fd);

@@ -97,6 +97,12 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 
 /** Closes the fds and removes the skeleton and tmp directories (unless kept). NULL is fine. */
 SbxView *sbx_view_free(SbxView *v);
+/* The run's scratch directories (the skeleton, tmp mounts not kept): removed by
+ * sbx_view_free, or now by sbx_view_remove_scratch, which may run in another process (a
+ * fork of ours, after the tree is gone); sbx_view_disown_scratch makes sbx_view_free leave
+ * them to it. */
+void sbx_view_remove_scratch(const SbxView *v);
+void sbx_view_disown_scratch(SbxView *v);
 static inline void sbx_view_freep(SbxView **v)
 {
 	if (*v)

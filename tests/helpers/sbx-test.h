@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <dirent.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,6 +213,33 @@ static inline const char *sbx_self_exe(char *buf, size_t size)
 		return NULL;
 	buf[n] = 0;
 	return buf;
+}
+
+/* Whether dir is empty now or becomes so within ms: the scratch directories of a run (its
+ * skeleton, tmp mounts) are removed by the keeper after sbxtrace has exited. Lists what is
+ * left on stderr when not. */
+static inline bool sbx_dir_empties(const char *dir, long ms)
+{
+	for (long waited = 0;; waited += 10) {
+		DIR *d = opendir(dir);
+		struct dirent *de;
+		bool empty = true;
+
+		if (!d)
+			return false;
+		while ((de = readdir(d)))
+			if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
+				empty = false;
+				if (waited >= ms)
+					fprintf(stderr, "left in %s: %s\n", dir, de->d_name);
+			}
+		closedir(d);
+		if (empty)
+			return true;
+		if (waited >= ms)
+			return false;
+		sbx_sleep_ms(10);
+	}
 }
 
 /* A scratch directory under $TMPDIR (or /tmp); the caller removes what it creates. */

@@ -20,6 +20,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/helpers/sbx-test.h"
+
 #define OUT_MAX 65536
 
 static const char *const workloads[][3] = {
@@ -271,6 +273,47 @@ static int kernel_view(const char *sbxtrace)
 	return bad;
 }
 
+/*
+ * The run's scratch directories: the skeleton and the tmp mount's directory (standard mounts
+ * /tmp as tmp), made in $XDG_RUNTIME_DIR, are gone once sbxtrace has exited, in the view of
+ * view_mode; the keeper removes them after S exits, so this waits up to 10 s for it.
+ */
+static int scratch(const char *sbxtrace)
+{
+	char *ws = mktmp(), *rt = mktmp(), *out = malloc(OUT_MAX), env_rt[PATH_MAX + 32];
+	char *argv[] = {(char *) sbxtrace,
+			"run",
+			"-s",
+			(char *) view_mode,
+			"-w",
+			ws,
+			"standard",
+			"--",
+			"/bin/sh",
+			"-c",
+			"mkdir -p /tmp/a/b && echo data > /tmp/a/b/f && ls /tmp/a/b && exit 3",
+			NULL};
+	char *envp[] = {"PATH=/usr/bin:/bin", env_rt, NULL};
+	int code, bad = 0;
+
+	snprintf(env_rt, sizeof(env_rt), "XDG_RUNTIME_DIR=%s", rt);
+	code = run(ws, argv, envp, out);
+	if (code != 3 || !strstr(out, "f\n")) {
+		fprintf(stderr, "exit code %d, output:\n%s", code, out);
+		bad = 1;
+	}
+	if (!sbx_dir_empties(rt, 10000)) {
+		fprintf(stderr, "the run's scratch directories were not removed\n");
+		bad = 1;
+	}
+	free(out);
+	rm_rf(ws);
+	rm_rf(rt);
+	free(ws);
+	free(rt);
+	return bad;
+}
+
 int main(int argc, char *argv[])
 {
 	const char *sbxtrace = getenv("SBXTRACE"), *name = argc > 1 ? argv[1] : "";
@@ -283,11 +326,14 @@ int main(int argc, char *argv[])
 	}
 	if (argc > 2)
 		view_mode = strcmp(argv[2], "kernel") == 0 ? "tracer.kernel_view=true"
+			    : strcmp(argv[2], "auto") == 0 ? "tracer.kernel_view=auto"
 							   : "tracer.kernel_view=false";
 	if (strcmp(name, "view") == 0)
 		return view(sbxtrace);
 	if (strcmp(name, "kernel-view") == 0)
 		return kernel_view(sbxtrace);
+	if (strcmp(name, "scratch") == 0)
+		return scratch(sbxtrace);
 	for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++) {
 		char script[4096];
 

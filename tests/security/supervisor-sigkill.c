@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Fail closed: SIGKILL the supervisor while the tree has a setsid()+double-forked daemon and
- * a busy loop; afterwards no process of the tree is alive. */
+ * a busy loop; afterwards no process of the tree is alive, and the run's scratch directories
+ * (made in $XDG_RUNTIME_DIR, which we point at a directory of our own) are gone too. */
+#include <sys/stat.h>
+
 #include "tests/helpers/sbx-test.h"
 
 int main(void)
@@ -11,9 +14,14 @@ int main(void)
 	FILE *f = NULL;
 	pid_t sup;
 
+	char rt[600];
+
 	if (!dir)
 		return 1;
 	snprintf(file, sizeof(file), "%s/pids", dir);
+	snprintf(rt, sizeof(rt), "%s/rt", dir);
+	if (mkdir(rt, 0700) < 0 || setenv("XDG_RUNTIME_DIR", rt, 1) < 0)
+		return 1;
 	sup = sbx_spawn(NULL, cmd, -1, NULL);
 	if (sup < 0)
 		return 1;
@@ -41,6 +49,11 @@ int main(void)
 	for (i = 0; i < 1000 && (sbx_alive(daemon_pid) || sbx_alive(busy_pid)); i++)
 		sbx_sleep_ms(10);
 	unlink(file);
+	if (!sbx_dir_empties(rt, 10000)) {
+		printf("not ok: the scratch directories outlived the supervisor's kill\n");
+		return 1;
+	}
+	rmdir(rt);
 	rmdir(dir);
 	if (sbx_alive(daemon_pid) || sbx_alive(busy_pid)) {
 		printf("not ok: daemon %d alive %d, busy %d alive %d\n", daemon_pid,
