@@ -65,6 +65,7 @@ enum {
 	MSG_STATUS = 3,
 	MSG_CHILD_PID = 4,
 	MSG_STOPPED = 5,
+	MSG_PREPARED = 6, /* C's pid and whether the view is in the kernel: S may seize it */
 };
 
 typedef struct Msg {
@@ -103,12 +104,12 @@ static int send_fd(int sock, int fd, pid_t pid, bool kernel_view)
 	return send(sock, &m, sizeof(m), MSG_NOSIGNAL) < 0 ? -errno : 0;
 }
 
-static int recv_fd(int sock, int *ret_fd, Msg *ret_msg)
+/* One message from C, of the kind expected; anything else (C's MSG_SETUP_FAILED, say) is
+ * returned in *ret_msg with -EBADMSG. */
+static int recv_msg(int sock, int kind, Msg *ret_msg)
 {
 	Msg m = {};
 	ssize_t n;
-	long pidfd;
-	int fd, cfd;
 
 	do
 		n = recv(sock, &m, sizeof(m), 0);
@@ -119,8 +120,21 @@ static int recv_fd(int sock, int *ret_fd, Msg *ret_msg)
 		return -EPIPE;
 	if ((size_t) n >= offsetof(Msg, what))
 		*ret_msg = m;
-	if ((size_t) n != sizeof(m) || m.kind != MSG_CHILD_PID)
+	if ((size_t) n != sizeof(m) || m.kind != kind)
 		return -EBADMSG;
+	return 0;
+}
+
+static int recv_fd(int sock, int *ret_fd, Msg *ret_msg)
+{
+	Msg m = {};
+	long pidfd;
+	int fd, cfd, r;
+
+	r = recv_msg(sock, MSG_CHILD_PID, &m);
+	*ret_msg = m;
+	if (r < 0)
+		return r;
 	memcpy(&cfd, m.what, sizeof(cfd));
 	pidfd = syscall(SYS_pidfd_open, m.value, 0);
 	if (pidfd < 0)
@@ -237,6 +251,21 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 	if (!kview && l->cwd && chdir(l->cwd) < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "chdir");
 
+	/* S must be able to read our memory (the exec's path, notified), take the listener
+	 * (pidfd_getfd) and seize us: as S's descendant we are not dumpable (the keeper resets
+	 * this for the memory we share once we exec). No code of the command runs before the
+	 * exec, and the tree of another run (same user) is kept from ptrace by its filter. */
+	if (prctl(PR_SET_DUMPABLE, 1) < 0)
+		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "PR_SET_DUMPABLE");
+	/* S's tracer thread seizes us while we set up the rest */
+	{
+		Msg pm = {.kind = MSG_PREPARED, .value = getpid()};
+
+		pm.what[0] = kview;
+		if (send(l->sock_c, &pm, sizeof(pm), MSG_NOSIGNAL) < 0)
+			_exit(125);
+	}
+
 	/* file_size, open_files and the per-process backstops of the budgets */
 	budget_child_setup(l->budget);
 
@@ -258,12 +287,6 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 	r = tracer_landlock_apply(l->policy, l->view, kview ? l->kview : NULL, l->landlock_abi);
 	if (r < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, -r, "landlock");
-
-	/* S must be able to read our memory (the exec's path, notified) and its tracer thread
-	 * to seize us: as S's descendant we are not dumpable (the keeper resets this for the
-	 * memory we share once we exec) */
-	if (prctl(PR_SET_DUMPABLE, 1) < 0)
-		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "PR_SET_DUMPABLE");
 
 	listener = tracer_filter_install(l->filter, kview, l->wait_killable);
 	if (listener < 0)
@@ -391,6 +414,9 @@ static _noreturn_ void keeper_main(Launch *l, int sock_w, pid_t supervisor)
 			 * and learn it first; S no longer walks the tree for this. Killed and
 			 * reaped before S is told, so that S need not wait for us. */
 			tree_kill_all(getpid(), true);
+			/* SCHED_IDLE before S wakes: it then preempts us on this CPU (a change
+			 * of policy alone does not reschedule) */
+			(void) sched_setscheduler(0, SCHED_IDLE, &(struct sched_param){0});
 			m.kind = MSG_STATUS;
 			m.value = status;
 			m.what[0] = 1; /* and the keeper removes the scratch directories */
@@ -415,6 +441,7 @@ scratch:
 	 * dropped its reference and closed the socket: the last close waits for an RCU grace
 	 * period (docs/performance.md), and it is then ours, not S's. */
 	(void) sched_setscheduler(0, SCHED_IDLE, &(struct sched_param){0});
+	(void) sched_yield();
 	close_all_but(sock_w, budget_disk_fd(l->budget));
 	if (l->view)
 		sbx_view_remove_scratch(l->view);
@@ -902,10 +929,31 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	}
 	started_dispatch = true;
 
-	/* the listener and C's pid from C, or why it failed (W reports C's pid again once C
-	 * has exec'd; the event loop ignores that) */
+	/* C's pid once its view is made, then the listener, or why it failed (W reports C's
+	 * pid again once C has exec'd; the event loop ignores that) */
 	memset(&m, 0, sizeof(m));
-	r = recv_fd(sock_c_s, &notify_fd, &m);
+	r = recv_msg(sock_c_s, MSG_PREPARED, &m);
+	if (r >= 0) {
+		t.child = m.value;
+		t.kview = m.what[0] != 0;
+		if (t.kview)
+			/* relative AF_UNIX addresses: /proc/PID/cwd reads as the program's path */
+			sbx_view_set_kernel_paths(t.view);
+		log_debug("the view is %s", t.kview ? "in the kernel" : "emulated");
+		audit_set_main_pid(t.audit, t.child);
+		audit_process_start(t.audit, t.child, t.keeper, opts->argv);
+
+		/* the tracer thread seizes C while C goes on with its setup */
+		if (t.filter->ptrace && (r = tracer_ptrace_start(&t, t.child)) < 0) {
+			log_error("cannot trace the command (ptrace serves chdir into translated "
+				  "mounts, the disk budget and backtraces; [tracer] ptrace = "
+				  "\"never\" turns it off): %s",
+				  strerror(-r));
+			setup_errno = -r;
+			goto finish;
+		}
+		r = recv_fd(sock_c_s, &notify_fd, &m);
+	}
 	if (r < 0) {
 		if (m.kind == MSG_SETUP_FAILED) {
 			setup_errno = m.value;
@@ -915,25 +963,6 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 		log_error("cannot set up the sandbox: %s: %s",
 			  setup_what[0] ? setup_what : "listener", strerror(setup_errno));
 		goto finish;
-	}
-	t.child = m.value;
-	t.kview = m.what[sizeof(int)] != 0;
-	if (t.kview)
-		/* relative AF_UNIX addresses: /proc/PID/cwd reads as the program's own path */
-		sbx_view_set_kernel_paths(t.view);
-	log_debug("the view is %s", t.kview ? "in the kernel" : "emulated");
-	audit_set_main_pid(t.audit, t.child);
-	audit_process_start(t.audit, t.child, t.keeper, opts->argv);
-
-	if (t.filter->ptrace) {
-		r = tracer_ptrace_start(&t, t.child);
-		if (r < 0) {
-			log_error("cannot trace the command (ptrace is needed for chdir into "
-				  "translated mounts; [tracer] ptrace = \"never\" turns it off): %s",
-				  strerror(-r));
-			setup_errno = -r;
-			goto finish;
-		}
 	}
 
 	/* Essentials the filter cannot prove by loading: ADDFD with SEND (5.14) and pidfds
