@@ -9,6 +9,11 @@
  *                           open, ADDFD+SEND (the bare seccomp-notify round trip)
  *   openat                  notified and emulated through the file-system view
  *   fork+exec+wait          /bin/true, inside vs outside
+ *   startup floor           `bench-core --launch /bin/true`: the least any seccomp-notify
+ *                           supervisor does to start a program (a child, a filter with a
+ *                           listener, the listener handed over, go, exec, answer the
+ *                           loader's opens, wait), without a policy, a view, Landlock, a
+ *                           keeper or threads
  *   startup                 `sbx-driver -- /bin/true` vs `/bin/true`
  * Usage: bench-core [--driver PATH] [--quick]. Not a test: no assertion, figures only.
  */
@@ -17,7 +22,9 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdbool.h>
@@ -336,6 +343,81 @@ static double floor_openat(long n, bool sync, bool use_epoll)
 	return r;
 }
 
+/* ---- the startup floor: a minimal seccomp-notify launcher ---- */
+
+static int launch_sp[2];
+static char *const *launch_argv;
+
+static int launch_child(void *arg)
+{
+	static struct sock_filter insns[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {4, insns};
+	int msg[2];
+	long lfd;
+	char b;
+
+	(void) arg;
+	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	prctl(PR_SET_DUMPABLE, 1);
+	lfd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
+		      &prog);
+	if (lfd < 0)
+		_exit(125);
+	/* by number, taken with pidfd_getfd (as sbxtrace does) */
+	msg[0] = (int) lfd;
+	msg[1] = (int) syscall(SYS_getpid);
+	if (send(launch_sp[1], msg, sizeof(msg), 0) < 0 || read(launch_sp[1], &b, 1) != 1)
+		_exit(125);
+	execv(launch_argv[0], launch_argv);
+	_exit(127);
+}
+
+/* bench-core --launch CMD…: runs CMD under a filter that notifies openat, answered CONTINUE,
+ * as the least a seccomp-notify supervisor does: a child made with CLONE_VM (no page tables
+ * copied), the listener taken with pidfd_getfd, notifications answered by the main thread,
+ * no other thread. Returns CMD's exit code. */
+static int launch(char *const argv[])
+{
+	static char stack[64 * 1024] __attribute__((aligned(16)));
+	int msg[2], fd, pidfd, status;
+	pid_t pid;
+
+	launch_argv = argv;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, launch_sp) < 0)
+		return 125;
+	pid = clone(launch_child, stack + sizeof(stack), CLONE_VM | SIGCHLD, NULL);
+	if (pid < 0 || recv(launch_sp[0], msg, sizeof(msg), 0) != sizeof(msg))
+		return 125;
+	pidfd = (int) syscall(SYS_pidfd_open, msg[1], 0);
+	fd = (int) syscall(SYS_pidfd_getfd, pidfd, msg[0], 0);
+	if (fd < 0 || write(launch_sp[0], "g", 1) != 1)
+		return 125;
+	for (;;) {
+		struct pollfd p[2] = {{fd, POLLIN, 0}, {pidfd, POLLIN, 0}};
+		struct seccomp_notif req;
+		struct seccomp_notif_resp resp;
+
+		if (poll(p, 2, -1) < 0)
+			continue;
+		if ((p[1].revents & POLLIN) || (p[0].revents & POLLHUP))
+			break; /* exited, or no process has the filter any more */
+		memset(&req, 0, sizeof(req));
+		if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
+			continue;
+		memset(&resp, 0, sizeof(resp));
+		resp.id = req.id;
+		resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		(void) ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+	}
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 static void row(const char *name, double native, double sandbox)
 {
 	printf("%-34s %10.1f %10.1f %8.3f\n", name, native, sandbox,
@@ -355,6 +437,8 @@ int main(int argc, char *argv[])
 	long k;
 
 	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--launch") == 0 && i + 1 < argc)
+			return launch(argv + i + 1);
 		if (strcmp(argv[i], "--inner") == 0 && i + 2 < argc) {
 			printf("%f\n", inner(argv[i + 1], atol(argv[i + 2])));
 			return 0;
@@ -428,14 +512,18 @@ int main(int argc, char *argv[])
 	{
 		char *tv[] = {(char *) "/bin/true", NULL};
 		char *dv[] = {(char *) driver, (char *) "--", (char *) "/bin/true", NULL};
-		double n = -1, s = -1;
+		char *lv[] = {self, (char *) "--launch", (char *) "/bin/true", NULL};
+		double n = -1, s = -1, l = -1;
 
 		for (int i = 0; i < 3; i++) {
 			n = best(n, loop_spawn(50 * scale, tv));
+			l = best(l, loop_spawn(50 * scale, lv));
 			s = best(s, loop_spawn(50 * scale, dv));
 		}
+		row("startup floor: launch -- /bin/true", n, l);
 		row("startup: run -- /bin/true", n, s);
-		printf("startup overhead: %.0f us\n", (s - n) / 1000.0);
+		printf("startup overhead: %.0f us (floor %.0f us)\n", (s - n) / 1000.0,
+		       (l - n) / 1000.0);
 	}
 	return 0;
 }
