@@ -330,10 +330,9 @@ static bool ldc_visible(const SbxView *v, const char *path)
  * a cache not in the format above. */
 static int ldc_filter(const SbxView *v, char *buf, size_t len)
 {
-	enum { KEEP = 1, DROP = 2 };
-	_cleanup_free_ uint8_t *mark = NULL;
+	_cleanup_free_ uint8_t *show = NULL, *kept_byte = NULL;
 	const char *last_dir = NULL;
-	size_t last_len = 0;
+	size_t last_len = 0, strings;
 	bool last_show = false;
 	uint32_t n, kept = 0;
 	char *ent = buf + LDC_HEADER;
@@ -343,21 +342,21 @@ static int ldc_filter(const SbxView *v, char *buf, size_t len)
 	n = ldc_u32(buf + 20);
 	if (n > (len - LDC_HEADER) / LDC_ENTRY)
 		return -EINVAL;
-	mark = calloc(1, len);
-	if (!mark)
+	strings = LDC_HEADER + (size_t) n * LDC_ENTRY;
+	show = calloc(n ? n : 1, 1);
+	if (!show)
 		return -ENOMEM;
-	/* ldconfig shares string tails ("libc.so.6" inside ".../libc.so.6"), so strings are
-	 * marked byte by byte: a byte any kept entry uses stays */
+	/* which entries stay; they come grouped by directory: ask the view once per
+	 * directory */
 	for (uint32_t i = 0; i < n; i++) {
-		char *e = ent + (size_t) i * LDC_ENTRY;
+		const char *e = ent + (size_t) i * LDC_ENTRY;
 		const char *key = ldc_str(buf, len, ldc_u32(e + 4));
 		const char *val = ldc_str(buf, len, ldc_u32(e + 8));
 		const char *slash;
-		uint8_t m;
 
-		if (!key || !val)
+		if (!key || !val || (size_t) (key - buf) < strings ||
+		    (size_t) (val - buf) < strings)
 			return -EINVAL;
-		/* entries come grouped by directory: ask the view once per directory */
 		slash = strrchr(val, '/');
 		if (!last_dir || !slash || (size_t) (slash - val) != last_len ||
 		    memcmp(val, last_dir, last_len) != 0) {
@@ -365,23 +364,36 @@ static int ldc_filter(const SbxView *v, char *buf, size_t len)
 			last_dir = val;
 			last_len = slash ? (size_t) (slash - val) : 0;
 		}
-		m = last_show ? KEEP : DROP;
-		for (const char *c = key; c == key || c[-1]; c++)
-			mark[c - buf] |= m;
-		for (const char *c = val; c == val || c[-1]; c++)
-			mark[c - buf] |= m;
-		if (last_show) {
-			memmove(ent + (size_t) kept * LDC_ENTRY, e, LDC_ENTRY);
-			kept++;
-		}
+		show[i] = last_show;
+		kept += last_show;
 	}
-	/* the slots of dropped entries, now after the kept ones */
+	if (kept == n)
+		return 0; /* the view shows every library: the host's cache as it is */
+
+	/* ldconfig shares string tails ("libc.so.6" inside ".../libc.so.6"): a byte that a
+	 * kept entry uses stays, the other bytes of dropped entries' strings are blanked */
+	kept_byte = calloc(len, 1);
+	if (!kept_byte)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++)
+		for (int k = 4; show[i] && k <= 8; k += 4) {
+			uint32_t off = ldc_u32(ent + (size_t) i * LDC_ENTRY + k);
+
+			memset(kept_byte + off, 1, strlen(buf + off) + 1);
+		}
+	for (uint32_t i = 0; i < n; i++)
+		for (int k = 4; !show[i] && k <= 8; k += 4)
+			for (char *c = buf + ldc_u32(ent + (size_t) i * LDC_ENTRY + k); *c; c++)
+				if (!kept_byte[c - buf])
+					*c = 0;
+	/* the kept entries to the front, the slots after them zeroed */
+	kept = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (show[i])
+			memmove(ent + (size_t) kept++ * LDC_ENTRY, ent + (size_t) i * LDC_ENTRY,
+				LDC_ENTRY);
 	memset(ent + (size_t) kept * LDC_ENTRY, 0, (size_t) (n - kept) * LDC_ENTRY);
 	memcpy(buf + 20, &kept, sizeof(kept));
-	/* the strings only dropped entries used; the rest (hwcaps names, the generator) stay */
-	for (size_t i = LDC_HEADER + (size_t) n * LDC_ENTRY; i < len; i++)
-		if (mark[i] == DROP)
-			buf[i] = 0;
 	return 0;
 }
 
