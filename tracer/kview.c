@@ -99,35 +99,6 @@ const char *tracer_kview_policy_unsuitable(const Policy *p)
 	return NULL;
 }
 
-/* Whether a procfs is mounted at or below a directory mount's source: the bind would bring
- * in the host's /proc, whose magic links the kernel follows for real (the emulated view
- * turns such a procfs into a proc mount of its own). Mount points are read with their octal
- * escapes undone and whole lines however long; unreadable: assume one. */
-static bool procfs_below_sources(const SbxView *v)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char *line = NULL, *point, *fstype;
-	size_t cap = 0;
-	bool found = false;
-
-	if (!f)
-		return true;
-	while (!found && mountinfo_next(f, &line, &cap, &point, &fstype) > 0) {
-		if (!streq(fstype, "proc"))
-			continue;
-		for (size_t i = 0; i < sbx_view_n_mounts(v) && !found; i++) {
-			const SbxMount *m = sbx_view_mount(v, i);
-			size_t n = streq(m->source, "/") ? 0 : m->slen;
-
-			found = m->kind == SBX_MOUNT_DIR && strncmp(point, m->source, n) == 0 &&
-				(point[n] == '/' || point[n] == 0);
-		}
-	}
-	free(line);
-	fclose(f);
-	return found;
-}
-
 const char *tracer_kview_unsuitable(const Policy *p, const SbxView *v, bool audited)
 {
 	const char *no = tracer_kview_policy_unsuitable(p);
@@ -151,8 +122,10 @@ const char *tracer_kview_unsuitable(const Policy *p, const SbxView *v, bool audi
 			   &aa, &aa_len) >= 0 &&
 	    aa_len > 0 && aa[0] == '1')
 		return "AppArmor restricts unprivileged user namespaces on this host";
-	/* also the procfs the emulated view finds below a source (SBX_MOUNT_PROC) */
-	if (procfs_below_sources(v))
+	/* A procfs at or below a directory mount's source: the bind would bring in the host's
+	 * /proc, whose magic links the kernel follows for real (the emulated view turns such a
+	 * procfs into a proc mount of its own). The view read mountinfo already. */
+	if (sbx_view_procfs_below_sources(v))
 		return "a procfs lies below a mount's source";
 	return NULL;
 }

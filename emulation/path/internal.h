@@ -22,6 +22,7 @@ struct SbxView {
 	char *root_path;
 	int dev_fd; /* O_PATH of the host /dev, -1 without the built-in /dev */
 	const char *dev_allow[SBX_DEV_MAX + 1];
+	bool procfs_below_sources; /* a host procfs at or below a directory mount's source */
 	bool dev_links;		 /* /dev/fd, /dev/std{in,out,err}: symlinks into the proc mount */
 	int pts_fd;		 /* O_PATH of the host /dev/pts with process.pty, else -1 */
 	mode_t supervisor_umask; /* read at creation: what the kernel takes off our creations */

@@ -577,14 +577,24 @@ static int add_nested_procs(SbxView *v)
 	size_t n_dir = v->n_mounts, cap = 0;
 	int r = 0;
 
-	if (!f)
+	if (!f) {
+		v->procfs_below_sources = true; /* unknown: assume one */
 		return 0; /* no procfs to find: nothing shows one either */
+	}
 	while (r >= 0 && mountinfo_next(f, &line, &cap, &mp, &fstype) > 0) {
 		char vpath[PATH_MAX];
 		bool covered = false;
 
 		if (!streq(fstype, "proc"))
 			continue;
+		for (size_t i = 0; i < n_dir; i++) {
+			const SbxMount *m = &v->mounts[i];
+			size_t slen = streq(m->source, "/") ? 0 : m->slen;
+
+			if (m->kind == SBX_MOUNT_DIR && strncmp(mp, m->source, slen) == 0 &&
+			    (mp[slen] == '/' || mp[slen] == 0))
+				v->procfs_below_sources = true;
+		}
 		for (size_t i = 0; i < n_dir && !covered; i++) {
 			const SbxMount *m = &v->mounts[i];
 			size_t slen = streq(m->source, "/") ? 0 : m->slen;
@@ -974,6 +984,11 @@ const Policy *sbx_view_policy(const SbxView *v)
 mode_t sbx_view_supervisor_umask(const SbxView *v)
 {
 	return v->supervisor_umask;
+}
+
+bool sbx_view_procfs_below_sources(const SbxView *v)
+{
+	return v->procfs_below_sources;
 }
 
 const char *sbx_view_root_path(const SbxView *v)

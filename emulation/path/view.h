@@ -116,6 +116,9 @@ mode_t sbx_view_supervisor_umask(const SbxView *v);
 /** Host path of the skeleton root (for the supervisor: the child's initial chroot-less cwd…). */
 const char *sbx_view_root_path(const SbxView *v);
 size_t sbx_view_n_mounts(const SbxView *v);
+/* Whether the host has a procfs mounted at or below a directory mount's source (read from
+ * /proc/self/mountinfo when the view was made; true when that could not be read). */
+bool sbx_view_procfs_below_sources(const SbxView *v);
 /** Names of the built-in /dev allowlist (null, zero, …), NULL-terminated; empty when the
  * policy mounts /dev itself. */
 const char *const *sbx_view_dev_names(const SbxView *v);

@@ -267,6 +267,50 @@ static int kernel_view(const char *sbxtrace)
 		(void) unlink("/usr/kv-probe");
 		bad = 1;
 	}
+	/* A mount whose source holds the host's /proc: the bind would bring in its magic
+	 * links, so kernel_view = true refuses the policy, and auto falls back to the emulated
+	 * view, which makes that procfs a proc mount of its own (no pid 1: it is not ours). */
+	{
+		char pol[PATH_MAX + 16];
+		FILE *f;
+
+		snprintf(pol, sizeof(pol), "%s/host.toml", ws);
+		f = fopen(pol, "we");
+		if (!f)
+			return 1;
+		fputs("[sandbox]\nname = \"host\"\n", f);
+		for (const char *const *m = (const char *const[]){"/usr", "/lib", "/bin", NULL}; *m;
+		     m++)
+			fprintf(f, "[[mount]]\npath = \"%s\"\nmode = \"ro\"\n", *m);
+		fputs("[[mount]]\npath = \"/lib64\"\nmode = \"ro\"\noptional = true\n"
+		      "[[mount]]\npath = \"/host\"\nsource = \"/\"\nmode = \"ro\"\n",
+		      f);
+		fclose(f);
+		char mode[] = "tracer.kernel_view=true";
+		char *hv[] = {(char *) sbxtrace,
+			      "run",
+			      "-s",
+			      mode,
+			      pol,
+			      "--",
+			      "/bin/sh",
+			      "-c",
+			      "if test -e /host/proc/1/exe; then echo host-proc-seen; fi",
+			      NULL};
+
+		code = run(ws, hv, envp, out);
+		if (code != 125 || !strstr(out, "procfs lies below")) {
+			fprintf(stderr, "a source holding /proc: exit %d, output:\n%s", code, out);
+			bad = 1;
+		}
+		snprintf(mode, sizeof(mode), "tracer.kernel_view=auto");
+		code = run(ws, hv, envp, out);
+		if (code != 0 || strstr(out, "host-proc-seen")) {
+			fprintf(stderr, "auto with a source holding /proc: exit %d, output:\n%s",
+				code, out);
+			bad = 1;
+		}
+	}
 	free(out);
 	rm_rf(ws);
 	free(ws);
