@@ -1050,16 +1050,13 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 					int st;
 
 					if (si.ssi_signo == SIGCHLD) {
-						/* W is our only child; orphans after its death too
-						 */
-						pid_t pid;
-
-						while ((pid = waitpid(-1, &st, WNOHANG | __WALL | __WNOTHREAD)) >
-						       0)
-							/* after a status it is removing
-							 * the scratch: not an accident */
-							if (pid == keeper && !keeper_cleans)
-								keeper_gone = true;
+						/* W is our only child; orphans after its death
+						 * too. W's end is told by EOF on its socket,
+						 * after its last message: deciding it here
+						 * could come before its status is read. */
+						while (waitpid(-1, &st,
+							       WNOHANG | __WALL | __WNOTHREAD) > 0)
+							;
 						continue;
 					}
 					if (si.ssi_signo == SIGTTOU)
