@@ -371,14 +371,15 @@ out:
 	free(et);
 }
 
-/* PTRACE_EVENT_EXEC (not asked for in the kernel view): the new image must be the file that
- * was checked. */
-static void on_exec_event(pid_t pid)
+/* PTRACE_EVENT_EXEC: the new image must be the file that was checked. */
+static void on_exec_event(Tracer *t, pid_t pid)
 {
 	char p[64];
 	struct stat st;
 	Expect *e;
 
+	if (t->kview)
+		return; /* exec runs in the kernel, in a namespace that holds only the view */
 	e = expect_slot(pid, false);
 	snprintf(p, sizeof(p), "/proc/%d/exe", (int) pid);
 	if (e && stat(p, &st) == 0 && st.st_dev == e->dev && st.st_ino == e->ino) {
@@ -518,12 +519,6 @@ static void *ptrace_main(void *userdata)
 		    PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL;
 	int r = 0;
 
-	/* In the kernel view exec runs in the kernel, in a namespace that holds only the view:
-	 * there is nothing to check at the exec event, and each stop is two context switches
-	 * on every exec of the tree. (A SEIZEd tracee gets no SIGTRAP in its place.) */
-	if (t->kview)
-		opts &= ~PTRACE_O_TRACEEXEC;
-
 	if (ptrace(PTRACE_SEIZE, st->child, NULL, (void *) opts) < 0)
 		r = -errno;
 	pthread_mutex_lock(&st->lock);
@@ -568,7 +563,7 @@ static void *ptrace_main(void *userdata)
 			}
 			sig = 0; /* a new tracee's first stop */
 		} else if (sig == SIGTRAP && event == PTRACE_EVENT_EXEC) {
-			on_exec_event(pid);
+			on_exec_event(t, pid);
 			sig = 0;
 		} else if (sig == SIGTRAP && event) {
 			sig = 0; /* fork, clone events */
