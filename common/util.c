@@ -270,20 +270,39 @@ static long raw_syscall3(long nr, long a, long b, long c)
 	return r;
 }
 
+#define CLOSE_RANGE(lo, hi) raw_syscall3(SYS_close_range, (long) (lo), (long) (hi), 0)
+#else
+#define CLOSE_RANGE(lo, hi) syscall(SYS_close_range, (unsigned) (lo), (unsigned) (hi), 0U)
+#endif
+
+void close_all_but(int a, int b)
+{
+	long lo = MIN(a, b), hi = MAX(a, b);
+
+	if (lo < 0)
+		lo = hi; /* one to keep, or none */
+	if (hi < 0) {
+		(void) CLOSE_RANGE(0, ~0U);
+		return;
+	}
+	if (lo > 0)
+		(void) CLOSE_RANGE(0, lo - 1);
+	if (hi - lo > 1)
+		(void) CLOSE_RANGE(lo + 1, hi - 1);
+	(void) CLOSE_RANGE(hi + 1, ~0U);
+}
+
+#if defined(__x86_64__)
 static int closer_fds[2]; /* the fd to close, the read end of the go-ahead pipe */
 
 static int closer_main(void *arg)
 {
-	long fd = closer_fds[0], go = closer_fds[1], lo = MIN(fd, go), hi = MAX(fd, go);
+	long fd = closer_fds[0], go = closer_fds[1];
 	char c;
 
 	(void) arg;
 	/* everything but the two: our caller's pipes must see EOF when the parent exits */
-	if (lo > 0)
-		(void) raw_syscall3(SYS_close_range, 0, lo - 1, 0);
-	if (hi - lo > 1)
-		(void) raw_syscall3(SYS_close_range, lo + 1, hi - 1, 0);
-	(void) raw_syscall3(SYS_close_range, hi + 1, ~0U, 0);
+	close_all_but((int) fd, (int) go);
 	/* EOF once the parent has dropped its copy of fd: ours is then the last one */
 	while (raw_syscall3(SYS_read, go, (long) &c, 1) == -EINTR)
 		;

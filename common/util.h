@@ -64,3 +64,6 @@ unsigned edit_distance(const char *a, const char *b);
  * cases.
  */
 void close_detached(int fd);
+/* Closes every descriptor but a and b (either may be -1). Makes its calls directly on x86_64:
+ * safe in a child that shares our memory (close_detached's). */
+void close_all_but(int a, int b);

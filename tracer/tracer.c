@@ -95,12 +95,11 @@ static _noreturn_ void child_fail(int sock, int kind, int error, const char *wha
 /* The listener goes to S by number, and S takes it with pidfd_getfd() (C is dumpable): not
  * with SCM_RIGHTS, because sendmsg() is notified (net/handlers.c) and nobody could answer it
  * before S has the listener. send() without an address runs in the kernel. */
-static int send_fd(int sock, int fd, pid_t pid, bool kernel_view)
+static int send_fd(int sock, int fd, pid_t pid)
 {
 	Msg m = {.kind = MSG_CHILD_PID, .value = pid};
 
 	memcpy(m.what, &fd, sizeof(fd));
-	m.what[sizeof(fd)] = kernel_view;
 	return send(sock, &m, sizeof(m), MSG_NOSIGNAL) < 0 ? -errno : 0;
 }
 
@@ -292,7 +291,7 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 	if (listener < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, -listener, "seccomp filter");
 	/* From here on every syscall goes through the filter. */
-	if (send_fd(l->sock_c, listener, getpid(), kview) < 0)
+	if (send_fd(l->sock_c, listener, getpid()) < 0)
 		_exit(125);
 	if (read(l->sock_c, &go, 1) != 1)
 		_exit(125);
@@ -310,24 +309,6 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 }
 
 /* ---- the keeper (W) ---- */
-
-/* Closes every descriptor but a and b (either may be -1). */
-static void close_all_but(int a, int b)
-{
-	unsigned lo = (unsigned) MIN(a, b), hi = (unsigned) MAX(a, b);
-
-	if (a < 0 || b < 0)
-		lo = hi = (unsigned) MAX(a, b);
-	if (lo == (unsigned) -1) {
-		(void) syscall(SYS_close_range, 0U, ~0U, 0U);
-		return;
-	}
-	if (lo > 0)
-		(void) syscall(SYS_close_range, 0U, lo - 1, 0U);
-	if (hi > lo + 1)
-		(void) syscall(SYS_close_range, lo + 1, hi - 1, 0U);
-	(void) syscall(SYS_close_range, hi + 1, ~0U, 0U);
-}
 
 static _noreturn_ void keeper_main(Launch *l, int sock_w, pid_t supervisor)
 {
@@ -1145,7 +1126,8 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 						WIFEXITED(status) ? WEXITSTATUS(status) : -1,
 						WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 					res.duration_ms = (now_monotonic_ns() - start) / 1000000;
-					/* the keeper kills the rest of the tree (keeper_main) */
+					/* the keeper has killed the rest of the tree
+					 * (keeper_main) */
 					tree_killed = true;
 				} else if (k == 0 && keeper_cleans) {
 					(void) epoll_ctl(epfd, EPOLL_CTL_DEL, sock_w_s, NULL);

@@ -587,21 +587,17 @@ static int add_nested_procs(SbxView *v)
 
 		if (!streq(fstype, "proc"))
 			continue;
-		for (size_t i = 0; i < n_dir; i++) {
-			const SbxMount *m = &v->mounts[i];
-			size_t slen = streq(m->source, "/") ? 0 : m->slen;
-
-			if (m->kind == SBX_MOUNT_DIR && strncmp(mp, m->source, slen) == 0 &&
-			    (mp[slen] == '/' || mp[slen] == 0))
-				v->procfs_below_sources = true;
-		}
 		for (size_t i = 0; i < n_dir && !covered; i++) {
 			const SbxMount *m = &v->mounts[i];
 			size_t slen = streq(m->source, "/") ? 0 : m->slen;
 
 			if (m->kind != SBX_MOUNT_DIR || strncmp(mp, m->source, slen) != 0 ||
-			    mp[slen] != '/' || !mp[slen + 1])
+			    (mp[slen] != '/' && mp[slen] != 0))
 				continue;
+			/* at or below the source: no kernel view (its bind would bring it in) */
+			v->procfs_below_sources = true;
+			if (!mp[slen] || !mp[slen + 1])
+				continue; /* at the source itself: nothing below it to add */
 			if ((size_t) snprintf(vpath, sizeof(vpath), "%s%s",
 					      streq(m->vpath, "/") ? "" : m->vpath,
 					      mp + slen) >= sizeof(vpath))
