@@ -116,6 +116,9 @@ static void notes(const Policy *p, bool quiet)
 	if (p->limits.disk != LIMIT_UNSET)
 		log_warn("tracer.ptrace = \"never\": writes past the disk limit fail with EFBIG "
 			 "instead of EDQUOT");
+	if (p->limits.tasks != LIMIT_UNSET)
+		log_warn("tracer.ptrace = \"never\": the tasks budget notifies fork, which then "
+			 "fails with EINTR now and then when a signal arrives (docs/budgets.md)");
 }
 
 int cmd_check(int argc, char *argv[])

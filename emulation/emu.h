@@ -89,6 +89,9 @@ typedef enum EmuFlags {
 	EMU_MAY_BLOCK = 1 << 0, /* the handler may block (FIFO open, connect): run on a worker */
 	EMU_NOTIFY = 1 << 1,	/* route to the supervisor (SCMP_ACT_NOTIFY) */
 	EMU_TRACE = 1 << 2,	/* route through ptrace (SCMP_ACT_TRACE) when the tracer is on */
+	/* the handler may answer CONTINUE for a call that can sleep interruptibly in the kernel
+	 * (connect, sendto): an ERESTARTSYS from it is the kernel's (tracer/ptrace.c) */
+	EMU_KERNEL_INTR = 1 << 3,
 } EmuFlags;
 
 typedef struct EmuEntry {

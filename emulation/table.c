@@ -33,8 +33,8 @@
 
 #define NET_NOTIFY_BLOCKING(n, h, s, why)                                                          \
 	{                                                                                          \
-		.name = (n), .handler = (h), .support = (s), .flags = EMU_NOTIFY | EMU_MAY_BLOCK,  \
-		.note = (why)                                                                      \
+		.name = (n), .handler = (h), .support = (s),                                       \
+		.flags = EMU_NOTIFY | EMU_MAY_BLOCK | EMU_KERNEL_INTR, .note = (why)               \
 	}
 
 static const EmuEntry table[] = {
@@ -182,7 +182,10 @@ static const EmuEntry table[] = {
 	NOTIFY("listen", net_handle_listen, EMU_FULL, NULL),
 	NET_NOTIFY_BLOCKING("sendto", net_handle_sendto, EMU_PARTIAL,
 			    "at most 64 KiB of data per call"),
-	NOTIFY("recvfrom", net_handle_recvfrom, EMU_FULL, NULL),
+	{.name = "recvfrom",
+	 .handler = net_handle_recvfrom,
+	 .support = EMU_FULL,
+	 .flags = EMU_NOTIFY | EMU_KERNEL_INTR},
 	NET_NOTIFY_BLOCKING("sendmsg", net_handle_sendmsg, EMU_PARTIAL,
 			    "at most 64 KiB of data and 4 KiB of control data per call"),
 	ALLOW("recvmsg"),

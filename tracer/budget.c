@@ -12,9 +12,10 @@
  *              count once per process (over-count, never under-count). Backstop:
  *              RLIMIT_DATA per process (not RLIMIT_AS: Go, Node and the JVM reserve far
  *              more address space than they use).
- *   tasks      exact at creation: clone/fork/vfork are notified; the decision depends on
- *              registers only (CONTINUE or EAGAIN), counted against the live tasks plus the
- *              clones already let through and not yet visible.
+ *   tasks      exact at creation: clone/fork/vfork stop for the tracer thread (notified
+ *              when ptrace is off); the decision depends on registers only (go on or
+ *              EAGAIN), counted against the live tasks plus the clones already let through
+ *              and not yet visible.
  *   disk       sampled: allocated bytes under the rw mount sources minus their usage at the
  *              start; RLIMIT_FSIZE = min(file_size, disk) stops a single file at once.
  */
@@ -1169,7 +1170,9 @@ void budget_filter_apply(TracerFilter *f, const Policy *p)
 		if (s->kill || s->deny_error > 0 ||
 		    (s->action & SECCOMP_RET_ACTION_FULL) != SECCOMP_RET_ALLOW)
 			continue;
-		s->action = SECCOMP_RET_USER_NOTIF;
+		/* with the tracer, a seccomp stop: a notification's wait can end in EINTR
+		 * (tracer/ptrace.c, on_clone_stop) */
+		s->action = f->ptrace ? SECCOMP_RET_TRACE : SECCOMP_RET_USER_NOTIF;
 		s->handler = budget_handle_clone;
 	}
 }

@@ -115,11 +115,12 @@ void budget_child_setup(const Budget *b);
  * `cpus` of the caller's affinity, as budget_child_setup() picks them); false otherwise. */
 bool budget_pin_cpus(const Budget *b);
 
-/** Called by the filter builder before it generates the program: makes clone, fork and
- * vfork notified (handled by budget_handle_clone) when the policy sets a tasks budget. */
+/** Called by the filter builder before it generates the program: routes clone, fork and
+ * vfork to budget_handle_clone when the policy sets a tasks budget, through a seccomp stop
+ * of the tracer thread when there is one (tracer/ptrace.c says why), else notified. */
 void budget_filter_apply(TracerFilter *f, const Policy *p);
 
-/** The tasks budget at a clone/fork/vfork notification (req->tracer is the Tracer). */
+/** The tasks budget at a clone/fork/vfork (req->tracer is the Tracer); any thread. */
 int budget_handle_clone(const EmuRequest *req, EmuDecision *ret_decision);
 
 /** The exact count the tasks budget uses: processes + threads alive (zombies included)

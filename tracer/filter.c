@@ -339,6 +339,29 @@ static void apply_override(TracerSlot *s, const PolicySyscall *o, int deny_errno
  * (deny, kill, log) stays, and so does every other entry. The dispatch slots are the same:
  * nothing that is notified here is handled differently.
  */
+/* Whether the kernel view's program lets this slot's calls run in the kernel. */
+static bool kview_runs_in_kernel(const TracerSlot *s)
+{
+	return s->entry && tracer_fs_kernel_runs(s->entry) && !s->deny_error && !s->kill &&
+	       !s->log && s->special == SLOT_PLAIN;
+}
+
+bool tracer_filter_restartable(const TracerFilter *f, long nr, bool kernel_view)
+{
+	const TracerSlot *s;
+
+	if (nr < 0 || nr >= TRACER_NR_MAX)
+		return false;
+	s = &f->slots[nr];
+	if (s->special != SLOT_PLAIN || s->action != SECCOMP_RET_USER_NOTIF)
+		return false; /* not every call notified: the kernel may have run this one */
+	if (kernel_view && kview_runs_in_kernel(s))
+		return false;
+	if (s->handler == emu_handle_log || (s->entry && (s->entry->flags & EMU_KERNEL_INTR)))
+		return false; /* a CONTINUE: the kernel ran it, its ERESTARTSYS is real */
+	return true;
+}
+
 static int build_kernel_view_prog(TracerFilter *f)
 {
 	TracerSlot *slots = malloc(sizeof(f->slots));
@@ -350,8 +373,7 @@ static int build_kernel_view_prog(TracerFilter *f)
 	for (int nr = 0; nr < TRACER_NR_MAX; nr++) {
 		TracerSlot *s = &slots[nr];
 
-		if (!s->entry || !tracer_fs_kernel_runs(s->entry) || s->deny_error || s->kill ||
-		    s->log || s->special != SLOT_PLAIN)
+		if (!kview_runs_in_kernel(s))
 			continue;
 		s->action = SECCOMP_RET_ALLOW;
 		s->handler = NULL;
@@ -449,7 +471,7 @@ TracerFilter *tracer_filter_free(TracerFilter *f)
 	return NULL;
 }
 
-int tracer_filter_install(const TracerFilter *f, bool kernel_view, bool wait_killable)
+int tracer_filter_install(const TracerFilter *f, bool kernel_view, bool *wait_killable)
 {
 	struct sock_fprog prog = {.len = (unsigned short) f->len, .filter = f->prog};
 	unsigned long flags = SECCOMP_FILTER_FLAG_NEW_LISTENER;
@@ -459,13 +481,15 @@ int tracer_filter_install(const TracerFilter *f, bool kernel_view, bool wait_kil
 		prog.len = (unsigned short) f->kview_len;
 		prog.filter = f->kview_prog;
 	}
-	if (wait_killable)
+	if (*wait_killable)
 		flags |= SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
 	fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
-	if (fd < 0 && errno == EINVAL && wait_killable)
+	if (fd < 0 && errno == EINVAL && *wait_killable) {
 		/* COMPAT: WAIT_KILLABLE_RECV needs 5.19 */
+		*wait_killable = false;
 		fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
 			     (unsigned long) SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	}
 	if (fd < 0)
 		return -errno;
 	return (int) fd;

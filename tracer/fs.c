@@ -254,7 +254,7 @@ static void add_entry(TracerFilter *f, const EmuEntry *e)
 }
 
 /* ptrace = "auto": on when some mount's virtual path differs from its host path (chdir
- * there needs the argument rewritten), for backtraces, and with a disk budget. */
+ * there needs the argument rewritten), for backtraces, and with a disk or tasks budget. */
 static bool policy_needs_ptrace(const Policy *p)
 {
 	if (p->ptrace == PTRACE_MODE_ALWAYS)
@@ -265,6 +265,8 @@ static bool policy_needs_ptrace(const Policy *p)
 		return true; /* complete registers come from a ptrace stop (tracer/backtrace.c) */
 	if (p->limits.disk != LIMIT_UNSET && p->limits.disk != 0)
 		return true; /* growth past the disk budget fails with EDQUOT (tracer/ptrace.c) */
+	if (p->limits.tasks != LIMIT_UNSET && p->limits.tasks != 0)
+		return true; /* fork decided at a stop: no EINTR (tracer/ptrace.c) */
 	for (size_t i = 0; i < p->n_mounts; i++)
 		if (!p->mounts[i].source || !streq(p->mounts[i].source, p->mounts[i].path))
 			return true;

@@ -51,15 +51,20 @@ typedef struct TracerFilter {
 	struct sock_filter *kview_prog;
 	size_t kview_len;
 	int deny_errno;
-	bool ptrace; /* chdir goes through SECCOMP_RET_TRACE: the tracer thread must run */
+	bool ptrace; /* chdir, exec, clone under a tasks budget go through SECCOMP_RET_TRACE */
 } TracerFilter;
 
 /** Builds the filter program and the dispatch slots from the table and the policy. */
 int tracer_filter_build(const Policy *p, TracerFilter **ret_filter);
 TracerFilter *tracer_filter_free(TracerFilter *f);
 /** Installs the filter (its kernel-view program when kernel_view) in the calling process,
- * returns the listener fd. Async-signal-safe. */
-int tracer_filter_install(const TracerFilter *f, bool kernel_view, bool wait_killable);
+ * returns the listener fd. *wait_killable: asks for WAIT_KILLABLE_RECV; false on return if
+ * the kernel lacks it. Async-signal-safe. */
+int tracer_filter_install(const TracerFilter *f, bool kernel_view, bool *wait_killable);
+/** Whether the program installed (kernel_view: the kernel view's) notifies every call of nr
+ * and answers it itself, so that an ERESTARTSYS of such a call can only come from a wait for
+ * the supervisor that a signal ended before the call was received (tracer/ptrace.c). */
+bool tracer_filter_restartable(const TracerFilter *f, long nr, bool kernel_view);
 
 /* Process tree (tracer/tree.c): the tree is every descendant of root (the keeper). */
 typedef int (*TreeVisit)(pid_t pid, void *userdata);
@@ -184,6 +189,7 @@ typedef struct Tracer {
 	size_t notif_size, resp_size;
 	bool sync_wakeup;
 	bool kview; /* C built the view in the kernel (tracer/kview.c) */
+	atomic_bool wait_killable; /* C's filter has SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV */
 	atomic_uint_fast64_t denied;
 	atomic_bool stopping;
 	atomic_bool kill_requested;

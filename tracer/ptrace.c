@@ -390,6 +390,47 @@ static void on_exec_event(Tracer *t, pid_t pid)
 	(void) kill(pid, SIGKILL);
 }
 
+/*
+ * clone, fork and vfork under a tasks budget (budget_filter_apply): decided at a seccomp stop
+ * rather than by a notification. A signal that reaches a thread whose notification the
+ * supervisor has not read yet ends its wait with ERESTARTSYS, which a handler installed
+ * without SA_RESTART (dash's SIGCHLD handler) turns into EINTR: a fork that fails with
+ * EINTR, which the kernel's own clone never returns (it restarts with ERESTARTNOINTR). A
+ * shell that forks while its children exit hit this in about 1 run in 30. A ptrace stop is
+ * not ended by a signal; it stays pending until the call has run.
+ */
+static void on_clone_stop(Tracer *t, pid_t pid, struct user_regs_struct *regs)
+{
+	PtraceAudit au = {};
+	EmuRequest req = {
+		.policy = t->policy,
+		.view = t->view,
+		.pid = pid,
+		.tgid = pid,	    /* unused by the budget */
+		.arch = 0xc000003e, /* AUDIT_ARCH_X86_64 */
+		.nr = (int) regs->orig_rax,
+		.tracer = t,
+		.args = {regs->rdi, regs->rsi, regs->rdx, regs->r10, regs->r8, regs->r9},
+	};
+	EmuDecision *d = malloc(sizeof(*d));
+
+	if (!d) {
+		skip_syscall(pid, regs, ENOMEM);
+		return;
+	}
+	emu_decision_init(d);
+	audit_begin(t, &au, pid, regs, d);
+	if (budget_handle_clone(&req, d) < 0) {
+		d->verdict = EMU_FAIL;
+		d->error = ENOMEM;
+		d->why = "supervisor error";
+	}
+	if (d->verdict == EMU_FAIL)
+		skip_syscall(pid, regs, d->error);
+	audit_end(t, &au, d);
+	free(d);
+}
+
 static void on_seccomp_stop(Tracer *t, pid_t pid)
 {
 	struct user_regs_struct regs;
@@ -404,6 +445,10 @@ static void on_seccomp_stop(Tracer *t, pid_t pid)
 
 	if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) < 0)
 		return;
+	if (regs.orig_rax == SYS_clone || regs.orig_rax == SYS_fork || regs.orig_rax == SYS_vfork) {
+		on_clone_stop(t, pid, &regs);
+		return;
+	}
 	if (regs.orig_rax != SYS_chdir && regs.orig_rax != SYS_execve &&
 	    regs.orig_rax != SYS_execveat)
 		return; /* not routed here: let it run as the filter's action says */
@@ -511,6 +556,39 @@ static bool fsize_to_edquot(Tracer *t, pid_t pid)
 	return true;
 }
 
+/* the kernel's restart codes (include/linux/errno.h), never seen by user space */
+#define ERESTARTSYS    512
+#define ERESTARTNOINTR 513
+
+/*
+ * A signal that reaches a thread waiting for the supervisor to read its notification ends
+ * the wait: the call, which never ran, returns ERESTARTSYS, and a handler installed without
+ * SA_RESTART turns that into EINTR. For an emulated open, stat or kill, which natively never
+ * fail so, programs do not retry: a shell whose SIGCHLD handler has no SA_RESTART saw about
+ * 1 in 250 of its emulated calls fail while children exited. At the signal's delivery stop,
+ * on the way back from such a call, the result becomes ERESTARTNOINTR: the kernel then runs
+ * the handler and restarts the call, as if the signal had come just before it.
+ *
+ * Only where the ERESTARTSYS can come from nothing else: a call that every time goes to the
+ * supervisor and is answered by it (tracer_filter_restartable: not one it lets the kernel
+ * run, as a connect), with WAIT_KILLABLE_RECV, so that a call the supervisor has received
+ * cannot be interrupted but by SIGKILL (without it, the interrupted call may have been done
+ * by the supervisor already and must not run twice).
+ */
+static void restart_unreceived(Tracer *t, pid_t pid)
+{
+	struct user_regs_struct regs;
+
+	if (!atomic_load(&t->wait_killable) || ptrace(PTRACE_GETREGS, pid, NULL, &regs) < 0)
+		return;
+	if ((long long) regs.rax != -ERESTARTSYS ||
+	    !tracer_filter_restartable(t->filter, (long) regs.orig_rax, t->kview))
+		return;
+	regs.rax = (unsigned long long) -ERESTARTNOINTR;
+	if (ptrace(PTRACE_SETREGS, pid, NULL, &regs) < 0)
+		log_debug_errno(-errno, "PTRACE_SETREGS of %d", (int) pid);
+}
+
 static void *ptrace_main(void *userdata)
 {
 	PtraceStart *st = userdata;
@@ -569,7 +647,8 @@ static void *ptrace_main(void *userdata)
 			sig = 0; /* fork, clone events */
 		} else if (sig == SIGXFSZ && fsize_to_edquot(t, pid)) {
 			sig = 0; /* the disk budget's EFBIG, now EDQUOT */
-		}
+		} else if (!event)
+			restart_unreceived(t, pid);
 		/* else a signal-delivery stop: deliver it */
 		(void) ptrace(PTRACE_CONT, pid, NULL, (void *) (long) sig);
 	}

@@ -95,11 +95,13 @@ static _noreturn_ void child_fail(int sock, int kind, int error, const char *wha
 /* The listener goes to S by number, and S takes it with pidfd_getfd() (C is dumpable): not
  * with SCM_RIGHTS, because sendmsg() is notified (net/handlers.c) and nobody could answer it
  * before S has the listener. send() without an address runs in the kernel. */
-static int send_fd(int sock, int fd, pid_t pid)
+/* The listener's number in C, and whether its filter has WAIT_KILLABLE_RECV. */
+static int send_fd(int sock, int fd, pid_t pid, bool wait_killable)
 {
 	Msg m = {.kind = MSG_CHILD_PID, .value = pid};
 
 	memcpy(m.what, &fd, sizeof(fd));
+	m.what[sizeof(fd)] = wait_killable;
 	return send(sock, &m, sizeof(m), MSG_NOSIGNAL) < 0 ? -errno : 0;
 }
 
@@ -195,7 +197,7 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 	sigset_t none;
 	int listener, r;
 	pid_t keeper = getppid();
-	bool kview = false;
+	bool kview = false, wait_killable;
 	char go;
 
 	(void) close(sock_w);
@@ -287,11 +289,12 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 	if (r < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, -r, "landlock");
 
-	listener = tracer_filter_install(l->filter, kview, l->wait_killable);
+	wait_killable = l->wait_killable;
+	listener = tracer_filter_install(l->filter, kview, &wait_killable);
 	if (listener < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, -listener, "seccomp filter");
 	/* From here on every syscall goes through the filter. */
-	if (send_fd(l->sock_c, listener, getpid()) < 0)
+	if (send_fd(l->sock_c, listener, getpid(), wait_killable) < 0)
 		_exit(125);
 	if (read(l->sock_c, &go, 1) != 1)
 		_exit(125);
@@ -934,6 +937,9 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 			goto finish;
 		}
 		r = recv_fd(sock_c_s, &notify_fd, &m);
+		/* read by the tracer thread at stops, all after C's exec, which follows "go" */
+		if (r >= 0)
+			atomic_store(&t.wait_killable, m.what[sizeof(int)] != 0);
 	}
 	if (r < 0) {
 		if (m.kind == MSG_SETUP_FAILED) {

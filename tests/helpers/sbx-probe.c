@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -110,6 +111,82 @@ static int mode_many(int n)
 	}
 	printf("many %d ok\n", n);
 	return 0;
+}
+
+/* forkstorm N: N forks, each child exiting at once, with a SIGCHLD handler installed without
+ * SA_RESTART (as dash's): the children's exits land while later forks are under way. fork
+ * must never fail (the kernel restarts a clone a signal interrupts); 1 if one did. */
+static volatile sig_atomic_t sigchld_seen;
+
+static void on_sigchld(int sig)
+{
+	(void) sig;
+	sigchld_seen++;
+}
+
+static int mode_forkstorm(int n)
+{
+	struct sigaction sa = {.sa_handler = on_sigchld}; /* no SA_RESTART */
+	int failed = 0, first_errno = 0;
+
+	sigaction(SIGCHLD, &sa, NULL);
+	for (int i = 0; i < n; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			if (!failed++)
+				first_errno = errno;
+			continue;
+		}
+		if (pid == 0)
+			_exit(0);
+		/* reap the one before: at most two children, each exit a SIGCHLD */
+		if (i > 0)
+			while (waitpid(-1, NULL, 0) < 0 && errno == EINTR)
+				;
+	}
+	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+		;
+	printf("forkstorm: %d of %d forks failed (first: %s), %d SIGCHLD handled\n", failed, n,
+	       failed ? strerror(first_errno) : "none", (int) sigchld_seen);
+	return failed ? 1 : 0;
+}
+
+/* sigchld-calls N PATH: N times, a child that exits after 50 us while we open and stat PATH
+ * 20 times each, with the SIGCHLD handler of forkstorm (no SA_RESTART). Neither call fails
+ * with EINTR natively on a regular file; 1 if one did. */
+static int mode_sigchld_calls(int n, const char *path)
+{
+	struct sigaction sa = {.sa_handler = on_sigchld}; /* no SA_RESTART */
+	int intr = 0, calls = 0;
+
+	sigaction(SIGCHLD, &sa, NULL);
+	for (int i = 0; i < n; i++) {
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			usleep(50);
+			_exit(0);
+		}
+		for (int j = 0; j < 20; j++) {
+			struct stat st;
+			int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+			if (fd >= 0)
+				close(fd);
+			else if (errno == EINTR)
+				intr++;
+			if (stat(path, &st) < 0 && errno == EINTR)
+				intr++;
+			calls += 2;
+		}
+		if (pid > 0)
+			while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+				;
+	}
+	printf("sigchld-calls: %d of %d calls failed with EINTR, %d SIGCHLD handled\n", intr, calls,
+	       (int) sigchld_seen);
+	return intr ? 1 : 0;
 }
 
 /* int $0x80 open(path, O_CREAT|O_WRONLY, 0600): i386 entry; must never run */
@@ -353,6 +430,10 @@ int main(int argc, char *argv[])
 		return mode_chain(argv[0], atoi(argv[2]));
 	if (strcmp(m, "many") == 0 && argc > 2)
 		return mode_many(atoi(argv[2]));
+	if (strcmp(m, "sigchld-calls") == 0 && argc > 3)
+		return mode_sigchld_calls(atoi(argv[2]), argv[3]);
+	if (strcmp(m, "forkstorm") == 0 && argc > 2)
+		return mode_forkstorm(atoi(argv[2]));
 	if (strcmp(m, "int80") == 0 && argc > 2)
 		return mode_int80(argv[2]);
 	if (strcmp(m, "x32") == 0 && argc > 2)

@@ -90,17 +90,23 @@ static uint32_t slot_action(const Policy *p, int nr, bool *ret_handled)
 	return a;
 }
 
-TEST(tasks_budget_makes_process_creation_notified)
+TEST(tasks_budget_routes_process_creation_to_the_supervisor)
 {
+	/* a ptrace stop (a signal cannot end it: no EINTR from fork), notified without ptrace */
 	_cleanup_(policy_freep) Policy *with = load("[limits]\ntasks = 10\n");
+	_cleanup_(policy_freep) Policy *never =
+		load("[limits]\ntasks = 10\n[tracer]\nptrace = \"never\"\n");
 	_cleanup_(policy_freep) Policy *without = load("[limits]\nmemory = \"1GiB\"\n");
 	const int nrs[] = {SYS_clone, SYS_fork, SYS_vfork};
 	bool handled = false;
 
 	ASSERT_TRUE(with != NULL);
+	ASSERT_TRUE(never != NULL);
 	ASSERT_TRUE(without != NULL);
 	for (size_t i = 0; i < 3; i++) {
-		EXPECT_EQ(slot_action(with, nrs[i], &handled), SECCOMP_RET_USER_NOTIF);
+		EXPECT_EQ(slot_action(with, nrs[i], &handled), SECCOMP_RET_TRACE);
+		EXPECT_TRUE(handled);
+		EXPECT_EQ(slot_action(never, nrs[i], &handled), SECCOMP_RET_USER_NOTIF);
 		EXPECT_TRUE(handled);
 		EXPECT_EQ(slot_action(without, nrs[i], &handled), SECCOMP_RET_ALLOW);
 		EXPECT_FALSE(handled);
