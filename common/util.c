@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "common/macros.h"
@@ -374,4 +375,14 @@ int mountinfo_next(FILE *f, char **line, size_t *cap, char **ret_point, char **r
 		return 1;
 	}
 	return 0;
+}
+
+bool kernel_at_least(unsigned major, unsigned minor)
+{
+	struct utsname u;
+	unsigned ma = 0, mi = 0;
+
+	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &ma, &mi) != 2)
+		return false;
+	return ma > major || (ma == major && mi >= minor);
 }

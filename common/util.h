@@ -67,3 +67,6 @@ void close_detached(int fd);
 /* Closes every descriptor but a and b (either may be -1). Makes its calls directly on x86_64:
  * safe in a child that shares our memory (close_detached's). */
 void close_all_but(int a, int b);
+
+/* Whether the running kernel's release (uname) is at least major.minor. */
+bool kernel_at_least(unsigned major, unsigned minor);

@@ -1166,9 +1166,11 @@ void budget_filter_apply(TracerFilter *f, const Policy *p)
 		if (nr < 0 || nr >= TRACER_NR_MAX)
 			continue;
 		s = &f->slots[nr];
-		/* a policy that denies or kills it keeps that */
+		/* a policy that denies or kills it keeps that; one that logs it gets it logged
+		 * at the budget's decision (s->log stays) */
 		if (s->kill || s->deny_error > 0 ||
-		    (s->action & SECCOMP_RET_ACTION_FULL) != SECCOMP_RET_ALLOW)
+		    ((s->action & SECCOMP_RET_ACTION_FULL) != SECCOMP_RET_ALLOW &&
+		     s->handler != emu_handle_log))
 			continue;
 		/* with the tracer, a seccomp stop: a notification's wait can end in EINTR
 		 * (tracer/ptrace.c, on_clone_stop) */
@@ -1247,6 +1249,18 @@ allow:
 	pthread_mutex_unlock(&b->lock);
 	d->verdict = EMU_CONTINUE;
 	return 0;
+}
+
+void budget_clone_done(Budget *b, pid_t tid)
+{
+	size_t kept = 0;
+
+	pthread_mutex_lock(&b->lock);
+	for (size_t i = 0; i < b->n_res; i++)
+		if (b->res[i].tid != tid)
+			b->res[kept++] = b->res[i];
+	b->n_res = kept;
+	pthread_mutex_unlock(&b->lock);
 }
 
 /* ---- cgroup v2 (doctor) ---- */

@@ -122,6 +122,8 @@ void budget_filter_apply(TracerFilter *f, const Policy *p);
 
 /** The tasks budget at a clone/fork/vfork (req->tracer is the Tracer); any thread. */
 int budget_handle_clone(const EmuRequest *req, EmuDecision *ret_decision);
+/** tid's clone has made its child (the tracer's fork/clone event): its reservation goes. */
+void budget_clone_done(Budget *b, pid_t tid);
 
 /** The exact count the tasks budget uses: processes + threads alive (zombies included)
  * below keeper, found by a numeric scan of /proc (docs/budgets.md). Exact only while no

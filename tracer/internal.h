@@ -62,8 +62,10 @@ TracerFilter *tracer_filter_free(TracerFilter *f);
  * the kernel lacks it. Async-signal-safe. */
 int tracer_filter_install(const TracerFilter *f, bool kernel_view, bool *wait_killable);
 /** Whether the program installed (kernel_view: the kernel view's) notifies every call of nr
- * and answers it itself, so that an ERESTARTSYS of such a call can only come from a wait for
- * the supervisor that a signal ended before the call was received (tracer/ptrace.c). */
+ * and the supervisor either answers it itself or lets the kernel run a call that cannot
+ * return ERESTARTSYS (EMU_KERNEL_INTR marks the others), so that an ERESTARTSYS of such a
+ * call can only come from a wait that a signal ended before the call was received
+ * (tracer/ptrace.c). */
 bool tracer_filter_restartable(const TracerFilter *f, long nr, bool kernel_view);
 
 /* Process tree (tracer/tree.c): the tree is every descendant of root (the keeper). */

@@ -114,8 +114,11 @@ static void audit_begin(Tracer *t, PtraceAudit *a, pid_t pid, const struct user_
 	a->n.data.args[4] = regs->r8;
 	a->n.data.args[5] = regs->r9;
 	a->t0 = now_monotonic_ns();
-	/* the record is wanted or not by syscall and denial: decided again at the end */
-	tracer_audit_capture(t, &a->n, NULL, d, a->t0, a->c);
+	/* the record is wanted or not by syscall, denial and [syscalls] log: decided again at
+	 * the end */
+	tracer_audit_capture(
+		t, &a->n, regs->orig_rax < TRACER_NR_MAX ? &t->filter->slots[regs->orig_rax] : NULL,
+		d, a->t0, a->c);
 }
 
 static void audit_end(Tracer *t, PtraceAudit *a, const EmuDecision *d)
@@ -124,7 +127,7 @@ static void audit_end(Tracer *t, PtraceAudit *a, const EmuDecision *d)
 		return;
 	if (d->denied && !a->c->active)
 		/* a denial may be recorded where the call itself is not */
-		tracer_audit_capture(t, &a->n, NULL, d, a->t0, a->c);
+		tracer_audit_capture(t, &a->n, &t->filter->slots[a->n.data.nr], d, a->t0, a->c);
 	else
 		tracer_audit_backtrace_late(t, &a->n, d, a->c);
 	tracer_audit_emit(t, &a->n, d, a->c);
@@ -446,7 +449,10 @@ static void on_seccomp_stop(Tracer *t, pid_t pid)
 	if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) < 0)
 		return;
 	if (regs.orig_rax == SYS_clone || regs.orig_rax == SYS_fork || regs.orig_rax == SYS_vfork) {
-		on_clone_stop(t, pid, &regs);
+		/* ours only when the tasks budget routed it here; a RET_TRACE of a filter the
+		 * program installed itself is let through as before */
+		if (t->filter->slots[regs.orig_rax].action == SECCOMP_RET_TRACE)
+			on_clone_stop(t, pid, &regs);
 		return;
 	}
 	if (regs.orig_rax != SYS_chdir && regs.orig_rax != SYS_execve &&
@@ -573,13 +579,17 @@ static bool fsize_to_edquot(Tracer *t, pid_t pid)
  * supervisor and is answered by it (tracer_filter_restartable: not one it lets the kernel
  * run, as a connect), with WAIT_KILLABLE_RECV, so that a call the supervisor has received
  * cannot be interrupted but by SIGKILL (without it, the interrupted call may have been done
- * by the supervisor already and must not run twice).
+ * by the supervisor already and must not run twice). And on 6.17 or later: before
+ * "seccomp: Fix a race with WAIT_KILLABLE_RECV if the tracer replies too fast" (6.17,
+ * backported to some stable kernels, which uname cannot tell), a reply that came between
+ * the signal and the thread's wake-up also made ERESTARTSYS of a call that was done.
  */
-static void restart_unreceived(Tracer *t, pid_t pid)
+static void restart_unreceived(Tracer *t, pid_t pid, bool kernel_fixed)
 {
 	struct user_regs_struct regs;
 
-	if (!atomic_load(&t->wait_killable) || ptrace(PTRACE_GETREGS, pid, NULL, &regs) < 0)
+	if (!kernel_fixed || !atomic_load(&t->wait_killable) ||
+	    ptrace(PTRACE_GETREGS, pid, NULL, &regs) < 0)
 		return;
 	if ((long long) regs.rax != -ERESTARTSYS ||
 	    !tracer_filter_restartable(t->filter, (long) regs.orig_rax, t->kview))
@@ -595,6 +605,7 @@ static void *ptrace_main(void *userdata)
 	Tracer *t = st->t;
 	long opts = PTRACE_O_TRACESECCOMP | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK |
 		    PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL;
+	bool restart_fixed = kernel_at_least(6, 17); /* restart_unreceived */
 	int r = 0;
 
 	if (ptrace(PTRACE_SEIZE, st->child, NULL, (void *) opts) < 0)
@@ -644,11 +655,14 @@ static void *ptrace_main(void *userdata)
 			on_exec_event(t, pid);
 			sig = 0;
 		} else if (sig == SIGTRAP && event) {
-			sig = 0; /* fork, clone events */
+			/* fork, clone events: the child is visible now */
+			if (t->budget)
+				budget_clone_done(t->budget, pid);
+			sig = 0;
 		} else if (sig == SIGXFSZ && fsize_to_edquot(t, pid)) {
 			sig = 0; /* the disk budget's EFBIG, now EDQUOT */
 		} else if (!event)
-			restart_unreceived(t, pid);
+			restart_unreceived(t, pid, restart_fixed);
 		/* else a signal-delivery stop: deliver it */
 		(void) ptrace(PTRACE_CONT, pid, NULL, (void *) (long) sig);
 	}

@@ -930,8 +930,8 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 		/* the tracer thread seizes C while C goes on with its setup */
 		if (t.filter->ptrace && (r = tracer_ptrace_start(&t, t.child)) < 0) {
 			log_error("cannot trace the command (ptrace serves chdir into translated "
-				  "mounts, the disk budget and backtraces; [tracer] ptrace = "
-				  "\"never\" turns it off): %s",
+				  "mounts, the disk and tasks budgets and backtraces; [tracer] "
+				  "ptrace = \"never\" turns it off): %s",
 				  strerror(-r));
 			setup_errno = -r;
 			goto finish;

@@ -113,6 +113,20 @@ TEST(tasks_budget_routes_process_creation_to_the_supervisor)
 	}
 }
 
+TEST(tasks_budget_covers_a_logged_fork)
+{
+	/* [syscalls] log made fork a notified log entry, which the budget used to skip */
+	_cleanup_(policy_freep) Policy *p =
+		load("[limits]\ntasks = 10\n[syscalls]\nlog = [\"fork\", \"vfork\"]\n");
+	bool handled = false;
+
+	ASSERT_TRUE(p != NULL);
+	EXPECT_EQ(slot_action(p, SYS_fork, &handled), SECCOMP_RET_TRACE);
+	EXPECT_TRUE(handled);
+	EXPECT_EQ(slot_action(p, SYS_vfork, &handled), SECCOMP_RET_TRACE);
+	EXPECT_TRUE(handled);
+}
+
 TEST(tasks_budget_keeps_a_policy_denial)
 {
 	_cleanup_(policy_freep) Policy *p =
