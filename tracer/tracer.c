@@ -1173,6 +1173,9 @@ finish:
 
 	if (started_dispatch)
 		tracer_dispatch_stop(&t);
+	/* a creation refused on a handler thread just before the end found the disk budget
+	 * used up: the main loop may not have woken since, and its warning must not be lost */
+	report_disk_full(&t, &budget, p);
 	net_runtime_stop();
 	/* The keeper exits (an address space torn down) while we stopped our threads above;
 	 * waiting for it only now keeps that off the critical path (docs/performance.md).
