@@ -44,6 +44,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "emulation/fs.h"
+#include "policy/policy.h"
 #include "tracer/budget.h"
 
 #define RED_ZONE 128
@@ -656,7 +657,7 @@ static void *ptrace_main(void *userdata)
 			sig = 0;
 		} else if (sig == SIGTRAP && event) {
 			/* fork, clone events: the child is visible now */
-			if (t->budget)
+			if (t->budget && t->policy->limits.tasks != LIMIT_UNSET)
 				budget_clone_done(t->budget, pid);
 			sig = 0;
 		} else if (sig == SIGXFSZ && fsize_to_edquot(t, pid)) {

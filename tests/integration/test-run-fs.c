@@ -113,6 +113,27 @@ static void rm_rf(const char *p)
 	(void) !system(cmd);
 }
 
+/* `sbxtrace run -s set -w ws standard -- /bin/sh -c script` in ws with envp: the exit code;
+ * stdout+stderr into out. */
+static int run_standard(const char *sbxtrace, const char *set, char *ws, const char *script,
+			char *const envp[], char *out)
+{
+	char *argv[] = {(char *) sbxtrace,
+			"run",
+			"-s",
+			(char *) set,
+			"-w",
+			ws,
+			"standard",
+			"--",
+			"/bin/sh",
+			"-c",
+			(char *) script,
+			NULL};
+
+	return run(ws, argv, envp, out);
+}
+
 /* ls / shows the mounts only, the workspace reads, /etc/shadow does not exist, and the
  * loader's cache is the host's (the view shows /usr and /lib as the host has them) less the
  * libraries the view does not show. */
@@ -121,17 +142,7 @@ static const char *view_mode = "tracer.kernel_view=auto";
 static int view(const char *sbxtrace)
 {
 	char *ws = mktmp(), *out = malloc(OUT_MAX), p[PATH_MAX + 16];
-	char *argv[] = {
-		(char *) sbxtrace,
-		"run",
-		"-s",
-		(char *) view_mode,
-		"-w",
-		ws,
-		"standard",
-		"--",
-		"/bin/sh",
-		"-c",
+	static const char script[] =
 		"ls /; cat /workspace/x; cat /etc/shadow 2>&1 || echo no-shadow; "
 		"ls /etc; cat /workspace/../workspace/x; "
 		"echo ld-cache $(wc -c < /etc/ld.so.cache); "
@@ -140,8 +151,7 @@ static int view(const char *sbxtrace)
 		 * names /lib32, which standard does not show) */
 		"/usr/sbin/ldconfig -p -C /etc/ld.so.cache | sed -n 's/.* => //p' | "
 		"while read p; do [ -e \"$p\" ] || [ -L \"$p\" ] || echo hidden-in-cache "
-		"$p; done",
-		NULL};
+		"$p; done";
 	char *envp[] = {"PATH=/usr/bin:/bin", NULL};
 	const char *allowed = " bin dev etc lib lib64 tmp usr workspace ";
 	int code, bad = 0;
@@ -151,7 +161,7 @@ static int view(const char *sbxtrace)
 	FILE *f = fopen(p, "w");
 	fputs("content-of-x\n", f);
 	fclose(f);
-	code = run(ws, argv, envp, out);
+	code = run_standard(sbxtrace, view_mode, ws, script, envp, out);
 	if (code != 0) {
 		fprintf(stderr, "exit code %d\n%s", code, out);
 		bad = 1;
@@ -218,18 +228,6 @@ static int kernel_view(const char *sbxtrace)
 		"s.listen(); c = socket.socket(socket.AF_UNIX); c.connect(\"sock\"); "
 		"print(\"unix-relative\")'";
 	char *ws = mktmp(), *out = malloc(OUT_MAX), p[PATH_MAX + 16], want[64];
-	char *argv[] = {(char *) sbxtrace,
-			"run",
-			"-s",
-			"tracer.kernel_view=true",
-			"-w",
-			ws,
-			"standard",
-			"--",
-			"/bin/sh",
-			"-c",
-			(char *) script,
-			NULL};
 	char *envp[] = {"PATH=/usr/bin:/bin", NULL};
 	const char *expect[] = {"no-proc\n", "usr-read-only\n", want, "dev-null\n",
 				"unix-relative\n"};
@@ -241,7 +239,7 @@ static int kernel_view(const char *sbxtrace)
 		return 77;
 	}
 	snprintf(want, sizeof(want), "uid=%u\n", (unsigned) getuid());
-	code = run(ws, argv, envp, out);
+	code = run_standard(sbxtrace, "tracer.kernel_view=true", ws, script, envp, out);
 	if (code != 0) {
 		fprintf(stderr, "exit code %d\n%s", code, out);
 		bad = 1;
@@ -325,23 +323,13 @@ static int kernel_view(const char *sbxtrace)
 static int scratch(const char *sbxtrace)
 {
 	char *ws = mktmp(), *rt = mktmp(), *out = malloc(OUT_MAX), env_rt[PATH_MAX + 32];
-	char *argv[] = {(char *) sbxtrace,
-			"run",
-			"-s",
-			(char *) view_mode,
-			"-w",
-			ws,
-			"standard",
-			"--",
-			"/bin/sh",
-			"-c",
-			"mkdir -p /tmp/a/b && echo data > /tmp/a/b/f && ls /tmp/a/b && exit 3",
-			NULL};
 	char *envp[] = {"PATH=/usr/bin:/bin", env_rt, NULL};
 	int code, bad = 0;
 
 	snprintf(env_rt, sizeof(env_rt), "XDG_RUNTIME_DIR=%s", rt);
-	code = run(ws, argv, envp, out);
+	code = run_standard(sbxtrace, view_mode, ws,
+			    "mkdir -p /tmp/a/b && echo data > /tmp/a/b/f && ls /tmp/a/b && exit 3",
+			    envp, out);
 	if (code != 3 || !strstr(out, "f\n")) {
 		fprintf(stderr, "exit code %d, output:\n%s", code, out);
 		bad = 1;
@@ -394,21 +382,9 @@ int main(int argc, char *argv[])
 		in_out = malloc(OUT_MAX);
 		nat_out = malloc(OUT_MAX);
 		{
-			char *a[] = {(char *) sbxtrace,
-				     "run",
-				     "-s",
-				     (char *) view_mode,
-				     "-w",
-				     in_ws,
-				     "standard",
-				     "--",
-				     "/bin/sh",
-				     "-c",
-				     script,
-				     NULL};
 			char *e[] = {"PATH=/usr/bin:/bin", NULL};
 
-			in_code = run(in_ws, a, e, in_out);
+			in_code = run_standard(sbxtrace, view_mode, in_ws, script, e, in_out);
 		}
 		{
 			char *a[] = {"/bin/sh", "-c", script, NULL};

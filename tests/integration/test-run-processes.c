@@ -2,8 +2,8 @@
 /* Threads making notified syscalls at once, fork/exec chains, many short-lived processes,
  * fork and emulated calls while SIGCHLD handlers without SA_RESTART run. */
 #include <limits.h>
-#include <sys/utsname.h>
 
+#include "common/util.h"
 #include "tests/helpers/sbx-test.h"
 #include "tests/unit/tap.h"
 
@@ -96,15 +96,6 @@ TEST(fork_under_a_tasks_budget_never_fails_with_eintr)
 	EXPECT_EQ(forkstorm(true), 0);
 }
 
-static bool kernel_6_17(void)
-{
-	struct utsname u;
-	unsigned ma = 0, mi = 0;
-
-	return uname(&u) == 0 && sscanf(u.release, "%u.%u", &ma, &mi) == 2 &&
-	       (ma > 6 || (ma == 6 && mi >= 17));
-}
-
 /*
  * The same race for an emulated open or stat: a SIGCHLD that arrives before the supervisor
  * has read the notification ended the call with EINTR (12 000 calls saw 20-45 of them); the
@@ -113,7 +104,7 @@ static bool kernel_6_17(void)
  */
 TEST(emulated_calls_never_fail_with_eintr)
 {
-	if (!kernel_6_17()) {
+	if (!kernel_at_least(6, 17)) {
 		printf("# skip: before 6.17 the tracer leaves these calls alone\n");
 		return;
 	}
