@@ -49,6 +49,10 @@ int net_on_sensitive_open(const EmuRequest *req, Sensitivity level, const char *
 /** The current (ratcheted) mode of the run, the policy's if not started. */
 NetMode net_runtime_mode(void);
 
+/** The highest sensitivity level the tree opened so far (SENSITIVITY_NONE if none or not
+ * started). */
+Sensitivity net_runtime_level(void);
+
 /* Handlers (net/handlers.c), entries of emulation/table.c. */
 int net_handle_socket(const EmuRequest *req, EmuDecision *ret_decision);
 int net_handle_socketpair(const EmuRequest *req, EmuDecision *ret_decision);

@@ -47,6 +47,11 @@ NetMode net_runtime_mode(void)
 	return runtime ? net_ratchet_mode(&runtime->ratchet) : NET_MODE_NONE;
 }
 
+Sensitivity net_runtime_level(void)
+{
+	return runtime ? net_ratchet_max(&runtime->ratchet) : SENSITIVITY_NONE;
+}
+
 void net_runtime_set_event(NetRatchetEvent fn, void *userdata)
 {
 	if (!runtime)

@@ -104,6 +104,18 @@ int tracer_result_write_json(const Policy *p, const TracerResult *r, FILE *f)
 		json_end_object(&w);
 	} else
 		json_null(&w);
+	json_key(&w, "network");
+	json_begin_object(&w);
+	json_key(&w, "mode");
+	json_string(&w, net_mode_to_string(p->network.mode));
+	json_key(&w, "mode_end");
+	json_string(&w, net_mode_to_string((NetMode) r->net_mode_end));
+	json_key(&w, "level");
+	if (r->net_level_max > SENSITIVITY_NONE)
+		json_string(&w, sensitivity_to_string((Sensitivity) r->net_level_max));
+	else
+		json_null(&w);
+	json_end_object(&w);
 	json_key(&w, "policy");
 	json_begin_object(&w);
 	json_key(&w, "name");

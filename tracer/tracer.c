@@ -727,7 +727,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 		    .opts = opts,
 		    .notify_fd = -1,
 		    .kill_eventfd = -1};
-	TracerResult res = {.exit_code = EXIT_SANDBOX_ERROR_CODE};
+	TracerResult res = {.exit_code = EXIT_SANDBOX_ERROR_CODE, .net_mode_end = p->network.mode};
 	Launch l = {.policy = p, .opts = opts, .out_w = -1, .err_w = -1, .sock_c = -1};
 	int sp_c[2] = {-1, -1}, sp_w[2] = {-1, -1}, po[2] = {-1, -1}, pe[2] = {-1, -1};
 	sigset_t ss, old_mask;
@@ -1176,6 +1176,8 @@ finish:
 	/* a creation refused on a handler thread just before the end found the disk budget
 	 * used up: the main loop may not have woken since, and its warning must not be lost */
 	report_disk_full(&t, &budget, p);
+	res.net_mode_end = net_runtime_mode();
+	res.net_level_max = net_runtime_level();
 	net_runtime_stop();
 	/* The keeper exits (an address space torn down) while we stopped our threads above;
 	 * waiting for it only now keeps that off the critical path (docs/performance.md).

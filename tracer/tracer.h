@@ -37,6 +37,10 @@ typedef struct TracerResult {
 	 * budget needed sampling */
 	bool usage_known;
 	uint64_t cpu_time_ms, memory_peak, tasks_peak, disk_written, clones_denied;
+	/* the network at the end of the run: the mode after any ratchet drop and the highest
+	 * sensitivity level the tree opened (0: none) */
+	int net_mode_end;  /* NetMode */
+	int net_level_max; /* Sensitivity */
 } TracerResult;
 
 void tracer_result_done(TracerResult *r);
