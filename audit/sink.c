@@ -565,16 +565,16 @@ static void begin_record(const Audit *a, JsonWriter *w, const char *type)
 	gmtime_r(&now.tv_sec, &tm);
 	snprintf(ts, sizeof(ts), "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900,
 		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, now.tv_nsec / 1000);
-	json_init(w, -1);
-	json_begin_object(w);
-	json_key(w, "v");
-	json_int(w, AUDIT_SCHEMA_VERSION);
-	json_key(w, "type");
-	json_string(w, type);
-	json_key(w, "time");
-	json_string(w, ts);
-	json_key(w, "t_us");
-	json_uint(w, (now_monotonic_ns() - a->start_ns) / 1000);
+	jw_init(w, -1);
+	jw_begin_object(w);
+	jw_key(w, "v");
+	jw_int(w, AUDIT_SCHEMA_VERSION);
+	jw_key(w, "type");
+	jw_string(w, type);
+	jw_key(w, "time");
+	jw_string(w, ts);
+	jw_key(w, "t_us");
+	jw_uint(w, (now_monotonic_ns() - a->start_ns) / 1000);
 }
 
 static void end_record(Audit *a, JsonWriter *w)
@@ -582,8 +582,8 @@ static void end_record(Audit *a, JsonWriter *w)
 	_cleanup_free_ char *text = NULL;
 	size_t len;
 
-	json_end_object(w);
-	if (json_finish(w, &text, &len) < 0)
+	jw_end_object(w);
+	if (jw_finish(w, &text, &len) < 0)
 		return;
 	text[len] = '\n'; /* replaces the NUL: the writer hands out len + 1 bytes */
 	append(a, text, len + 1);
@@ -591,10 +591,10 @@ static void end_record(Audit *a, JsonWriter *w)
 
 static void write_argv(JsonWriter *w, char *const *argv)
 {
-	json_begin_array(w);
+	jw_begin_array(w);
 	for (size_t i = 0; argv && argv[i]; i++)
-		json_string(w, argv[i]);
-	json_end_array(w);
+		jw_string(w, argv[i]);
+	jw_end_array(w);
 }
 
 static void trace_write(const char *line, size_t len)
@@ -625,14 +625,14 @@ static void lookup_process(Audit *a, pid_t pid, char *comm, size_t size)
 		JsonWriter w;
 
 		begin_record(a, &w, "process");
-		json_key(&w, "event");
-		json_string(&w, "seen");
-		json_key(&w, "pid");
-		json_int(&w, pid);
-		json_key(&w, "ppid");
-		json_int(&w, ppid);
-		json_key(&w, "comm");
-		json_string(&w, comm);
+		jw_key(&w, "event");
+		jw_string(&w, "seen");
+		jw_key(&w, "pid");
+		jw_int(&w, pid);
+		jw_key(&w, "ppid");
+		jw_int(&w, ppid);
+		jw_key(&w, "comm");
+		jw_string(&w, comm);
 		end_record(a, &w);
 	}
 }
@@ -644,61 +644,61 @@ static void json_arg(JsonWriter *w, const AuditSyscallInfo *info, const AuditRec
 	uint64_t v = r->args[i];
 	char buf[256];
 
-	json_key(w, info->arg_name[i]);
+	jw_key(w, info->arg_name[i]);
 	switch (type) {
 	case AUDIT_ARG_PATH:
 	case AUDIT_ARG_STRING:
 		if (d->str)
-			json_string(w, d->str);
+			jw_string(w, d->str);
 		else
-			json_string(w, audit_format_scalar(AUDIT_ARG_PTR, v, buf, sizeof(buf)));
+			jw_string(w, audit_format_scalar(AUDIT_ARG_PTR, v, buf, sizeof(buf)));
 		if (d->str && d->truncated) {
 			snprintf(buf, sizeof(buf), "%s_truncated", info->arg_name[i]);
-			json_key(w, buf);
-			json_bool(w, true);
+			jw_key(w, buf);
+			jw_bool(w, true);
 		}
 		return;
 	case AUDIT_ARG_SOCKADDR:
 		if (!d->str) {
-			json_string(w, audit_format_scalar(AUDIT_ARG_PTR, v, buf, sizeof(buf)));
+			jw_string(w, audit_format_scalar(AUDIT_ARG_PTR, v, buf, sizeof(buf)));
 			return;
 		}
-		json_begin_object(w);
-		json_key(w, "family");
-		json_string(w, audit_format_domain((uint64_t) d->family, buf, sizeof(buf)));
+		jw_begin_object(w);
+		jw_key(w, "family");
+		jw_string(w, audit_format_domain((uint64_t) d->family, buf, sizeof(buf)));
 		if (d->address) {
-			json_key(w, "address");
-			json_string(w, d->address);
+			jw_key(w, "address");
+			jw_string(w, d->address);
 		}
 		if (d->port >= 0) {
-			json_key(w, "port");
-			json_int(w, d->port);
+			jw_key(w, "port");
+			jw_int(w, d->port);
 		}
-		json_key(w, "text");
-		json_string(w, d->str);
-		json_end_object(w);
+		jw_key(w, "text");
+		jw_string(w, d->str);
+		jw_end_object(w);
 		return;
 	case AUDIT_ARG_ARGV:
 		if (!d->argv) {
-			json_string(w, audit_format_scalar(AUDIT_ARG_PTR, v, buf, sizeof(buf)));
+			jw_string(w, audit_format_scalar(AUDIT_ARG_PTR, v, buf, sizeof(buf)));
 			return;
 		}
 		write_argv(w, d->argv);
 		if (d->argv_truncated) {
 			snprintf(buf, sizeof(buf), "%s_truncated", info->arg_name[i]);
-			json_key(w, buf);
-			json_bool(w, true);
+			jw_key(w, buf);
+			jw_bool(w, true);
 		}
 		return;
 	default:
 		if (!audit_arg_is_number(type, v)) {
-			json_string(w, audit_format_scalar(type, v, buf, sizeof(buf)));
+			jw_string(w, audit_format_scalar(type, v, buf, sizeof(buf)));
 			return;
 		}
 		if (type == AUDIT_ARG_LONG)
-			json_int(w, (int64_t) v);
+			jw_int(w, (int64_t) v);
 		else
-			json_int(w, (int32_t) v);
+			jw_int(w, (int32_t) v);
 	}
 }
 
@@ -709,123 +709,123 @@ static void log_syscall(Audit *a, const AuditSyscallInfo *info, const AuditRecor
 	char buf[32];
 
 	begin_record(a, &w, "syscall");
-	json_key(&w, "pid");
-	json_int(&w, r->pid);
-	json_key(&w, "tid");
-	json_int(&w, r->tid);
-	json_key(&w, "comm");
-	json_string(&w, comm);
-	json_key(&w, "syscall");
-	json_string(&w, info->name);
-	json_key(&w, "nr");
-	json_int(&w, r->nr);
-	json_key(&w, "category");
-	json_string(&w, audit_category_to_string(info->category));
-	json_key(&w, "args");
-	json_begin_object(&w);
+	jw_key(&w, "pid");
+	jw_int(&w, r->pid);
+	jw_key(&w, "tid");
+	jw_int(&w, r->tid);
+	jw_key(&w, "comm");
+	jw_string(&w, comm);
+	jw_key(&w, "syscall");
+	jw_string(&w, info->name);
+	jw_key(&w, "nr");
+	jw_int(&w, r->nr);
+	jw_key(&w, "category");
+	jw_string(&w, audit_category_to_string(info->category));
+	jw_key(&w, "args");
+	jw_begin_object(&w);
 	for (size_t i = 0; i < info->n_args; i++)
 		json_arg(&w, info, r, i);
-	json_end_object(&w);
+	jw_end_object(&w);
 	if (r->path && r->path[0]) {
-		json_key(&w, "path");
-		json_string(&w, r->path);
+		jw_key(&w, "path");
+		jw_string(&w, r->path);
 	}
 	if (r->host_path && r->host_path[0]) {
-		json_key(&w, "host_path");
-		json_string(&w, r->host_path);
+		jw_key(&w, "host_path");
+		jw_string(&w, r->host_path);
 	}
-	json_key(&w, "decision");
-	json_string(&w, audit_decision_to_string(r->decision));
-	json_key(&w, "result");
+	jw_key(&w, "decision");
+	jw_string(&w, audit_decision_to_string(r->decision));
+	jw_key(&w, "result");
 	if (r->decision == AUDIT_ALLOWED || r->decision == AUDIT_KILLED)
-		json_null(&w);
+		jw_null(&w);
 	else if (r->error)
-		json_int(&w, -1);
+		jw_int(&w, -1);
 	else
-		json_int(&w, r->ret);
+		jw_int(&w, r->ret);
 	if (r->error) {
 		const char *e = errno_to_name(r->error);
 
-		json_key(&w, "errno");
+		jw_key(&w, "errno");
 		if (e)
-			json_string(&w, e);
+			jw_string(&w, e);
 		else {
 			snprintf(buf, sizeof(buf), "%d", r->error);
-			json_string(&w, buf);
+			jw_string(&w, buf);
 		}
 	}
 	if (r->why) {
-		json_key(&w, "why");
-		json_string(&w, r->why);
+		jw_key(&w, "why");
+		jw_string(&w, r->why);
 	}
-	json_key(&w, "latency_us");
-	json_uint(&w, r->latency_ns / 1000);
+	jw_key(&w, "latency_us");
+	jw_uint(&w, r->latency_ns / 1000);
 	if (r->ip) {
 		snprintf(buf, sizeof(buf), "%#llx", (unsigned long long) r->ip);
-		json_key(&w, "ip");
-		json_string(&w, buf);
+		jw_key(&w, "ip");
+		jw_string(&w, buf);
 	}
-	json_key(&w, "outside_libc");
+	jw_key(&w, "outside_libc");
 	if (r->outside_libc < 0)
-		json_null(&w);
+		jw_null(&w);
 	else
-		json_bool(&w, r->outside_libc > 0);
+		jw_bool(&w, r->outside_libc > 0);
 	if (r->log) {
-		json_key(&w, "policy_log");
-		json_bool(&w, true);
+		jw_key(&w, "policy_log");
+		jw_bool(&w, true);
 	}
 	if (r->code && r->ip >= 2) {
 		AuditInsn insn[12];
 		size_t n = audit_disassemble(r->code, r->code_len, r->code_addr, r->ip - 2, insn,
 					     ARRAY_SIZE(insn));
 
-		json_key(&w, "disassembly");
-		json_begin_array(&w);
+		jw_key(&w, "disassembly");
+		jw_begin_array(&w);
 		for (size_t i = 0; i < n; i++) {
 			snprintf(buf, sizeof(buf), "%#llx", (unsigned long long) insn[i].addr);
-			json_begin_object(&w);
-			json_key(&w, "addr");
-			json_string(&w, buf);
-			json_key(&w, "insn");
-			json_string(&w, insn[i].text);
+			jw_begin_object(&w);
+			jw_key(&w, "addr");
+			jw_string(&w, buf);
+			jw_key(&w, "insn");
+			jw_string(&w, insn[i].text);
 			if (insn[i].site) {
-				json_key(&w, "site");
-				json_bool(&w, true);
+				jw_key(&w, "site");
+				jw_bool(&w, true);
 			}
-			json_end_object(&w);
+			jw_end_object(&w);
 		}
-		json_end_array(&w);
+		jw_end_array(&w);
 	}
 	if (r->frames) {
-		json_key(&w, "backtrace");
-		json_begin_array(&w);
+		jw_key(&w, "backtrace");
+		jw_begin_array(&w);
 		for (size_t i = 0; i < r->n_frames; i++) {
 			const AuditFrame *f = &r->frames[i];
 
 			snprintf(buf, sizeof(buf), "%#llx", (unsigned long long) f->ip);
-			json_begin_object(&w);
-			json_key(&w, "ip");
-			json_string(&w, buf);
-			json_key(&w, "function");
+			jw_begin_object(&w);
+			jw_key(&w, "ip");
+			jw_string(&w, buf);
+			jw_key(&w, "function");
 			if (f->function[0])
-				json_string(&w, f->function);
+				jw_string(&w, f->function);
 			else
-				json_null(&w);
+				jw_null(&w);
 			if (f->function[0]) {
-				json_key(&w, "offset");
-				json_uint(&w, f->offset);
+				jw_key(&w, "offset");
+				jw_uint(&w, f->offset);
 			}
-			json_key(&w, "module");
+			jw_key(&w, "module");
 			if (f->module[0])
-				json_string(&w, f->module);
+				jw_string(&w, f->module);
 			else
-				json_null(&w);
-			json_end_object(&w);
+				jw_null(&w);
+			jw_end_object(&w);
 		}
-		json_end_array(&w);
+		jw_end_array(&w);
 	} else if (r->backtrace_error) {
-		json_key(&w, "backtrace_error");
-		json_string(&w, r->backtrace_error);
+		jw_key(&w, "backtrace_error");
+		jw_string(&w, r->backtrace_error);
 	}
 	end_record(a, &w);
 }
@@ -967,20 +967,20 @@ void audit_run_start(Audit *a, const char *policy, char *const *argv)
 	if (!a || a->fd < 0)
 		return;
 	begin_record(a, &w, "run");
-	json_key(&w, "event");
-	json_string(&w, "start");
-	json_key(&w, "sbxtrace");
-	json_string(&w, SBX_VERSION);
-	json_key(&w, "policy");
-	json_string(&w, policy ? policy : "");
-	json_key(&w, "argv");
+	jw_key(&w, "event");
+	jw_string(&w, "start");
+	jw_key(&w, "sbxtrace");
+	jw_string(&w, SBX_VERSION);
+	jw_key(&w, "policy");
+	jw_string(&w, policy ? policy : "");
+	jw_key(&w, "argv");
 	write_argv(&w, argv);
-	json_key(&w, "events");
-	json_begin_array(&w);
+	jw_key(&w, "events");
+	jw_begin_array(&w);
 	for (unsigned bit = 1; bit < AUDIT_EVENT_ALL; bit <<= 1)
 		if (a->events & bit)
-			json_string(&w, audit_category_to_string(bit));
-	json_end_array(&w);
+			jw_string(&w, audit_category_to_string(bit));
+	jw_end_array(&w);
 	end_record(a, &w);
 }
 
@@ -992,21 +992,21 @@ void audit_run_end(Audit *a, int exit_code, int signal, const char *killed_by, u
 	if (!a || a->fd < 0)
 		return;
 	begin_record(a, &w, "run");
-	json_key(&w, "event");
-	json_string(&w, "end");
-	json_key(&w, "exit_code");
-	json_int(&w, exit_code);
-	json_key(&w, "signal");
-	json_int(&w, signal);
-	json_key(&w, "killed_by");
+	jw_key(&w, "event");
+	jw_string(&w, "end");
+	jw_key(&w, "exit_code");
+	jw_int(&w, exit_code);
+	jw_key(&w, "signal");
+	jw_int(&w, signal);
+	jw_key(&w, "killed_by");
 	if (killed_by)
-		json_string(&w, killed_by);
+		jw_string(&w, killed_by);
 	else
-		json_null(&w);
-	json_key(&w, "denied");
-	json_uint(&w, denied);
-	json_key(&w, "duration_ms");
-	json_uint(&w, duration_ms);
+		jw_null(&w);
+	jw_key(&w, "denied");
+	jw_uint(&w, denied);
+	jw_key(&w, "duration_ms");
+	jw_uint(&w, duration_ms);
 	end_record(a, &w);
 }
 
@@ -1017,13 +1017,13 @@ void audit_process_start(Audit *a, pid_t pid, pid_t ppid, char *const *argv)
 	if (!a || a->fd < 0 || !(a->events & AUDIT_EVENT_PROCESS))
 		return;
 	begin_record(a, &w, "process");
-	json_key(&w, "event");
-	json_string(&w, "start");
-	json_key(&w, "pid");
-	json_int(&w, pid);
-	json_key(&w, "ppid");
-	json_int(&w, ppid);
-	json_key(&w, "argv");
+	jw_key(&w, "event");
+	jw_string(&w, "start");
+	jw_key(&w, "pid");
+	jw_int(&w, pid);
+	jw_key(&w, "ppid");
+	jw_int(&w, ppid);
+	jw_key(&w, "argv");
 	write_argv(&w, argv);
 	end_record(a, &w);
 }
@@ -1054,20 +1054,20 @@ void audit_process_exit(Audit *a, pid_t pid, int exit_code, int signal)
 	if (a->fd < 0 || !(a->events & AUDIT_EVENT_PROCESS))
 		return;
 	begin_record(a, &w, "process");
-	json_key(&w, "event");
-	json_string(&w, "exit");
-	json_key(&w, "pid");
-	json_int(&w, pid);
-	json_key(&w, "exit_code");
+	jw_key(&w, "event");
+	jw_string(&w, "exit");
+	jw_key(&w, "pid");
+	jw_int(&w, pid);
+	jw_key(&w, "exit_code");
 	if (signal > 0)
-		json_null(&w);
+		jw_null(&w);
 	else
-		json_int(&w, exit_code);
-	json_key(&w, "signal");
+		jw_int(&w, exit_code);
+	jw_key(&w, "signal");
 	if (signal > 0)
-		json_string(&w, audit_format_signal((uint64_t) signal, buf, sizeof(buf)));
+		jw_string(&w, audit_format_signal((uint64_t) signal, buf, sizeof(buf)));
 	else
-		json_null(&w);
+		jw_null(&w);
 	end_record(a, &w);
 }
 
@@ -1090,18 +1090,18 @@ void audit_budget_event(Audit *a, const char *budget, uint64_t limit, uint64_t u
 	if (a->fd < 0 || !(a->events & AUDIT_EVENT_BUDGET))
 		return;
 	begin_record(a, &w, "budget");
-	json_key(&w, "budget");
-	json_string(&w, budget ? budget : "");
-	json_key(&w, "limit");
-	json_uint(&w, limit);
-	json_key(&w, "used");
-	json_uint(&w, used);
-	json_key(&w, "unit");
-	json_string(&w, unit ? unit : "");
-	json_key(&w, "action");
-	json_string(&w, action ? action : "");
-	json_key(&w, "pid");
-	json_int(&w, pid);
+	jw_key(&w, "budget");
+	jw_string(&w, budget ? budget : "");
+	jw_key(&w, "limit");
+	jw_uint(&w, limit);
+	jw_key(&w, "used");
+	jw_uint(&w, used);
+	jw_key(&w, "unit");
+	jw_string(&w, unit ? unit : "");
+	jw_key(&w, "action");
+	jw_string(&w, action ? action : "");
+	jw_key(&w, "pid");
+	jw_int(&w, pid);
 	end_record(a, &w);
 }
 
@@ -1127,17 +1127,17 @@ void audit_ratchet_event(Audit *a, pid_t pid, const char *path, const char *leve
 	if (a->fd < 0 || !(a->events & AUDIT_EVENT_RATCHET))
 		return;
 	begin_record(a, &w, "ratchet");
-	json_key(&w, "pid");
-	json_int(&w, pid);
-	json_key(&w, "path");
-	json_string(&w, path ? path : "");
-	json_key(&w, "level");
-	json_string(&w, level ? level : "");
-	json_key(&w, "from");
-	json_string(&w, from_mode ? from_mode : "");
-	json_key(&w, "to");
-	json_string(&w, to_mode ? to_mode : "");
-	json_key(&w, "sockets_shut");
-	json_uint(&w, sockets_shut);
+	jw_key(&w, "pid");
+	jw_int(&w, pid);
+	jw_key(&w, "path");
+	jw_string(&w, path ? path : "");
+	jw_key(&w, "level");
+	jw_string(&w, level ? level : "");
+	jw_key(&w, "from");
+	jw_string(&w, from_mode ? from_mode : "");
+	jw_key(&w, "to");
+	jw_string(&w, to_mode ? to_mode : "");
+	jw_key(&w, "sockets_shut");
+	jw_uint(&w, sockets_shut);
 	end_record(a, &w);
 }

@@ -50,19 +50,19 @@ static void before_value(JsonWriter *w)
 	w->need_comma = true;
 }
 
-void json_init(JsonWriter *w, int indent)
+void jw_init(JsonWriter *w, int indent)
 {
 	memset(w, 0, sizeof(*w));
 	w->indent = indent;
 }
 
-void json_done(JsonWriter *w)
+void jw_done(JsonWriter *w)
 {
 	free(w->buf);
 	memset(w, 0, sizeof(*w));
 }
 
-void json_begin_object(JsonWriter *w)
+void jw_begin_object(JsonWriter *w)
 {
 	before_value(w);
 	put(w, "{", 1);
@@ -70,7 +70,7 @@ void json_begin_object(JsonWriter *w)
 	w->need_comma = false;
 }
 
-void json_end_object(JsonWriter *w)
+void jw_end_object(JsonWriter *w)
 {
 	bool had = w->need_comma;
 	w->depth--;
@@ -80,7 +80,7 @@ void json_end_object(JsonWriter *w)
 	w->need_comma = true;
 }
 
-void json_begin_array(JsonWriter *w)
+void jw_begin_array(JsonWriter *w)
 {
 	before_value(w);
 	put(w, "[", 1);
@@ -88,7 +88,7 @@ void json_begin_array(JsonWriter *w)
 	w->need_comma = false;
 }
 
-void json_end_array(JsonWriter *w)
+void jw_end_array(JsonWriter *w)
 {
 	bool had = w->need_comma;
 	w->depth--;
@@ -184,12 +184,12 @@ static void put_escaped(JsonWriter *w, const char *s, size_t n)
 	put(w, "\"", 1);
 }
 
-void json_key(JsonWriter *w, const char *key)
+void jw_key(JsonWriter *w, const char *key)
 {
-	json_key_len(w, key, strlen(key));
+	jw_key_len(w, key, strlen(key));
 }
 
-void json_key_len(JsonWriter *w, const char *key, size_t len)
+void jw_key_len(JsonWriter *w, const char *key, size_t len)
 {
 	before_value(w);
 	newline(w);
@@ -205,22 +205,22 @@ static void value_prefix(JsonWriter *w)
 	(void) in_array_slot;
 }
 
-void json_string_len(JsonWriter *w, const char *s, size_t len)
+void jw_string_len(JsonWriter *w, const char *s, size_t len)
 {
 	value_prefix(w);
 	put_escaped(w, s, len);
 }
 
-void json_string(JsonWriter *w, const char *s)
+void jw_string(JsonWriter *w, const char *s)
 {
 	if (!s) {
-		json_null(w);
+		jw_null(w);
 		return;
 	}
-	json_string_len(w, s, strlen(s));
+	jw_string_len(w, s, strlen(s));
 }
 
-void json_int(JsonWriter *w, int64_t v)
+void jw_int(JsonWriter *w, int64_t v)
 {
 	char b[32];
 	value_prefix(w);
@@ -228,7 +228,7 @@ void json_int(JsonWriter *w, int64_t v)
 	puts_(w, b);
 }
 
-void json_uint(JsonWriter *w, uint64_t v)
+void jw_uint(JsonWriter *w, uint64_t v)
 {
 	char b[32];
 	value_prefix(w);
@@ -236,7 +236,7 @@ void json_uint(JsonWriter *w, uint64_t v)
 	puts_(w, b);
 }
 
-void json_double(JsonWriter *w, double v)
+void jw_double(JsonWriter *w, double v)
 {
 	char b[64];
 	value_prefix(w);
@@ -248,36 +248,36 @@ void json_double(JsonWriter *w, double v)
 	puts_(w, b);
 }
 
-void json_bool(JsonWriter *w, bool v)
+void jw_bool(JsonWriter *w, bool v)
 {
 	value_prefix(w);
 	puts_(w, v ? "true" : "false");
 }
 
-void json_null(JsonWriter *w)
+void jw_null(JsonWriter *w)
 {
 	value_prefix(w);
 	puts_(w, "null");
 }
 
-void json_raw(JsonWriter *w, const char *text)
+void jw_raw(JsonWriter *w, const char *text)
 {
 	value_prefix(w);
 	puts_(w, text);
 }
 
-int json_finish(JsonWriter *w, char **ret_text, size_t *ret_len)
+int jw_finish(JsonWriter *w, char **ret_text, size_t *ret_len)
 {
 	if (!w->failed && !w->buf)
 		put(w, "", 0);
 	if (w->failed || !w->buf) {
-		json_done(w);
+		jw_done(w);
 		return -ENOMEM;
 	}
 	*ret_text = w->buf;
 	if (ret_len)
 		*ret_len = w->len;
 	w->buf = NULL;
-	json_done(w);
+	jw_done(w);
 	return 0;
 }

@@ -8,8 +8,8 @@
 /*
  * A small JSON writer into a growing buffer. Strings are escaped; bytes that are not valid
  * UTF-8 are written as U+FFFD so the output is always valid JSON. Commas are managed by the
- * writer: call json_key() then a value inside objects, values alone inside arrays.
- * On OOM the writer remembers the failure and json_finish() returns -ENOMEM.
+ * writer: call jw_key() then a value inside objects, values alone inside arrays.
+ * On OOM the writer remembers the failure and jw_finish() returns -ENOMEM.
  */
 typedef struct JsonWriter {
 	char *buf;
@@ -20,23 +20,23 @@ typedef struct JsonWriter {
 	int depth;
 } JsonWriter;
 
-void json_init(JsonWriter *w, int indent);
-void json_done(JsonWriter *w);
-void json_begin_object(JsonWriter *w);
-void json_end_object(JsonWriter *w);
-void json_begin_array(JsonWriter *w);
-void json_end_array(JsonWriter *w);
-void json_key(JsonWriter *w, const char *key);
-/** json_key() for a key that may hold NUL bytes. */
-void json_key_len(JsonWriter *w, const char *key, size_t len);
-void json_string(JsonWriter *w, const char *s);
-void json_string_len(JsonWriter *w, const char *s, size_t len);
-void json_int(JsonWriter *w, int64_t v);
-void json_uint(JsonWriter *w, uint64_t v);
-void json_double(JsonWriter *w, double v);
-void json_bool(JsonWriter *w, bool v);
-void json_null(JsonWriter *w);
+void jw_init(JsonWriter *w, int indent);
+void jw_done(JsonWriter *w);
+void jw_begin_object(JsonWriter *w);
+void jw_end_object(JsonWriter *w);
+void jw_begin_array(JsonWriter *w);
+void jw_end_array(JsonWriter *w);
+void jw_key(JsonWriter *w, const char *key);
+/** jw_key() for a key that may hold NUL bytes. */
+void jw_key_len(JsonWriter *w, const char *key, size_t len);
+void jw_string(JsonWriter *w, const char *s);
+void jw_string_len(JsonWriter *w, const char *s, size_t len);
+void jw_int(JsonWriter *w, int64_t v);
+void jw_uint(JsonWriter *w, uint64_t v);
+void jw_double(JsonWriter *w, double v);
+void jw_bool(JsonWriter *w, bool v);
+void jw_null(JsonWriter *w);
 /** Appends raw text (already valid JSON) as one value. */
-void json_raw(JsonWriter *w, const char *text);
+void jw_raw(JsonWriter *w, const char *text);
 /** Returns 0 and hands out the NUL-terminated text (caller frees), or -ENOMEM. */
-int json_finish(JsonWriter *w, char **ret_text, size_t *ret_len);
+int jw_finish(JsonWriter *w, char **ret_text, size_t *ret_len);

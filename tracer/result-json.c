@@ -37,11 +37,11 @@ static const char *signal_name(int sig)
 
 static void json_limit(JsonWriter *w, const char *key, uint64_t v)
 {
-	json_key(w, key);
+	jw_key(w, key);
 	if (v == LIMIT_UNSET)
-		json_null(w);
+		jw_null(w);
 	else
-		json_uint(w, v);
+		jw_uint(w, v);
 }
 
 int tracer_result_write_json(const Policy *p, const TracerResult *r, FILE *f)
@@ -52,21 +52,21 @@ int tracer_result_write_json(const Policy *p, const TracerResult *r, FILE *f)
 	size_t len;
 	int e;
 
-	json_init(&w, -1);
-	json_begin_object(&w);
-	json_key(&w, "stdout");
-	json_string_len(&w, r->out ? r->out : "", r->out_len);
-	json_key(&w, "stderr");
-	json_string_len(&w, r->err ? r->err : "", r->err_len);
-	json_key(&w, "stdout_truncated");
-	json_bool(&w, r->out_truncated);
-	json_key(&w, "stderr_truncated");
-	json_bool(&w, r->err_truncated);
-	json_key(&w, "truncated");
-	json_bool(&w, r->out_truncated || r->err_truncated);
-	json_key(&w, "exit_code");
-	json_int(&w, r->exit_code);
-	json_key(&w, "signal");
+	jw_init(&w, -1);
+	jw_begin_object(&w);
+	jw_key(&w, "stdout");
+	jw_string_len(&w, r->out ? r->out : "", r->out_len);
+	jw_key(&w, "stderr");
+	jw_string_len(&w, r->err ? r->err : "", r->err_len);
+	jw_key(&w, "stdout_truncated");
+	jw_bool(&w, r->out_truncated);
+	jw_key(&w, "stderr_truncated");
+	jw_bool(&w, r->err_truncated);
+	jw_key(&w, "truncated");
+	jw_bool(&w, r->out_truncated || r->err_truncated);
+	jw_key(&w, "exit_code");
+	jw_int(&w, r->exit_code);
+	jw_key(&w, "signal");
 	if (r->signal > 0) {
 		const char *n = signal_name(r->signal);
 
@@ -74,63 +74,63 @@ int tracer_result_write_json(const Policy *p, const TracerResult *r, FILE *f)
 			snprintf(buf, sizeof(buf), "SIG%d", r->signal);
 			n = buf;
 		}
-		json_string(&w, n);
+		jw_string(&w, n);
 	} else
-		json_null(&w);
-	json_key(&w, "duration_ms");
-	json_uint(&w, r->duration_ms);
-	json_key(&w, "timed_out");
-	json_bool(&w, r->timed_out);
-	json_key(&w, "killed_by");
+		jw_null(&w);
+	jw_key(&w, "duration_ms");
+	jw_uint(&w, r->duration_ms);
+	jw_key(&w, "timed_out");
+	jw_bool(&w, r->timed_out);
+	jw_key(&w, "killed_by");
 	if (r->killed_by)
-		json_string(&w, r->killed_by);
+		jw_string(&w, r->killed_by);
 	else
-		json_null(&w);
-	json_key(&w, "denied");
-	json_uint(&w, r->denied);
-	json_key(&w, "usage");
+		jw_null(&w);
+	jw_key(&w, "denied");
+	jw_uint(&w, r->denied);
+	jw_key(&w, "usage");
 	if (r->usage_known) {
-		json_begin_object(&w);
-		json_key(&w, "cpu_time_ms");
-		json_uint(&w, r->cpu_time_ms);
-		json_key(&w, "memory_peak");
-		json_uint(&w, r->memory_peak);
-		json_key(&w, "tasks_peak");
-		json_uint(&w, r->tasks_peak);
-		json_key(&w, "disk_written");
-		json_uint(&w, r->disk_written);
-		json_key(&w, "clones_denied");
-		json_uint(&w, r->clones_denied);
-		json_end_object(&w);
+		jw_begin_object(&w);
+		jw_key(&w, "cpu_time_ms");
+		jw_uint(&w, r->cpu_time_ms);
+		jw_key(&w, "memory_peak");
+		jw_uint(&w, r->memory_peak);
+		jw_key(&w, "tasks_peak");
+		jw_uint(&w, r->tasks_peak);
+		jw_key(&w, "disk_written");
+		jw_uint(&w, r->disk_written);
+		jw_key(&w, "clones_denied");
+		jw_uint(&w, r->clones_denied);
+		jw_end_object(&w);
 	} else
-		json_null(&w);
-	json_key(&w, "network");
-	json_begin_object(&w);
-	json_key(&w, "mode");
-	json_string(&w, net_mode_to_string(p->network.mode));
-	json_key(&w, "mode_end");
-	json_string(&w, net_mode_to_string((NetMode) r->net_mode_end));
-	json_key(&w, "level");
+		jw_null(&w);
+	jw_key(&w, "network");
+	jw_begin_object(&w);
+	jw_key(&w, "mode");
+	jw_string(&w, net_mode_to_string(p->network.mode));
+	jw_key(&w, "mode_end");
+	jw_string(&w, net_mode_to_string((NetMode) r->net_mode_end));
+	jw_key(&w, "level");
 	if (r->net_level_max > SENSITIVITY_NONE)
-		json_string(&w, sensitivity_to_string((Sensitivity) r->net_level_max));
+		jw_string(&w, sensitivity_to_string((Sensitivity) r->net_level_max));
 	else
-		json_null(&w);
-	json_end_object(&w);
-	json_key(&w, "policy");
-	json_begin_object(&w);
-	json_key(&w, "name");
+		jw_null(&w);
+	jw_end_object(&w);
+	jw_key(&w, "policy");
+	jw_begin_object(&w);
+	jw_key(&w, "name");
 	if (p->name)
-		json_string(&w, p->name);
+		jw_string(&w, p->name);
 	else
-		json_null(&w);
-	json_key(&w, "path");
+		jw_null(&w);
+	jw_key(&w, "path");
 	if (p->path)
-		json_string(&w, p->path);
+		jw_string(&w, p->path);
 	else
-		json_null(&w);
-	json_end_object(&w);
-	json_key(&w, "limits");
-	json_begin_object(&w);
+		jw_null(&w);
+	jw_end_object(&w);
+	jw_key(&w, "limits");
+	jw_begin_object(&w);
 	json_limit(&w, "wall_time_ms", p->limits.wall_time_ms);
 	json_limit(&w, "cpu_time_ms", p->limits.cpu_time_ms);
 	json_limit(&w, "memory", p->limits.memory);
@@ -140,9 +140,9 @@ int tracer_result_write_json(const Policy *p, const TracerResult *r, FILE *f)
 	json_limit(&w, "disk", p->limits.disk);
 	json_limit(&w, "output", p->limits.output);
 	json_limit(&w, "kill_grace_ms", p->limits.kill_grace_ms);
-	json_end_object(&w);
-	json_end_object(&w);
-	e = json_finish(&w, &text, &len);
+	jw_end_object(&w);
+	jw_end_object(&w);
+	e = jw_finish(&w, &text, &len);
 	if (e < 0)
 		return log_error_errno(e, "writing the JSON result");
 	text[len] = 0;

@@ -63,12 +63,12 @@ static void format_float(double d, char *buf, size_t size)
 
 static void tagged(JsonWriter *w, const char *type, const char *value)
 {
-	json_begin_object(w);
-	json_key(w, "type");
-	json_string(w, type);
-	json_key(w, "value");
-	json_string(w, value);
-	json_end_object(w);
+	jw_begin_object(w);
+	jw_key(w, "type");
+	jw_string(w, type);
+	jw_key(w, "value");
+	jw_string(w, value);
+	jw_end_object(w);
 }
 
 static void emit(JsonWriter *w, const TomlValue *v)
@@ -77,12 +77,12 @@ static void emit(JsonWriter *w, const TomlValue *v)
 
 	switch (v->type) {
 	case TOML_STRING:
-		json_begin_object(w);
-		json_key(w, "type");
-		json_string(w, "string");
-		json_key(w, "value");
-		json_string_len(w, v->str.ptr, v->str.len);
-		json_end_object(w);
+		jw_begin_object(w);
+		jw_key(w, "type");
+		jw_string(w, "string");
+		jw_key(w, "value");
+		jw_string_len(w, v->str.ptr, v->str.len);
+		jw_end_object(w);
 		break;
 	case TOML_INTEGER:
 		(void) snprintf(b, sizeof(b), "%" PRId64, v->integer);
@@ -102,22 +102,22 @@ static void emit(JsonWriter *w, const TomlValue *v)
 		tagged(w, toml_type_name(v->type), toml_format_datetime(v, b, sizeof(b)));
 		break;
 	case TOML_ARRAY:
-		json_begin_array(w);
+		jw_begin_array(w);
 		for (size_t i = 0; i < v->array.n; i++)
 			emit(w, v->array.items[i]);
-		json_end_array(w);
+		jw_end_array(w);
 		break;
 	case TOML_TABLE:
-		json_begin_object(w);
+		jw_begin_object(w);
 		for (size_t i = 0; i < v->table.n; i++) {
 			const TomlKeyValue *kv = &v->table.items[i];
-			json_key_len(w, kv->key, kv->key_len);
+			jw_key_len(w, kv->key, kv->key_len);
 			emit(w, kv->value);
 		}
-		json_end_object(w);
+		jw_end_object(w);
 		break;
 	default:
-		json_null(w);
+		jw_null(w);
 	}
 }
 
@@ -140,9 +140,9 @@ int main(void)
 		fprintf(stderr, "stdin:%u:%u: %s\n", err.line, err.column, err.message);
 		return 1;
 	}
-	json_init(&w, -1);
+	jw_init(&w, -1);
 	emit(&w, root);
-	r = json_finish(&w, &out, &out_len);
+	r = jw_finish(&w, &out, &out_len);
 	if (r < 0) {
 		fprintf(stderr, "out of memory\n");
 		return 2;
