@@ -36,3 +36,4 @@ int cmd_check(int argc, char *argv[]);
 int cmd_doctor(int argc, char *argv[]);
 int cmd_report(int argc, char *argv[]);
 int cmd_learn(int argc, char *argv[]);
+int cmd_mcp(int argc, char *argv[]);

@@ -26,6 +26,8 @@ static void help(FILE *f)
 	      "  report [--html FILE] AUDIT.jsonl     summarize an audit log (run --audit FILE)\n"
 	      "  learn [-o FILE] [--from POLICY] -- CMD [ARGS…]\n"
 	      "                                       write a least-privilege policy from a run\n"
+	      "  mcp [--http HOST:PORT] [--config FILE]\n"
+	      "                                       serve sandbox sessions to AI agents (MCP)\n"
 	      "\n"
 	      "POLICY is a .toml file or the name of a preset: permissive, standard, strict,\n"
 	      "python, node, shell.\n"
@@ -59,6 +61,7 @@ int main(int argc, char *argv[])
 		{ "doctor", cmd_doctor },
 		{ "report", cmd_report },
 		{ "learn", cmd_learn },
+		{ "mcp", cmd_mcp },
 	};
 	const char *e = getenv("SBXTRACE_LOG");
 

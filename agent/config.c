@@ -1,0 +1,414 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The operator's config of `sbxtrace mcp` (docs/agents.md, "Operator config"): TOML through
+ * our own parser, one table of keys per section, so that unknown keys are errors with a
+ * suggestion and every error names file, line, column and key, as policy errors do.
+ */
+#include "agent/agent.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/macros.h"
+#include "common/util.h"
+#include "policy/toml.h"
+
+#define CONFIG_MAX_BYTES (1u << 20)
+
+static inline void strv_freep(char ***v)
+{
+	strv_free(*v);
+}
+
+typedef struct Ctx {
+	const char *file;
+	char *err;
+	size_t errsize;
+} Ctx;
+
+static int fail(Ctx *x, const TomlValue *at, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int fail(Ctx *x, const TomlValue *at, const char *key, const char *fmt, ...)
+{
+	char msg[300];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(x->err, x->errsize, "%s:%u:%u: %s: %s", x->file, at ? at->line : 0,
+		 at ? at->column : 0, key, msg);
+	return -EINVAL;
+}
+
+static bool tenant_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 63)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_' || *s == '-'))
+			return false;
+	return true;
+}
+
+/* Rejects keys of table t that are not in known[], with the closest known one. */
+static int check_keys(Ctx *x, const TomlValue *t, const char *section, const char *const *known)
+{
+	for (size_t i = 0; i < t->table.n; i++) {
+		const TomlKeyValue *kv = &t->table.items[i];
+		const char *best = NULL;
+		unsigned bestd = 4;
+		bool ok = false;
+
+		for (size_t k = 0; known[k]; k++) {
+			unsigned d = edit_distance(kv->key, known[k]);
+
+			if (d == 0)
+				ok = true;
+			if (d < bestd)
+				bestd = d, best = known[k];
+		}
+		if (!ok) {
+			char key[160];
+
+			snprintf(key, sizeof(key), "%s%s%.64s", section, *section ? "." : "", kv->key);
+			return fail(x, kv->value, key, "unknown key%s%s%s", best ? " (did you mean '" : "",
+				    best ? best : "", best ? "'?)" : "");
+		}
+	}
+	return 0;
+}
+
+static int get_string(Ctx *x, const TomlValue *t, const char *section, const char *key, char **ret)
+{
+	const TomlValue *v = toml_table_get(t, key);
+	char k[128];
+
+	if (!v)
+		return 0;
+	snprintf(k, sizeof(k), "%s.%s", section, key);
+	if (v->type != TOML_STRING)
+		return fail(x, v, k, "must be a string");
+	free(*ret);
+	*ret = strdup(v->str.ptr);
+	return *ret ? 0 : -ENOMEM;
+}
+
+static int get_strv(Ctx *x, const TomlValue *t, const char *section, const char *key, char ***ret)
+{
+	const TomlValue *v = toml_table_get(t, key);
+	char k[128];
+
+	if (!v)
+		return 0;
+	snprintf(k, sizeof(k), "%s.%s", section, key);
+	if (v->type != TOML_ARRAY)
+		return fail(x, v, k, "must be an array of strings");
+	*ret = strv_free(*ret);
+	*ret = calloc(1, sizeof(char *));
+	if (!*ret)
+		return -ENOMEM;
+	for (size_t i = 0; i < v->array.n; i++) {
+		if (v->array.items[i]->type != TOML_STRING)
+			return fail(x, v->array.items[i], k, "must be an array of strings");
+		if (strv_push(ret, v->array.items[i]->str.ptr) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int get_uint(Ctx *x, const TomlValue *t, const char *section, const char *key, uint64_t *ret)
+{
+	const TomlValue *v = toml_table_get(t, key);
+	char k[128];
+
+	if (!v)
+		return 0;
+	snprintf(k, sizeof(k), "%s.%s", section, key);
+	if (v->type != TOML_INTEGER || v->integer < 0)
+		return fail(x, v, k, "must be a non-negative integer");
+	*ret = (uint64_t) v->integer;
+	return 0;
+}
+
+static int parse_server(Ctx *x, const TomlValue *t, AgentConfig *c)
+{
+	static const char *const known[] = {"data_dir",	    "default_policy",  "policies",
+					    "idle_timeout", "max_sessions",    "store_code",
+					    "allowed_hosts", "allowed_origins", NULL};
+	_cleanup_free_ char *idle = NULL, *store = NULL;
+	const TomlValue *v;
+	int r;
+
+	r = check_keys(x, t, "server", known);
+	if (r < 0)
+		return r;
+	if ((r = get_string(x, t, "server", "data_dir", &c->data_dir)) < 0 ||
+	    (r = get_string(x, t, "server", "default_policy", &c->default_policy)) < 0 ||
+	    (r = get_strv(x, t, "server", "policies", &c->policies)) < 0 ||
+	    (r = get_uint(x, t, "server", "max_sessions", &c->max_sessions)) < 0 ||
+	    (r = get_strv(x, t, "server", "allowed_hosts", &c->allowed_hosts)) < 0 ||
+	    (r = get_strv(x, t, "server", "allowed_origins", &c->allowed_origins)) < 0 ||
+	    (r = get_string(x, t, "server", "store_code", &store)) < 0)
+		return r;
+	v = toml_table_get(t, "idle_timeout");
+	if (v) {
+		uint64_t ms;
+
+		if (v->type != TOML_STRING || policy_parse_duration_ms(v->str.ptr, &ms) < 0 ||
+		    ms < 1000)
+			return fail(x, v, "server.idle_timeout",
+				    "must be a duration of at least 1s, like \"30m\"");
+		c->idle_timeout_s = ms / 1000;
+	}
+	if (store) {
+		if (streq(store, "on_error"))
+			c->store_code = STORE_CODE_ON_ERROR;
+		else if (streq(store, "always"))
+			c->store_code = STORE_CODE_ALWAYS;
+		else if (streq(store, "never"))
+			c->store_code = STORE_CODE_NEVER;
+		else
+			return fail(x, toml_table_get(t, "store_code"), "server.store_code",
+				    "must be \"on_error\", \"always\" or \"never\"");
+	}
+	if (c->data_dir && c->data_dir[0] != '/')
+		return fail(x, toml_table_get(t, "data_dir"), "server.data_dir",
+			    "must be an absolute path");
+	return 0;
+}
+
+static int parse_limits(Ctx *x, const TomlValue *t, AgentLimits *l)
+{
+	static const char *const known[] = {"wall_s",  "cpu_s",	  "memory_mb",
+					    "tasks",   "disk_mb", "output_kb", NULL};
+	int r = check_keys(x, t, "limits", known);
+
+	if (r < 0 || (r = get_uint(x, t, "limits", "wall_s", &l->wall_s)) < 0 ||
+	    (r = get_uint(x, t, "limits", "cpu_s", &l->cpu_s)) < 0 ||
+	    (r = get_uint(x, t, "limits", "memory_mb", &l->memory_mb)) < 0 ||
+	    (r = get_uint(x, t, "limits", "tasks", &l->tasks)) < 0 ||
+	    (r = get_uint(x, t, "limits", "disk_mb", &l->disk_mb)) < 0 ||
+	    (r = get_uint(x, t, "limits", "output_kb", &l->output_kb)) < 0)
+		return r;
+	return 0;
+}
+
+static int parse_network(Ctx *x, const TomlValue *t, AgentConfig *c)
+{
+	static const char *const known[] = {"modes", "allowed_domains", "trusted", NULL};
+	_cleanup_(strv_freep) char **modes = NULL;
+	int r = check_keys(x, t, "network", known);
+
+	if (r < 0 || (r = get_strv(x, t, "network", "modes", &modes)) < 0 ||
+	    (r = get_strv(x, t, "network", "allowed_domains", &c->allowed_domains)) < 0 ||
+	    (r = get_strv(x, t, "network", "trusted", &c->trusted)) < 0)
+		return r;
+	if (modes) {
+		for (size_t i = 0; i < _NET_MODE_MAX; i++)
+			c->net_modes[i] = false;
+		for (size_t i = 0; modes[i]; i++) {
+			NetMode m = net_mode_from_string(modes[i]);
+
+			if (m < 0)
+				return fail(x, toml_table_get(t, "modes"), "network.modes",
+					    "'%.32s' is not a mode (none, loopback, allowlist, full)",
+					    modes[i]);
+			c->net_modes[m] = true;
+		}
+		c->net_modes[NET_MODE_NONE] = true; /* "off" is always allowed */
+	}
+	return 0;
+}
+
+static int parse_tenants(Ctx *x, const TomlValue *arr, AgentConfig *c)
+{
+	static const char *const known[] = {"name", "token", "token_file", NULL};
+
+	if (arr->type != TOML_ARRAY)
+		return fail(x, arr, "tenant", "must be an array of tables ([[tenant]])");
+	c->tenants = calloc(arr->array.n ? arr->array.n : 1, sizeof(*c->tenants));
+	if (!c->tenants)
+		return -ENOMEM;
+	for (size_t i = 0; i < arr->array.n; i++) {
+		const TomlValue *t = arr->array.items[i];
+		AgentTenant *tn = &c->tenants[c->n_tenants++];
+		_cleanup_free_ char *file = NULL;
+		int r;
+
+		if (t->type != TOML_TABLE)
+			return fail(x, t, "tenant", "must be a table");
+		r = check_keys(x, t, "tenant", known);
+		if (r < 0 || (r = get_string(x, t, "tenant", "name", &tn->name)) < 0 ||
+		    (r = get_string(x, t, "tenant", "token", &tn->token)) < 0 ||
+		    (r = get_string(x, t, "tenant", "token_file", &file)) < 0)
+			return r;
+		if (!tn->name || !tenant_name_ok(tn->name))
+			return fail(x, t, "tenant.name",
+				    "each tenant needs a name of 1-63 letters, digits, '_' or '-'");
+		if (file && !tn->token) {
+			size_t len;
+
+			r = read_full_file(-100 /* AT_FDCWD */, file, 4096, &tn->token, &len);
+			if (r < 0)
+				return fail(x, toml_table_get(t, "token_file"), "tenant.token_file",
+					    "cannot read '%.200s': %s", file, strerror(-r));
+			while (len > 0 && (tn->token[len - 1] == '\n' || tn->token[len - 1] == ' '))
+				tn->token[--len] = 0;
+		}
+		if (!tn->token || strlen(tn->token) < 16)
+			return fail(x, t, "tenant.token",
+				    "tenant '%s' needs a token (or token_file) of at least 16 characters",
+				    tn->name);
+		for (size_t k = 0; k + 1 < c->n_tenants; k++)
+			if (streq(c->tenants[k].name, tn->name) || streq(c->tenants[k].token, tn->token))
+				return fail(x, t, "tenant",
+					    "tenant '%s' repeats another tenant's name or token",
+					    tn->name);
+	}
+	return 0;
+}
+
+static int set_defaults(AgentConfig *c)
+{
+	static const char *const presets[] = {"standard", "strict", "python", "node", "shell",
+					      NULL};
+
+	c->default_policy = strdup("standard");
+	c->policies = strv_copy((char *const *) presets);
+	c->idle_timeout_s = 30 * 60;
+	c->max_sessions = 100;
+	c->store_code = STORE_CODE_ON_ERROR;
+	c->max_limits = (AgentLimits){.wall_s = 600,
+				      .cpu_s = 600,
+				      .memory_mb = 4096,
+				      .tasks = 512,
+				      .disk_mb = 8192,
+				      .output_kb = 64 * 1024};
+	c->net_modes[NET_MODE_NONE] = true;
+	c->net_modes[NET_MODE_LOOPBACK] = true;
+	return c->default_policy && c->policies ? 0 : -ENOMEM;
+}
+
+int agent_config_load(const char *path, const char *data_dir, AgentConfig **ret, char *reterr,
+		      size_t errsize)
+{
+	_cleanup_(toml_freep) TomlValue *root = NULL;
+	_cleanup_free_ char *text = NULL;
+	AgentConfig *c = calloc(1, sizeof(*c));
+	Ctx x = {.file = path ? path : "(defaults)", .err = reterr, .errsize = errsize};
+	TomlError te = {};
+	size_t len;
+	int r;
+
+	if (!c)
+		return -ENOMEM;
+	r = set_defaults(c);
+	if (r < 0)
+		goto fail;
+	if (path) {
+		static const char *const known[] = {"server", "limits", "network", "tenant", NULL};
+		const TomlValue *v;
+
+		c->path = strdup(path);
+		r = read_full_file(-100 /* AT_FDCWD */, path, CONFIG_MAX_BYTES, &text, &len);
+		if (r < 0) {
+			snprintf(reterr, errsize, "%s: cannot read the config: %s", path, strerror(-r));
+			goto fail;
+		}
+		r = toml_parse(text, len, &root, &te);
+		if (r < 0) {
+			snprintf(reterr, errsize, "%s:%u:%u: %s", path, te.line, te.column, te.message);
+			goto fail;
+		}
+		r = check_keys(&x, root, "", known);
+		if (r < 0)
+			goto fail;
+		if ((v = toml_table_get(root, "server")) && (r = parse_server(&x, v, c)) < 0)
+			goto fail;
+		if ((v = toml_table_get(root, "limits")) &&
+		    (r = parse_limits(&x, v, &c->max_limits)) < 0)
+			goto fail;
+		if ((v = toml_table_get(root, "network")) && (r = parse_network(&x, v, c)) < 0)
+			goto fail;
+		if ((v = toml_table_get(root, "tenant")) && (r = parse_tenants(&x, v, c)) < 0)
+			goto fail;
+		if (c->default_policy && !strv_contains(c->policies, c->default_policy)) {
+			r = fail(&x, toml_table_get(toml_table_get(root, "server"), "default_policy"),
+				 "server.default_policy", "'%s' is not in server.policies",
+				 c->default_policy);
+			goto fail;
+		}
+	}
+	if (data_dir) {
+		free(c->data_dir);
+		c->data_dir = strdup(data_dir);
+	}
+	if (!c->data_dir) {
+		const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+
+		if (state && *state == '/')
+			c->data_dir = strdup_printf("%s/sbxtrace/sessions", state);
+		else if (home && *home == '/')
+			c->data_dir = strdup_printf("%s/.local/state/sbxtrace/sessions", home);
+		else {
+			snprintf(reterr, errsize, "no data directory: set server.data_dir or --data-dir");
+			r = -EINVAL;
+			goto fail;
+		}
+	}
+	if (!c->data_dir) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	*ret = c;
+	return 0;
+fail:
+	agent_config_free(c);
+	return r;
+}
+
+AgentConfig *agent_config_free(AgentConfig *c)
+{
+	if (!c)
+		return NULL;
+	free(c->path);
+	free(c->data_dir);
+	free(c->default_policy);
+	strv_free(c->policies);
+	strv_free(c->allowed_domains);
+	strv_free(c->trusted);
+	strv_free(c->allowed_hosts);
+	strv_free(c->allowed_origins);
+	for (size_t i = 0; i < c->n_tenants; i++) {
+		free(c->tenants[i].name);
+		free(c->tenants[i].token);
+	}
+	free(c->tenants);
+	free(c);
+	return NULL;
+}
+
+const char *agent_config_tenant_for_token(const AgentConfig *c, const char *token)
+{
+	const char *found = NULL;
+	size_t tl = strlen(token);
+
+	/* compare with every token in full, whatever matches: no timing hint of a prefix */
+	for (size_t i = 0; i < c->n_tenants; i++) {
+		const char *t = c->tenants[i].token;
+		size_t n = strlen(t);
+		unsigned char diff = (unsigned char) (n != tl);
+
+		for (size_t k = 0; k < n; k++)
+			diff |= (unsigned char) (t[k] ^ (k < tl ? token[k] : 0));
+		if (!diff)
+			found = c->tenants[i].name;
+	}
+	return found;
+}

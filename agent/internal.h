@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* Private to agent/: the session store and what the tools call. */
+
+#include <pthread.h>
+#include <sys/types.h>
+
+#include "agent/agent.h"
+
+#define SESSION_ID_LEN 28 /* "sbx_" + 24 base62 characters: 142 random bits */
+
+/* One execution running in a session (a `sbxtrace run` process), for kills from outside. */
+typedef struct Running {
+	struct Running *next;
+	pid_t pid;
+	bool killed;
+	const char *why; /* static: why it was killed from outside */
+} Running;
+
+typedef struct Session {
+	struct Session *next;
+	Agent *agent;
+	char id[SESSION_ID_LEN + 1];
+	char tenant[64];
+	char *dir; /* DATA_DIR/TENANT/ID, canonical */
+	pthread_mutex_t lock; /* guards everything below */
+	unsigned refs;	      /* the store's reference and one per tool call using it */
+	bool destroyed;	      /* gone from the store; removed when the last reference goes */
+	/* state, mirrored in state.json */
+	char policy_name[64];
+	char language[16];
+	NetMode mode_asked; /* what the agent asked for */
+	NetMode mode;	    /* now: never above mode_asked, lowered by the ratchet */
+	char **allowed_domains;
+	Sensitivity level; /* highest level that entered the session */
+	char **datasets;   /* names given to code_mark_private */
+	AgentLimits limits;
+	uint64_t idle_timeout_s;
+	uint64_t created_ms, last_active_ms; /* realtime */
+	uint64_t executions;
+	char *notice; /* for the next result, NULL if none */
+	bool restarted; /* loaded from disk by this server: processes did not survive */
+	Running *running;
+	unsigned n_running;
+	Policy *policy; /* the session's policy as loaded (for the file tools) */
+} Session;
+
+struct Agent {
+	const AgentConfig *config;
+	char *self_exe;
+	char *data_dir;
+	pthread_mutex_t lock; /* guards sessions, stopping */
+	Session *sessions;
+	pthread_cond_t wake;
+	bool stopping;
+	pthread_t reaper;
+	bool reaper_started;
+};
+
+/* session.c */
+bool session_id_valid(const char *id);
+/** Creates a session for tenant from the tool's arguments; on a refusal returns -EINVAL or
+ * -EPERM with the reason for the agent in err. The caller holds a reference. */
+int session_create(Agent *a, const char *tenant, json_t *args, Session **ret, char *err,
+		   size_t errsize);
+/** The tenant's session id, with a reference; NULL when there is none (or it is another
+ * tenant's: the same answer, no oracle). Marks it active. */
+Session *session_get(Agent *a, const char *tenant, const char *id);
+void session_put(Session *s);
+/** Removes the session: kills what runs in it, deletes its directory when the last reference
+ * goes. */
+void session_destroy(Session *s);
+/** Saves state.json (caller holds s->lock). */
+int session_save_locked(Session *s);
+/** The ratchet: raises the session's level, lowers its mode and rewrites its policy; kills
+ * executions running under the old mode (their sockets are out of our reach). Caller holds
+ * s->lock. Returns 1 when the mode dropped. */
+int session_raise_level_locked(Session *s, Sensitivity level, const char *cause);
+/** The mode a level asks for (the session's default ratchet map). */
+NetMode session_mode_for_level(const Session *s, Sensitivity level);
+/** A JSON object describing the session for code_sandbox_info (caller holds s->lock). */
+json_t *session_info_locked(Session *s);
+/** The session's loaded policy (loads it on first use); borrowed while a reference is held. */
+const Policy *session_policy(Session *s, char *err, size_t errsize);
+/** All sessions of tenant, each with a reference, NULL-terminated; NULL on OOM. */
+Session **session_list(Agent *a, const char *tenant);
+
+/* exec.c */
+typedef struct ExecParams {
+	const char *language;
+	const char *code;
+	const char *stdin_data;
+	size_t stdin_len;
+	json_t *env; /* object of strings, or NULL */
+	uint64_t timeout_s; /* 0: the session's wall limit */
+} ExecParams;
+/** Runs code in s. Fills *ret (the structured result) and returns 0; a refusal before
+ * anything ran is -EINVAL with err set. */
+int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char *err,
+	     size_t errsize);
+
+/* files.c: paths as the sandbox sees them, resolved in the session's view. Errors for the
+ * agent in err, return -errno. */
+int files_write(Session *s, const char *path, const void *data, size_t len, bool append,
+		json_t **ret, char *err, size_t errsize);
+int files_read(Session *s, const char *path, size_t max_bytes, void **ret_data, size_t *ret_len,
+	       uint64_t *ret_size, char *err, size_t errsize);
+int files_list(Session *s, const char *path, bool recursive, size_t max_entries, json_t **ret,
+	       char *err, size_t errsize);
+/** Removes a directory tree without following any symlink in it. */
+int files_remove_tree(int dirfd, const char *name);
+
+/* record.c */
+/** Appends one record to the session's audit.jsonl (best effort). */
+void record_event(Session *s, const char *kind, json_t *fields);
+/** Writes artifacts/executions/<timestamp>_<hash>.json; returns its path inside the session
+ * directory (owned) or NULL. */
+char *record_execution(Session *s, const ExecParams *p, json_t *result, bool failed);
+/** Hex SHA-256 of data into out[65]. */
+void record_sha256(const void *data, size_t len, char out[65]);

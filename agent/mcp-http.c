@@ -1,0 +1,547 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Streamable HTTP transport of MCP (basic/transports, 2025-11-25), on Debian's
+ * libmicrohttpd: we parse no HTTP ourselves.
+ *
+ * One endpoint, /mcp. POST carries one JSON-RPC message: a request gets its response as
+ * application/json (the spec lets a server answer JSON instead of an SSE stream); a
+ * notification or a response gets 202. GET (the optional server-to-client stream) is 405,
+ * which the spec allows. DELETE with Mcp-Session-Id ends that MCP session.
+ *
+ * MCP sessions (Mcp-Session-Id, 128 random bits, given at initialize) only scope the protocol
+ * state: the negotiated revision and which calls a notifications/cancelled may name. Sandbox
+ * sessions are handles in tool arguments (docs/agents.md) and outlive them.
+ *
+ * Security (transports.mdx, "Security Warning"): the Host header must name this server — a
+ * loopback name when we listen on loopback — and an Origin header, when present, must be a
+ * loopback origin or one the operator listed, so that a web page cannot reach the server
+ * through DNS rebinding (403 otherwise). With tenants configured every request needs
+ * "Authorization: Bearer TOKEN" (401 otherwise) and an MCP session is bound to the tenant
+ * that opened it: another tenant's token cannot use it (404, as for an unknown session).
+ *
+ * Threads: one per connection (MHD_USE_THREAD_PER_CONNECTION), so a long tools/call blocks
+ * only its own connection; a cancellation arrives on another connection's POST.
+ */
+#include "agent/mcp.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/macros.h"
+#include "common/util.h"
+
+#if MHD_VERSION < 0x00097002
+typedef int MhdResult;
+#else
+typedef enum MHD_Result MhdResult;
+#endif
+
+#define HTTP_MAX_SESSIONS    4096
+#define HTTP_MAX_CONNECTIONS 512
+
+typedef struct HttpSession {
+	struct HttpSession *next;
+	McpConn conn;
+	unsigned refs;
+	uint64_t last_used;
+} HttpSession;
+
+typedef struct HttpServer {
+	McpServer *server;
+	const McpHttpOptions *o;
+	char host[128]; /* the bind address as given */
+	bool loopback;
+	pthread_mutex_t lock; /* guards sessions */
+	HttpSession *sessions;
+	size_t n_sessions;
+} HttpServer;
+
+typedef struct HttpRequest {
+	char *body;
+	size_t len;
+	bool too_large;
+} HttpRequest;
+
+/* ---- MCP sessions of the transport ---- */
+
+static void session_id_new(char *buf, size_t size)
+{
+	uint8_t b[16];
+
+	if (getrandom(b, sizeof(b), 0) != sizeof(b))
+		abort(); /* no randomness: never hand out a guessable id */
+	for (size_t i = 0; i < sizeof(b) && 2 * i + 2 < size; i++)
+		snprintf(buf + 2 * i, 3, "%02x", b[i]);
+}
+
+static HttpSession *session_new(HttpServer *h, const char *tenant)
+{
+	HttpSession *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	session_id_new(s->conn.id, sizeof(s->conn.id));
+	snprintf(s->conn.tenant, sizeof(s->conn.tenant), "%s", tenant);
+	s->refs = 1;
+	s->last_used = now_monotonic_ns();
+	pthread_mutex_lock(&h->lock);
+	if (h->n_sessions >= HTTP_MAX_SESSIONS) {
+		/* forget the least recently used idle one */
+		HttpSession **victim = NULL;
+
+		for (HttpSession **p = &h->sessions; *p; p = &(*p)->next)
+			if ((*p)->refs == 0 && (!victim || (*p)->last_used < (*victim)->last_used))
+				victim = p;
+		if (victim) {
+			HttpSession *v = *victim;
+
+			*victim = v->next;
+			free(v);
+			h->n_sessions--;
+		}
+	}
+	s->next = h->sessions;
+	h->sessions = s;
+	h->n_sessions++;
+	pthread_mutex_unlock(&h->lock);
+	return s;
+}
+
+static HttpSession *session_get(HttpServer *h, const char *id, const char *tenant)
+{
+	HttpSession *found = NULL;
+
+	pthread_mutex_lock(&h->lock);
+	for (HttpSession *s = h->sessions; s; s = s->next)
+		if (streq(s->conn.id, id) && streq(s->conn.tenant, tenant)) {
+			s->refs++;
+			s->last_used = now_monotonic_ns();
+			found = s;
+			break;
+		}
+	pthread_mutex_unlock(&h->lock);
+	return found;
+}
+
+static void session_put(HttpServer *h, HttpSession *s)
+{
+	pthread_mutex_lock(&h->lock);
+	s->refs--;
+	pthread_mutex_unlock(&h->lock);
+}
+
+static bool session_delete(HttpServer *h, const char *id, const char *tenant)
+{
+	bool done = false;
+
+	pthread_mutex_lock(&h->lock);
+	for (HttpSession **p = &h->sessions; *p; p = &(*p)->next)
+		if (streq((*p)->conn.id, id) && streq((*p)->conn.tenant, tenant)) {
+			HttpSession *s = *p;
+
+			mcp_server_cancel_conn(h->server, &s->conn);
+			if (s->refs == 0) {
+				*p = s->next;
+				free(s);
+				h->n_sessions--;
+			}
+			done = true;
+			break;
+		}
+	pthread_mutex_unlock(&h->lock);
+	return done;
+}
+
+/* ---- checks ---- */
+
+/* The host part of a Host header or an origin's authority: "[::1]:80" -> "::1". */
+static void host_part(const char *s, char *buf, size_t size)
+{
+	const char *end;
+
+	if (*s == '[') {
+		end = strchr(s, ']');
+		snprintf(buf, size, "%.*s", end ? (int) (end - s - 1) : 0, s + 1);
+		return;
+	}
+	end = strchr(s, ':');
+	snprintf(buf, size, "%.*s", end ? (int) (end - s) : (int) strlen(s), s);
+}
+
+static bool is_loopback_name(const char *h)
+{
+	return streq(h, "localhost") || streq(h, "::1") || strncmp(h, "127.", 4) == 0;
+}
+
+static bool host_allowed(const HttpServer *h, const char *host_header)
+{
+	char name[256];
+
+	if (!host_header)
+		return false;
+	host_part(host_header, name, sizeof(name));
+	if (is_loopback_name(name))
+		return true;
+	if (h->o->allowed_hosts && strv_contains(h->o->allowed_hosts, name))
+		return true;
+	/* listening on a non-loopback address: its own address, or any name when the operator
+	 * listed none (tokens guard it then) */
+	if (!h->loopback)
+		return streq(name, h->host) || !h->o->allowed_hosts || !h->o->allowed_hosts[0];
+	return false;
+}
+
+static bool origin_allowed(const HttpServer *h, const char *origin)
+{
+	char name[256];
+	const char *auth;
+
+	if (!origin)
+		return true; /* not a browser */
+	if (h->o->allowed_origins && strv_contains(h->o->allowed_origins, origin))
+		return true;
+	if (strncmp(origin, "http://", 7) == 0)
+		auth = origin + 7;
+	else if (strncmp(origin, "https://", 8) == 0)
+		auth = origin + 8;
+	else
+		return false;
+	host_part(auth, name, sizeof(name));
+	return is_loopback_name(name);
+}
+
+/* ---- responses ---- */
+
+static MhdResult respond(struct MHD_Connection *c, unsigned status, const char *type,
+			 const char *body, const char *session_id)
+{
+	struct MHD_Response *r;
+	MhdResult ret;
+
+	r = MHD_create_response_from_buffer(body ? strlen(body) : 0, (void *) (body ? body : ""),
+					    MHD_RESPMEM_MUST_COPY);
+	if (!r)
+		return MHD_NO;
+	if (type)
+		MHD_add_response_header(r, "Content-Type", type);
+	if (session_id)
+		MHD_add_response_header(r, "Mcp-Session-Id", session_id);
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(r, "Allow", "POST, DELETE");
+	if (status == MHD_HTTP_UNAUTHORIZED)
+		MHD_add_response_header(r, "WWW-Authenticate", "Bearer");
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* An HTTP-level refusal, with a JSON-RPC error body that says why. */
+static MhdResult refuse(struct MHD_Connection *c, unsigned status, const char *why)
+{
+	_cleanup_free_ char *text = NULL;
+	json_t *e = json_pack("{s:s, s:n, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", "error", "code",
+			      MCP_INVALID_REQUEST, "message", why);
+
+	text = e ? json_dumps(e, JSON_COMPACT) : NULL;
+	json_decref(e);
+	return respond(c, status, "application/json", text, NULL);
+}
+
+static MhdResult respond_json(struct MHD_Connection *c, json_t *msg, const char *session_id)
+{
+	_cleanup_free_ char *text = json_dumps(msg, JSON_COMPACT);
+
+	if (!text)
+		return refuse(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+	return respond(c, MHD_HTTP_OK, "application/json", text, session_id);
+}
+
+/* ---- the handler ---- */
+
+static const char *header(struct MHD_Connection *c, const char *name)
+{
+	return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
+}
+
+/* The tenant of this request: 0 and *ret_tenant, or the HTTP status to refuse with. */
+static unsigned authenticate(HttpServer *h, struct MHD_Connection *c, const char **ret_tenant)
+{
+	const char *auth = header(c, "Authorization"), *tenant;
+
+	if (!h->o->tenant_for_token) {
+		*ret_tenant = h->o->default_tenant ? h->o->default_tenant : "local";
+		return 0;
+	}
+	if (!auth || strncasecmp(auth, "Bearer ", 7) != 0)
+		return MHD_HTTP_UNAUTHORIZED;
+	tenant = h->o->tenant_for_token(h->o->userdata, auth + 7);
+	if (!tenant)
+		return MHD_HTTP_UNAUTHORIZED;
+	*ret_tenant = tenant;
+	return 0;
+}
+
+static MhdResult handle_post(HttpServer *h, struct MHD_Connection *c, const char *tenant,
+			     const HttpRequest *req)
+{
+	const char *sid = header(c, "Mcp-Session-Id");
+	const char *pv = header(c, "MCP-Protocol-Version");
+	json_error_t je;
+	json_t *msg, *res;
+	HttpSession *s;
+	MhdResult ret;
+
+	if (pv) {
+		bool known = false;
+
+		for (size_t i = 0; mcp_protocol_versions[i]; i++)
+			if (streq(pv, mcp_protocol_versions[i]) || streq(pv, "2025-03-26"))
+				known = true;
+		if (!known)
+			return refuse(c, MHD_HTTP_BAD_REQUEST, "unsupported MCP-Protocol-Version");
+	}
+	msg = json_loadb(req->body ? req->body : "", req->len, JSON_REJECT_DUPLICATES, &je);
+	if (!msg || json_is_array(msg)) {
+		McpConn tmp = {};
+		_cleanup_free_ char *text = NULL;
+
+		json_decref(msg);
+		res = mcp_server_handle_text(h->server, &tmp, req->body ? req->body : "", req->len);
+		text = res ? json_dumps(res, JSON_COMPACT) : NULL;
+		json_decref(res);
+		return respond(c, MHD_HTTP_BAD_REQUEST, "application/json", text, NULL);
+	}
+
+	if (mcp_message_is_initialize(msg)) {
+		s = session_new(h, tenant);
+		if (!s) {
+			json_decref(msg);
+			return refuse(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+		}
+	} else {
+		if (!sid) {
+			json_decref(msg);
+			return refuse(c, MHD_HTTP_BAD_REQUEST,
+				      "Mcp-Session-Id header is required (send initialize first)");
+		}
+		s = session_get(h, sid, tenant);
+		if (!s) {
+			json_decref(msg);
+			return refuse(c, MHD_HTTP_NOT_FOUND,
+				      "unknown MCP session: send initialize again");
+		}
+	}
+	res = mcp_server_handle(h->server, &s->conn, msg);
+	if (!mcp_message_is_request(msg)) {
+		json_decref(msg);
+		json_decref(res);
+		session_put(h, s);
+		return respond(c, MHD_HTTP_ACCEPTED, NULL, NULL, NULL);
+	}
+	json_decref(msg);
+	if (!res) {
+		/* the call was cancelled: the client stopped waiting for it */
+		session_put(h, s);
+		return respond(c, MHD_HTTP_ACCEPTED, NULL, NULL, NULL);
+	}
+	ret = respond_json(c, res, s->conn.id);
+	json_decref(res);
+	session_put(h, s);
+	return ret;
+}
+
+static MhdResult handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+			 const char *version, const char *upload_data, size_t *upload_data_size,
+			 void **con_cls)
+{
+	HttpServer *h = cls;
+	HttpRequest *req = *con_cls;
+	const char *tenant = NULL;
+	size_t max = h->o->max_body ? h->o->max_body : (4u << 20);
+	unsigned status;
+
+	(void) version;
+	if (!req) {
+		req = calloc(1, sizeof(*req));
+		if (!req)
+			return MHD_NO;
+		*con_cls = req;
+		return MHD_YES;
+	}
+	if (*upload_data_size > 0) {
+		if (!req->too_large && req->len + *upload_data_size <= max) {
+			char *n = realloc(req->body, req->len + *upload_data_size + 1);
+
+			if (!n)
+				req->too_large = true;
+			else {
+				req->body = n;
+				memcpy(req->body + req->len, upload_data, *upload_data_size);
+				req->len += *upload_data_size;
+				req->body[req->len] = 0;
+			}
+		} else
+			req->too_large = true;
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+
+	if (!host_allowed(h, header(c, "Host")))
+		return refuse(c, MHD_HTTP_FORBIDDEN, "Host header not allowed");
+	if (!origin_allowed(h, header(c, "Origin")))
+		return refuse(c, MHD_HTTP_FORBIDDEN, "Origin not allowed");
+	if (!streq(url, "/mcp"))
+		return refuse(c, MHD_HTTP_NOT_FOUND, "the MCP endpoint is /mcp");
+	status = authenticate(h, c, &tenant);
+	if (status)
+		return refuse(c, status, "a valid bearer token is required");
+	if (streq(method, "POST")) {
+		if (req->too_large)
+			return refuse(c, 413, "message too large");
+		return handle_post(h, c, tenant, req);
+	}
+	if (streq(method, "DELETE")) {
+		const char *sid = header(c, "Mcp-Session-Id");
+
+		if (!sid || !session_delete(h, sid, tenant))
+			return refuse(c, MHD_HTTP_NOT_FOUND, "unknown MCP session");
+		return respond(c, MHD_HTTP_OK, NULL, NULL, NULL);
+	}
+	return refuse(c, MHD_HTTP_METHOD_NOT_ALLOWED, "use POST");
+}
+
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
+		      enum MHD_RequestTerminationCode toe)
+{
+	HttpRequest *req = *con_cls;
+
+	(void) cls;
+	(void) c;
+	(void) toe;
+	if (req) {
+		free(req->body);
+		free(req);
+		*con_cls = NULL;
+	}
+}
+
+/* Binds HOST:PORT; the socket and the URL it serves. */
+static int listen_on(const char *listen_addr, char *ret_host, size_t host_size, bool *ret_loopback,
+		     char *ret_url, size_t url_size)
+{
+	struct sockaddr_storage ss = {};
+	socklen_t sl;
+	char host[128];
+	const char *colon = strrchr(listen_addr, ':');
+	char *end;
+	long port;
+	int fd, one = 1;
+
+	if (!colon)
+		return -EINVAL;
+	port = strtol(colon + 1, &end, 10);
+	if (*end || port < 0 || port > 65535 || end == colon + 1)
+		return -EINVAL;
+	host_part(listen_addr, host, sizeof(host));
+	if (!*host || streq(host, "localhost"))
+		snprintf(host, sizeof(host), "127.0.0.1");
+	if (strchr(host, ':')) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *) &ss;
+
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons(port);
+		if (inet_pton(AF_INET6, host, &a->sin6_addr) != 1)
+			return -EINVAL;
+		sl = sizeof(*a);
+		*ret_loopback = IN6_IS_ADDR_LOOPBACK(&a->sin6_addr);
+	} else {
+		struct sockaddr_in *a = (struct sockaddr_in *) &ss;
+
+		a->sin_family = AF_INET;
+		a->sin_port = htons(port);
+		if (inet_pton(AF_INET, host, &a->sin_addr) != 1)
+			return -EINVAL;
+		sl = sizeof(*a);
+		*ret_loopback = (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	(void) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *) &ss, sl) < 0 || listen(fd, 128) < 0 ||
+	    getsockname(fd, (struct sockaddr *) &ss, &sl) < 0) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *) &ss)->sin6_port
+					      : ((struct sockaddr_in *) &ss)->sin_port);
+	snprintf(ret_host, host_size, "%s", host);
+	snprintf(ret_url, url_size, "http://%s%s%s:%ld/mcp", strchr(host, ':') ? "[" : "", host,
+		 strchr(host, ':') ? "]" : "", port);
+	return fd;
+}
+
+int mcp_serve_http(McpServer *s, const McpHttpOptions *o)
+{
+	HttpServer h = {.server = s, .o = o};
+	struct MHD_Daemon *d;
+	char url[256];
+	sigset_t ss, old;
+	int fd, sig;
+
+	fd = listen_on(o->listen, h.host, sizeof(h.host), &h.loopback, url, sizeof(url));
+	if (fd < 0)
+		return fd;
+	pthread_mutex_init(&h.lock, NULL);
+	/* the daemon's threads inherit this mask: SIGINT and SIGTERM come to sigwait below */
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGINT);
+	sigaddset(&ss, SIGTERM);
+	sigaddset(&ss, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &ss, &old);
+	d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+				     MHD_USE_ERROR_LOG,
+			     0, NULL, NULL, handler, &h, MHD_OPTION_LISTEN_SOCKET, fd,
+			     MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+			     MHD_OPTION_CONNECTION_LIMIT, (unsigned) HTTP_MAX_CONNECTIONS,
+			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) 3600, MHD_OPTION_END);
+	if (!d) {
+		close(fd);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		return -EIO;
+	}
+	if (o->listening)
+		o->listening(o->userdata, url);
+	sigdelset(&ss, SIGPIPE);
+	do
+		sig = 0, (void) sigwait(&ss, &sig);
+	while (sig != SIGINT && sig != SIGTERM);
+
+	/* stop what runs, then the daemon (which waits for its connection threads) */
+	pthread_mutex_lock(&h.lock);
+	for (HttpSession *x = h.sessions; x; x = x->next)
+		mcp_server_cancel_conn(s, &x->conn);
+	pthread_mutex_unlock(&h.lock);
+	MHD_stop_daemon(d);
+	close(fd);
+	while (h.sessions) {
+		HttpSession *x = h.sessions;
+
+		h.sessions = x->next;
+		free(x);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return 0;
+}

@@ -1,0 +1,671 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The MCP tools of `sbxtrace mcp` (docs/agents.md, "Tools"). Names and argument names are
+ * the contract of seed 003 and issue 16: code_create_sandbox, code_execute, code_write_file,
+ * code_read_file, code_list_files, code_sandbox_info, code_mark_private,
+ * code_destroy_sandbox. Each has an input and an output schema; each result carries
+ * structuredContent and a short text; a failure the model can act on (bad path, unknown
+ * session, non-zero exit, timeout) is a result with isError, never a protocol error.
+ *
+ * The tenant comes from the transport (stdio: "local"; HTTP: the bearer token), never from
+ * the arguments: a tool call cannot name another tenant.
+ */
+#include "agent/internal.h"
+
+#include <nettle/base64.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/macros.h"
+#include "common/util.h"
+
+#define SID_SCHEMA "{\"type\":\"string\",\"description\":\"the handle code_create_sandbox returned\"}"
+#define LIMITS_SCHEMA                                                                              \
+	"{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"                     \
+	"\"wall_s\":{\"type\":\"integer\",\"minimum\":1},\"cpu_s\":{\"type\":\"integer\","          \
+	"\"minimum\":1},\"memory_mb\":{\"type\":\"integer\",\"minimum\":1},\"tasks\":{\"type\":"    \
+	"\"integer\",\"minimum\":1},\"disk_mb\":{\"type\":\"integer\",\"minimum\":1},"              \
+	"\"output_kb\":{\"type\":\"integer\",\"minimum\":1}}}"
+#define MODES "[\"none\",\"loopback\",\"allowlist\",\"full\"]"
+#define LANGS "[\"python\",\"javascript\",\"shell\"]"
+
+static const char *tenant_of(McpCall *call)
+{
+	return mcp_call_conn(call)->tenant;
+}
+
+static json_t *unknown_session(const char *id)
+{
+	return mcp_result_error("unknown session '%.64s': it does not exist, expired after being "
+				"idle, or was destroyed. Call code_create_sandbox for a new one.",
+				id ? id : "");
+}
+
+/* The text block: the structured content as JSON (the spec's advice for old clients). */
+static json_t *structured(json_t *o, bool is_error)
+{
+	_cleanup_free_ char *text = json_dumps(o, JSON_COMPACT);
+
+	return mcp_result_structured(o, text, is_error);
+}
+
+static void digest_args(json_t *args, char out[65])
+{
+	_cleanup_free_ char *text = json_dumps(args, JSON_COMPACT | JSON_SORT_KEYS);
+
+	record_sha256(text ? text : "", text ? strlen(text) : 0, out);
+}
+
+/* One tool_call record in the session's audit log. */
+static void audit_call(Session *s, const char *tool, json_t *args, json_t *summary,
+		       uint64_t start_ns)
+{
+	char dig[65];
+	const char *code = json_string_value(json_object_get(args, "code"));
+	json_t *f;
+
+	digest_args(args, dig);
+	f = json_pack("{s:s, s:s, s:I}", "tool", tool, "args_sha256", dig, "duration_ms",
+		      (json_int_t) ((now_monotonic_ns() - start_ns) / 1000000));
+	if (!f)
+		return;
+	if (code) {
+		char c[65];
+
+		record_sha256(code, strlen(code), c);
+		json_object_set_new(f, "code_sha256", json_string(c));
+	}
+	if (summary)
+		json_object_set_new(f, "result", summary);
+	record_event(s, "tool_call", f);
+}
+
+static void audit_call_owned(Session *s, const char *tool, json_t *args, json_t *summary,
+			     uint64_t start_ns)
+{
+	if (args)
+		audit_call(s, tool, args, summary, start_ns);
+	else
+		json_decref(summary);
+	json_decref(args);
+}
+
+/* ---- code_create_sandbox ---- */
+
+static json_t *create_result(Session *s)
+{
+	json_t *o;
+
+	pthread_mutex_lock(&s->lock);
+	o = session_info_locked(s);
+	pthread_mutex_unlock(&s->lock);
+	if (o)
+		json_object_set_new(o, "language", json_string(s->language));
+	return o;
+}
+
+static int tool_create(McpCall *call, json_t *args, void *userdata, json_t **ret)
+{
+	Agent *a = userdata;
+	uint64_t start = now_monotonic_ns();
+	char err[512];
+	Session *s;
+	json_t *o;
+	int r;
+
+	r = session_create(a, tenant_of(call), args, &s, err, sizeof(err));
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		*ret = mcp_result_error("cannot create the sandbox: %s", err);
+		return 0;
+	}
+	record_event(s, "session_created", json_pack("{s:s, s:s}", "tenant", s->tenant, "policy",
+						     s->policy_name));
+	o = create_result(s);
+	audit_call(s, "code_create_sandbox", args, NULL, start);
+	session_put(s);
+	if (!o)
+		return -ENOMEM;
+	*ret = structured(o, false);
+	return 0;
+}
+
+/* ---- code_execute ---- */
+
+static int tool_execute(McpCall *call, json_t *args, void *userdata, json_t **ret)
+{
+	Agent *a = userdata;
+	const char *sid = json_string_value(json_object_get(args, "session_id"));
+	const char *in = json_string_value(json_object_get(args, "stdin"));
+	ExecParams p = {
+		.language = json_string_value(json_object_get(args, "language")),
+		.code = json_string_value(json_object_get(args, "code")),
+		.stdin_data = in,
+		.stdin_len = in ? json_string_length(json_object_get(args, "stdin")) : 0,
+		.env = json_object_get(args, "env"),
+		.timeout_s = json_integer_value(json_object_get(args, "timeout")),
+	};
+	uint64_t start = now_monotonic_ns();
+	bool one_shot = !sid, failed;
+	char err[512];
+	Session *s;
+	json_t *res = NULL, *text;
+	char *artifact;
+	int r;
+
+	if (one_shot) {
+		json_t *cargs = json_pack("{s:s}", "language", p.language);
+
+		r = cargs ? session_create(a, tenant_of(call), cargs, &s, err, sizeof(err)) : -ENOMEM;
+		json_decref(cargs);
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0) {
+			*ret = mcp_result_error("cannot create a one-shot sandbox: %s", err);
+			return 0;
+		}
+	} else {
+		s = session_get(a, tenant_of(call), sid);
+		if (!s) {
+			*ret = unknown_session(sid);
+			return 0;
+		}
+	}
+	r = exec_run(s, &p, call, &res, err, sizeof(err));
+	if (r < 0) {
+		if (one_shot)
+			session_destroy(s);
+		session_put(s);
+		if (r == -ENOMEM)
+			return r;
+		*ret = mcp_result_error("cannot execute: %s", err);
+		return 0;
+	}
+	failed = json_integer_value(json_object_get(res, "exit_code")) != 0 ||
+		 json_is_true(json_object_get(res, "timed_out")) ||
+		 json_is_string(json_object_get(res, "killed_by"));
+	text = json_incref(json_object_get(res, "_text"));
+	json_object_del(res, "_text");
+	if (one_shot)
+		json_object_set_new(res, "session_id", json_null());
+	else {
+		artifact = record_execution(s, &p, res, failed);
+		if (artifact)
+			json_object_set_new(res, "artifact", json_string(artifact));
+		free(artifact);
+		audit_call(s, "code_execute", args,
+			   json_pack("{s:O, s:O, s:O, s:O}", "exit_code",
+				     json_object_get(res, "exit_code"), "timed_out",
+				     json_object_get(res, "timed_out"), "killed_by",
+				     json_object_get(res, "killed_by"), "network_mode",
+				     json_object_get(res, "network_mode")),
+			   start);
+	}
+	if (one_shot)
+		session_destroy(s);
+	session_put(s);
+	*ret = mcp_result_structured(res, json_string_value(text), failed);
+	json_decref(text);
+	return *ret ? 0 : -ENOMEM;
+}
+
+/* ---- files ---- */
+
+static int b64_decode(const char *in, size_t len, uint8_t **ret, size_t *ret_len)
+{
+	struct base64_decode_ctx ctx;
+	uint8_t *out = malloc(BASE64_DECODE_LENGTH(len) + 1);
+	size_t n = 0;
+
+	if (!out)
+		return -ENOMEM;
+	base64_decode_init(&ctx);
+	n = BASE64_DECODE_LENGTH(len) + 1;
+	if (!base64_decode_update(&ctx, &n, out, len, in) || !base64_decode_final(&ctx)) {
+		free(out);
+		return -EINVAL;
+	}
+	*ret = out;
+	*ret_len = n;
+	return 0;
+}
+
+static char *b64_encode(const void *in, size_t len)
+{
+	char *out = malloc(BASE64_ENCODE_RAW_LENGTH(len) + 1);
+
+	if (!out)
+		return NULL;
+	base64_encode_raw(out, len, in);
+	out[BASE64_ENCODE_RAW_LENGTH(len)] = 0;
+	return out;
+}
+
+static int tool_write(McpCall *call, json_t *args, void *userdata, json_t **ret)
+{
+	Agent *a = userdata;
+	const char *sid = json_string_value(json_object_get(args, "session_id"));
+	const char *path = json_string_value(json_object_get(args, "path"));
+	const char *enc = json_string_value(json_object_get(args, "encoding"));
+	json_t *content = json_object_get(args, "content");
+	bool append = json_is_true(json_object_get(args, "append"));
+	uint64_t start = now_monotonic_ns();
+	_cleanup_free_ uint8_t *bin = NULL;
+	const void *data = json_string_value(content);
+	size_t len = json_string_length(content);
+	char err[768];
+	json_t *o = NULL;
+	Session *s;
+	int r;
+
+	if (enc && streq(enc, "base64")) {
+		if (b64_decode(data, len, &bin, &len) < 0) {
+			*ret = mcp_result_error("content is not valid base64");
+			return 0;
+		}
+		data = bin;
+	}
+	s = session_get(a, tenant_of(call), sid);
+	if (!s) {
+		*ret = unknown_session(sid);
+		return 0;
+	}
+	{
+		const Policy *p = session_policy(s, err, sizeof(err));
+
+		if (p && p->limits.file_size != LIMIT_UNSET && len > p->limits.file_size) {
+			session_put(s);
+			*ret = mcp_result_error("content of %zu bytes is over the session's file size "
+						"limit (%llu bytes)",
+						len, (unsigned long long) p->limits.file_size);
+			return 0;
+		}
+	}
+	r = files_write(s, path, data, len, append, &o, err, sizeof(err));
+	audit_call_owned(s, "code_write_file",
+			 json_pack("{s:s, s:I, s:b}", "path", path, "bytes", (json_int_t) len,
+				   "append", append),
+			 json_pack("{s:b}", "ok", r >= 0), start);
+	session_put(s);
+	if (r == -ENOMEM)
+		return r;
+	*ret = r < 0 ? mcp_result_error("%s", err) : structured(o, false);
+	return 0;
+}
+
+static int tool_read(McpCall *call, json_t *args, void *userdata, json_t **ret)
+{
+	Agent *a = userdata;
+	const char *sid = json_string_value(json_object_get(args, "session_id"));
+	const char *path = json_string_value(json_object_get(args, "path"));
+	const char *enc = json_string_value(json_object_get(args, "encoding"));
+	json_t *mb = json_object_get(args, "max_bytes");
+	size_t max = mb ? (size_t) json_integer_value(mb) : 1u << 20;
+	uint64_t start = now_monotonic_ns(), size = 0;
+	_cleanup_free_ void *data = NULL;
+	char err[768];
+	size_t len = 0;
+	json_t *str = NULL, *o;
+	Session *s;
+	int r;
+
+	s = session_get(a, tenant_of(call), sid);
+	if (!s) {
+		*ret = unknown_session(sid);
+		return 0;
+	}
+	r = files_read(s, path, max, &data, &len, &size, err, sizeof(err));
+	audit_call_owned(s, "code_read_file", json_pack("{s:s}", "path", path),
+		   json_pack("{s:b, s:I}", "ok", r >= 0, "bytes", (json_int_t) len), start);
+	session_put(s);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		*ret = mcp_result_error("%s", err);
+		return 0;
+	}
+	if (!enc || streq(enc, "utf8"))
+		str = json_stringn(data, len); /* NULL when not UTF-8: then base64 */
+	if (str)
+		enc = "utf8";
+	else {
+		_cleanup_free_ char *b = b64_encode(data, len);
+
+		if (!b)
+			return -ENOMEM;
+		str = json_string(b);
+		enc = "base64";
+	}
+	o = json_pack("{s:s, s:o, s:s, s:I, s:b}", "path", path, "content", str, "encoding", enc,
+		      "size", (json_int_t) size, "truncated", size > len);
+	if (!o)
+		return -ENOMEM;
+	/* the text block is the content itself for UTF-8 files: what a model wants to read */
+	*ret = mcp_result_structured(o, streq(enc, "utf8") ? json_string_value(str) : "(binary, base64 in structuredContent.content)", false);
+	return 0;
+}
+
+static int tool_list(McpCall *call, json_t *args, void *userdata, json_t **ret)
+{
+	Agent *a = userdata;
+	const char *sid = json_string_value(json_object_get(args, "session_id"));
+	const char *path = json_string_value(json_object_get(args, "path"));
+	json_t *me = json_object_get(args, "max_entries");
+	bool rec = json_is_true(json_object_get(args, "recursive"));
+	uint64_t start = now_monotonic_ns();
+	char err[768];
+	json_t *o = NULL;
+	Session *s;
+	int r;
+
+	s = session_get(a, tenant_of(call), sid);
+	if (!s) {
+		*ret = unknown_session(sid);
+		return 0;
+	}
+	r = files_list(s, path ? path : "/workspace", rec, me ? (size_t) json_integer_value(me) : 1000,
+		       &o, err, sizeof(err));
+	audit_call_owned(s, "code_list_files",
+			 json_pack("{s:s, s:b}", "path", path ? path : "/workspace", "recursive", rec),
+		   json_pack("{s:b}", "ok", r >= 0), start);
+	session_put(s);
+	if (r == -ENOMEM)
+		return r;
+	*ret = r < 0 ? mcp_result_error("%s", err) : structured(o, false);
+	return 0;
+}
+
+/* ---- info, mark_private, destroy ---- */
+
+static int tool_info(McpCall *call, json_t *args, void *userdata, json_t **ret)
+{
+	Agent *a = userdata;
+	const char *sid = json_string_value(json_object_get(args, "session_id"));
+	json_t *list = json_array(), *o;
+	Session **v;
+
+	if (!list)
+		return -ENOMEM;
+	if (sid) {
+		Session *s = session_get(a, tenant_of(call), sid);
+
+		if (!s) {
+			json_decref(list);
+			*ret = unknown_session(sid);
+			return 0;
+		}
+		pthread_mutex_lock(&s->lock);
+		json_array_append_new(list, session_info_locked(s));
+		pthread_mutex_unlock(&s->lock);
+		session_put(s);
+	} else {
+		v = session_list(a, tenant_of(call));
+		for (size_t i = 0; v && v[i]; i++) {
+			pthread_mutex_lock(&v[i]->lock);
+			json_array_append_new(list, session_info_locked(v[i]));
+			pthread_mutex_unlock(&v[i]->lock);
+			session_put(v[i]);
+		}
+		free(v);
+	}
+	o = json_pack("{s:o}", "sessions", list);
+	if (!o)
+		return -ENOMEM;
+	*ret = structured(o, false);
+	return 0;
+}
+
+static int tool_mark_private(McpCall *call, json_t *args, void *userdata, json_t **ret)
+{
+	Agent *a = userdata;
+	const char *sid = json_string_value(json_object_get(args, "session_id"));
+	const char *lvl = json_string_value(json_object_get(args, "level"));
+	const char *dataset = json_string_value(json_object_get(args, "dataset"));
+	uint64_t start = now_monotonic_ns();
+	Sensitivity level = SENSITIVITY_NONE;
+	NetMode before;
+	char cause[200];
+	json_t *o;
+	Session *s;
+	int r;
+
+	for (int l = SENSITIVITY_INTERNAL; l < _SENSITIVITY_MAX; l++)
+		if (streq(lvl, sensitivity_to_string(l)))
+			level = l;
+	s = session_get(a, tenant_of(call), sid);
+	if (!s) {
+		*ret = unknown_session(sid);
+		return 0;
+	}
+	snprintf(cause, sizeof(cause), "marked %s by code_mark_private%s%.64s%s", lvl,
+		 dataset ? " (dataset '" : "", dataset ? dataset : "", dataset ? "')" : "");
+	pthread_mutex_lock(&s->lock);
+	before = s->mode;
+	if (dataset && !strv_contains(s->datasets, dataset))
+		(void) strv_push(&s->datasets, dataset);
+	r = session_raise_level_locked(s, level, cause);
+	o = json_pack("{s:s, s:s, s:s, s:s, s:b}", "session_id", s->id, "level",
+		      sensitivity_to_string(s->level), "network_mode", net_mode_to_string(s->mode),
+		      "previous_network_mode", net_mode_to_string(before), "restricted", r > 0);
+	pthread_mutex_unlock(&s->lock);
+	if (r > 0)
+		record_event(s, "ratchet",
+			     json_pack("{s:s, s:s, s:s, s:s?}", "level", lvl, "from",
+				       net_mode_to_string(before), "to", json_string_value(json_object_get(o, "network_mode")),
+				       "dataset", dataset));
+	audit_call(s, "code_mark_private", args, NULL, start);
+	session_put(s);
+	if (!o)
+		return -ENOMEM;
+	if (r < 0) {
+		json_decref(o);
+		*ret = mcp_result_error("the session's policy could not be rewritten: %s",
+					strerror(-r));
+		return 0;
+	}
+	*ret = structured(o, false);
+	return 0;
+}
+
+static int tool_destroy(McpCall *call, json_t *args, void *userdata, json_t **ret)
+{
+	Agent *a = userdata;
+	const char *sid = json_string_value(json_object_get(args, "session_id"));
+	Session *s = session_get(a, tenant_of(call), sid);
+	json_t *o;
+
+	if (!s) {
+		*ret = unknown_session(sid);
+		return 0;
+	}
+	session_destroy(s);
+	session_put(s);
+	o = json_pack("{s:s, s:b}", "session_id", sid, "destroyed", 1);
+	if (!o)
+		return -ENOMEM;
+	*ret = structured(o, false);
+	return 0;
+}
+
+/* ---- the table ---- */
+
+static const McpTool tools[] = {
+	{
+		.name = "code_create_sandbox",
+		.title = "Create a sandbox session",
+		.description =
+			"Create a sandbox session: a private /workspace that persists across "
+			"code_execute calls and file tools until it is destroyed or has been idle "
+			"for idle_timeout_s (default 30 minutes). Network is off unless asked for "
+			"and allowed by the server. Returns session_id, the handle for later calls.",
+		.input_schema =
+			"{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
+			"\"policy\":{\"type\":\"string\",\"description\":\"preset name, e.g. "
+			"standard, python\"},"
+			"\"language\":{\"type\":\"string\",\"enum\":" LANGS "},"
+			"\"network\":{\"type\":\"object\",\"additionalProperties\":false,"
+			"\"properties\":{\"mode\":{\"type\":\"string\",\"enum\":" MODES "},"
+			"\"allowed_domains\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
+			"\"maxItems\":64}}},"
+			"\"limits\":" LIMITS_SCHEMA ","
+			"\"idle_timeout_s\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":604800}}}",
+		.output_schema = "{\"type\":\"object\",\"required\":[\"session_id\",\"workspace\","
+				 "\"policy\",\"network_mode\",\"expires_at_ms\"],\"properties\":{"
+				 "\"session_id\":{\"type\":\"string\"},\"workspace\":{\"type\":"
+				 "\"string\"},\"policy\":{\"type\":\"string\"},\"network_mode\":{"
+				 "\"type\":\"string\"},\"expires_at_ms\":{\"type\":\"integer\"},"
+				 "\"limits\":{\"type\":\"object\"}}}",
+		.handler = tool_create,
+	},
+	{
+		.name = "code_execute",
+		.title = "Execute code in a sandbox",
+		.description =
+			"Run code (python, javascript or shell) in a sandbox. With session_id it "
+			"runs in that session's /workspace (files persist between calls; each call "
+			"is a fresh process); without, in a one-shot sandbox destroyed afterwards. "
+			"Returns stdout, stderr, exit_code, duration_ms, timed_out, killed_by, "
+			"usage, network_mode and notices; isError is set when the code failed.",
+		.input_schema =
+			"{\"type\":\"object\",\"additionalProperties\":false,\"required\":["
+			"\"language\",\"code\"],\"properties\":{"
+			"\"session_id\":" SID_SCHEMA ","
+			"\"language\":{\"type\":\"string\",\"enum\":" LANGS "},"
+			"\"code\":{\"type\":\"string\",\"maxLength\":1048576},"
+			"\"timeout\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"seconds\"},"
+			"\"stdin\":{\"type\":\"string\",\"maxLength\":16777216},"
+			"\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}}}}",
+		.output_schema =
+			"{\"type\":\"object\",\"required\":[\"stdout\",\"stderr\",\"exit_code\","
+			"\"duration_ms\",\"timed_out\",\"network_mode\",\"notices\"],\"properties\":{"
+			"\"stdout\":{\"type\":\"string\"},\"stderr\":{\"type\":\"string\"},"
+			"\"exit_code\":{\"type\":\"integer\"},\"duration_ms\":{\"type\":\"integer\"},"
+			"\"timed_out\":{\"type\":\"boolean\"},\"truncated\":{\"type\":\"boolean\"},"
+			"\"killed_by\":{\"type\":[\"string\",\"null\"]},"
+			"\"signal\":{\"type\":[\"string\",\"null\"]},"
+			"\"denied\":{\"type\":\"integer\"},\"usage\":{\"type\":[\"object\",\"null\"]},"
+			"\"network_mode\":{\"type\":\"string\"},"
+			"\"notices\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+			"\"session_id\":{\"type\":[\"string\",\"null\"]}}}",
+		.handler = tool_execute,
+	},
+	{
+		.name = "code_write_file",
+		.title = "Write a file in a sandbox",
+		.description = "Write a file in a session, by its path inside the sandbox (relative "
+			       "paths start at /workspace). Missing directories are made. Only "
+			       "read-write parts of the sandbox (normally /workspace) can be "
+			       "written.",
+		.input_schema =
+			"{\"type\":\"object\",\"additionalProperties\":false,\"required\":["
+			"\"session_id\",\"path\",\"content\"],\"properties\":{"
+			"\"session_id\":" SID_SCHEMA ","
+			"\"path\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":4096},"
+			"\"content\":{\"type\":\"string\"},"
+			"\"encoding\":{\"type\":\"string\",\"enum\":[\"utf8\",\"base64\"]},"
+			"\"append\":{\"type\":\"boolean\"}}}",
+		.output_schema = "{\"type\":\"object\",\"required\":[\"path\",\"bytes\",\"sha256\"],"
+				 "\"properties\":{\"path\":{\"type\":\"string\"},\"bytes\":{\"type\":"
+				 "\"integer\"},\"sha256\":{\"type\":\"string\"}}}",
+		.handler = tool_write,
+	},
+	{
+		.name = "code_read_file",
+		.title = "Read a file from a sandbox",
+		.description = "Read a file of a session by its path inside the sandbox. Text comes "
+			       "as utf8; bytes that are not UTF-8 come as base64 (see encoding).",
+		.input_schema =
+			"{\"type\":\"object\",\"additionalProperties\":false,\"required\":["
+			"\"session_id\",\"path\"],\"properties\":{"
+			"\"session_id\":" SID_SCHEMA ","
+			"\"path\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":4096},"
+			"\"encoding\":{\"type\":\"string\",\"enum\":[\"utf8\",\"base64\"]},"
+			"\"max_bytes\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":16777216}}}",
+		.output_schema = "{\"type\":\"object\",\"required\":[\"content\",\"encoding\","
+				 "\"size\",\"truncated\"],\"properties\":{\"path\":{\"type\":"
+				 "\"string\"},\"content\":{\"type\":\"string\"},\"encoding\":{"
+				 "\"type\":\"string\"},\"size\":{\"type\":\"integer\"},"
+				 "\"truncated\":{\"type\":\"boolean\"}}}",
+		.annotations = "{\"readOnlyHint\":true}",
+		.handler = tool_read,
+	},
+	{
+		.name = "code_list_files",
+		.title = "List files in a sandbox",
+		.description = "List a directory of a session (default /workspace), optionally "
+			       "recursively. Symlinks are listed, never followed.",
+		.input_schema =
+			"{\"type\":\"object\",\"additionalProperties\":false,\"required\":["
+			"\"session_id\"],\"properties\":{"
+			"\"session_id\":" SID_SCHEMA ","
+			"\"path\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":4096},"
+			"\"recursive\":{\"type\":\"boolean\"},"
+			"\"max_entries\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100000}}}",
+		.output_schema = "{\"type\":\"object\",\"required\":[\"entries\",\"truncated\"],"
+				 "\"properties\":{\"path\":{\"type\":\"string\"},\"entries\":{"
+				 "\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":["
+				 "\"path\",\"type\",\"size\",\"mtime\"]}},\"truncated\":{\"type\":"
+				 "\"boolean\"}}}",
+		.annotations = "{\"readOnlyHint\":true}",
+		.handler = tool_list,
+	},
+	{
+		.name = "code_sandbox_info",
+		.title = "Describe sandbox sessions",
+		.description = "State, idle time, expiry, network mode and sensitivity level, "
+			       "limits of one session, or of all your sessions without session_id.",
+		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
+				"\"session_id\":" SID_SCHEMA "}}",
+		.output_schema = "{\"type\":\"object\",\"required\":[\"sessions\"],\"properties\":{"
+				 "\"sessions\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}}}",
+		.annotations = "{\"readOnlyHint\":true}",
+		.handler = tool_info,
+	},
+	{
+		.name = "code_mark_private",
+		.title = "Mark private data in a sandbox",
+		.description =
+			"Say that private data entered a session. The session's network is "
+			"restricted for the rest of its life, one way only: internal leaves it as "
+			"it is, confidential keeps only the server's trusted destinations, secret "
+			"removes it. Code running in the session at that moment is stopped.",
+		.input_schema =
+			"{\"type\":\"object\",\"additionalProperties\":false,\"required\":["
+			"\"session_id\",\"level\"],\"properties\":{"
+			"\"session_id\":" SID_SCHEMA ","
+			"\"level\":{\"type\":\"string\",\"enum\":[\"internal\",\"confidential\","
+			"\"secret\"]},"
+			"\"dataset\":{\"type\":\"string\",\"maxLength\":256}}}",
+		.output_schema = "{\"type\":\"object\",\"required\":[\"network_mode\",\"level\"],"
+				 "\"properties\":{\"network_mode\":{\"type\":\"string\"},\"level\":{"
+				 "\"type\":\"string\"},\"restricted\":{\"type\":\"boolean\"}}}",
+		.handler = tool_mark_private,
+	},
+	{
+		.name = "code_destroy_sandbox",
+		.title = "Destroy a sandbox session",
+		.description = "Stop what runs in a session and delete it with its files.",
+		.input_schema = "{\"type\":\"object\",\"additionalProperties\":false,\"required\":["
+				"\"session_id\"],\"properties\":{\"session_id\":" SID_SCHEMA "}}",
+		.output_schema = "{\"type\":\"object\",\"required\":[\"destroyed\"],\"properties\":{"
+				 "\"destroyed\":{\"type\":\"boolean\"}}}",
+		.annotations = "{\"destructiveHint\":true,\"idempotentHint\":true}",
+		.handler = tool_destroy,
+	},
+};
+
+int agent_register_tools(Agent *a, McpServer *s)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(tools); i++) {
+		McpTool t = tools[i];
+		int r;
+
+		t.userdata = a;
+		r = mcp_server_add_tool(s, &t);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
