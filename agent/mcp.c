@@ -49,6 +49,9 @@ struct McpServer {
 	size_t n_tools;
 	pthread_mutex_t lock; /* guards calls */
 	McpCall *calls;
+	McpMethodHandler fallback;
+	void *fallback_userdata;
+	json_t *extra_caps;
 };
 
 McpServer *mcp_server_new(const char *name, const char *version)
@@ -81,6 +84,17 @@ void mcp_server_free(McpServer *s)
 	free(s->version);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
+}
+
+void mcp_server_set_fallback(McpServer *s, McpMethodHandler fn, void *userdata)
+{
+	s->fallback = fn;
+	s->fallback_userdata = userdata;
+}
+
+void mcp_server_set_capabilities(McpServer *s, json_t *extra)
+{
+	s->extra_caps = extra;
 }
 
 void mcp_server_set_instructions(McpServer *s, const char *text)
@@ -476,6 +490,8 @@ static json_t *do_initialize(McpServer *s, McpConn *c, const json_t *id, const j
 	res = json_pack("{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s}}", "protocolVersion", v,
 			"capabilities", "tools", "listChanged", 0, "logging", "serverInfo", "name",
 			s->name, "version", s->version);
+	if (res && s->extra_caps)
+		json_object_update(json_object_get(res, "capabilities"), s->extra_caps);
 	if (res && s->instructions)
 		json_object_set_new(res, "instructions", json_string(s->instructions));
 	return rpc_result(id, res);
@@ -596,6 +612,15 @@ json_t *mcp_server_handle(McpServer *s, McpConn *c, json_t *msg)
 		return do_tools_call(s, c, id, params);
 	if (streq(method, "logging/setLevel"))
 		return rpc_result(id, NULL); /* we send no log messages; stderr has them */
+	if (s->fallback) {
+		int code = MCP_METHOD_NOT_FOUND;
+		json_t *res = s->fallback(s->fallback_userdata, c, method, params, &code);
+
+		if (res)
+			return rpc_result(id, res);
+		if (code != MCP_METHOD_NOT_FOUND)
+			return rpc_error(id, code, "%.128s failed", method);
+	}
 	return rpc_error(id, MCP_METHOD_NOT_FOUND, "Method not found: %.128s", method);
 }
 

@@ -55,6 +55,17 @@ void mcp_server_free(McpServer *s);
 /** Adds a tool (the strings are borrowed for the server's life; the schemas are parsed
  * here). -EINVAL for a schema that is not JSON, -EEXIST for a duplicate name. */
 int mcp_server_add_tool(McpServer *s, const McpTool *t);
+/**
+ * Methods beyond those of the core (resources/*, prompts/*, completion/* of a test fixture):
+ * returns the result object (owned by the caller), or NULL with *reterr_code set to a
+ * JSON-RPC error code (MCP_METHOD_NOT_FOUND when it does not know the method).
+ */
+typedef json_t *(*McpMethodHandler)(void *userdata, McpConn *c, const char *method,
+				    const json_t *params, int *reterr_code);
+void mcp_server_set_fallback(McpServer *s, McpMethodHandler fn, void *userdata);
+/** Capabilities added to initialize's result ("resources", "prompts", …); borrowed. */
+void mcp_server_set_capabilities(McpServer *s, json_t *extra);
+
 /** The text of the "instructions" field of initialize's result (borrowed), or NULL. */
 void mcp_server_set_instructions(McpServer *s, const char *text);
 

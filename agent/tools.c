@@ -397,9 +397,18 @@ static int tool_info(McpCall *call, json_t *args, void *userdata, json_t **ret)
 			return 0;
 		}
 		pthread_mutex_lock(&s->lock);
-		json_array_append_new(list, session_info_locked(s));
+		o = session_info_locked(s);
 		pthread_mutex_unlock(&s->lock);
 		session_put(s);
+		if (!o) {
+			json_decref(list);
+			return -ENOMEM;
+		}
+		/* one session: its fields at the top, and the list form for uniformity */
+		json_array_append_new(list, json_deep_copy(o));
+		json_object_set_new(o, "sessions", list);
+		*ret = structured(o, false);
+		return 0;
 	} else {
 		v = session_list(a, tenant_of(call));
 		for (size_t i = 0; v && v[i]; i++) {
