@@ -22,7 +22,10 @@ static void help(FILE *f)
 	      "as TOML: presets merged, ${VARIABLES} expanded, overrides applied.\n"
 	      "\n"
 	      "Options:\n"
-	      "  -w, --workspace DIR    the directory ${WORKSPACE} stands for\n"
+	      "  -w, --workspace DIR    the directory ${WORKSPACE} stands for (default: the\n"
+	      "                         current directory)\n"
+	      "      --workspace-anywhere  allow /, the home directory or a system directory\n"
+	      "                         as the workspace\n"
 	      "  -s, --set KEY=VALUE    override one setting, e.g. -s limits.wall_time=5s\n"
 	      "  -q, --quiet            validate only, print nothing on success\n"
 	      "  -h, --help             show this help\n"
@@ -126,6 +129,7 @@ int cmd_check(int argc, char *argv[])
 	static const struct option options[] = {
 		{"workspace", required_argument, NULL, 'w'},
 		{"set", required_argument, NULL, 's'},
+		{"workspace-anywhere", no_argument, NULL, ARG_WORKSPACE_ANYWHERE},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{},
@@ -165,6 +169,7 @@ int cmd_check(int argc, char *argv[])
 		return 1;
 	}
 
+	args.quiet = quiet;
 	r = policy_args_load(&args, argv[optind], &p);
 	policy_args_done(&args);
 	if (r < 0)

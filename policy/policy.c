@@ -358,6 +358,7 @@ static int expand(Doc *d, const TomlValue *v, const char *key, char **ret)
 					return fail_at(d, v, key,
 						       "${WORKSPACE} is used but no workspace was "
 						       "given (use -w DIR)");
+				d->l->p->uses_workspace = true;
 			} else if (streq(name, "HOME"))
 				val = vars ? vars->home : NULL;
 			else if (streq(name, "PWD"))

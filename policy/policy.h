@@ -189,6 +189,7 @@ typedef struct Policy {
 	char *name; /* [sandbox] name or the preset's name */
 	char *description;
 	char **extends; /* presets/files it was built on, in order (for check output) */
+	bool uses_workspace; /* ${WORKSPACE} was expanded somewhere in it (extends included) */
 
 	PolicyMount *mounts;
 	size_t n_mounts;
@@ -215,7 +216,8 @@ typedef struct Policy {
 
 /* Variables expanded in paths: ${WORKSPACE}, ${HOME}, ${PWD}, ${RUNTIME_DIR}. */
 typedef struct PolicyVars {
-	const char *workspace; /* -w/--workspace; NULL: ${WORKSPACE} is an error if used */
+	const char *workspace; /* -w/--workspace; NULL: ${WORKSPACE} is an error if used
+				* (Policy.uses_workspace tells the caller whether it was) */
 	const char *home;
 	const char *pwd;
 	const char *runtime_dir;

@@ -88,6 +88,34 @@ TEST(variables)
 	EXPECT_STREQ(p->process.cwd, "/workspace/sub");
 	EXPECT_TRUE(p->audit.log && strncmp(p->audit.log, scratch, strlen(scratch)) == 0);
 	EXPECT_STREQ(p->name, "vars");
+	EXPECT_TRUE(p->uses_workspace);
+}
+
+/* The command line defaults ${WORKSPACE} to the current directory and judges it only when
+ * the policy uses it (issue 21): in a file, in an extended file, or in an override. */
+TEST(uses_workspace)
+{
+	Policy *p = NULL;
+	PolicyError err;
+	char *ov[] = {(char *) "mount=[{path = \"/w\", source = \"${WORKSPACE}\"}]", NULL};
+
+	write_file("no-ws-used.toml", "[[mount]]\npath = \"/usr\"\n");
+	ASSERT_EQ(load("no-ws-used.toml", NULL, &p, &err), 0);
+	EXPECT_FALSE(p->uses_workspace);
+	p = policy_free(p);
+
+	write_file("ws-base.toml", "[[mount]]\npath = \"/w\"\nsource = \"${WORKSPACE}\"\n");
+	write_file("ws-child.toml", "extends = \"ws-base.toml\"\n[[mount]]\npath = \"/usr\"\n");
+	ASSERT_EQ(load("ws-child.toml", NULL, &p, &err), 0);
+	EXPECT_TRUE(p->uses_workspace);
+	p = policy_free(p);
+
+	if (load("no-ws-used.toml", ov, &p, &err) == 0) {
+		EXPECT_TRUE(p->uses_workspace);
+		p = policy_free(p);
+	} else {
+		printf("# mounts cannot be overridden with -s: %s\n", err.message);
+	}
 }
 
 TEST(variable_errors)
