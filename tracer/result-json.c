@@ -129,6 +129,26 @@ int tracer_result_write_json(const Policy *p, const TracerResult *r, FILE *f)
 	json_limit(&w, "output", p->limits.output);
 	json_limit(&w, "kill_grace_ms", p->limits.kill_grace_ms);
 	json_end_object(&w);
+	/* what held the command; added after the fields above (fields are only ever added) */
+	json_key(&w, "view");
+	json_string(&w, r->kernel_view ? "kernel" : "emulated");
+	json_key(&w, "view_reason");
+	if (!r->kernel_view && r->view_reason[0])
+		json_string(&w, r->view_reason);
+	else
+		json_null(&w);
+	json_key(&w, "layers");
+	json_begin_object(&w);
+	json_key(&w, "landlock_abi");
+	if (r->landlock_abi > 0)
+		json_int(&w, r->landlock_abi);
+	else
+		json_null(&w);
+	json_key(&w, "user_namespace");
+	json_bool(&w, r->userns);
+	json_key(&w, "ptrace");
+	json_bool(&w, r->ptrace);
+	json_end_object(&w);
 	json_end_object(&w);
 	e = json_finish(&w, &text, &len);
 	if (e < 0)

@@ -37,6 +37,12 @@ typedef struct TracerResult {
 	 * budget needed sampling */
 	bool usage_known;
 	uint64_t cpu_time_ms, memory_peak, tasks_peak, disk_written, clones_denied;
+	/* what held the command (docs/json-result.md "view", "layers") */
+	bool kernel_view;      /* the file-system view was built in the kernel */
+	char view_reason[256]; /* why it was not, "" when it was */
+	int landlock_abi;      /* the ABI of the Landlock layer in effect, 0: none */
+	bool userns;	       /* the command ran in a user namespace of ours */
+	bool ptrace;	       /* the supervisor traced the tree with ptrace */
 } TracerResult;
 
 void tracer_result_done(TracerResult *r);
