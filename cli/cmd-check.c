@@ -30,6 +30,12 @@ static void help(FILE *f)
 	      "  -q, --quiet            validate only, print nothing on success\n"
 	      "  -h, --help             show this help\n"
 	      "\n"
+	      "Examples:\n"
+	      "  sbxtrace check standard                  # what the preset allows, in full\n"
+	      "  sbxtrace check -q ./agent.toml && echo valid\n"
+	      "  sbxtrace check -s network.mode=loopback standard > mine.toml  # a start for "
+	      "your own\n"
+	      "\n"
 	      "Exit status: 0 valid, 1 invalid (the error names file:line:column and the key).\n"
 	      "See sbxtrace-policy(5).\n",
 	      f);

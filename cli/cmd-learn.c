@@ -48,6 +48,11 @@ static void help(FILE *f)
 	      "  -q, --quiet          print only errors of our own\n"
 	      "  -h, --help           show this help\n"
 	      "\n"
+	      "Examples:\n"
+	      "  sbxtrace learn -o tests.toml --from standard -- make test\n"
+	      "  sbxtrace learn -o fetch.toml -s network.mode=full -- ./fetch-data.sh\n"
+	      "  sbxtrace run tests.toml -- make test      # then run under what was learned\n"
+	      "\n"
 	      "Exit status: 0 when a policy was written (also when CMD failed: a warning says\n"
 	      "so, and the policy covers what it did until then); 125 on an error of our own.\n",
 	      f);

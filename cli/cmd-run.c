@@ -37,6 +37,11 @@ static void help(FILE *f)
 	      "  -q, --quiet          print only errors of our own\n"
 	      "  -h, --help           show this help\n"
 	      "\n"
+	      "Examples:\n"
+	      "  sbxtrace run standard -- python3 main.py  # the current directory as /workspace\n"
+	      "  sbxtrace run -w ~/project -s limits.wall_time=5s strict -- ./test.sh\n"
+	      "  sbxtrace run --json --audit log.jsonl standard -- sh -c 'make && make test'\n"
+	      "\n"
 	      "Exit status: the command's own; 128+N if it was killed by signal N; 124 wall-clock\n"
 	      "timeout; 125 sandbox error; 126 command cannot be executed; 127 command not "
 	      "found.\n",
