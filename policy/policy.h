@@ -189,7 +189,8 @@ typedef struct Policy {
 	char *name; /* [sandbox] name or the preset's name */
 	char *description;
 	char **extends; /* presets/files it was built on, in order (for check output) */
-	bool uses_workspace; /* ${WORKSPACE} was expanded somewhere in it (extends included) */
+	/* ${WORKSPACE} was expanded somewhere in it (extends and overrides included) */
+	bool uses_workspace;
 
 	PolicyMount *mounts;
 	size_t n_mounts;
