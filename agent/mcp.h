@@ -56,7 +56,7 @@ void mcp_server_free(McpServer *s);
  * here). -EINVAL for a schema that is not JSON, -EEXIST for a duplicate name. */
 int mcp_server_add_tool(McpServer *s, const McpTool *t);
 /**
- * Methods beyond those of the core (resources/*, prompts/*, completion/* of a test fixture):
+ * Methods beyond those of the core (resources, prompts, completion of a test fixture):
  * returns the result object (owned by the caller), or NULL with *reterr_code set to a
  * JSON-RPC error code (MCP_METHOD_NOT_FOUND when it does not know the method).
  */

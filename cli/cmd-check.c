@@ -22,10 +22,19 @@ static void help(FILE *f)
 	      "as TOML: presets merged, ${VARIABLES} expanded, overrides applied.\n"
 	      "\n"
 	      "Options:\n"
-	      "  -w, --workspace DIR    the directory ${WORKSPACE} stands for\n"
+	      "  -w, --workspace DIR    the directory ${WORKSPACE} stands for (default: the\n"
+	      "                         current directory)\n"
+	      "      --workspace-anywhere  allow /, the home directory or a system directory\n"
+	      "                         as the workspace\n"
 	      "  -s, --set KEY=VALUE    override one setting, e.g. -s limits.wall_time=5s\n"
 	      "  -q, --quiet            validate only, print nothing on success\n"
 	      "  -h, --help             show this help\n"
+	      "\n"
+	      "Examples:\n"
+	      "  sbxtrace check standard                  # what the preset allows, in full\n"
+	      "  sbxtrace check -q ./agent.toml && echo valid\n"
+	      "  sbxtrace check -s network.mode=loopback standard > mine.toml  # a start for "
+	      "your own\n"
 	      "\n"
 	      "Exit status: 0 valid, 1 invalid (the error names file:line:column and the key).\n"
 	      "See sbxtrace-policy(5).\n",
@@ -126,6 +135,7 @@ int cmd_check(int argc, char *argv[])
 	static const struct option options[] = {
 		{"workspace", required_argument, NULL, 'w'},
 		{"set", required_argument, NULL, 's'},
+		{"workspace-anywhere", no_argument, NULL, ARG_WORKSPACE_ANYWHERE},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{},
@@ -165,6 +175,7 @@ int cmd_check(int argc, char *argv[])
 		return 1;
 	}
 
+	args.quiet = quiet;
 	r = policy_args_load(&args, argv[optind], &p);
 	policy_args_done(&args);
 	if (r < 0)

@@ -22,7 +22,16 @@ int cmd_doctor(int argc, char *argv[])
 	const char *missing;
 
 	if (argc > 1 && (streq(argv[1], "-h") || streq(argv[1], "--help"))) {
-		printf("Usage: sbxtrace doctor\n\nList what this kernel offers the sandbox.\n");
+		printf("Usage: sbxtrace doctor\n"
+		       "\n"
+		       "List what this kernel offers the sandbox, and what each policy feature "
+		       "needs.\n"
+		       "\n"
+		       "Examples:\n"
+		       "  sbxtrace doctor                     # before the first run on a machine\n"
+		       "  sbxtrace doctor | grep -i landlock  # is the second layer there?\n"
+		       "\n"
+		       "Exit status: 0 when the essentials are there, 125 otherwise.\n");
 		return 0;
 	}
 	tracer_probe_features(&f);
@@ -44,7 +53,8 @@ int cmd_doctor(int argc, char *argv[])
 	     "audit.backtrace: also needs ptrace and WAIT_KILLABLE_RECV");
 	line("user namespaces (as this user)", f.userns,
 	     "the view in the kernel (tracer.kernel_view); a network namespace for a plain user");
-	line("private network namespace", f.netns, "network.unshare with mode none (optional layer)");
+	line("private network namespace", f.netns,
+	     "network.unshare with mode none (optional layer)");
 	printf("  %-40s %-4d %s\n", "Landlock ABI", f.landlock_abi,
 	       "tracer.landlock: >= 1 file-system rules from the mounts, >= 6 also scopes signals "
 	       "and abstract sockets");

@@ -39,11 +39,19 @@ static void help(FILE *f)
 	      "  -o, --output FILE    write the policy to FILE (atomically); '-' or none: stdout\n"
 	      "      --from POLICY    the policy to run under while recording (a preset name or\n"
 	      "                       a .toml file; default: permissive)\n"
-	      "  -w, --workspace DIR  directory that ${WORKSPACE} names (written back as such)\n"
+	      "  -w, --workspace DIR  directory that ${WORKSPACE} names (written back as such;\n"
+	      "                       default: the current directory)\n"
+	      "      --workspace-anywhere  allow /, the home directory or a system directory\n"
+	      "                       as the workspace\n"
 	      "  -s, --set KEY=VALUE  override one setting of the --from policy (repeatable),\n"
 	      "                       e.g. -s network.mode=full to learn where CMD connects\n"
 	      "  -q, --quiet          print only errors of our own\n"
 	      "  -h, --help           show this help\n"
+	      "\n"
+	      "Examples:\n"
+	      "  sbxtrace learn -o tests.toml --from standard -- make test\n"
+	      "  sbxtrace learn -o fetch.toml -s network.mode=full -- ./fetch-data.sh\n"
+	      "  sbxtrace run tests.toml -- make test      # then run under what was learned\n"
 	      "\n"
 	      "Exit status: 0 when a policy was written (also when CMD failed: a warning says\n"
 	      "so, and the policy covers what it did until then); 125 on an error of our own.\n",
@@ -88,13 +96,15 @@ static int temp_beside(const char *path, char **ret_tmp)
 int cmd_learn(int argc, char *argv[])
 {
 	enum { ARG_FROM = 0x100 };
-	static const struct option options[] = {{"output", required_argument, NULL, 'o'},
-						{"from", required_argument, NULL, ARG_FROM},
-						{"workspace", required_argument, NULL, 'w'},
-						{"set", required_argument, NULL, 's'},
-						{"quiet", no_argument, NULL, 'q'},
-						{"help", no_argument, NULL, 'h'},
-						{}};
+	static const struct option options[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"from", required_argument, NULL, ARG_FROM},
+		{"workspace", required_argument, NULL, 'w'},
+		{"set", required_argument, NULL, 's'},
+		{"workspace-anywhere", no_argument, NULL, ARG_WORKSPACE_ANYWHERE},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{}};
 	_cleanup_(policy_freep) Policy *policy = NULL, *check = NULL;
 	_cleanup_(audit_freep) Audit *audit = NULL;
 	_cleanup_free_ char *out_tmp = NULL, *log_path = NULL;
@@ -137,7 +147,8 @@ int cmd_learn(int argc, char *argv[])
 	if (optind < argc && streq(argv[optind], "--"))
 		optind++;
 	if (optind >= argc) {
-		log_error("learn: missing the command to run after '--'; try 'sbxtrace learn --help'");
+		log_error("learn: missing the command to run after '--'; try 'sbxtrace learn "
+			  "--help'");
 		goto out;
 	}
 	o.argv = argv + optind;
@@ -153,6 +164,7 @@ int cmd_learn(int argc, char *argv[])
 		}
 	}
 
+	pa.quiet = o.quiet;
 	r = policy_args_load(&pa, from, &policy);
 	if (r < 0)
 		goto out;
@@ -183,7 +195,7 @@ int cmd_learn(int argc, char *argv[])
 	run = (LearnRun){
 		.base = policy,
 		.from = from,
-		.workspace = pa.workspace,
+		.workspace = pa.workspace_path,
 		.argv = o.argv,
 		.exit_code = res.exit_code,
 		.duration_ms = res.duration_ms,
@@ -217,7 +229,10 @@ int cmd_learn(int argc, char *argv[])
 		log_error_errno(-errno, "writing the learned policy");
 		goto out;
 	}
-	pa_check.workspace = pa.workspace;
+	/* the workspace of the run, already judged: no second note or refusal */
+	pa_check.workspace = pa.workspace_path;
+	pa_check.workspace_anywhere = true;
+	pa_check.quiet = true;
 	r = policy_args_load(&pa_check, out_tmp, &check);
 	if (r < 0) {
 		/* a bug of ours: keep the file for the report */
@@ -260,6 +275,7 @@ out:
 	if (log_path)
 		(void) unlink(log_path);
 	tracer_result_done(&res);
+	policy_args_done(&pa_check);
 	policy_args_done(&pa);
 	return ret;
 }

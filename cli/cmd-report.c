@@ -3,9 +3,9 @@
  * sbxtrace report [--html FILE] AUDIT.jsonl
  *
  * Summarizes an audit log (docs/audit.md): per process, execs, files read and written,
- * network destinations, denials and top syscalls; --html also writes one self-contained page
- * with the process tree, a timeline and the denials. Bad lines are reported with their number
- * on stderr and skipped.
+ * network destinations, denials and top syscalls; --html writes one self-contained page
+ * with the process tree, a timeline and the denials instead, and says only where it went.
+ * Bad lines are reported with their number on stderr and skipped.
  */
 #include "cli/cli.h"
 
@@ -25,10 +25,15 @@ static void help(FILE *f)
 	      "Summarize an audit log written by 'sbxtrace run --audit FILE' ('-' reads stdin).\n"
 	      "\n"
 	      "Options:\n"
-	      "      --html FILE  also write a self-contained HTML page (process tree, timeline,\n"
-	      "                   denials) to FILE\n"
-	      "  -q, --quiet      no text summary on stdout\n"
+	      "      --html FILE  write a self-contained HTML page (process tree, timeline,\n"
+	      "                   denials) to FILE instead of the text summary, and say where\n"
+	      "  -q, --quiet      print nothing on stdout\n"
 	      "  -h, --help       show this help\n"
+	      "\n"
+	      "Examples:\n"
+	      "  sbxtrace run --audit log.jsonl standard -- make test\n"
+	      "  sbxtrace report log.jsonl                    # the summary as text\n"
+	      "  sbxtrace report --html report.html log.jsonl # one page to open in a browser\n"
 	      "\n"
 	      "Exit status: 0; 1 if some lines could not be read (they are skipped);\n"
 	      "125 if the log or the HTML file cannot be opened.\n",
@@ -106,8 +111,11 @@ int cmd_report(int argc, char *argv[])
 			log_error("writing '%.200s' failed", html);
 			return EXIT_SANDBOX_ERROR;
 		}
+		/* the page is what was asked for: the text would bury where it went */
+		if (!quiet)
+			printf("HTML report written to %s\n", html);
+		return audit_report_skipped(rep) ? 1 : 0;
 	}
-	/* after the page: a reader of the text that stops early (| head) must not lose it */
 	if (!quiet && audit_report_write_text(rep, stdout) < 0) {
 		log_error("writing the summary failed");
 		return EXIT_SANDBOX_ERROR;

@@ -27,12 +27,20 @@ static void help(FILE *f)
 	      "\n"
 	      "Options:\n"
 	      "  -w, --workspace DIR  directory that ${WORKSPACE} names in the policy\n"
+	      "                       (default: the current directory)\n"
+	      "      --workspace-anywhere  allow /, the home directory or a system directory\n"
+	      "                       as the workspace\n"
 	      "  -s, --set KEY=VALUE  override one policy setting (repeatable)\n"
 	      "      --json           capture stdout and stderr and print one JSON result\n"
 	      "      --trace          print a line per interposed syscall on stderr\n"
 	      "      --audit FILE     write the audit log (JSON Lines, docs/audit.md) to FILE\n"
 	      "  -q, --quiet          print only errors of our own\n"
 	      "  -h, --help           show this help\n"
+	      "\n"
+	      "Examples:\n"
+	      "  sbxtrace run standard -- python3 main.py  # the current directory as /workspace\n"
+	      "  sbxtrace run -w ~/project -s limits.wall_time=5s strict -- ./test.sh\n"
+	      "  sbxtrace run --json --audit log.jsonl standard -- sh -c 'make && make test'\n"
 	      "\n"
 	      "Exit status: the command's own; 128+N if it was killed by signal N; 124 wall-clock\n"
 	      "timeout; 125 sandbox error; 126 command cannot be executed; 127 command not "
@@ -95,14 +103,16 @@ int cli_run_recorded(const Policy *policy, TracerOptions *o, Audit *audit, Trace
 int cmd_run(int argc, char *argv[])
 {
 	enum { ARG_JSON = 0x100, ARG_TRACE, ARG_AUDIT };
-	static const struct option options[] = {{"workspace", required_argument, NULL, 'w'},
-						{"set", required_argument, NULL, 's'},
-						{"json", no_argument, NULL, ARG_JSON},
-						{"trace", no_argument, NULL, ARG_TRACE},
-						{"audit", required_argument, NULL, ARG_AUDIT},
-						{"quiet", no_argument, NULL, 'q'},
-						{"help", no_argument, NULL, 'h'},
-						{}};
+	static const struct option options[] = {
+		{"workspace", required_argument, NULL, 'w'},
+		{"set", required_argument, NULL, 's'},
+		{"workspace-anywhere", no_argument, NULL, ARG_WORKSPACE_ANYWHERE},
+		{"json", no_argument, NULL, ARG_JSON},
+		{"trace", no_argument, NULL, ARG_TRACE},
+		{"audit", required_argument, NULL, ARG_AUDIT},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{}};
 	_cleanup_(policy_freep) Policy *policy = NULL;
 	_cleanup_(audit_freep) Audit *audit = NULL;
 	PolicyArgs pa = {};
@@ -158,6 +168,7 @@ int cmd_run(int argc, char *argv[])
 	}
 	o.argv = argv + optind;
 
+	pa.quiet = o.quiet || o.capture;
 	r = policy_args_load(&pa, name, &policy);
 	policy_args_done(&pa);
 	if (r < 0)

@@ -54,6 +54,10 @@ int net_ratchet_target(const PolicyNetwork *pn, Sensitivity level)
 
 		if (!pn->has_ratchet[l] || m < 0 || m >= _NET_MODE_MAX)
 			continue;
+		/* an allowlist without entries reaches nothing: it is none (the policy loader
+		 * writes it so; this holds for a PolicyNetwork built by hand too) */
+		if (m == NET_MODE_ALLOWLIST && pn->n_allow == 0)
+			m = NET_MODE_NONE;
 		if (target < 0 || (int) m < target)
 			target = (int) m;
 	}

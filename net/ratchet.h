@@ -32,7 +32,8 @@ Sensitivity net_ratchet_max(NetRatchet *r);
 
 /**
  * The mode that opening a path of level asks for under pn: the strictest mode mapped to any
- * level from internal up to level, or -ENOENT when no such level is mapped.
+ * level from internal up to level (allowlist counting as none when pn allows nothing), or
+ * -ENOENT when no such level is mapped.
  */
 int net_ratchet_target(const PolicyNetwork *pn, Sensitivity level);
 

@@ -408,9 +408,17 @@ int net_runtime_start(const Policy *p, pid_t root, NetTreeWalk walk)
 		free(rt);
 		return r;
 	}
-	for (int l = SENSITIVITY_INTERNAL; l < _SENSITIVITY_MAX; l++)
-		if (p->network.has_ratchet[l] && p->network.ratchet[l] < p->network.mode)
+	/* Only a level some rule sets can be opened: every policy has a map (the defaults of
+	 * docs/policy.md), and a full-mode policy without levels keeps its calls in the
+	 * kernel. */
+	for (size_t i = 0; i < p->n_rules; i++) {
+		int t = p->rules[i].level > SENSITIVITY_NONE
+				? net_ratchet_target(&p->network, p->rules[i].level)
+				: -ENOENT;
+
+		if (t >= 0 && t < (int) p->network.mode)
 			rt->may_drop_below_full = true;
+	}
 	/* Addresses learned from DNS answers: only the stub adds them, and there is no stub
 	 * when the run starts in none (the ratchet only ever lowers the mode). */
 	if (p->network.mode != NET_MODE_NONE) {

@@ -358,6 +358,7 @@ static int expand(Doc *d, const TomlValue *v, const char *key, char **ret)
 					return fail_at(d, v, key,
 						       "${WORKSPACE} is used but no workspace was "
 						       "given (use -w DIR)");
+				d->l->p->uses_workspace = true;
 			} else if (streq(name, "HOME"))
 				val = vars ? vars->home : NULL;
 			else if (streq(name, "PWD"))
@@ -1930,6 +1931,23 @@ static int finish(Loader *l, const char *display)
 			 "allow nothing)");
 		return -EINVAL;
 	}
+	/* The ratchet map a level on a rule means without one written (issue 21): internal
+	 * changes nothing, confidential keeps to the allowlist, secret cuts the network. An
+	 * allowlist with no entries allows nothing, so it is written as what it is, none
+	 * (net_ratchet_target() reads it so too). A policy lifts a default with "full". */
+	if (!p->network.has_ratchet[SENSITIVITY_CONFIDENTIAL]) {
+		p->network.ratchet[SENSITIVITY_CONFIDENTIAL] = NET_MODE_ALLOWLIST;
+		p->network.has_ratchet[SENSITIVITY_CONFIDENTIAL] = true;
+	}
+	if (!p->network.has_ratchet[SENSITIVITY_SECRET]) {
+		p->network.ratchet[SENSITIVITY_SECRET] = NET_MODE_NONE;
+		p->network.has_ratchet[SENSITIVITY_SECRET] = true;
+	}
+	for (int s = SENSITIVITY_INTERNAL; s < _SENSITIVITY_MAX; s++)
+		if (p->network.has_ratchet[s] && p->network.ratchet[s] == NET_MODE_ALLOWLIST &&
+		    p->network.n_allow == 0)
+			p->network.ratchet[s] = NET_MODE_NONE;
+
 	if (p->network.unshare_netns == 1 && p->network.mode != NET_MODE_NONE) {
 		*l->err = l->unshare_at;
 		snprintf(l->err->message, sizeof(l->err->message),

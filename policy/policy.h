@@ -189,6 +189,8 @@ typedef struct Policy {
 	char *name; /* [sandbox] name or the preset's name */
 	char *description;
 	char **extends; /* presets/files it was built on, in order (for check output) */
+	/* ${WORKSPACE} was expanded somewhere in it (extends and overrides included) */
+	bool uses_workspace;
 
 	PolicyMount *mounts;
 	size_t n_mounts;
@@ -215,7 +217,8 @@ typedef struct Policy {
 
 /* Variables expanded in paths: ${WORKSPACE}, ${HOME}, ${PWD}, ${RUNTIME_DIR}. */
 typedef struct PolicyVars {
-	const char *workspace; /* -w/--workspace; NULL: ${WORKSPACE} is an error if used */
+	const char *workspace; /* -w/--workspace; NULL: ${WORKSPACE} is an error if used
+				* (Policy.uses_workspace tells the caller whether it was) */
 	const char *home;
 	const char *pwd;
 	const char *runtime_dir;

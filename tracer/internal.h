@@ -103,8 +103,9 @@ typedef struct ChildMemCtx {
 void child_mem_init(ChildMemCtx *ctx, pid_t pid, int notify_fd, uint64_t id);
 
 /* A private network namespace for the command (tracer/netns.c): in C before its
- * capabilities are dropped; 0 or -errno. The probe tries it in a child. */
-int tracer_netns_enter(void);
+ * capabilities are dropped; 0 or -errno. *ret_userns (if not NULL) is set when a user
+ * namespace was made for it (a plain user). The probe tries it in a child. */
+int tracer_netns_enter(bool *ret_userns);
 bool tracer_netns_possible(void);
 /* A user namespace (plus the namespaces in also) in which the caller's effective uid and gid
  * map to themselves; in C, async-signal-safe. 0 or -errno; *ret_entered (if not NULL) is set

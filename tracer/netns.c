@@ -72,13 +72,13 @@ int tracer_userns_enter(int also, bool *ret_entered)
 	return write_file("/proc/self/gid_map", map);
 }
 
-int tracer_netns_enter(void)
+int tracer_netns_enter(bool *ret_userns)
 {
 	if (unshare(CLONE_NEWNET) == 0)
 		return 0; /* root, or already in a user namespace of ours (tracer/kview.c) */
 	if (errno != EPERM)
 		return -errno;
-	return tracer_userns_enter(CLONE_NEWNET, NULL);
+	return tracer_userns_enter(CLONE_NEWNET, ret_userns);
 }
 
 bool tracer_netns_possible(void)
@@ -89,7 +89,7 @@ bool tracer_netns_possible(void)
 	if (pid < 0)
 		return false;
 	if (pid == 0)
-		_exit(tracer_netns_enter() == 0 ? 0 : 1);
+		_exit(tracer_netns_enter(NULL) == 0 ? 0 : 1);
 	if (waitpid(pid, &status, 0) < 0)
 		return false;
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0;

@@ -141,6 +141,26 @@ int tracer_result_write_json(const Policy *p, const TracerResult *r, FILE *f)
 	json_limit(&w, "output", p->limits.output);
 	json_limit(&w, "kill_grace_ms", p->limits.kill_grace_ms);
 	jw_end_object(&w);
+	/* what held the command; added after the fields above (fields are only ever added) */
+	jw_key(&w, "view");
+	jw_string(&w, r->kernel_view ? "kernel" : "emulated");
+	jw_key(&w, "view_reason");
+	if (!r->kernel_view && r->view_reason[0])
+		jw_string(&w, r->view_reason);
+	else
+		jw_null(&w);
+	jw_key(&w, "layers");
+	jw_begin_object(&w);
+	jw_key(&w, "landlock_abi");
+	if (r->landlock_abi > 0)
+		jw_int(&w, r->landlock_abi);
+	else
+		jw_null(&w);
+	jw_key(&w, "user_namespace");
+	jw_bool(&w, r->userns);
+	jw_key(&w, "ptrace");
+	jw_bool(&w, r->ptrace);
+	jw_end_object(&w);
 	jw_end_object(&w);
 	e = jw_finish(&w, &text, &len);
 	if (e < 0)

@@ -96,12 +96,13 @@ static _noreturn_ void child_fail(int sock, int kind, int error, const char *wha
  * with SCM_RIGHTS, because sendmsg() is notified (net/handlers.c) and nobody could answer it
  * before S has the listener. send() without an address runs in the kernel. */
 /* The listener's number in C, and whether its filter has WAIT_KILLABLE_RECV. */
-static int send_fd(int sock, int fd, pid_t pid, bool wait_killable)
+static int send_fd(int sock, int fd, pid_t pid, bool wait_killable, bool userns)
 {
 	Msg m = {.kind = MSG_CHILD_PID, .value = pid};
 
 	memcpy(m.what, &fd, sizeof(fd));
 	m.what[sizeof(fd)] = wait_killable;
+	m.what[sizeof(fd) + 1] = userns;
 	return send(sock, &m, sizeof(m), MSG_NOSIGNAL) < 0 ? -errno : 0;
 }
 
@@ -197,7 +198,7 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 	sigset_t none;
 	int listener, r;
 	pid_t keeper = getppid();
-	bool kview = false, wait_killable;
+	bool kview = false, wait_killable, userns = false;
 	char go;
 
 	(void) close(sock_w);
@@ -248,6 +249,7 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 		if (r < 0 && (entered || l->policy->kernel_view == TRI_ON))
 			child_fail(l->sock_c, MSG_SETUP_FAILED, -r, what);
 		kview = r == 0;
+		userns = kview;
 	}
 	if (!kview && l->cwd && chdir(l->cwd) < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "chdir");
@@ -272,7 +274,11 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 
 	/* before the capabilities go: root makes the namespace with CAP_SYS_ADMIN */
 	if (l->netns) {
-		r = tracer_netns_enter();
+		bool netns_userns = false;
+
+		r = tracer_netns_enter(&netns_userns);
+		if (r == 0 && netns_userns)
+			userns = true;
 		if (r < 0 && l->netns > 0)
 			child_fail(l->sock_c, MSG_SETUP_FAILED, -r, "network namespace");
 	}
@@ -294,7 +300,7 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 	if (listener < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, -listener, "seccomp filter");
 	/* From here on every syscall goes through the filter. */
-	if (send_fd(l->sock_c, listener, getpid(), wait_killable) < 0)
+	if (send_fd(l->sock_c, listener, getpid(), wait_killable, userns) < 0)
 		_exit(125);
 	if (read(l->sock_c, &go, 1) != 1)
 		_exit(125);
@@ -818,8 +824,12 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 			r = -EINVAL;
 			goto out_fds;
 		}
-		if (no)
+		if (no) {
 			log_debug("the view is emulated: %s", no);
+			snprintf(res.view_reason, sizeof(res.view_reason), "%s", no);
+		}
+	} else {
+		snprintf(res.view_reason, sizeof(res.view_reason), "tracer.kernel_view = false");
 	}
 	l.kview = kview;
 	l.filter = t.filter;
@@ -938,8 +948,10 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 		}
 		r = recv_fd(sock_c_s, &notify_fd, &m);
 		/* read by the tracer thread at stops, all after C's exec, which follows "go" */
-		if (r >= 0)
+		if (r >= 0) {
 			atomic_store(&t.wait_killable, m.what[sizeof(int)] != 0);
+			res.userns = m.what[sizeof(int) + 1] != 0;
+		}
 	}
 	if (r < 0) {
 		if (m.kind == MSG_SETUP_FAILED) {
@@ -1227,6 +1239,15 @@ finish:
 			log_error("the keeper process died: the process tree was killed");
 		res.exit_code = EXIT_SANDBOX_ERROR_CODE;
 	}
+	res.kernel_view = t.kview;
+	if (t.kview)
+		res.view_reason[0] = 0;
+	else if (!res.view_reason[0])
+		/* planned, but C could not make the user and mount namespace ("auto") */
+		snprintf(res.view_reason, sizeof(res.view_reason),
+			 "the user and mount namespace could not be made");
+	res.landlock_abi = p->landlock != TRI_OFF && l.landlock_abi >= 1 ? l.landlock_abi : 0;
+	res.ptrace = t.filter->ptrace;
 	res.denied = atomic_load(&t.denied);
 	res.usage_known = budget.samples > 0 || p->limits.tasks != LIMIT_UNSET;
 	res.cpu_time_ms = budget.cpu_ms;

@@ -41,6 +41,12 @@ typedef struct TracerResult {
 	 * sensitivity level the tree opened (0: none) */
 	int net_mode_end;  /* NetMode */
 	int net_level_max; /* Sensitivity */
+	/* what held the command (docs/json-result.md "view", "layers") */
+	bool kernel_view;      /* the file-system view was built in the kernel */
+	char view_reason[256]; /* why it was not, "" when it was */
+	int landlock_abi;      /* the ABI of the Landlock layer in effect, 0: none */
+	bool userns;	       /* the command ran in a user namespace of ours */
+	bool ptrace;	       /* the supervisor traced the tree with ptrace */
 } TracerResult;
 
 void tracer_result_done(TracerResult *r);

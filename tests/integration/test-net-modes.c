@@ -246,6 +246,18 @@ static int probe_ratchet(const char *file, const char *addr, int port)
 	return 0;
 }
 
+/* Opens file, then connects: what a program does that reads a marked file and then phones
+ * home. */
+static int probe_open_tcp(const char *file, const char *addr, int port)
+{
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return printf("noopen\n"), 0;
+	close(fd);
+	return probe_tcp(addr, port);
+}
+
 static int probe_unix(const char *path)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
@@ -273,6 +285,8 @@ static int probe(int argc, char **argv)
 		return probe_unix(argv[1]);
 	if (argc >= 5 && strcmp(argv[0], "race-send") == 0)
 		return probe_race_send(argv[1], atoi(argv[2]), argv[3], atoi(argv[4]));
+	if (argc >= 4 && strcmp(argv[0], "open-tcp") == 0)
+		return probe_open_tcp(argv[1], argv[2], atoi(argv[3]));
 	if (argc >= 4 && strcmp(argv[0], "ratchet") == 0)
 		return probe_ratchet(argv[1], argv[2], atoi(argv[3]));
 	return 2;
@@ -728,6 +742,59 @@ TEST(ratchet_closes_live_connection)
 	EXPECT_STREQ(out, "closed EACCES\n");
 	unlink(secret);
 	unlink(policy);
+	rmdir(dir);
+}
+
+/* Issue 21: a level on a rule works without a ratchet map; secret drops to none by default,
+ * and a policy can still say otherwise. */
+TEST(secret_level_cuts_the_network_without_a_ratchet_map)
+{
+	char *dir = sbx_tmpdir(), policy[600], lifted[600], secret[600], out[256];
+	const char *open_tcp[] = {"open-tcp", secret, "127.0.0.2", P(l2.port), NULL};
+	const char *tcp[] = {"tcp", "127.0.0.2", P(l2.port), NULL};
+	int before;
+	FILE *f;
+	int fd;
+
+	ASSERT_TRUE(dir != NULL);
+	snprintf(secret, sizeof(secret), "%s/secret.csv", dir);
+	snprintf(policy, sizeof(policy), "%s/policy.toml", dir);
+	snprintf(lifted, sizeof(lifted), "%s/lifted.toml", dir);
+	fd = open(secret, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	ASSERT_GE(fd, 0);
+	(void) !write(fd, "name,card\n", 10);
+	close(fd);
+	f = fopen(policy, "we");
+	ASSERT_TRUE(f != NULL);
+	fprintf(f,
+		"extends = [\"%s\"]\n\n[network]\nmode = \"loopback\"\n\n"
+		"[[rule]]\npath = \"%s\"\nlevel = \"secret\"\n",
+		getenv("SBX_POLICY"), secret);
+	fclose(f);
+	f = fopen(lifted, "we");
+	ASSERT_TRUE(f != NULL);
+	fprintf(f,
+		"extends = [\"%s\"]\n\n[network]\n"
+		"ratchet = { confidential = \"full\", secret = \"full\" }\n",
+		policy);
+	fclose(f);
+
+	/* control: loopback is allowed before the file is read */
+	before = atomic_load(&l2.accepts);
+	EXPECT_EQ(run_probe(NULL, policy, tcp, out, sizeof(out)), 0);
+	EXPECT_STREQ(out, "ok\n");
+	/* after it, no new inet socket, and the listener sees nothing */
+	before = atomic_load(&l2.accepts);
+	EXPECT_EQ(run_probe(NULL, policy, open_tcp, out, sizeof(out)), 0);
+	EXPECT_STREQ(out, "socket EACCES\n");
+	EXPECT_EQ(atomic_load(&l2.accepts), before);
+	/* a policy that maps confidential and secret to "full" keeps the network (secret alone
+	 * would still drop as far as the default confidential) */
+	EXPECT_EQ(run_probe(NULL, lifted, open_tcp, out, sizeof(out)), 0);
+	EXPECT_STREQ(out, "ok\n");
+	unlink(secret);
+	unlink(policy);
+	unlink(lifted);
 	rmdir(dir);
 }
 

@@ -82,6 +82,39 @@ TEST(json_result)
 	json_decref(j);
 }
 
+/* Issue 21: the result names the view and the layers in effect. */
+TEST(json_names_the_view_and_the_layers)
+{
+	const char *opts[] = {"--json", NULL};
+	const char *cmd[] = {"true", NULL};
+	json_t *j, *layers, *abi;
+	const char *view;
+	char out[4096];
+	json_error_t e;
+
+	EXPECT_EQ(sbx_run(opts, cmd, NULL, out, sizeof(out)), 0);
+	j = json_loads(out, 0, &e);
+	ASSERT_TRUE(j != NULL);
+	view = json_string_value(json_object_get(j, "view"));
+	ASSERT_TRUE(view != NULL);
+	layers = json_object_get(j, "layers");
+	ASSERT_TRUE(json_is_object(layers));
+	abi = json_object_get(layers, "landlock_abi");
+	EXPECT_TRUE(json_is_null(abi) || json_integer_value(abi) >= 1);
+	EXPECT_TRUE(json_is_boolean(json_object_get(layers, "user_namespace")));
+	EXPECT_TRUE(json_is_boolean(json_object_get(layers, "ptrace")));
+	if (strcmp(view, "kernel") == 0) {
+		/* the kernel view is a mount namespace in a user namespace, on Landlock */
+		EXPECT_TRUE(json_is_null(json_object_get(j, "view_reason")));
+		EXPECT_TRUE(json_is_true(json_object_get(layers, "user_namespace")));
+		EXPECT_TRUE(json_integer_value(abi) >= 1);
+	} else {
+		EXPECT_STREQ(view, "emulated");
+		EXPECT_TRUE(json_string_value(json_object_get(j, "view_reason")) != NULL);
+	}
+	json_decref(j);
+}
+
 TEST(json_not_found_in_path_is_no_denial)
 {
 	/* the shell's PATH search meets ENOENT in every directory: the host saying "no such

@@ -6,9 +6,12 @@
 #include "net/ratchet.h"
 #include "tests/unit/tap.h"
 
+/* One allow entry: the allowlist these tests drop to is not empty. */
+static PolicyNetAllow one_entry = {.text = (char *) "10.0.0.0/8", .kind = NET_ALLOW_CIDR};
+
 static PolicyNetwork mapped(int internal, int confidential, int secret)
 {
-	PolicyNetwork pn = {.mode = NET_MODE_FULL};
+	PolicyNetwork pn = {.mode = NET_MODE_FULL, .allow = &one_entry, .n_allow = 1};
 	int v[_SENSITIVITY_MAX] = {-1, internal, confidential, secret};
 
 	for (Sensitivity s = SENSITIVITY_INTERNAL; s < _SENSITIVITY_MAX; s++)
@@ -59,6 +62,24 @@ TEST(mapping_above_current_mode_is_ignored)
 	ASSERT_EQ(net_ratchet_init(&r, NET_MODE_LOOPBACK), 0);
 	EXPECT_EQ(net_ratchet_open(&r, &pn, SENSITIVITY_CONFIDENTIAL, NULL, NULL), 0);
 	EXPECT_EQ(net_ratchet_mode(&r), NET_MODE_LOOPBACK);
+	net_ratchet_done(&r);
+}
+
+TEST(allowlist_without_entries_is_none)
+{
+	/* issue 21: confidential = "allowlist" where the policy allows nothing reaches nothing */
+	PolicyNetwork pn = mapped(-1, NET_MODE_ALLOWLIST, -1);
+	NetRatchet r;
+	NetMode new;
+
+	pn.allow = NULL;
+	pn.n_allow = 0;
+	EXPECT_EQ(net_ratchet_target(&pn, SENSITIVITY_CONFIDENTIAL), NET_MODE_NONE);
+	EXPECT_EQ(net_ratchet_target(&pn, SENSITIVITY_SECRET), NET_MODE_NONE);
+	/* so a loopback run drops to none */
+	ASSERT_EQ(net_ratchet_init(&r, NET_MODE_LOOPBACK), 0);
+	EXPECT_EQ(net_ratchet_open(&r, &pn, SENSITIVITY_CONFIDENTIAL, NULL, &new), 1);
+	EXPECT_EQ(new, NET_MODE_NONE);
 	net_ratchet_done(&r);
 }
 

@@ -88,6 +88,34 @@ TEST(variables)
 	EXPECT_STREQ(p->process.cwd, "/workspace/sub");
 	EXPECT_TRUE(p->audit.log && strncmp(p->audit.log, scratch, strlen(scratch)) == 0);
 	EXPECT_STREQ(p->name, "vars");
+	EXPECT_TRUE(p->uses_workspace);
+}
+
+/* The command line defaults ${WORKSPACE} to the current directory and judges it only when
+ * the policy uses it (issue 21): in a file, in an extended file, or in an override. */
+TEST(uses_workspace)
+{
+	Policy *p = NULL;
+	PolicyError err;
+	char *ov[] = {(char *) "mount=[{path = \"/w\", source = \"${WORKSPACE}\"}]", NULL};
+
+	write_file("no-ws-used.toml", "[[mount]]\npath = \"/usr\"\n");
+	ASSERT_EQ(load("no-ws-used.toml", NULL, &p, &err), 0);
+	EXPECT_FALSE(p->uses_workspace);
+	p = policy_free(p);
+
+	write_file("ws-base.toml", "[[mount]]\npath = \"/w\"\nsource = \"${WORKSPACE}\"\n");
+	write_file("ws-child.toml", "extends = \"ws-base.toml\"\n[[mount]]\npath = \"/usr\"\n");
+	ASSERT_EQ(load("ws-child.toml", NULL, &p, &err), 0);
+	EXPECT_TRUE(p->uses_workspace);
+	p = policy_free(p);
+
+	if (load("no-ws-used.toml", ov, &p, &err) == 0) {
+		EXPECT_TRUE(p->uses_workspace);
+		p = policy_free(p);
+	} else {
+		printf("# mounts cannot be overridden with -s: %s\n", err.message);
+	}
 }
 
 TEST(variable_errors)
@@ -287,6 +315,46 @@ TEST(overrides)
 	EXPECT_TRUE(strstr(err.message, "expected an integer, got a string") != NULL);
 	EXPECT_EQ(load("ov.toml", ext, &bad, &err), -EINVAL);
 	EXPECT_TRUE(bad == NULL);
+}
+
+/* Issue 21: a level on a rule works without a ratchet map. */
+TEST(ratchet_defaults)
+{
+	_cleanup_free_ char *text = NULL;
+	Policy *p = NULL;
+	PolicyError err;
+
+	/* no allow entries: confidential's allowlist is none */
+	write_file("rd-none.toml", "[network]\nmode = \"full\"\n");
+	ASSERT_EQ(load("rd-none.toml", NULL, &p, &err), 0);
+	EXPECT_FALSE(p->network.has_ratchet[SENSITIVITY_INTERNAL]);
+	EXPECT_TRUE(p->network.has_ratchet[SENSITIVITY_CONFIDENTIAL]);
+	EXPECT_EQ(p->network.ratchet[SENSITIVITY_CONFIDENTIAL], NET_MODE_NONE);
+	EXPECT_TRUE(p->network.has_ratchet[SENSITIVITY_SECRET]);
+	EXPECT_EQ(p->network.ratchet[SENSITIVITY_SECRET], NET_MODE_NONE);
+	text = to_toml(p);
+	ASSERT_TRUE(text != NULL);
+	EXPECT_TRUE(strstr(text, "ratchet = { confidential = \"none\", secret = \"none\" }\n") !=
+		    NULL);
+	p = policy_free(p);
+
+	/* with entries: the allowlist */
+	write_file("rd-allow.toml", "[network]\nmode = \"full\"\nallow = [\"10.0.0.0/8:443\"]\n");
+	ASSERT_EQ(load("rd-allow.toml", NULL, &p, &err), 0);
+	EXPECT_EQ(p->network.ratchet[SENSITIVITY_CONFIDENTIAL], NET_MODE_ALLOWLIST);
+	EXPECT_EQ(p->network.ratchet[SENSITIVITY_SECRET], NET_MODE_NONE);
+	p = policy_free(p);
+
+	/* a policy's own entries win, level by level; an explicit empty allowlist is none */
+	write_file("rd-own.toml",
+		   "extends = \"rd-none.toml\"\n[network]\n"
+		   "ratchet = { internal = \"allowlist\", secret = \"loopback\" }\n");
+	ASSERT_EQ(load("rd-own.toml", NULL, &p, &err), 0);
+	EXPECT_TRUE(p->network.has_ratchet[SENSITIVITY_INTERNAL]);
+	EXPECT_EQ(p->network.ratchet[SENSITIVITY_INTERNAL], NET_MODE_NONE);
+	EXPECT_EQ(p->network.ratchet[SENSITIVITY_CONFIDENTIAL], NET_MODE_NONE);
+	EXPECT_EQ(p->network.ratchet[SENSITIVITY_SECRET], NET_MODE_LOOPBACK);
+	p = policy_free(p);
 }
 
 TEST(network_entries)
