@@ -195,7 +195,9 @@ static const EmuEntry table[] = {
 	ALLOW("shutdown"),
 	ALLOW("getsockname"),
 	ALLOW("getpeername"),
-	ALLOW("setsockopt"),
+	/* setsockopt: only the options that change where packets go are notified
+	 * (tracer/filter.c, net_handle_setsockopt) */
+	NOTIFY("setsockopt", net_handle_setsockopt, EMU_FULL, NULL),
 	ALLOW("getsockopt"),
 
 	/* file-system: the path-taking syscalls (open, stat, …, chdir, getcwd, execve) are

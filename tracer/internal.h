@@ -29,6 +29,7 @@ typedef enum SlotSpecial {
 	SLOT_SECCOMP,	  /* deny SECCOMP_FILTER_FLAG_NEW_LISTENER */
 	SLOT_PERSONALITY, /* allow only Docker's personality values */
 	SLOT_ADDR_ARG4,	  /* notify when args[4] (sendto/recvfrom's address) is not NULL */
+	SLOT_SETSOCKOPT,  /* notify IPv6 routing headers, IPv4 options (net_handle_setsockopt) */
 	_SLOT_SPECIAL_MAX,
 	_SLOT_SPECIAL_INVALID = -EINVAL,
 } SlotSpecial;

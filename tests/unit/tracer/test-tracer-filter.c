@@ -9,6 +9,7 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <stddef.h>
 #include <sys/ioctl.h>
@@ -165,6 +166,42 @@ TEST(argument_dependent_notifications)
 	EXPECT_EQ(run(f, X86_64, SYS_setpgid, a), SECCOMP_RET_ALLOW);
 	a[1] = 77;
 	EXPECT_EQ(run(f, X86_64, SYS_setpgid, a), SECCOMP_RET_USER_NOTIF);
+	tracer_filter_free(f);
+}
+
+TEST(setsockopt_routing_options_are_notified_on_the_low_halves)
+{
+	TracerFilter *f = build();
+	uint64_t a[6] = {3, IPPROTO_IPV6, IPV6_RTHDR};
+
+	ASSERT_TRUE(f != NULL);
+	EXPECT_EQ(run(f, X86_64, SYS_setsockopt, a), SECCOMP_RET_USER_NOTIF);
+	a[2] = IPV6_2292RTHDR;
+	EXPECT_EQ(run(f, X86_64, SYS_setsockopt, a), SECCOMP_RET_USER_NOTIF);
+	a[2] = IPV6_2292PKTOPTIONS;
+	EXPECT_EQ(run(f, X86_64, SYS_setsockopt, a), SECCOMP_RET_USER_NOTIF);
+	/* the kernel takes ints: high bits change nothing */
+	a[1] = (1ULL << 32) | IPPROTO_IPV6;
+	a[2] = (7ULL << 40) | IPV6_RTHDR;
+	EXPECT_EQ(run(f, X86_64, SYS_setsockopt, a), SECCOMP_RET_USER_NOTIF);
+	a[1] = IPPROTO_IP;
+	a[2] = IP_OPTIONS;
+	EXPECT_EQ(run(f, X86_64, SYS_setsockopt, a), SECCOMP_RET_USER_NOTIF);
+	a[1] = (1ULL << 63) | IPPROTO_IP;
+	EXPECT_EQ(run(f, X86_64, SYS_setsockopt, a), SECCOMP_RET_USER_NOTIF);
+	/* everything else runs in the kernel */
+	a[1] = IPPROTO_IP;
+	a[2] = IP_TTL;
+	EXPECT_EQ(run(f, X86_64, SYS_setsockopt, a), SECCOMP_RET_ALLOW);
+	a[1] = IPPROTO_IPV6;
+	a[2] = IPV6_UNICAST_HOPS;
+	EXPECT_EQ(run(f, X86_64, SYS_setsockopt, a), SECCOMP_RET_ALLOW);
+	a[1] = SOL_SOCKET;
+	a[2] = IP_OPTIONS; /* the same number at another level */
+	EXPECT_EQ(run(f, X86_64, SYS_setsockopt, a), SECCOMP_RET_ALLOW);
+	a[1] = IPPROTO_TCP;
+	a[2] = IPV6_RTHDR;
+	EXPECT_EQ(run(f, X86_64, SYS_setsockopt, a), SECCOMP_RET_ALLOW);
 	tracer_filter_free(f);
 }
 
