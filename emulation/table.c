@@ -112,7 +112,9 @@ static const EmuEntry table[] = {
 	ALLOW("fsetxattr"),
 	ALLOW("flistxattr"),
 	ALLOW("fremovexattr"),
-	ALLOW("ioctl"),
+	/* ioctl: TIOCSTI and TIOCLINUX are denied, FIOSETOWN and SIOCSPGRP (a SIGIO owner,
+	 * like F_SETOWN) notified, the rest allowed: tracer/filter.c */
+	NOTIFY("ioctl", emu_handle_ioctl, EMU_FULL, NULL),
 	/* fcntl: F_SETOWN and F_SETOWN_EX are notified (tracer/filter.c): they name a
 	 * process that later receives SIGIO/SIGURG */
 	NOTIFY("fcntl", emu_handle_fcntl_owner, EMU_FULL, NULL),

@@ -129,11 +129,15 @@ static void emit_special(Prog *p, const TracerSlot *s, int deny_errno)
 		ret(p, s->action);
 		return;
 	case SLOT_IOCTL:
-		/* cmd is an unsigned int: compare the low half only */
+		/* cmd is an unsigned int: compare the low half only. FIOSETOWN and SIOCSPGRP
+		 * name the process that gets SIGIO/SIGURG, as F_SETOWN does: notified
+		 * (emu_handle_ioctl); the rest runs in the kernel (or is logged). */
 		ld(p, ARG_LO(1));
 		jeq_ret(p, TIOCSTI, deny);
 		jeq_ret(p, TIOCLINUX, deny);
-		ret(p, s->action);
+		jeq_ret(p, FIOSETOWN, SECCOMP_RET_USER_NOTIF);
+		jeq_ret(p, SIOCSPGRP, SECCOMP_RET_USER_NOTIF);
+		ret(p, s->log ? SECCOMP_RET_USER_NOTIF : SECCOMP_RET_ALLOW);
 		return;
 	case SLOT_FCNTL:
 		ld(p, ARG_LO(1));

@@ -22,7 +22,7 @@
 typedef enum SlotSpecial {
 	SLOT_PLAIN,
 	SLOT_CLONE,	  /* deny namespace flags */
-	SLOT_IOCTL,	  /* deny TIOCSTI, TIOCLINUX */
+	SLOT_IOCTL,	  /* deny TIOCSTI, TIOCLINUX; notify FIOSETOWN, SIOCSPGRP */
 	SLOT_FCNTL,	  /* notify F_SETOWN, F_SETOWN_EX */
 	SLOT_PID_ARG0,	  /* notify when args[0] (a pid) is not 0 */
 	SLOT_PID_ARG1,	  /* notify when args[1] (a pgid) is not 0 */

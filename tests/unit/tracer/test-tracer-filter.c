@@ -13,6 +13,7 @@
 #include <sched.h>
 #include <stddef.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 
 #include "common/log.h"
@@ -124,6 +125,13 @@ TEST(ioctl_tiocsti_is_denied_whatever_the_high_bits)
 	a[1] = TIOCLINUX;
 	EXPECT_EQ(run(f, X86_64, SYS_ioctl, a), ERRNO(EPERM));
 	a[1] = TCGETS;
+	EXPECT_EQ(run(f, X86_64, SYS_ioctl, a), SECCOMP_RET_ALLOW);
+	/* the SIGIO owner of a socket, as F_SETOWN: notified, whatever the high bits */
+	a[1] = FIOSETOWN;
+	EXPECT_EQ(run(f, X86_64, SYS_ioctl, a), SECCOMP_RET_USER_NOTIF);
+	a[1] = (1ULL << 32) | SIOCSPGRP;
+	EXPECT_EQ(run(f, X86_64, SYS_ioctl, a), SECCOMP_RET_USER_NOTIF);
+	a[1] = FIOGETOWN;
 	EXPECT_EQ(run(f, X86_64, SYS_ioctl, a), SECCOMP_RET_ALLOW);
 	tracer_filter_free(f);
 }
