@@ -79,6 +79,7 @@ const EmuEntry *emu_table(size_t *ret_n);
 int emu_handle_signal(const EmuRequest *req, EmuDecision *ret_decision);
 int emu_handle_pid_target(const EmuRequest *req, EmuDecision *ret_decision);
 int emu_handle_fcntl_owner(const EmuRequest *req, EmuDecision *ret_decision);
-/* ioctl(2): the commands the filter notifies (FIOSETOWN, SIOCSPGRP); others continue. */
+/* ioctl(2): the commands the filter notifies (FIOSETOWN, SIOCSPGRP, and the inode-changing
+ * FS_IOC_* of emu_fs_ioctl_changes()); others continue. */
 int emu_handle_ioctl(const EmuRequest *req, EmuDecision *ret_decision);
 int emu_handle_log(const EmuRequest *req, EmuDecision *ret_decision);

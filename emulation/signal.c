@@ -33,6 +33,7 @@
 #include <sys/syscall.h>
 
 #include "common/missing-seccomp.h"
+#include "emulation/fs.h"
 
 static void fail(EmuDecision *d, int error, bool denied, const char *why)
 {
@@ -345,8 +346,10 @@ int emu_handle_ioctl(const EmuRequest *req, EmuDecision *ret_decision)
 	pid_t target;
 
 	emu_decision_init(ret_decision);
+	if (emu_fs_ioctl_changes(cmd) && req->view)
+		return emu_handle_fs_ioctl(req, ret_decision);
 	if (cmd != FIOSETOWN && cmd != SIOCSPGRP)
-		return 0; /* the filter notifies only the owner commands (or a logged ioctl) */
+		return 0; /* the filter notifies only these commands (or a logged ioctl) */
 	if (!ops || !ops->ioctl_dup)
 		return -EINVAL;
 	/* TOCTOU: the owner is an int in child memory: copied once, checked, and the

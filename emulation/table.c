@@ -104,16 +104,14 @@ static const EmuEntry table[] = {
 	ALLOW("readahead"),
 	ALLOW("getdents"),
 	ALLOW("getdents64"),
-	ALLOW("fchmod"),
-	ALLOW("fchown"),
+	/* fchmod, fchown, fsetxattr, fremovexattr: emu_fs_entries (the mount's mode) */
 	ALLOW("fstatfs"),
 	ALLOW("fchdir"),
 	ALLOW("fgetxattr"),
-	ALLOW("fsetxattr"),
 	ALLOW("flistxattr"),
-	ALLOW("fremovexattr"),
 	/* ioctl: TIOCSTI and TIOCLINUX are denied, FIOSETOWN and SIOCSPGRP (a SIGIO owner,
-	 * like F_SETOWN) notified, the rest allowed: tracer/filter.c */
+	 * like F_SETOWN) and the inode-changing FS_IOC_* notified, the rest allowed:
+	 * tracer/filter.c */
 	NOTIFY("ioctl", emu_handle_ioctl, EMU_FULL, NULL),
 	/* fcntl: F_SETOWN and F_SETOWN_EX are notified (tracer/filter.c): they name a
 	 * process that later receives SIGIO/SIGURG */

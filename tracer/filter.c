@@ -23,6 +23,8 @@
 
 #include <fcntl.h>
 #include <linux/audit.h>
+#include <linux/fs.h>
+#include <linux/fsverity.h>
 #include <linux/seccomp.h>
 #include <netinet/in.h>
 #include <sched.h>
@@ -137,6 +139,14 @@ static void emit_special(Prog *p, const TracerSlot *s, int deny_errno)
 		jeq_ret(p, TIOCLINUX, deny);
 		jeq_ret(p, FIOSETOWN, SECCOMP_RET_USER_NOTIF);
 		jeq_ret(p, SIOCSPGRP, SECCOMP_RET_USER_NOTIF);
+		/* the inode-changing ioctls (emu_fs_ioctl_changes()): the view's mode */
+		jeq_ret(p, FS_IOC_SETFLAGS, SECCOMP_RET_USER_NOTIF);
+		jeq_ret(p, FS_IOC32_SETFLAGS, SECCOMP_RET_USER_NOTIF);
+		jeq_ret(p, FS_IOC_FSSETXATTR, SECCOMP_RET_USER_NOTIF);
+		jeq_ret(p, FS_IOC_SETVERSION, SECCOMP_RET_USER_NOTIF);
+		jeq_ret(p, FS_IOC32_SETVERSION, SECCOMP_RET_USER_NOTIF);
+		jeq_ret(p, FS_IOC_ENABLE_VERITY, SECCOMP_RET_USER_NOTIF);
+		jeq_ret(p, FS_IOC_SET_ENCRYPTION_POLICY, SECCOMP_RET_USER_NOTIF);
 		ret(p, s->log ? SECCOMP_RET_USER_NOTIF : SECCOMP_RET_ALLOW);
 		return;
 	case SLOT_FCNTL:

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
+#include <linux/fs.h>
 #include <linux/seccomp.h>
 #include <netinet/in.h>
 #include <sched.h>
@@ -133,6 +134,18 @@ TEST(ioctl_tiocsti_is_denied_whatever_the_high_bits)
 	EXPECT_EQ(run(f, X86_64, SYS_ioctl, a), SECCOMP_RET_USER_NOTIF);
 	a[1] = FIOGETOWN;
 	EXPECT_EQ(run(f, X86_64, SYS_ioctl, a), SECCOMP_RET_ALLOW);
+	/* inode changes through an fd: the view's mode decides (emu_handle_fs_ioctl) */
+	a[1] = (1ULL << 32) | FS_IOC_SETFLAGS;
+	EXPECT_EQ(run(f, X86_64, SYS_ioctl, a), SECCOMP_RET_USER_NOTIF);
+	a[1] = FS_IOC_FSSETXATTR;
+	EXPECT_EQ(run(f, X86_64, SYS_ioctl, a), SECCOMP_RET_USER_NOTIF);
+	a[1] = FS_IOC_GETFLAGS;
+	EXPECT_EQ(run(f, X86_64, SYS_ioctl, a), SECCOMP_RET_ALLOW);
+	/* and the fd-based metadata calls are notified (emu_handle_fd_attr) */
+	EXPECT_EQ(run(f, X86_64, SYS_fchmod, a), SECCOMP_RET_USER_NOTIF);
+	EXPECT_EQ(run(f, X86_64, SYS_fchown, a), SECCOMP_RET_USER_NOTIF);
+	EXPECT_EQ(run(f, X86_64, SYS_fsetxattr, a), SECCOMP_RET_USER_NOTIF);
+	EXPECT_EQ(run(f, X86_64, SYS_fremovexattr, a), SECCOMP_RET_USER_NOTIF);
 	tracer_filter_free(f);
 }
 
