@@ -2,7 +2,10 @@
 /*
  * Changing or reading attributes by path: chmod(2), fchmodat(2), fchmodat2 (6.6), chown(2),
  * lchown(2), fchownat(2), truncate(2), utime(2), utimes(2), futimesat(2), utimensat(2),
- * setxattr(2) and friends, inotify_add_watch(2).
+ * setxattr(2) and friends, inotify_add_watch(2); and through an fd: fchmod(2), fchown(2),
+ * fsetxattr(2), fremovexattr(2), futimens (utimensat with a NULL path), and the ioctl(2)s
+ * that change an inode (FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR, FS_IOC_SETVERSION), all in the
+ * view's mode of the file behind the fd (fd_check_change()).
  *
  * The supervisor acts on the object the walk reached, never on a path again:
  *  - chmod, truncate and the xattr calls go through /proc/self/fd/N of the O_PATH fd (the
@@ -17,13 +20,19 @@
  *  - getxattr/listxattr values are limited to 4096 bytes (E2BIG beyond: the scratch space of
  *    a decision); larger values need a larger scratch in emu.h.
  *  - inotify_add_watch needs the child's inotify fd (pidfd_getfd through the view's hooks).
+ *  - Changes through an fd of a file outside the view (inherited from outside): EPERM; of an
+ *    unlinked file, a pipe or a socket: allowed. FS_IOC_ENABLE_VERITY and
+ *    FS_IOC_SET_ENCRYPTION_POLICY: EOPNOTSUPP. fsetxattr values up to 4096 bytes.
  */
 #include "emulation/fs-internal.h"
 
 #include <fcntl.h>
+#include <linux/fs.h>
+#include <linux/fsverity.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -43,6 +52,8 @@ static int deny(EmuDecision *d, int r, const char *why)
 	d->denied = true;
 	return fs_fail(d, r, why);
 }
+
+static int fd_check_change(const EmuRequest *req, int cfd, EmuDecision *d);
 
 /* Existing object that the call changes: 0, or the decision is made (1). */
 static int check_change(EmuDecision *d, const SbxResolved *res)
@@ -269,6 +280,8 @@ int emu_handle_utimes(const EmuRequest *req, EmuDecision *d)
 
 			if (cfd < 0)
 				return fs_fail(d, cfd == -ENOENT ? -EBADF : cfd, NULL);
+			if (fd_check_change(req, cfd, d))
+				return 0;
 			if (futimens(cfd, have_times ? ts : NULL) < 0)
 				return fs_fail(d, -errno, NULL);
 			return fs_ok(d, 0);
@@ -433,4 +446,151 @@ int emu_handle_inotify_add_watch(const EmuRequest *req, EmuDecision *d)
 	if (wd < 0)
 		return fs_fail(d, -errno, NULL);
 	return fs_ok(d, wd);
+}
+
+/*
+ * Changes through a file descriptor (fchmod, fchown, fsetxattr, fremovexattr, futimens, the
+ * inode-changing ioctls): the child holds the fd, so there is no path to resolve, but the
+ * file behind it still lies in some part of the view, and a read-only fd of a file in a ro
+ * mount must not change it (issue 24, item 5: the supervisor opened that file from the host,
+ * where nothing is read-only). cfd is the supervisor's duplicate of the child's fd; the call
+ * is then made on cfd, the same open file description, so another thread cannot swap the
+ * fd between the check and the call. Returns 0 to go on, 1 when d holds the refusal.
+ */
+static int fd_check_change(const EmuRequest *req, int cfd, EmuDecision *d)
+{
+	const SbxMount *m = NULL;
+	char vp[PATH_MAX];
+	struct stat st;
+	int r;
+
+	/* The view in the kernel: the fd's file is on the namespace's own mount, read-only
+	 * where the view is, and the call on the duplicate meets that mount's flags. */
+	if (sbx_view_kernel_paths(req->view))
+		return 0;
+	if (fstat(cfd, &st) < 0)
+		return fs_fail(d, -errno, NULL) + 1;
+	/* pipes, sockets, anonymous inodes: outside every mount, nothing of the host's */
+	if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || (st.st_mode & S_IFMT) == 0)
+		return 0;
+	r = sbx_view_vpath_of_fd(req->view, cfd, vp, sizeof(vp), &m);
+	if (r == -ENOENT && st.st_nlink == 0)
+		return 0; /* unlinked (O_TMPFILE, deleted): no name anyone else reaches it by */
+	if (r < 0)
+		return deny(d, -EPERM, "the file behind the fd is outside the view") + 1;
+	if (m && m->kind == SBX_MOUNT_DEV)
+		return deny(d, -EPERM, "device nodes of the view cannot be changed") + 1;
+	switch (sbx_view_access(req->view, vp, NULL)) {
+	case SBX_ACCESS_RW:
+		return 0;
+	case SBX_ACCESS_RO:
+		return deny(d, -EROFS, "read-only part of the view") + 1;
+	default:
+		return deny(d, -EACCES, "the policy allows no change here") + 1;
+	}
+}
+
+int emu_handle_fd_attr(const EmuRequest *req, EmuDecision *d)
+{
+	_cleanup_close_ int cfd = -1;
+	char name[XATTR_NAME_MAX + 1];
+	unsigned char value[EMU_SCRATCH_SIZE];
+	size_t size = 0;
+	int r;
+
+	if (req->nr == SYS_fsetxattr || req->nr == SYS_fremovexattr) {
+		/* TOCTOU: name and value are copied once and the copies applied */
+		r = req->mem->read_string(req->mem, req->args[1], name, sizeof(name));
+		if (r < 0)
+			return fs_fail(d, r == -ENAMETOOLONG ? -ERANGE : -EFAULT, NULL);
+		if (!name[0])
+			return fs_fail(d, -ERANGE, NULL);
+	}
+	if (req->nr == SYS_fsetxattr) {
+		size = (size_t) req->args[3];
+		if (size > sizeof(value))
+			return fs_fail(d, size > XATTR_SIZE_MAX ? -E2BIG : -ENOSPC,
+				       "xattr value over the supervisor's copy limit");
+		if (size > 0 && req->mem->read(req->mem, req->args[2], value, size) < 0)
+			return fs_fail(d, -EFAULT, NULL);
+	}
+	cfd = fs_child_fd(req, (int) req->args[0]);
+	if (cfd < 0)
+		return fs_fail(d, cfd == -ENOENT ? -EBADF : cfd, NULL);
+	if (fd_check_change(req, cfd, d))
+		return 0;
+	switch (req->nr) {
+	case SYS_fchmod:
+		r = fchmod(cfd, (mode_t) req->args[1] & 07777);
+		break;
+	case SYS_fchown:
+		r = fchown(cfd, (uid_t) req->args[1], (gid_t) req->args[2]);
+		break;
+	case SYS_fsetxattr:
+		r = fsetxattr(cfd, name, value, size, (int) req->args[4]);
+		break;
+	case SYS_fremovexattr:
+		r = fremovexattr(cfd, name);
+		break;
+	default:
+		return fs_fail(d, -ENOSYS, NULL);
+	}
+	if (r < 0)
+		return fs_fail(d, -errno, NULL);
+	return fs_ok(d, 0);
+}
+
+bool emu_fs_ioctl_changes(unsigned cmd)
+{
+	switch (cmd) {
+	case FS_IOC_SETFLAGS:
+	case FS_IOC32_SETFLAGS:
+	case FS_IOC_FSSETXATTR:
+	case FS_IOC_SETVERSION:
+	case FS_IOC32_SETVERSION:
+	case FS_IOC_ENABLE_VERITY:
+	case FS_IOC_SET_ENCRYPTION_POLICY:
+		return true;
+	default:
+		return false;
+	}
+}
+
+int emu_handle_fs_ioctl(const EmuRequest *req, EmuDecision *d)
+{
+	_cleanup_close_ int cfd = -1;
+	unsigned cmd = (unsigned) req->args[1];
+	union {
+		int i;
+		struct fsxattr fsx;
+	} arg = {};
+	size_t len;
+
+	switch (cmd) {
+	case FS_IOC_SETFLAGS: /* the kernel reads an int, whatever the name says */
+	case FS_IOC32_SETFLAGS:
+	case FS_IOC_SETVERSION:
+	case FS_IOC32_SETVERSION:
+		len = sizeof(arg.i);
+		break;
+	case FS_IOC_FSSETXATTR:
+		len = sizeof(arg.fsx);
+		break;
+	default:
+		/* fs-verity and encryption policies take structures that point further into
+		 * child memory, and make a file permanently different: not in the sandbox
+		 * (what a file system without the feature answers) */
+		return deny(d, -EOPNOTSUPP, "fs-verity and encryption ioctls are not supported");
+	}
+	/* TOCTOU: the argument is copied once and the call made with the copy */
+	if (req->mem->read(req->mem, req->args[2], &arg, len) < 0)
+		return fs_fail(d, -EFAULT, NULL);
+	cfd = fs_child_fd(req, (int) req->args[0]);
+	if (cfd < 0)
+		return fs_fail(d, cfd == -ENOENT ? -EBADF : cfd, NULL);
+	if (fd_check_change(req, cfd, d))
+		return 0;
+	if (ioctl(cfd, cmd, &arg) < 0)
+		return fs_fail(d, -errno, NULL);
+	return fs_ok(d, 0);
 }

@@ -59,6 +59,11 @@ const EmuEntry emu_fs_entries[] = {
 	{"listxattr", emu_handle_xattr, EMU_PARTIAL, N, "lists up to 4096 bytes"},
 	{"llistxattr", emu_handle_xattr, EMU_PARTIAL, N, "lists up to 4096 bytes"},
 	{"removexattr", emu_handle_xattr, EMU_FULL, N, NULL},
+	/* changes through an fd: the view's mode of the fd's file (emu_handle_fd_attr) */
+	{"fchmod", emu_handle_fd_attr, EMU_FULL, N, NULL},
+	{"fchown", emu_handle_fd_attr, EMU_FULL, N, NULL},
+	{"fsetxattr", emu_handle_fd_attr, EMU_PARTIAL, N, "values up to 4096 bytes"},
+	{"fremovexattr", emu_handle_fd_attr, EMU_FULL, N, NULL},
 	{"lremovexattr", emu_handle_xattr, EMU_FULL, N, NULL},
 	{"inotify_add_watch", emu_handle_inotify_add_watch, EMU_FULL, N, NULL},
 	{"chdir", emu_handle_chdir, EMU_PARTIAL, N | EMU_TRACE,

@@ -56,6 +56,13 @@ int emu_handle_truncate(const EmuRequest *req, EmuDecision *ret_decision);
 int emu_handle_utimes(const EmuRequest *req, EmuDecision *ret_decision);
 /* setxattr, lsetxattr, getxattr, lgetxattr, listxattr, llistxattr, removexattr, lremovexattr */
 int emu_handle_xattr(const EmuRequest *req, EmuDecision *ret_decision);
+/* fchmod(2), fchown(2), fsetxattr(2), fremovexattr(2): through the child's fd, in the view's
+ * mode of the file behind it (EROFS in a ro part). */
+int emu_handle_fd_attr(const EmuRequest *req, EmuDecision *ret_decision);
+/* The ioctl(2)s that change an inode (FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR, …), the same way;
+ * called by emu_handle_ioctl() for the commands emu_fs_ioctl_changes() names. */
+bool emu_fs_ioctl_changes(unsigned cmd);
+int emu_handle_fs_ioctl(const EmuRequest *req, EmuDecision *ret_decision);
 /* inotify_add_watch */
 int emu_handle_inotify_add_watch(const EmuRequest *req, EmuDecision *ret_decision);
 /* chdir */
@@ -91,7 +98,7 @@ typedef struct EmuExecTarget {
 	char interp_host_path[4096];
 	dev_t interp_dev;
 	ino_t interp_ino;
-	bool identity; /* host paths equal virtual ones: the kernel may run the call as is */
+	bool identity;	      /* host paths equal virtual ones: the kernel may run the call as is */
 	bool interp_identity; /* no interpreter, or the kernel finds it from the "#!" text */
 	bool refused; /* on failure: the policy refused (hidden, denied, [exec]), not the host
 		       * (a file that does not exist, is not executable…): counts as a denial */

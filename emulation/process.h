@@ -48,6 +48,10 @@ typedef struct EmuProcessOps {
 	/* Runs fcntl(fd, cmd, arg) on a duplicate of the caller's fd (pidfd_getfd). Returns the
 	 * result (>= 0), a positive errno for the child, or a negative supervisor failure. */
 	int (*fcntl_dup)(void *tracer, const EmuRequest *req, int fd, int cmd, void *arg);
+	/* Runs ioctl(fd, cmd, arg) on a duplicate of the caller's fd, arg pointing into the
+	 * supervisor's memory. Returns 0, a positive errno for the child, or a negative
+	 * supervisor failure (only for commands whose result is 0). */
+	int (*ioctl_dup)(void *tracer, const EmuRequest *req, int fd, unsigned long cmd, void *arg);
 	/* Whether the disk budget is used up (docs/budgets.md): creating files, directories,
 	 * nodes and symlinks then fails with EDQUOT. NULL: never. */
 	bool (*disk_full)(void *tracer);
@@ -75,4 +79,7 @@ const EmuEntry *emu_table(size_t *ret_n);
 int emu_handle_signal(const EmuRequest *req, EmuDecision *ret_decision);
 int emu_handle_pid_target(const EmuRequest *req, EmuDecision *ret_decision);
 int emu_handle_fcntl_owner(const EmuRequest *req, EmuDecision *ret_decision);
+/* ioctl(2): the commands the filter notifies (FIOSETOWN, SIOCSPGRP, and the inode-changing
+ * FS_IOC_* of emu_fs_ioctl_changes()); others continue. */
+int emu_handle_ioctl(const EmuRequest *req, EmuDecision *ret_decision);
 int emu_handle_log(const EmuRequest *req, EmuDecision *ret_decision);

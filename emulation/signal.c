@@ -5,7 +5,10 @@
  * Covers kill(2), tkill(2), tgkill(2), rt_sigqueueinfo(2), rt_tgsigqueueinfo(2),
  * pidfd_send_signal(2); setpgid(2) joining an existing group; prlimit(2) (prlimit64),
  * sched_setaffinity(2), sched_setparam(2), sched_setscheduler(2), sched_setattr(2), setpriority(2),
- * ioprio_set(2), migrate_pages(2), move_pages(2); fcntl(2) F_SETOWN and F_SETOWN_EX.
+ * ioprio_set(2), migrate_pages(2), move_pages(2); fcntl(2) F_SETOWN and F_SETOWN_EX, and the
+ * ioctl(2)s that do the same on a socket, FIOSETOWN and SIOCSPGRP (sock_ioctl(): f_setown()):
+ * every way to name the process that the kernel later sends SIGIO or SIGURG (F_SETSIG picks
+ * the signal, any signal).
  *
  * The sandboxed program may reach only processes of its own tree. A call aimed at the caller
  * itself continues in the kernel (register-only decision, and the caller cannot go away while
@@ -24,10 +27,13 @@
 #include <fcntl.h>
 #include <linux/ioprio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 
 #include "common/missing-seccomp.h"
+#include "emulation/fs.h"
 
 static void fail(EmuDecision *d, int error, bool denied, const char *why)
 {
@@ -329,6 +335,48 @@ int emu_handle_fcntl_owner(const EmuRequest *req, EmuDecision *ret_decision)
 				   (void *) (intptr_t) (int) req->args[2]);
 	else
 		r = ops->fcntl_dup(req->tracer, req, fd, cmd, &ex);
+	return finish(r, ret_decision);
+}
+
+int emu_handle_ioctl(const EmuRequest *req, EmuDecision *ret_decision)
+{
+	const EmuProcessOps *ops = emu_process_ops(req);
+	unsigned cmd = (unsigned) req->args[1]; /* an unsigned int in the kernel */
+	int fd = (int) req->args[0], owner, r;
+	pid_t target;
+
+	emu_decision_init(ret_decision);
+	if (emu_fs_ioctl_changes(cmd) && req->view)
+		return emu_handle_fs_ioctl(req, ret_decision);
+	if (cmd != FIOSETOWN && cmd != SIOCSPGRP)
+		return 0; /* the filter notifies only these commands (or a logged ioctl) */
+	if (!ops || !ops->ioctl_dup)
+		return -EINVAL;
+	/* TOCTOU: the owner is an int in child memory: copied once, checked, and the
+	 * supervisor makes the call with its copy on a duplicate of the fd (the owner belongs
+	 * to the open file description, which the duplicate shares). */
+	r = req->mem->read(req->mem, req->args[2], &owner, sizeof(owner));
+	if (r < 0) {
+		fail(ret_decision, -r, false, NULL);
+		return 0;
+	}
+	/* f_setown(): negative is a process group; 0 clears; INT_MIN cannot be negated */
+	if (owner == INT32_MIN) {
+		fail(ret_decision, EINVAL, false, NULL);
+		return 0;
+	}
+	target = owner < 0 ? -owner : owner;
+	if (owner != 0 && !(owner > 0 && (owner == req->tgid || owner == req->pid))) {
+		r = ops->check_target(req->tracer, req, target, owner < 0);
+		if (r < 0)
+			return r;
+		if (r > 0) {
+			fail(ret_decision, r, r == EPERM,
+			     r == EPERM ? "SIGIO owner outside the sandbox" : NULL);
+			return 0;
+		}
+	}
+	r = ops->ioctl_dup(req->tracer, req, fd, cmd, &owner);
 	return finish(r, ret_decision);
 }
 

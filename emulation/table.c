@@ -104,15 +104,15 @@ static const EmuEntry table[] = {
 	ALLOW("readahead"),
 	ALLOW("getdents"),
 	ALLOW("getdents64"),
-	ALLOW("fchmod"),
-	ALLOW("fchown"),
+	/* fchmod, fchown, fsetxattr, fremovexattr: emu_fs_entries (the mount's mode) */
 	ALLOW("fstatfs"),
 	ALLOW("fchdir"),
 	ALLOW("fgetxattr"),
-	ALLOW("fsetxattr"),
 	ALLOW("flistxattr"),
-	ALLOW("fremovexattr"),
-	ALLOW("ioctl"),
+	/* ioctl: TIOCSTI and TIOCLINUX are denied, FIOSETOWN and SIOCSPGRP (a SIGIO owner,
+	 * like F_SETOWN) and the inode-changing FS_IOC_* notified, the rest allowed:
+	 * tracer/filter.c */
+	NOTIFY("ioctl", emu_handle_ioctl, EMU_FULL, NULL),
 	/* fcntl: F_SETOWN and F_SETOWN_EX are notified (tracer/filter.c): they name a
 	 * process that later receives SIGIO/SIGURG */
 	NOTIFY("fcntl", emu_handle_fcntl_owner, EMU_FULL, NULL),
@@ -195,7 +195,9 @@ static const EmuEntry table[] = {
 	ALLOW("shutdown"),
 	ALLOW("getsockname"),
 	ALLOW("getpeername"),
-	ALLOW("setsockopt"),
+	/* setsockopt: only the options that change where packets go are notified
+	 * (tracer/filter.c, net_handle_setsockopt) */
+	NOTIFY("setsockopt", net_handle_setsockopt, EMU_FULL, NULL),
 	ALLOW("getsockopt"),
 
 	/* file-system: the path-taking syscalls (open, stat, …, chdir, getcwd, execve) are

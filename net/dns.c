@@ -237,6 +237,35 @@ int net_dns_parse_query(const uint8_t *msg, size_t len, NetDnsQuery *ret)
 	return 0;
 }
 
+/*
+ * The query types forwarded in allowlist mode: what programs ask for a host name. The type is
+ * chosen by the client and reaches the upstream, so a free 16-bit field would be 16 bits per
+ * query of the name's channel; this list leaves about 4. Others get an empty NOERROR answer
+ * (no data of that type), as a resolver answers a type the name has no record of.
+ */
+static bool qtype_forwarded(uint16_t t)
+{
+	static const uint16_t types[] = {
+		1,   /* A */
+		2,   /* NS */
+		5,   /* CNAME */
+		6,   /* SOA */
+		12,  /* PTR */
+		15,  /* MX */
+		16,  /* TXT */
+		28,  /* AAAA */
+		33,  /* SRV */
+		64,  /* SVCB */
+		65,  /* HTTPS */
+		257, /* CAA */
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(types); i++)
+		if (types[i] == t)
+			return true;
+	return false;
+}
+
 int net_dns_decide(const PolicyNetwork *pn, NetMode mode, const NetDnsQuery *q, int *ret_rcode)
 {
 	if (!pn || !q || !ret_rcode)
@@ -251,10 +280,14 @@ int net_dns_decide(const PolicyNetwork *pn, NetMode mode, const NetDnsQuery *q, 
 	}
 	if (mode == NET_MODE_FULL)
 		return 1;
-	/* Every query type is forwarded for an allowed name: the name is what leaks, and it is
-	 * on the list. Only A and AAAA answers unlock addresses. */
-	if (mode == NET_MODE_ALLOWLIST && q->name_valid && net_name_allowed(pn, q->name))
-		return 1;
+	/* An allowed name is forwarded for the usual query types (qtype_forwarded()); only A and
+	 * AAAA answers unlock addresses. */
+	if (mode == NET_MODE_ALLOWLIST && q->name_valid && net_name_allowed(pn, q->name)) {
+		if (qtype_forwarded(q->qtype))
+			return 1;
+		*ret_rcode = NET_DNS_RCODE_NOERROR;
+		return 0;
+	}
 	*ret_rcode = NET_DNS_RCODE_NXDOMAIN;
 	return 0;
 }
@@ -288,6 +321,21 @@ int net_dns_build_reply(const NetDnsQuery *q, int rcode, uint8_t *buf, size_t si
 	flags = FLAG_QR | (uint16_t) ((q->opcode & 0xf) << 11) | (q->flags & FLAG_RD) | FLAG_RA |
 		(uint16_t) rcode;
 	return build(q->id, flags, q, buf, size, ret_len);
+}
+
+int net_dns_build_query(const NetDnsQuery *q, uint16_t id, uint8_t *buf, size_t size,
+			size_t *ret_len)
+{
+	NetDnsQuery clean;
+
+	if (!q || !buf || !ret_len || q->wire_len == 0 || q->wire_len > NET_DNS_WIRE_NAME_MAX)
+		return -EINVAL;
+	/* Only what the question means: a name whose letters' case carries no bits (the
+	 * "0x20" trick would give a bit per letter), its type and class; RD, nothing else. */
+	clean = (NetDnsQuery){.qtype = q->qtype, .qclass = q->qclass, .wire_len = q->wire_len};
+	for (size_t i = 0; i < q->wire_len; i++)
+		clean.wire[i] = lower(q->wire[i]);
+	return build(id, FLAG_RD, &clean, buf, size, ret_len);
 }
 
 size_t net_dns_udp_limit(const NetDnsQuery *q)
@@ -732,39 +780,59 @@ static int exchange_tcp(const struct sockaddr *up, socklen_t up_len, const uint8
 	return 0;
 }
 
+/*
+ * The upstream's reply made into the reply to the client's own query: its ID, its RD bit, and
+ * its question name as it wrote it (the upstream saw the name in lower case; check_reply()
+ * found the two equal but for case). Names of records that point at the question follow.
+ */
+static void map_reply_back(const NetDnsQuery *client, uint8_t *buf, size_t len)
+{
+	uint16_t flags = (uint16_t) ((get16(buf + 2) & ~FLAG_RD) | (client->flags & FLAG_RD));
+
+	put16(buf, client->id);
+	put16(buf + 2, flags);
+	if (len >= NET_DNS_HEADER_SIZE + client->wire_len &&
+	    wire_name_equal(buf + NET_DNS_HEADER_SIZE, client->wire_len, client->wire,
+			    client->wire_len))
+		memcpy(buf + NET_DNS_HEADER_SIZE, client->wire, client->wire_len);
+}
+
 int net_dns_exchange(const struct sockaddr *upstream, socklen_t upstream_len, const uint8_t *query,
 		     size_t query_len, int timeout_ms, uint8_t *buf, size_t size, size_t *ret_len)
 {
-	_cleanup_free_ uint8_t *wire = NULL;
-	NetDnsQuery q;
+	uint8_t wire[NET_DNS_HEADER_SIZE + NET_DNS_WIRE_NAME_MAX + 4];
+	NetDnsQuery client, q;
 	uint64_t deadline;
-	uint16_t orig_id;
-	size_t n = 0;
+	size_t wire_len = 0, n = 0;
 	int k;
 
 	if (!upstream || !query || !buf || !ret_len || timeout_ms < 0 ||
 	    (upstream->sa_family != AF_INET && upstream->sa_family != AF_INET6))
 		return -EINVAL;
-	k = net_dns_parse_query(query, query_len, &q);
+	k = net_dns_parse_query(query, query_len, &client);
 	if (k < 0)
 		return k;
-	wire = malloc(query_len);
-	if (!wire)
-		return -ENOMEM;
-	memcpy(wire, query, query_len);
-	orig_id = q.id;
-	/* A fresh ID upstream, so the child cannot pick one that eases spoofing. */
+	/*
+	 * Never the client's bytes: a query of our own from the parsed question, with a fresh
+	 * random ID (so the child cannot pick one that eases spoofing, nor send 16 bits in it),
+	 * QDCOUNT 1, no additional records (EDNS0 options, extra records), nothing after the
+	 * question. Whatever the client put anywhere else stays here.
+	 */
+	q = client;
 	q.id = random_id();
-	put16(wire, q.id);
+	k = net_dns_build_query(&q, q.id, wire, sizeof(wire), &wire_len);
+	if (k < 0)
+		return k;
+	q.edns = false;
 
 	deadline = now_monotonic_ns() + (uint64_t) timeout_ms * 1000000ULL;
-	k = exchange_udp(upstream, upstream_len, wire, query_len, &q, deadline, buf, size, &n);
+	k = exchange_udp(upstream, upstream_len, wire, wire_len, &q, deadline, buf, size, &n);
 	if (k >= 0 && net_dns_truncated(buf, n))
-		k = exchange_tcp(upstream, upstream_len, wire, query_len, &q, deadline, buf, size,
+		k = exchange_tcp(upstream, upstream_len, wire, wire_len, &q, deadline, buf, size,
 				 &n);
 	if (k < 0)
 		return k;
-	put16(buf, orig_id);
+	map_reply_back(&client, buf, n);
 	*ret_len = n;
 	return 0;
 }

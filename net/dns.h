@@ -64,7 +64,8 @@ int net_dns_parse_query(const uint8_t *msg, size_t len, NetDnsQuery *ret);
  * What the stub does with a parsed query in mode: returns 1 when it should be forwarded
  * upstream, 0 when it answers at once with *ret_rcode: NOTIMP for an opcode other than QUERY,
  * REFUSED for a class other than IN or in mode none, NXDOMAIN for a name no HOST/DOMAIN entry
- * allows (loopback mode allows none).
+ * allows (loopback mode allows none), NOERROR (no data) in allowlist mode for a query type
+ * outside the usual ones (A, AAAA, CNAME, NS, SOA, PTR, MX, TXT, SRV, SVCB, HTTPS, CAA).
  */
 int net_dns_decide(const PolicyNetwork *pn, NetMode mode, const NetDnsQuery *q, int *ret_rcode);
 
@@ -139,11 +140,21 @@ int net_dns_parse_resolv_conf(const char *text, struct sockaddr_storage *ret, so
 			      size_t max, size_t *ret_n);
 
 /**
- * Sends query (whose ID is replaced by a random one on the wire) to upstream and waits up to
- * timeout_ms for the matching reply (same ID and question; others are dropped), over UDP; if
- * the reply is truncated, asks again over TCP. The reply, with the caller's ID restored, goes
- * to buf. Blocks: call it from a worker thread. Returns 0, -ETIMEDOUT, -EBADMSG for a query
- * that does not parse, -ENOBUFS, or -errno from the sockets.
+ * The query the stub sends upstream for q, built from the parsed question alone: ID id, flags
+ * RD only, QDCOUNT 1, the name lower-cased, q's type and class, no other section and nothing
+ * after it. Returns 0, -EINVAL, -ENOBUFS.
+ */
+int net_dns_build_query(const NetDnsQuery *q, uint16_t id, uint8_t *buf, size_t size,
+			size_t *ret_len);
+
+/**
+ * Parses query and sends upstream only the query net_dns_build_query() makes of its question,
+ * with a fresh random ID (none of the client's bytes are forwarded: not its ID, flags, name
+ * case, additional records, EDNS0 options or trailing bytes); waits up to timeout_ms for the
+ * matching reply (same ID and question; others are dropped), over UDP; if the reply is
+ * truncated, asks again over TCP. The reply goes to buf mapped back to the client's query:
+ * its ID, RD bit and question name restored. Blocks: call it from a worker thread. Returns 0,
+ * -ETIMEDOUT, -EBADMSG for a query that does not parse, -ENOBUFS, or -errno from the sockets.
  */
 int net_dns_exchange(const struct sockaddr *upstream, socklen_t upstream_len, const uint8_t *query,
 		     size_t query_len, int timeout_ms, uint8_t *buf, size_t size, size_t *ret_len);

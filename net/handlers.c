@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Socket handlers: socket(2), socketpair(2), connect(2), bind(2), listen(2), sendto(2),
- * sendmsg(2), sendmmsg(2) and recvfrom(2) (the last only to give redirected DNS sockets their
- * resolver's address back). docs/network.md explains every decision.
+ * sendmsg(2), sendmmsg(2), recvfrom(2) (only to give redirected DNS sockets their resolver's
+ * address back) and setsockopt(2) (only the options that change routing: routing_option()).
+ * docs/network.md explains every decision.
  *
  * The rule (DESIGN.md): a decision that depends on memory the child owns is never CONTINUEd.
  * The supervisor copies the sockaddr (and for sends the data) once, decides on its copy, and
@@ -343,6 +344,40 @@ static int decide(NetRuntime *rt, const EmuRequest *req, NetOp op, int domain, i
 	}
 }
 
+/*
+ * Socket options and ancillary data that decide where packets go rather than what they
+ * carry: an IPv6 routing header (RFC 2292 and RFC 3542 names; type 0, 2 or the segment
+ * routing header, type 4, which needs no privilege) sends a packet for ::1 to its first
+ * segment, and IPv4 options with a loose or strict source route (LSRR/SSRR) send a packet
+ * for 127.0.0.1 to the route's first hop. IPV6_2292PKTOPTIONS takes a routing header as
+ * ancillary data and makes it sticky. Outside mode "full" the destination the supervisor
+ * checked must be where packets go, so these are refused (EPERM). IP_OPTIONS is refused
+ * whole: its value is in child memory, and record-route and timestamp options, the other
+ * kinds, are not worth copying it for.
+ */
+static bool routing_option(int level, int name)
+{
+	if (level == IPPROTO_IPV6)
+		return name == IPV6_RTHDR || name == IPV6_2292RTHDR || name == IPV6_2292PKTOPTIONS;
+	if (level == IPPROTO_IP)
+		return name == IP_OPTIONS;
+	return false;
+}
+
+static bool routing_cmsg(struct msghdr *m)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		if (c->cmsg_level == IPPROTO_IPV6 &&
+		    (c->cmsg_type == IPV6_RTHDR || c->cmsg_type == IPV6_2292RTHDR))
+			return true;
+		/* ip_cmsg_send(): IP_RETOPTS carries IP options for this packet */
+		if (c->cmsg_level == IPPROTO_IP &&
+		    (c->cmsg_type == IP_RETOPTS || c->cmsg_type == IP_OPTIONS))
+			return true;
+	}
+	return false;
+}
+
 /* ---- socket, socketpair ---- */
 
 int net_handle_socket(const EmuRequest *req, EmuDecision *d)
@@ -662,6 +697,11 @@ static int send_one(NetRuntime *rt, const EmuRequest *req, int fd, int domain, i
 		m.msg_name = &t.ss;
 		m.msg_namelen = t.len;
 	}
+	/* TOCTOU: the control data is the supervisor's copy, the one that is sent */
+	if (r == 0 && control && m.msg_controllen > 0 &&
+	    (rt ? net_ratchet_mode(&rt->ratchet) : req->policy->network.mode) != NET_MODE_FULL &&
+	    routing_cmsg(&m))
+		r = fail(d, EPERM, "ancillary data that changes routing", true) + 1;
 	if (r == 0) {
 		n = sendmsg(fd, &m, a->flags | MSG_NOSIGNAL);
 		if (n < 0)
@@ -718,6 +758,55 @@ int net_handle_sendto(const EmuRequest *req, EmuDecision *d)
 	if (r != 0)
 		return r > 0 ? 0 : r;
 	return ret_val(d, n, d->why);
+}
+
+/*
+ * setsockopt(2): notified by the filter only for the options routing_option() names (level
+ * and name are registers: tracer/filter.c). Outside mode "full" they fail with EPERM. In
+ * "full" for good the kernel runs the call (a register-only decision); in "full" that a
+ * ratchet may lower, the option is set on the duplicate under the mode lock, with a copy of
+ * the value, so that a drop cannot slip between the decision and the call (the drop's
+ * shutdown walk then comes after, and reaches this socket too).
+ */
+int net_handle_setsockopt(const EmuRequest *req, EmuDecision *d)
+{
+	NetRuntime *rt = net_runtime_get();
+	int level = (int) req->args[1], name = (int) req->args[2], domain, type, r, e = 0;
+	socklen_t len = (socklen_t) req->args[4];
+	_cleanup_close_ int fd = -1;
+	uint8_t value[2048 + 8];
+
+	if (!routing_option(level, name)) {
+		/* not one of ours (the filter is built from the same list): run it */
+		d->verdict = EMU_CONTINUE;
+		return 0;
+	}
+	if ((rt ? net_ratchet_mode(&rt->ratchet) : req->policy->network.mode) != NET_MODE_FULL)
+		return fail(d, EPERM, "socket option that changes routing", true);
+	if (!rt || !rt->may_drop_below_full) {
+		d->verdict = EMU_CONTINUE;
+		return 0;
+	}
+	/* the kernel's limits: an IPv6 routing header is at most 8 × 256 bytes, IP options 40 */
+	if ((int) len < 0 || len > sizeof(value))
+		return fail(d, EINVAL, NULL, false);
+	/* TOCTOU: the value is copied once and the call made with the copy */
+	if (len > 0 && req->mem->read(req->mem, req->args[3], value, len) < 0)
+		return fail(d, EFAULT, NULL, false);
+	r = caller_socket(req, req->args[0], &fd, &domain, &type);
+	if (r != 0)
+		return r > 0 ? fail(d, r, "not a socket of the caller", false) : r;
+	pthread_rwlock_rdlock(&rt->mode_lock);
+	if (net_ratchet_mode(&rt->ratchet) != NET_MODE_FULL)
+		e = -EPERM;
+	else if (setsockopt(fd, level, name, len > 0 ? value : NULL, len) < 0)
+		e = errno;
+	pthread_rwlock_unlock(&rt->mode_lock);
+	if (e == -EPERM)
+		return fail(d, EPERM, "socket option that changes routing", true);
+	if (e)
+		return fail(d, e, NULL, false);
+	return ret_val(d, 0, NULL);
 }
 
 /* Reads the child's struct msghdr at addr and its iovecs into *ret (iovecs in *ret_iov, to

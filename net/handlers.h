@@ -63,6 +63,7 @@ int net_handle_sendto(const EmuRequest *req, EmuDecision *ret_decision);
 int net_handle_sendmsg(const EmuRequest *req, EmuDecision *ret_decision);
 int net_handle_sendmmsg(const EmuRequest *req, EmuDecision *ret_decision);
 int net_handle_recvfrom(const EmuRequest *req, EmuDecision *ret_decision);
+int net_handle_setsockopt(const EmuRequest *req, EmuDecision *ret_decision);
 
 /* Landlock network rules (net/landlock-apply.c), called by the launcher in the child before
  * exec, so async-signal-safe: no allocation. Fills the handled network access rights and the

@@ -748,6 +748,24 @@ static int op_fcntl_dup(void *tracer, const EmuRequest *req, int fd, int cmd, vo
 	return 0;
 }
 
+static int op_ioctl_dup(void *tracer, const EmuRequest *req, int fd, unsigned long cmd, void *arg)
+{
+	_cleanup_close_ int pfd = -1, dup = -1;
+	int r;
+
+	(void) tracer;
+	pfd = caller_pidfd(req);
+	if (pfd < 0)
+		return pfd == -ESRCH ? ESRCH : pfd;
+	dup = (int) syscall(SYS_pidfd_getfd, pfd, fd, 0);
+	if (dup < 0)
+		return EBADF;
+	r = ioctl(dup, cmd, arg);
+	if (r < 0)
+		return errno;
+	return 0;
+}
+
 static bool op_disk_full(void *tracer)
 {
 	Tracer *t = tracer;
@@ -766,6 +784,7 @@ const EmuProcessOps tracer_process_ops = {
 	.send_signal = op_send_signal,
 	.check_target = op_check_target,
 	.fcntl_dup = op_fcntl_dup,
+	.ioctl_dup = op_ioctl_dup,
 	.disk_full = op_disk_full,
 	.efbig_is_disk = op_efbig_is_disk,
 };

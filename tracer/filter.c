@@ -23,7 +23,10 @@
 
 #include <fcntl.h>
 #include <linux/audit.h>
+#include <linux/fs.h>
+#include <linux/fsverity.h>
 #include <linux/seccomp.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -72,6 +75,7 @@ static const struct {
 	{"move_pages", SLOT_PID_ARG0},
 	{"sendto", SLOT_ADDR_ARG4},
 	{"recvfrom", SLOT_ADDR_ARG4},
+	{"setsockopt", SLOT_SETSOCKOPT},
 };
 
 typedef struct Prog {
@@ -127,11 +131,23 @@ static void emit_special(Prog *p, const TracerSlot *s, int deny_errno)
 		ret(p, s->action);
 		return;
 	case SLOT_IOCTL:
-		/* cmd is an unsigned int: compare the low half only */
+		/* cmd is an unsigned int: compare the low half only. FIOSETOWN and SIOCSPGRP
+		 * name the process that gets SIGIO/SIGURG, as F_SETOWN does: notified
+		 * (emu_handle_ioctl); the rest runs in the kernel (or is logged). */
 		ld(p, ARG_LO(1));
 		jeq_ret(p, TIOCSTI, deny);
 		jeq_ret(p, TIOCLINUX, deny);
-		ret(p, s->action);
+		jeq_ret(p, FIOSETOWN, SECCOMP_RET_USER_NOTIF);
+		jeq_ret(p, SIOCSPGRP, SECCOMP_RET_USER_NOTIF);
+		/* the inode-changing ioctls (emu_fs_ioctl_changes()): the view's mode */
+		jeq_ret(p, FS_IOC_SETFLAGS, SECCOMP_RET_USER_NOTIF);
+		jeq_ret(p, FS_IOC32_SETFLAGS, SECCOMP_RET_USER_NOTIF);
+		jeq_ret(p, FS_IOC_FSSETXATTR, SECCOMP_RET_USER_NOTIF);
+		jeq_ret(p, FS_IOC_SETVERSION, SECCOMP_RET_USER_NOTIF);
+		jeq_ret(p, FS_IOC32_SETVERSION, SECCOMP_RET_USER_NOTIF);
+		jeq_ret(p, FS_IOC_ENABLE_VERITY, SECCOMP_RET_USER_NOTIF);
+		jeq_ret(p, FS_IOC_SET_ENCRYPTION_POLICY, SECCOMP_RET_USER_NOTIF);
+		ret(p, s->log ? SECCOMP_RET_USER_NOTIF : SECCOMP_RET_ALLOW);
 		return;
 	case SLOT_FCNTL:
 		ld(p, ARG_LO(1));
@@ -158,6 +174,22 @@ static void emit_special(Prog *p, const TracerSlot *s, int deny_errno)
 		emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0);
 		ret(p, SECCOMP_RET_ALLOW);
 		ret(p, s->action);
+		return;
+	case SLOT_SETSOCKOPT:
+		/* level and optname are ints: the low halves. The options that change where
+		 * packets go (net/handlers.c, routing_option()) are notified, the rest run. */
+		ld(p, ARG_LO(1));
+		emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0, 8, IPPROTO_IPV6);
+		ld(p, ARG_LO(2));
+		jeq_ret(p, IPV6_RTHDR, SECCOMP_RET_USER_NOTIF);
+		jeq_ret(p, IPV6_2292RTHDR, SECCOMP_RET_USER_NOTIF);
+		jeq_ret(p, IPV6_2292PKTOPTIONS, SECCOMP_RET_USER_NOTIF);
+		ret(p, SECCOMP_RET_ALLOW);
+		emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0, 4, IPPROTO_IP);
+		ld(p, ARG_LO(2));
+		jeq_ret(p, IP_OPTIONS, SECCOMP_RET_USER_NOTIF);
+		ret(p, SECCOMP_RET_ALLOW);
+		ret(p, SECCOMP_RET_ALLOW);
 		return;
 	case SLOT_SECCOMP:
 		ld(p, ARG_LO(0));

@@ -22,13 +22,14 @@
 typedef enum SlotSpecial {
 	SLOT_PLAIN,
 	SLOT_CLONE,	  /* deny namespace flags */
-	SLOT_IOCTL,	  /* deny TIOCSTI, TIOCLINUX */
+	SLOT_IOCTL,	  /* deny TIOCSTI, TIOCLINUX; notify FIOSETOWN, SIOCSPGRP */
 	SLOT_FCNTL,	  /* notify F_SETOWN, F_SETOWN_EX */
 	SLOT_PID_ARG0,	  /* notify when args[0] (a pid) is not 0 */
 	SLOT_PID_ARG1,	  /* notify when args[1] (a pgid) is not 0 */
 	SLOT_SECCOMP,	  /* deny SECCOMP_FILTER_FLAG_NEW_LISTENER */
 	SLOT_PERSONALITY, /* allow only Docker's personality values */
 	SLOT_ADDR_ARG4,	  /* notify when args[4] (sendto/recvfrom's address) is not NULL */
+	SLOT_SETSOCKOPT,  /* notify IPv6 routing headers, IPv4 options (net_handle_setsockopt) */
 	_SLOT_SPECIAL_MAX,
 	_SLOT_SPECIAL_INVALID = -EINVAL,
 } SlotSpecial;

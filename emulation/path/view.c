@@ -579,7 +579,7 @@ static int add_nested_procs(SbxView *v)
 
 	if (!f) {
 		v->procfs_below_sources = true; /* unknown: assume one */
-		return 0; /* no procfs to find: nothing shows one either */
+		return 0;			/* no procfs to find: nothing shows one either */
 	}
 	while (r >= 0 && mountinfo_next(f, &line, &cap, &mp, &fstype) > 0) {
 		char vpath[PATH_MAX];
@@ -1106,6 +1106,11 @@ SbxAccess sbx_view_access(const SbxView *v, const char *vpath, Sensitivity *ret_
 void sbx_view_set_kernel_paths(SbxView *v)
 {
 	v->kernel_paths = true;
+}
+
+bool sbx_view_kernel_paths(const SbxView *v)
+{
+	return v && v->kernel_paths;
 }
 
 int sbx_view_vpath_of_child(const SbxView *v, const char *path, char *ret_vpath, size_t size)

@@ -223,6 +223,9 @@ int sbx_view_vpath_of_host(const SbxView *v, const char *host, char *ret_vpath, 
  * already. Set once, before the first notification.
  */
 void sbx_view_set_kernel_paths(SbxView *v);
+/** Whether sbx_view_set_kernel_paths() was called: the kernel holds the view (its mounts,
+ * read-only ones included, are the files' own). */
+bool sbx_view_kernel_paths(const SbxView *v);
 /** A path read from the child's /proc/PID/{cwd,fd/N}: its virtual path (0), -EXDEV outside
  * the view. sbx_view_vpath_of_host() unless the view is in the kernel. */
 int sbx_view_vpath_of_child(const SbxView *v, const char *path, char *ret_vpath, size_t size);

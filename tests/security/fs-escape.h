@@ -39,6 +39,8 @@ static int fs_failures;
 static bool fs_long;		 /* the slow variant: more iterations */
 static const char *fs_extra_set; /* one more "-s KEY=VALUE" for the run, set by a test */
 static bool fs_kernel_view;	 /* --kernel-view: SBX_FS_POLICY_KERNEL, the view in the kernel */
+/* more "-s KEY=VALUE" (NULL-terminated), e.g. set by fs_prepare() */
+static const char *fs_extra_sets[6];
 
 /* Attack, inside the sandbox: return 0 when everything failed closed. */
 static int attack(void);
@@ -137,6 +139,11 @@ static __attribute__((unused)) void fs_rm_rf(const char *path)
 /* Prepares more of the workspace from outside (a test defines FS_HAVE_PREPARE). */
 static __attribute__((unused)) void fs_prepare(const char *ws);
 #endif
+#ifdef FS_HAVE_CHECK
+/* Checks from outside after the run what the attack may have reached (a server of the test,
+ * a process): returns 0 when nothing was (a test defines FS_HAVE_CHECK). */
+static int fs_check(void);
+#endif
 
 static __attribute__((unused)) int fs_outside(bool landlock)
 {
@@ -182,7 +189,7 @@ static __attribute__((unused)) int fs_outside(bool landlock)
 	if (pid < 0)
 		goto fail;
 	if (pid == 0) {
-		const char *argv[16];
+		const char *argv[32];
 		int n = 0;
 
 		if (chdir(base) < 0)
@@ -199,6 +206,11 @@ static __attribute__((unused)) int fs_outside(bool landlock)
 			argv[n++] = "-s";
 			argv[n++] = fs_extra_set;
 		}
+		for (size_t i = 0; i < sizeof(fs_extra_sets) / sizeof(char *) && fs_extra_sets[i];
+		     i++) {
+			argv[n++] = "-s";
+			argv[n++] = fs_extra_sets[i];
+		}
 		argv[n++] = policy;
 		argv[n++] = "--";
 		argv[n++] = "/workspace/prog";
@@ -213,6 +225,10 @@ static __attribute__((unused)) int fs_outside(bool landlock)
 	code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	if (code != 0)
 		fprintf(stderr, "inside: exit code %d\n", code);
+#ifdef FS_HAVE_CHECK
+	if (code != 77 && fs_check() != 0)
+		code = 1;
+#endif
 
 	/* the secret and the read-only file are intact */
 	snprintf(p, sizeof(p), "%s/secret/secret.txt", base);

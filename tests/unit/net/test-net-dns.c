@@ -301,7 +301,69 @@ TEST(decide)
 	ASSERT_EQ(net_dns_parse_query(p.b, p.n, &q), 0);
 	EXPECT_EQ(net_dns_decide(&pn, NET_MODE_ALLOWLIST, &q, &rcode), 0);
 	EXPECT_EQ(rcode, NET_DNS_RCODE_REFUSED);
+
+	/* a type outside the usual ones is no data, not forwarded: its 16 bits are a channel */
+	query(&p, 1, "api.example.com", 0xbeef);
+	ASSERT_EQ(net_dns_parse_query(p.b, p.n, &q), 0);
+	rcode = -1;
+	EXPECT_EQ(net_dns_decide(&pn, NET_MODE_ALLOWLIST, &q, &rcode), 0);
+	EXPECT_EQ(rcode, NET_DNS_RCODE_NOERROR);
+	EXPECT_EQ(net_dns_decide(&pn, NET_MODE_FULL, &q, &rcode), 1);
 	test_network_done(&pn);
+}
+
+/* A query carrying data in every field a client controls besides the question. */
+static void smuggling_query(Pkt *p, unsigned id)
+{
+	static const uint8_t extra[] = {'S', 'E', 'C', 'R', 'E', 'T'};
+
+	pheader(p, id, 0x0100 | 0x0030 /* RD, AD, CD */ | 0x0400 /* AA */, 1, 0, 0, 2);
+	pname(p, "ApI.eXaMpLe.CoM");
+	p16(p, NET_DNS_TYPE_A);
+	p16(p, NET_DNS_CLASS_IN);
+	/* an additional TXT record holding data */
+	pname(p, "x");
+	p16(p, 16);
+	p16(p, NET_DNS_CLASS_IN);
+	p32(p, 0);
+	p16(p, sizeof(extra) + 1);
+	p8(p, sizeof(extra));
+	memcpy(p->b + p->n, extra, sizeof(extra));
+	p->n += sizeof(extra);
+	/* EDNS0 with an option (code 65001, local use) holding data */
+	p8(p, 0);
+	p16(p, NET_DNS_TYPE_OPT);
+	p16(p, 1232);
+	p32(p, 0xdead0000);
+	p16(p, 4 + sizeof(extra));
+	p16(p, 65001);
+	p16(p, sizeof(extra));
+	memcpy(p->b + p->n, extra, sizeof(extra));
+	p->n += sizeof(extra);
+	/* and trailing bytes */
+	memcpy(p->b + p->n, "TRAILING", 8);
+	p->n += 8;
+}
+
+TEST(build_query_from_the_question_only)
+{
+	uint8_t out[512];
+	size_t n = 0;
+	NetDnsQuery q;
+	Pkt p, want;
+
+	smuggling_query(&p, 0xabcd);
+	ASSERT_EQ(net_dns_parse_query(p.b, p.n, &q), 0);
+	EXPECT_TRUE(q.edns);
+	ASSERT_EQ(net_dns_build_query(&q, 0x1111, out, sizeof(out), &n), 0);
+	/* exactly: ID, RD, QDCOUNT 1, the lower-case name, type, class */
+	pheader(&want, 0x1111, 0x0100, 1, 0, 0, 0);
+	pname(&want, "api.example.com");
+	p16(&want, NET_DNS_TYPE_A);
+	p16(&want, NET_DNS_CLASS_IN);
+	ASSERT_EQ(n, want.n);
+	EXPECT_TRUE(memcmp(out, want.b, n) == 0);
+	EXPECT_EQ(net_dns_build_query(&q, 1, out, n - 1, &n), -ENOBUFS);
 }
 
 TEST(build_replies)
@@ -569,7 +631,18 @@ typedef struct Upstream {
 	bool truncate_udp; /* answer UDP with TC set and no records; TCP answers fully */
 	bool silent;	   /* never answer */
 	int queries;
+	uint8_t seen[4][1024]; /* what each query was, byte for byte */
+	size_t seen_len[4];
 } Upstream;
+
+static void record(Upstream *u, const uint8_t *msg, size_t len)
+{
+	if (u->queries < 4) {
+		memcpy(u->seen[u->queries], msg, MIN(len, sizeof(u->seen[0])));
+		u->seen_len[u->queries] = len;
+	}
+	u->queries++;
+}
 
 static size_t answer(const uint8_t *qmsg, size_t qlen, bool tc, uint8_t *out)
 {
@@ -608,7 +681,7 @@ static void *upstream_main(void *p)
 
 			if (n <= 0)
 				continue;
-			u->queries++;
+			record(u, buf, (size_t) n);
 			if (u->silent)
 				break;
 			m = answer(buf, (size_t) n, u->truncate_udp, out);
@@ -634,7 +707,7 @@ static void *upstream_main(void *p)
 					break;
 				got += (size_t) n;
 			}
-			u->queries++;
+			record(u, buf + 2, mlen);
 			m = answer(buf + 2, mlen, false, out);
 			if (net_dns_tcp_frame(out, m, framed, sizeof(framed), &fl) == 0)
 				if (write(c, framed, fl) < 0)
@@ -730,6 +803,52 @@ TEST(exchange_tcp_fallback)
 	EXPECT_EQ(a.addr[3], 33);
 	EXPECT_EQ(u.queries, 2); /* once over UDP, once over TCP */
 	upstream_stop(&u);
+}
+
+/* The upstream sees only the query built from the question, over UDP and over TCP, and the
+ * client gets the reply to its own query (its ID, its name as written). */
+TEST(exchange_forwards_only_the_rebuilt_query)
+{
+	for (int tcp = 0; tcp <= 1; tcp++) {
+		Upstream u = {.truncate_udp = tcp};
+		uint8_t out[NET_DNS_UDP_MAX], built[512];
+		size_t n = 0, bn = 0, naddr = 0;
+		NetDnsAddr a;
+		NetDnsQuery q, seen;
+		pthread_t th;
+		int rcode = -1, k = upstream_start(&u);
+		Pkt p;
+
+		if (k < 0) {
+			printf("# cannot listen on 127.0.0.1: %s, skipping\n", strerror(-k));
+			return;
+		}
+		smuggling_query(&p, 0xabcd);
+		ASSERT_EQ(net_dns_parse_query(p.b, p.n, &q), 0);
+		ASSERT_EQ(pthread_create(&th, NULL, upstream_main, &u), 0);
+		k = net_dns_exchange((struct sockaddr *) &u.addr, sizeof(u.addr), p.b, p.n, 5000,
+				     out, sizeof(out), &n);
+		(void) pthread_join(th, NULL);
+		ASSERT_EQ(k, 0);
+		ASSERT_EQ(u.queries, tcp ? 2 : 1);
+		for (int i = 0; i < u.queries; i++) {
+			ASSERT_EQ(net_dns_parse_query(u.seen[i], u.seen_len[i], &seen), 0);
+			EXPECT_NE(seen.id, 0xabcd);
+			ASSERT_EQ(net_dns_build_query(&q, seen.id, built, sizeof(built), &bn), 0);
+			EXPECT_EQ(u.seen_len[i], bn);
+			EXPECT_TRUE(u.seen_len[i] == bn && memcmp(u.seen[i], built, bn) == 0);
+			EXPECT_FALSE(memmem(u.seen[i], u.seen_len[i], "SECRET", 6) != NULL);
+			EXPECT_FALSE(memmem(u.seen[i], u.seen_len[i], "ApI", 3) != NULL);
+		}
+		/* mapped back: the client's ID and name, and the answer's address */
+		EXPECT_EQ(out[0], 0xab);
+		EXPECT_EQ(out[1], 0xcd);
+		EXPECT_TRUE(memcmp(out + 12, q.wire, q.wire_len) == 0);
+		ASSERT_EQ(net_dns_parse_reply(out, n, &q, &a, 1, &naddr, &rcode), 0);
+		EXPECT_EQ(naddr, 1);
+		EXPECT_EQ(rcode, NET_DNS_RCODE_NOERROR);
+		upstream_stop(&u);
+	}
 }
 
 TEST(exchange_timeout)

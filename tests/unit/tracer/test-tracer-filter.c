@@ -8,10 +8,13 @@
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
+#include <linux/fs.h>
 #include <linux/seccomp.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <stddef.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 
 #include "common/log.h"
@@ -124,6 +127,25 @@ TEST(ioctl_tiocsti_is_denied_whatever_the_high_bits)
 	EXPECT_EQ(run(f, X86_64, SYS_ioctl, a), ERRNO(EPERM));
 	a[1] = TCGETS;
 	EXPECT_EQ(run(f, X86_64, SYS_ioctl, a), SECCOMP_RET_ALLOW);
+	/* the SIGIO owner of a socket, as F_SETOWN: notified, whatever the high bits */
+	a[1] = FIOSETOWN;
+	EXPECT_EQ(run(f, X86_64, SYS_ioctl, a), SECCOMP_RET_USER_NOTIF);
+	a[1] = (1ULL << 32) | SIOCSPGRP;
+	EXPECT_EQ(run(f, X86_64, SYS_ioctl, a), SECCOMP_RET_USER_NOTIF);
+	a[1] = FIOGETOWN;
+	EXPECT_EQ(run(f, X86_64, SYS_ioctl, a), SECCOMP_RET_ALLOW);
+	/* inode changes through an fd: the view's mode decides (emu_handle_fs_ioctl) */
+	a[1] = (1ULL << 32) | FS_IOC_SETFLAGS;
+	EXPECT_EQ(run(f, X86_64, SYS_ioctl, a), SECCOMP_RET_USER_NOTIF);
+	a[1] = FS_IOC_FSSETXATTR;
+	EXPECT_EQ(run(f, X86_64, SYS_ioctl, a), SECCOMP_RET_USER_NOTIF);
+	a[1] = FS_IOC_GETFLAGS;
+	EXPECT_EQ(run(f, X86_64, SYS_ioctl, a), SECCOMP_RET_ALLOW);
+	/* and the fd-based metadata calls are notified (emu_handle_fd_attr) */
+	EXPECT_EQ(run(f, X86_64, SYS_fchmod, a), SECCOMP_RET_USER_NOTIF);
+	EXPECT_EQ(run(f, X86_64, SYS_fchown, a), SECCOMP_RET_USER_NOTIF);
+	EXPECT_EQ(run(f, X86_64, SYS_fsetxattr, a), SECCOMP_RET_USER_NOTIF);
+	EXPECT_EQ(run(f, X86_64, SYS_fremovexattr, a), SECCOMP_RET_USER_NOTIF);
 	tracer_filter_free(f);
 }
 
@@ -165,6 +187,42 @@ TEST(argument_dependent_notifications)
 	EXPECT_EQ(run(f, X86_64, SYS_setpgid, a), SECCOMP_RET_ALLOW);
 	a[1] = 77;
 	EXPECT_EQ(run(f, X86_64, SYS_setpgid, a), SECCOMP_RET_USER_NOTIF);
+	tracer_filter_free(f);
+}
+
+TEST(setsockopt_routing_options_are_notified_on_the_low_halves)
+{
+	TracerFilter *f = build();
+	uint64_t a[6] = {3, IPPROTO_IPV6, IPV6_RTHDR};
+
+	ASSERT_TRUE(f != NULL);
+	EXPECT_EQ(run(f, X86_64, SYS_setsockopt, a), SECCOMP_RET_USER_NOTIF);
+	a[2] = IPV6_2292RTHDR;
+	EXPECT_EQ(run(f, X86_64, SYS_setsockopt, a), SECCOMP_RET_USER_NOTIF);
+	a[2] = IPV6_2292PKTOPTIONS;
+	EXPECT_EQ(run(f, X86_64, SYS_setsockopt, a), SECCOMP_RET_USER_NOTIF);
+	/* the kernel takes ints: high bits change nothing */
+	a[1] = (1ULL << 32) | IPPROTO_IPV6;
+	a[2] = (7ULL << 40) | IPV6_RTHDR;
+	EXPECT_EQ(run(f, X86_64, SYS_setsockopt, a), SECCOMP_RET_USER_NOTIF);
+	a[1] = IPPROTO_IP;
+	a[2] = IP_OPTIONS;
+	EXPECT_EQ(run(f, X86_64, SYS_setsockopt, a), SECCOMP_RET_USER_NOTIF);
+	a[1] = (1ULL << 63) | IPPROTO_IP;
+	EXPECT_EQ(run(f, X86_64, SYS_setsockopt, a), SECCOMP_RET_USER_NOTIF);
+	/* everything else runs in the kernel */
+	a[1] = IPPROTO_IP;
+	a[2] = IP_TTL;
+	EXPECT_EQ(run(f, X86_64, SYS_setsockopt, a), SECCOMP_RET_ALLOW);
+	a[1] = IPPROTO_IPV6;
+	a[2] = IPV6_UNICAST_HOPS;
+	EXPECT_EQ(run(f, X86_64, SYS_setsockopt, a), SECCOMP_RET_ALLOW);
+	a[1] = SOL_SOCKET;
+	a[2] = IP_OPTIONS; /* the same number at another level */
+	EXPECT_EQ(run(f, X86_64, SYS_setsockopt, a), SECCOMP_RET_ALLOW);
+	a[1] = IPPROTO_TCP;
+	a[2] = IPV6_RTHDR;
+	EXPECT_EQ(run(f, X86_64, SYS_setsockopt, a), SECCOMP_RET_ALLOW);
 	tracer_filter_free(f);
 }
 
