@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 PKGS=(meson ninja-build pkg-config gcc libc6-dev libseccomp-dev libunwind-dev libcapstone-dev
-      libjansson-dev scdoc python3 git clang libclang-rt-14-dev)
+      libjansson-dev libmicrohttpd-dev nettle-dev scdoc python3 git clang libclang-rt-14-dev)
 
 if [ -z "${SBX_NO_INSTALL:-}" ]; then
 	missing=()

@@ -13,6 +13,10 @@ quick=
 [ -f build/build.ninja ] || { echo "run-all: no build/ here; run ./setup.sh first" >&2; exit 2; }
 ninja -C build -j"$(nproc)" || exit 1
 
+# The MCP suite's real clients (the official SDK, the conformance suite, a pinned Node 22)
+# come from npm; without npm or its registry the suite skips with the reason.
+tests/mcp/install.sh
+
 results=()
 run_suites() { # label, builddir, then meson test args
 	local label=$1 dir=$2
@@ -39,12 +43,13 @@ if [ "$(id -u)" -eq 0 ]; then
 	# A copy owned by the user, with shared/ beside it as in the repository layout.
 	git ls-files -z --cached --others --exclude-standard | (cd "$top" && xargs -0 tar cf - ) | (mkdir -p "$udir/main" && cd "$udir/main" && tar xf -)
 	[ -d "$top/../shared" ] && cp -r "$top/../shared" "$udir/shared"
+	[ -d "$top/tests/mcp/node_modules" ] && cp -a "$top/tests/mcp/node_modules" "$udir/main/tests/mcp/"
 	chown -R "$user:" "$udir"
 	echo "=== building a copy as $user in $udir"
 	$SUDO_USER_RUN env HOME="/home/$user" bash -c "cd '$udir/main' && meson setup build >/dev/null && ninja -C build -j$(nproc) >/dev/null" || { echo "run-all: build as $user failed"; exit 1; }
-	echo "=== as $user: meson test --suite integration --suite security"
+	echo "=== as $user: meson test --suite integration --suite security --suite mcp"
 	$SUDO_USER_RUN env HOME="/home/$user" TMPDIR=/tmp meson test -C "$udir/main/build" \
-		--print-errorlogs --num-processes 2 --suite integration --suite security
+		--print-errorlogs --num-processes 2 --suite integration --suite security --suite mcp
 	results+=("as $user:$udir/main/build/meson-logs/testlog.json")
 fi
 
