@@ -176,6 +176,33 @@ TEST(fstat_and_chdir_from_a_c_thread)
 	EXPECT_EQ(check("standard", cmd, 0, "0 1 1 0\n"), 0);
 }
 
+/*
+ * fexecve(): execveat(fd, "", AT_EMPTY_PATH) of an fd of the interpreter, from a child that
+ * chdir()ed to /usr/bin (test_posix's test_fexecve). The emulated view took the fd for a
+ * directory and refused it with EACCES; in test_posix the child then went on running the
+ * rest of the suite in /bin, read-only: the "EROFS after some tests" of issue 23.
+ */
+static const char fexecve_py[] =
+	"import os, sys\n"
+	"fp = os.open(sys.executable, os.O_RDONLY)\n"
+	"pid = os.fork()\n"
+	"if pid == 0:\n"
+	"    os.chdir(os.path.dirname(sys.executable))\n"
+	"    try:\n"
+	"        os.execve(fp, [sys.executable, '-c', 'print(\"child ran\")'], os.environ)\n"
+	"    except OSError as e:\n"
+	"        print(e); os._exit(3)\n"
+	"print(os.waitpid(pid, 0)[1])\n";
+
+TEST(fexecve_from_a_child_that_chdir_ed)
+{
+	const char *cmd[] = {"python3", "-c", fexecve_py, NULL};
+
+	if (!have("/usr/bin/python3"))
+		return;
+	EXPECT_EQ(check("python", cmd, 0, "child ran\n0\n"), 0);
+}
+
 int main(int argc, char *argv[])
 {
 	sbxtrace = sbx_env("SBXTRACE");
