@@ -69,7 +69,7 @@ static int run_in(const char *preset, const char *const *cmd, char *out)
 	snprintf(rm, sizeof(rm), "rm -rf '%s'", ws);
 	(void) !system(rm);
 	status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	if (status == 125 && kernel && strstr(out, "kernel")) {
+	if (status == 125 && kernel && strstr(out, "user namespace")) {
 		printf("# skip: no view in the kernel here: %.200s\n", out);
 		return 77;
 	}
@@ -134,7 +134,7 @@ TEST(fstat_and_relative_lookups_from_threads)
 
 	if (!have("/usr/bin/python3"))
 		return;
-	EXPECT_EQ(check("python", cmd, 0, "ok\n"), 0);
+	EXPECT_EQ(check("standard", cmd, 0, "ok\n"), 0);
 }
 
 /* The same in C, with an fd passed to the thread and a thread that chdir()s (the process's
@@ -200,7 +200,89 @@ TEST(fexecve_from_a_child_that_chdir_ed)
 
 	if (!have("/usr/bin/python3"))
 		return;
-	EXPECT_EQ(check("python", cmd, 0, "child ran\n0\n"), 0);
+	EXPECT_EQ(check("standard", cmd, 0, "child ran\n0\n"), 0);
+}
+
+/*
+ * /dev/fd, /dev/stdin, /dev/stdout, /dev/stderr and the program's own /proc in the python,
+ * node and shell presets; /dev/shm in all four. COMPAT: the view in the kernel has no /proc
+ * yet (it needs a pid namespace), so these presets refuse kernel_view = true (125): a known
+ * gap, reported as TODO.
+ */
+static const char dev_fd_sh[] =
+	"cat <(echo hi); echo x > /dev/stdout; echo y | cat /dev/stdin; echo z > /dev/stderr; "
+	"exec 3> out.txt; echo w > /dev/fd/3; cat out.txt; ls /proc/self/fd; "
+	"test ! -e /proc/1 && test -e /proc/$$/status && echo tree-only; "
+	"cat /proc/self/net/tcp 2>/dev/null || echo no-net";
+
+static const char dev_fd_out[] = "hi\nx\ny\nz\nw\n0\n1\n2\n3\n4\ntree-only\nno-net\n";
+
+static void proc_todo(void)
+{
+	if (kernel)
+		TAP_TODO("no /proc in the view in the kernel yet (needs a pid namespace)");
+}
+
+TEST(bash_dev_fd_and_proc_in_shell)
+{
+	const char *cmd[] = {"/bin/bash", "-c", dev_fd_sh, NULL};
+
+	proc_todo();
+	EXPECT_EQ(check("shell", cmd, 0, dev_fd_out), 0);
+}
+
+TEST(bash_dev_fd_and_proc_in_python)
+{
+	const char *cmd[] = {"/bin/bash", "-c", dev_fd_sh, NULL};
+
+	proc_todo();
+	EXPECT_EQ(check("python", cmd, 0, dev_fd_out), 0);
+}
+
+TEST(bash_dev_fd_and_proc_in_node)
+{
+	const char *cmd[] = {"/bin/bash", "-c", dev_fd_sh, NULL};
+
+	proc_todo();
+	EXPECT_EQ(check("node", cmd, 0, dev_fd_out), 0);
+}
+
+TEST(node_writes_dev_stdout_and_lists_its_fds)
+{
+	const char *cmd[] = {"node", "-e",
+			     "const fs = require('fs'); fs.writeFileSync('/dev/stdout', 'x\\n'); "
+			     "console.log(fs.readdirSync('/proc/self/fd').length > 2)",
+			     NULL};
+
+	if (!have("/usr/bin/node"))
+		return;
+	proc_todo();
+	EXPECT_EQ(check("node", cmd, 0, "x\ntrue\n"), 0);
+}
+
+static const char pool_py[] =
+	"import multiprocessing as mp, concurrent.futures as cf\n"
+	"with mp.Pool(2) as p: print(p.map(abs, [-1, -2, 3]))\n"
+	"with cf.ProcessPoolExecutor(2) as e: print(list(e.map(abs, [-4])))\n";
+
+TEST(multiprocessing_pool_in_python)
+{
+	const char *cmd[] = {"python3", "-c", pool_py, NULL};
+
+	if (!have("/usr/bin/python3"))
+		return;
+	proc_todo();
+	EXPECT_EQ(check("python", cmd, 0, "[1, 2, 3]\n[4]\n"), 0);
+}
+
+/* standard has /dev/shm but no /proc: the kernel view runs it */
+TEST(multiprocessing_pool_in_standard)
+{
+	const char *cmd[] = {"python3", "-c", pool_py, NULL};
+
+	if (!have("/usr/bin/python3"))
+		return;
+	EXPECT_EQ(check("standard", cmd, 0, "[1, 2, 3]\n[4]\n"), 0);
 }
 
 int main(int argc, char *argv[])
