@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/macros.h"
+#include "common/missing-seccomp.h"
 
 int read_full_fd(int fd, size_t max, char **ret_buf, size_t *ret_len)
 {
@@ -84,6 +85,45 @@ int proc_read(int pid, const char *name, char *buf, size_t size)
 		return -errno;
 	buf[n] = 0;
 	return n == 0 ? -ESRCH : (int) n;
+}
+
+int pidfd_open_task(pid_t tid, bool *ret_group)
+{
+	char buf[2048], *p;
+	long fd, tgid;
+	int r;
+
+	if (ret_group)
+		*ret_group = false;
+	if (tid <= 0)
+		return -ESRCH;
+	fd = syscall(SYS_pidfd_open, tid, 0);
+	if (fd >= 0)
+		return (int) fd;
+	/* not a leader: EINVAL before 6.15, ENOENT since (kernel/fork.c, pidfd_prepare()) */
+	if (errno != EINVAL && errno != ENOENT)
+		return -errno;
+	fd = syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+	if (fd >= 0)
+		return (int) fd;
+	if (errno != EINVAL)
+		return -errno;
+	/* COMPAT: no PIDFD_THREAD before 6.9: the thread group's leader */
+	r = proc_read(tid, "status", buf, sizeof(buf));
+	if (r < 0)
+		return r == -ENOENT ? -ESRCH : r;
+	p = strstr(buf, "\nTgid:");
+	if (!p)
+		return -EIO;
+	tgid = strtol(p + 6, NULL, 10);
+	if (tgid <= 0 || tgid == tid)
+		return -ESRCH;
+	fd = syscall(SYS_pidfd_open, (pid_t) tgid, 0);
+	if (fd < 0)
+		return errno == EINVAL || errno == ENOENT ? -ESRCH : -errno;
+	if (ret_group)
+		*ret_group = true;
+	return (int) fd;
 }
 
 int write_all(int fd, const void *buf, size_t len)

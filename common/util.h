@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /**
  * Reads all of fd into a NUL-terminated buffer (the NUL is not counted in *ret_len).
@@ -29,6 +30,19 @@ int mountinfo_next(FILE *f, char **line, size_t *cap, char **ret_point, char **r
  * is gone or a zombie without that data).
  */
 int proc_read(int pid, const char *name, char *buf, size_t size);
+
+/**
+ * A pidfd (O_CLOEXEC) of the task tid, which may be any thread of a process, for
+ * pidfd_getfd() of its descriptors. A thread-group leader gets pidfd_open(tid, 0); another
+ * thread PIDFD_THREAD (6.9). pidfd_open(tid, 0) of a thread that is not a leader fails with
+ * EINVAL before 6.15 and with ENOENT since: both mean "try PIDFD_THREAD".
+ * COMPAT: before 6.9 there is no pidfd of a thread: the pidfd of its thread group's leader
+ * (from /proc/TID/status), and *ret_group (may be NULL) is set true: it names the process,
+ * not tid, so it must not be kept for tid (a later task with that number could be of another
+ * process) and its fds are the thread's only if the thread did not unshare its fd table.
+ * Returns the fd or -errno (-ESRCH: no such task).
+ */
+int pidfd_open_task(pid_t tid, bool *ret_group);
 
 /** Writes all of buf, retrying on EINTR and short writes. */
 int write_all(int fd, const void *buf, size_t len);

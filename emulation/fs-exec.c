@@ -39,7 +39,8 @@ static int check_one(const EmuRequest *req, int dirfd, const char *path, unsigne
 		return -EACCES;
 	if (fstat(res->fd, st) < 0)
 		return -errno;
-	if (syscall(SYS_faccessat2, res->parent_fd, res->name, X_OK, AT_SYMLINK_NOFOLLOW) < 0)
+	/* on the object's fd: for execveat(fd, "", AT_EMPTY_PATH) parent_fd is the file */
+	if (syscall(SYS_faccessat2, res->fd, "", X_OK, AT_EMPTY_PATH) < 0)
 		return -errno;
 	if (!policy_exec_allowed(sbx_view_policy(req->view), res->vpath)) {
 		*ret_refused = true;

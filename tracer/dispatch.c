@@ -540,15 +540,16 @@ static int signal_process(Tracer *t, pid_t pid, int sig, const siginfo_t *info)
 	int r;
 
 	fd = pidfd_open_(pid, 0);
-	if (fd == -EINVAL) {
-		/* not a thread-group leader: kill(2) accepts any thread id */
+	if (fd == -EINVAL || fd == -ENOENT) {
+		/* not a thread-group leader (EINVAL before 6.15, ENOENT since): kill(2) accepts
+		 * any thread id */
 		r = tree_read_tgid(pid, &tgid);
 		if (r < 0)
 			return ESRCH;
 		fd = pidfd_open_(tgid, 0);
 	}
 	if (fd < 0)
-		return fd == -ESRCH || fd == -EINVAL ? ESRCH : fd;
+		return fd == -ESRCH || fd == -EINVAL || fd == -ENOENT ? ESRCH : fd;
 	/* Checked after the pidfd pins the process: if the pid was reused in between, the
 	 * pidfd names a dead process and the send below fails with ESRCH. */
 	r = tree_contains(t->keeper, tgid, NULL);

@@ -68,6 +68,18 @@ const char *tracer_kview_policy_unsuitable(const Policy *p)
 		return "tracer.landlock = false: the kernel view needs Landlock beneath it";
 	if (p->audit.log || p->audit.trace || p->audit.backtrace != AUDIT_SELECT_NONE)
 		return "the audit log and --trace see file-system calls only in the emulated view";
+	for (size_t i = 0; i < p->n_mounts; i++) {
+		const char *src = p->mounts[i].source ? p->mounts[i].source : p->mounts[i].path;
+		struct statfs sf;
+
+		if (p->mounts[i].mode != MOUNT_TMP && src && statfs(src, &sf) == 0 &&
+		    sf.f_type == PROC_SUPER_MAGIC)
+			return "a /proc mount needs a pid namespace in the kernel view (not done "
+			       "yet); the emulated view shows the sandbox's processes only";
+		if (p->mounts[i].path &&
+		    strspn(p->mounts[i].path, "/") == strlen(p->mounts[i].path))
+			return "a mount at / (the skeleton is the root of a kernel view)";
+	}
 	for (size_t i = 0; i < p->n_rules; i++)
 		if (p->rules[i].access != RULE_ACCESS_UNSET || p->rules[i].level)
 			return "rules inside mounts are decided path by path by the supervisor";
@@ -83,18 +95,6 @@ const char *tracer_kview_policy_unsuitable(const Policy *p)
 		for (size_t j = 0; j < emu_fs_n_entries; j++)
 			if (streq(n, emu_fs_entries[j].name))
 				return "[syscalls] log names a path-taking syscall";
-	}
-	for (size_t i = 0; i < p->n_mounts; i++) {
-		const char *src = p->mounts[i].source ? p->mounts[i].source : p->mounts[i].path;
-		struct statfs sf;
-
-		if (p->mounts[i].mode != MOUNT_TMP && src && statfs(src, &sf) == 0 &&
-		    sf.f_type == PROC_SUPER_MAGIC)
-			return "a /proc mount shows only the sandbox's processes through the "
-			       "supervisor";
-		if (p->mounts[i].path &&
-		    strspn(p->mounts[i].path, "/") == strlen(p->mounts[i].path))
-			return "a mount at / (the skeleton is the root of a kernel view)";
 	}
 	return NULL;
 }

@@ -20,11 +20,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/util.h"
 #include "emulation/path/view.h"
-
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL
-#endif
 
 #define PIDFD_CACHE_SIZE 16
 
@@ -35,15 +32,6 @@ typedef struct PidfdSlot {
 
 static _Thread_local PidfdSlot cache[PIDFD_CACHE_SIZE];
 static _Thread_local unsigned next_victim;
-
-static int open_pidfd(pid_t pid)
-{
-	long fd = syscall(SYS_pidfd_open, pid, 0);
-
-	if (fd < 0 && errno == EINVAL) /* a thread, not a leader: PIDFD_THREAD (6.9) */
-		fd = syscall(SYS_pidfd_open, pid, PIDFD_THREAD);
-	return fd < 0 ? -errno : (int) fd;
-}
 
 static void drop(PidfdSlot *s)
 {
@@ -56,6 +44,7 @@ static void drop(PidfdSlot *s)
 static PidfdSlot *lookup(pid_t pid, bool *ret_cached, int *ret_error)
 {
 	PidfdSlot *s;
+	bool group;
 	int fd;
 
 	for (size_t i = 0; i < PIDFD_CACHE_SIZE; i++)
@@ -64,9 +53,16 @@ static PidfdSlot *lookup(pid_t pid, bool *ret_cached, int *ret_error)
 			return &cache[i];
 		}
 	*ret_cached = false;
-	fd = open_pidfd(pid);
+	fd = pidfd_open_task(pid, &group);
 	if (fd < 0) {
 		*ret_error = fd;
+		return NULL;
+	}
+	if (group) {
+		/* COMPAT (before 6.9): it names the thread group, not pid: not kept, since a later
+		 * task with this number could be of another process (tracer_get_fd() falls back) */
+		(void) close(fd);
+		*ret_error = -EOPNOTSUPP;
 		return NULL;
 	}
 	s = &cache[next_victim];
@@ -88,7 +84,7 @@ int tracer_get_fd(void *ctx, pid_t pid, int fd)
 		long r;
 
 		if (!s)
-			return error;
+			return error == -EOPNOTSUPP ? sbx_default_get_fd(ctx, pid, fd) : error;
 		r = syscall(SYS_pidfd_getfd, s->fd, fd, 0);
 		if (r >= 0)
 			return (int) r; /* pidfd_getfd sets O_CLOEXEC on the new fd */

@@ -500,9 +500,20 @@ static int resolve_walk(const SbxView *v, const SbxLookup *l, unsigned nlinks, S
 				return r == -ELOOP ? -ENOTDIR : r;
 		}
 		if (!rest[0]) {
+			struct stat st;
+
 			if (!(flags & SBX_RESOLVE_EMPTY_PATH))
 				return -ENOENT;
-			return result_cur(&w, ret, false);
+			r = result_cur(&w, ret, false);
+			if (r < 0 || l->dirfd < 0)
+				return r;
+			/* the start fd itself, of any type: execveat(fd, "", AT_EMPTY_PATH) of a
+			 * file (fexecve) is not a directory; parent_fd and "." then name it
+			 * only for calls made on the fd itself */
+			if (fstat(ret->fd, &st) < 0)
+				return -errno;
+			ret->type = st.st_mode & S_IFMT;
+			return 0;
 		}
 	}
 

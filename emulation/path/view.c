@@ -655,11 +655,10 @@ int sbx_default_get_fd(void *ctx, pid_t pid, int fd)
 	}
 	if (fd < 0)
 		return -EBADF;
-	pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
-	if (pidfd < 0 && errno == EINVAL) /* a thread, not a leader: PIDFD_THREAD (6.9) */
-		pidfd = (int) syscall(SYS_pidfd_open, pid, O_EXCL);
+	/* pid is the calling thread, often not a leader (common/util.h) */
+	pidfd = pidfd_open_task(pid, NULL);
 	if (pidfd < 0)
-		return -errno;
+		return pidfd;
 	r = (int) syscall(SYS_pidfd_getfd, pidfd, fd, 0);
 	return r < 0 ? -errno : r; /* pidfd_getfd sets O_CLOEXEC on the new fd */
 }
