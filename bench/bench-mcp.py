@@ -31,8 +31,8 @@ def pct(xs, p):
 
 
 class Stdio:
-    def __init__(self, binary, data_dir):
-        self.p = subprocess.Popen([binary, "mcp", "--data-dir", data_dir],
+    def __init__(self, binary, data_dir, config):
+        self.p = subprocess.Popen([binary, "mcp", "--data-dir", data_dir, "--config", config],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.n = 0
         self.call_raw("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
@@ -49,6 +49,8 @@ class Stdio:
         r = self.call_raw("tools/call", {"name": name, "arguments": args})
         if "error" in r:
             raise RuntimeError(r["error"])
+        if name == "code_create_sandbox" and r["result"].get("isError"):
+            raise RuntimeError(r["result"]["content"][0]["text"])
         return r["result"]
 
     def close(self):
@@ -117,7 +119,10 @@ def main():
     try:
         ws = os.path.join(root, "ws")
         os.mkdir(ws)
-        s = Stdio(a.bin, os.path.join(root, "data"))
+        config = os.path.join(root, "mcp.toml")
+        with open(config, "w") as f:
+            f.write("[server]\nmax_sessions = 100000\n")
+        s = Stdio(a.bin, os.path.join(root, "data"), config)
         run = timed(lambda: subprocess.run([a.bin, "run", "--json", "-q", "-w", ws, "standard",
                                             "--", "/bin/sh", "-c", "echo hi"],
                                            capture_output=True, check=False), a.rounds)
@@ -142,7 +147,8 @@ def main():
 
         # S sessions x E executes from C concurrent HTTP clients
         p = subprocess.Popen([a.bin, "mcp", "--http", "127.0.0.1:0", "--data-dir",
-                              os.path.join(root, "http")], stderr=subprocess.PIPE, text=True)
+                              os.path.join(root, "http"), "--config", config],
+                             stderr=subprocess.PIPE, text=True)
         url = p.stderr.readline().split()[-1]
         errors, lat, lock = [0], [], threading.Lock()
         per = [list(range(i, a.sessions, a.clients)) for i in range(a.clients)]
