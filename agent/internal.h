@@ -10,6 +10,8 @@
 
 #define SESSION_ID_LEN 28 /* "sbx_" + 24 base62 characters: 142 random bits */
 
+typedef struct Context Context;
+
 /* One execution running in a session (a `sbxtrace run` process), for kills from outside. */
 typedef struct Running {
 	struct Running *next;
@@ -44,6 +46,7 @@ typedef struct Session {
 	Running *running;
 	unsigned n_running;
 	Policy *policy; /* the session's policy as loaded (for the file tools) */
+	Context *contexts; /* stateful interpreters (context.c) */
 } Session;
 
 struct Agent {
@@ -99,6 +102,19 @@ typedef struct ExecParams {
  * anything ran is -EINVAL with err set. */
 int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char *err,
 	     size_t errsize);
+
+/* context.c: stateful interpreters */
+/** Runs code in the session's context (language, context_id), made or remade as needed. */
+int context_execute(Session *s, const char *context_id, const ExecParams *p, McpCall *call,
+		    json_t **ret, char *err, size_t errsize);
+/** Drops the contexts of language (NULL: all) named id (NULL: all); returns how many. */
+int context_reset(Session *s, const char *language, const char *id);
+/** [{language, context_id, alive, executions}] (caller holds s->lock). */
+json_t *context_list_locked(Session *s);
+/** Kills every context's run (caller holds s->lock): they are remade on the next call. */
+void context_kill_all_locked(Session *s);
+/** Kills and frees them all (the session's last reference). */
+void context_free_all(Session *s);
 
 /* files.c: paths as the sandbox sees them, resolved in the session's view. Errors for the
  * agent in err, return -errno. */

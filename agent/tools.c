@@ -134,11 +134,68 @@ static int tool_create(McpCall *call, json_t *args, void *userdata, json_t **ret
 
 /* ---- code_execute ---- */
 
+/* The text block of a context's result: output, the value of the last expression, the
+ * error. */
+static json_t *render_context(const json_t *res)
+{
+	const char *out = json_string_value(json_object_get(res, "stdout"));
+	const char *err = json_string_value(json_object_get(res, "stderr"));
+	const json_t *results = json_object_get(res, "results"), *notices = json_object_get(res, "notices");
+	const json_t *e = json_object_get(res, "error"), *x;
+	char *buf = NULL;
+	size_t size = 0, i;
+	FILE *f = open_memstream(&buf, &size);
+	json_t *j;
+
+	if (!f)
+		return json_string("");
+	fprintf(f, "exit_code %lld in %lld ms", json_integer_value(json_object_get(res, "exit_code")),
+		json_integer_value(json_object_get(res, "duration_ms")));
+	if (json_is_true(json_object_get(res, "timed_out")))
+		fputs(" (timed out: interrupted, the context's state is kept)", f);
+	fputc('\n', f);
+	json_array_foreach(notices, i, x)
+		fprintf(f, "%s\n", json_string_value(x));
+	if (out && *out)
+		fprintf(f, "--- stdout ---\n%.16384s%s\n", out, strlen(out) > 16384 ? "\n[…]" : "");
+	if (err && *err)
+		fprintf(f, "--- stderr ---\n%.16384s%s\n", err, strlen(err) > 16384 ? "\n[…]" : "");
+	json_array_foreach(results, i, x) {
+		const char *t = json_string_value(json_object_get(x, "text/plain"));
+
+		if (t)
+			fprintf(f, "Out: %.16384s\n", t);
+	}
+	if (json_is_object(e) && !(err && *err))
+		fprintf(f, "%s: %s\n", json_string_value(json_object_get(e, "name")) ?: "Error",
+			json_string_value(json_object_get(e, "value")) ?: "");
+	fclose(f);
+	j = json_string(buf ? buf : "");
+	free(buf);
+	return j;
+}
+
+/* image/png results also as MCP image content, for clients that show or read images. */
+static void add_images(json_t *result, const json_t *results)
+{
+	json_t *content = json_object_get(result, "content"), *x;
+	size_t i;
+
+	json_array_foreach((json_t *) results, i, x) {
+		const char *png = json_string_value(json_object_get(x, "image/png"));
+
+		if (png)
+			json_array_append_new(content, json_pack("{s:s, s:s, s:s}", "type", "image",
+								 "data", png, "mimeType", "image/png"));
+	}
+}
+
 static int tool_execute(McpCall *call, json_t *args, void *userdata, json_t **ret)
 {
 	Agent *a = userdata;
 	const char *sid = json_string_value(json_object_get(args, "session_id"));
 	const char *in = json_string_value(json_object_get(args, "stdin"));
+	const char *ctx = json_string_value(json_object_get(args, "context_id"));
 	ExecParams p = {
 		.language = json_string_value(json_object_get(args, "language")),
 		.code = json_string_value(json_object_get(args, "code")),
@@ -155,6 +212,11 @@ static int tool_execute(McpCall *call, json_t *args, void *userdata, json_t **re
 	char *artifact;
 	int r;
 
+	if (ctx && strspn(ctx, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") !=
+			   strlen(ctx)) {
+		*ret = mcp_result_error("context_id may hold letters, digits, '_', '.' and '-' only");
+		return 0;
+	}
 	if (one_shot) {
 		json_t *cargs = json_pack("{s:s}", "language", p.language);
 
@@ -173,7 +235,14 @@ static int tool_execute(McpCall *call, json_t *args, void *userdata, json_t **re
 			return 0;
 		}
 	}
-	r = exec_run(s, &p, call, &res, err, sizeof(err));
+	/* a context's interpreter is already running: its stdin and environment are its own */
+	if (!one_shot && !json_is_true(json_object_get(args, "fresh")) &&
+	    (p.stdin_data || json_object_size(p.env) > 0))
+		json_object_set_new(args, "fresh", json_true());
+	if (one_shot || json_is_true(json_object_get(args, "fresh")))
+		r = exec_run(s, &p, call, &res, err, sizeof(err));
+	else
+		r = context_execute(s, ctx ? ctx : "default", &p, call, &res, err, sizeof(err));
 	if (r < 0) {
 		if (one_shot)
 			session_destroy(s);
@@ -185,7 +254,32 @@ static int tool_execute(McpCall *call, json_t *args, void *userdata, json_t **re
 	}
 	failed = json_integer_value(json_object_get(res, "exit_code")) != 0 ||
 		 json_is_true(json_object_get(res, "timed_out")) ||
-		 json_is_string(json_object_get(res, "killed_by"));
+		 json_is_string(json_object_get(res, "killed_by")) ||
+		 json_is_object(json_object_get(res, "error"));
+	if (!json_object_get(res, "_text")) {
+		/* a context's result: finish it as exec_run() does */
+		pthread_mutex_lock(&s->lock);
+		if (s->notice) {
+			json_array_insert_new(json_object_get(res, "notices"), 0, json_string(s->notice));
+			free(s->notice);
+			s->notice = NULL;
+		}
+		json_object_set_new(res, "network_mode", json_string(net_mode_to_string(s->mode)));
+		if (s->level)
+			json_object_set_new(res, "level", json_string(sensitivity_to_string(s->level)));
+		(void) session_save_locked(s);
+		pthread_mutex_unlock(&s->lock);
+		json_object_set_new(res, "session_id", json_string(s->id));
+		json_object_set_new(res, "policy", json_string(s->policy_name));
+		{
+			char idbuf[32];
+
+			snprintf(idbuf, sizeof(idbuf), "%s-%lld", json_string_value(json_object_get(res, "context_id")) ?: "ctx",
+				 (long long) json_integer_value(json_object_get(res, "execution_count")));
+			json_object_set_new(res, "execution_id", json_string(idbuf));
+		}
+		json_object_set_new(res, "_text", render_context(res));
+	}
 	text = json_incref(json_object_get(res, "_text"));
 	json_object_del(res, "_text");
 	if (one_shot)
@@ -208,7 +302,10 @@ static int tool_execute(McpCall *call, json_t *args, void *userdata, json_t **re
 	session_put(s);
 	*ret = mcp_result_structured(res, json_string_value(text), failed);
 	json_decref(text);
-	return *ret ? 0 : -ENOMEM;
+	if (!*ret)
+		return -ENOMEM;
+	add_images(*ret, json_object_get(json_object_get(*ret, "structuredContent"), "results"));
+	return 0;
 }
 
 /* ---- files ---- */
@@ -498,6 +595,29 @@ static int tool_destroy(McpCall *call, json_t *args, void *userdata, json_t **re
 	return 0;
 }
 
+static int tool_reset_context(McpCall *call, json_t *args, void *userdata, json_t **ret)
+{
+	Agent *a = userdata;
+	const char *sid = json_string_value(json_object_get(args, "session_id"));
+	const char *lang = json_string_value(json_object_get(args, "language"));
+	const char *ctx = json_string_value(json_object_get(args, "context_id"));
+	Session *s = session_get(a, tenant_of(call), sid);
+	json_t *o;
+	int n;
+
+	if (!s) {
+		*ret = unknown_session(sid);
+		return 0;
+	}
+	n = context_reset(s, lang, ctx);
+	session_put(s);
+	o = json_pack("{s:s, s:i}", "session_id", sid, "reset", n);
+	if (!o)
+		return -ENOMEM;
+	*ret = structured(o, false);
+	return 0;
+}
+
 /* ---- the table ---- */
 
 static const McpTool tools[] = {
@@ -533,10 +653,13 @@ static const McpTool tools[] = {
 		.title = "Execute code in a sandbox",
 		.description =
 			"Run code (python, javascript or shell) in a sandbox. With session_id it "
-			"runs in that session's /workspace (files persist between calls; each call "
-			"is a fresh process); without, in a one-shot sandbox destroyed afterwards. "
-			"Returns stdout, stderr, exit_code, duration_ms, timed_out, killed_by, "
-			"usage, network_mode and notices; isError is set when the code failed.",
+			"runs in that session's interpreter context, which keeps state between "
+			"calls (variables, imports, a shell's cwd; context_id picks one, fresh "
+			"runs a stateless process); the value of a final Python or JavaScript "
+			"expression comes back in results. Without session_id it runs in a "
+			"one-shot sandbox destroyed afterwards. Returns stdout, stderr, exit_code, "
+			"error {name, value, traceback}, results, timed_out, network_mode and "
+			"notices; isError is set when the code failed.",
 		.input_schema =
 			"{\"type\":\"object\",\"additionalProperties\":false,\"required\":["
 			"\"language\",\"code\"],\"properties\":{"
@@ -545,7 +668,11 @@ static const McpTool tools[] = {
 			"\"code\":{\"type\":\"string\",\"maxLength\":1048576},"
 			"\"timeout\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"seconds\"},"
 			"\"stdin\":{\"type\":\"string\",\"maxLength\":16777216},"
-			"\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}}}}",
+			"\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}},"
+			"\"context_id\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":64,"
+			"\"pattern\":\"^[A-Za-z0-9_.-]+$\"},"
+			"\"fresh\":{\"type\":\"boolean\",\"description\":\"a stateless one-off "
+			"process instead of the session's context\"}}}",
 		.output_schema =
 			"{\"type\":\"object\",\"required\":[\"stdout\",\"stderr\",\"exit_code\","
 			"\"duration_ms\",\"timed_out\",\"network_mode\",\"notices\"],\"properties\":{"
@@ -651,6 +778,22 @@ static const McpTool tools[] = {
 				 "\"properties\":{\"network_mode\":{\"type\":\"string\"},\"level\":{"
 				 "\"type\":\"string\"},\"restricted\":{\"type\":\"boolean\"}}}",
 		.handler = tool_mark_private,
+	},
+	{
+		.name = "code_reset_context",
+		.title = "Reset interpreter state",
+		.description = "Drop a session's interpreter context(s): the next code_execute in "
+			       "it starts with empty state. Without language or context_id, all of "
+			       "them. The workspace is kept.",
+		.input_schema =
+			"{\"type\":\"object\",\"additionalProperties\":false,\"required\":["
+			"\"session_id\"],\"properties\":{\"session_id\":" SID_SCHEMA ","
+			"\"language\":{\"type\":\"string\",\"enum\":" LANGS "},"
+			"\"context_id\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":64}}}",
+		.output_schema = "{\"type\":\"object\",\"required\":[\"reset\"],\"properties\":{"
+				 "\"reset\":{\"type\":\"integer\"}}}",
+		.annotations = "{\"destructiveHint\":true,\"idempotentHint\":true}",
+		.handler = tool_reset_context,
 	},
 	{
 		.name = "code_destroy_sandbox",

@@ -131,6 +131,22 @@ def main():
         sid = s.tool("code_create_sandbox", {})["structuredContent"]["session_id"]
         ins = timed(lambda: s.tool("code_execute", {"session_id": sid, "language": "shell",
                                                       "code": "echo hi"}), max(a.rounds, 100))
+        fresh = timed(lambda: s.tool("code_execute", {"session_id": sid, "language": "shell",
+                                                        "code": "echo hi", "fresh": True}),
+                      a.rounds)
+        s.tool("code_execute", {"session_id": sid, "language": "python", "code": "x = 0"})
+        py = timed(lambda: s.tool("code_execute", {"session_id": sid, "language": "python",
+                                                     "code": "x += 1"}), max(a.rounds, 100))
+        s.tool("code_execute", {"session_id": sid, "language": "javascript", "code": "var x = 0"})
+        js = timed(lambda: s.tool("code_execute", {"session_id": sid, "language": "javascript",
+                                                     "code": "x += 1"}), max(a.rounds, 100))
+        first = timed(lambda: (s.tool("code_reset_context", {"session_id": sid,
+                                                              "language": "python"}),
+                               s.tool("code_execute", {"session_id": sid, "language": "python",
+                                                       "code": "1"})), 10)
+        pyc = timed(lambda: subprocess.run([a.bin, "run", "-q", "-w", ws, "python", "--",
+                                            "python3", "-c", "x = 1"], capture_output=True),
+                    a.rounds)
         before = rss_kib(s.p.pid)
         created = timed(lambda: s.tool("code_create_sandbox", {}), 200)
         after = rss_kib(s.p.pid)
@@ -139,6 +155,13 @@ def main():
               f"  (+{statistics.median(one) - statistics.median(run):.2f} ms; target <= +1)")
         print(f"code_execute in a session (shell)      p50 {pct(ins, 50):7.2f} ms  "
               f"p99 {pct(ins, 99):7.2f} ms  (target p50 <= 3)")
+        print(f"  the same with fresh: true            p50 {pct(fresh, 50):7.2f} ms")
+        print(f"x += 1 in a warm python context        p50 {pct(py, 50):7.2f} ms  "
+              f"p99 {pct(py, 99):7.2f} ms  (target p50 <= 2)")
+        print(f"x += 1 in a warm javascript context    p50 {pct(js, 50):7.2f} ms  "
+              f"p99 {pct(js, 99):7.2f} ms")
+        print(f"first call of a new python context     median {statistics.median(first):7.2f} ms")
+        print(f"sbxtrace run python -- python3 -c      median {statistics.median(pyc):7.2f} ms")
         print(f"code_create_sandbox                    median {statistics.median(created):7.2f} ms"
               f"  ({1000 / statistics.median(created):.0f} sessions/s)")
         print(f"server memory per idle session         {(after - before) / 200:7.1f} KiB"

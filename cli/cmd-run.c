@@ -8,6 +8,7 @@
  */
 #include "cli/cli.h"
 
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,6 +35,7 @@ static void help(FILE *f)
 	      "      --json           capture stdout and stderr and print one JSON result\n"
 	      "      --trace          print a line per interposed syscall on stderr\n"
 	      "      --audit FILE     write the audit log (JSON Lines, docs/audit.md) to FILE\n"
+	      "      --result-fd N    write the --json result to descriptor N, output not captured\n"
 	      "  -q, --quiet          print only errors of our own\n"
 	      "  -h, --help           show this help\n"
 	      "\n"
@@ -102,7 +104,7 @@ int cli_run_recorded(const Policy *policy, TracerOptions *o, Audit *audit, Trace
 
 int cmd_run(int argc, char *argv[])
 {
-	enum { ARG_JSON = 0x100, ARG_TRACE, ARG_AUDIT };
+	enum { ARG_JSON = 0x100, ARG_TRACE, ARG_AUDIT, ARG_RESULT_FD };
 	static const struct option options[] = {
 		{"workspace", required_argument, NULL, 'w'},
 		{"set", required_argument, NULL, 's'},
@@ -110,6 +112,7 @@ int cmd_run(int argc, char *argv[])
 		{"json", no_argument, NULL, ARG_JSON},
 		{"trace", no_argument, NULL, ARG_TRACE},
 		{"audit", required_argument, NULL, ARG_AUDIT},
+		{"result-fd", required_argument, NULL, ARG_RESULT_FD},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{}};
@@ -119,7 +122,7 @@ int cmd_run(int argc, char *argv[])
 	TracerOptions o = {};
 	TracerResult res = {};
 	const char *name, *audit_path = NULL;
-	int c, r;
+	int c, r, result_fd = -1;
 
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "+w:s:qh", options, NULL)) >= 0) {
@@ -140,6 +143,22 @@ int cmd_run(int argc, char *argv[])
 		case ARG_AUDIT:
 			audit_path = optarg;
 			break;
+		case ARG_RESULT_FD: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+
+			/* the result without capturing the output: the agent layer's stateful contexts
+			 * stream the program's output and want the run's end (docs/agents.md) */
+			if (*end || v < 3 || v > 1000000 || fcntl((int) v, F_GETFD) < 0) {
+				log_error("run: --result-fd needs an open descriptor above 2, not '%.32s'",
+					  optarg);
+				policy_args_done(&pa);
+				return EXIT_SANDBOX_ERROR;
+			}
+			result_fd = (int) v;
+			(void) fcntl(result_fd, F_SETFD, FD_CLOEXEC);
+			break;
+		}
 		case 'q':
 			o.quiet = true;
 			break;
@@ -189,6 +208,15 @@ int cmd_run(int argc, char *argv[])
 	if (o.capture && tracer_result_write_json(policy, &res, stdout) < 0) {
 		tracer_result_done(&res);
 		return EXIT_SANDBOX_ERROR;
+	}
+	if (result_fd >= 0) {
+		FILE *f = fdopen(result_fd, "w");
+
+		if (!f || tracer_result_write_json(policy, &res, f) < 0) {
+			tracer_result_done(&res);
+			return EXIT_SANDBOX_ERROR;
+		}
+		fclose(f);
 	}
 	r = res.exit_code;
 	tracer_result_done(&res);

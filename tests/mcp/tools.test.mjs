@@ -11,7 +11,7 @@
 
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import {
   mkdtempSync, writeFileSync, readFileSync, readdirSync, lstatSync,
@@ -35,7 +35,8 @@ const START_TIMEOUT = 30_000;        // waiting for "listening on …"
 const SESSION_ID = /^sbx_[0-9A-Za-z]{24}$/;
 const TOOLS = [
   'code_create_sandbox', 'code_execute', 'code_write_file', 'code_read_file',
-  'code_list_files', 'code_sandbox_info', 'code_mark_private', 'code_destroy_sandbox',
+  'code_list_files', 'code_sandbox_info', 'code_mark_private', 'code_reset_context',
+  'code_destroy_sandbox',
 ];
 const T = { timeout: TEST_TIMEOUT };
 
@@ -892,4 +893,111 @@ async function waitFor(pred, ms, what) {
     await sleep(100);
   }
   assert.fail(what);
+}
+
+// ---------------------------------------------------------------- stateful contexts (issue 17)
+
+const HAVE_MATPLOTLIB = (() => {
+  try {
+    const r = spawnSync('/usr/bin/python3', ['-c', 'import matplotlib'], { stdio: 'ignore' });
+    return r.status === 0;
+  } catch { return false; }
+})();
+
+for (const kind of ['stdio', 'http']) {
+  describe(`${kind}: stateful contexts`, () => {
+    test('python and javascript keep their state: x = 21, then x * 2 is 42', T, () => withServer(kind, async ({ client }) => {
+      const sid = await create(client, { policy: 'python' });
+      let sc = await ok(client, 'code_execute', { session_id: sid, language: 'python', code: 'x = 21' });
+      assert.deepEqual(sc.results, []);
+      sc = await ok(client, 'code_execute', { session_id: sid, language: 'python', code: 'x * 2' });
+      assert.equal(sc.results[0]['text/plain'], '42');
+      sc = await ok(client, 'code_execute', { session_id: sid, language: 'javascript', code: 'var x = 21' });
+      sc = await ok(client, 'code_execute', { session_id: sid, language: 'javascript', code: 'x * 2' });
+      assert.equal(sc.results[0]['text/plain'], '42');
+      // fresh: a stateless one-off knows nothing of x
+      const r = await failed(client, 'code_execute', { session_id: sid, language: 'python', code: 'print(x)', fresh: true });
+      assert.match(r.structuredContent.stderr, /NameError/);
+    }));
+
+    test('a shell context keeps its cwd, variables and functions', T, () => withServer(kind, async ({ client }) => {
+      const sid = await create(client);
+      await sh(client, sid, 'mkdir -p /workspace/d && cd /workspace/d && V=kept && f() { echo "f:$1"; }');
+      const sc = await sh(client, sid, 'pwd; echo $V; f 1');
+      assert.equal(sc.stdout, '/workspace/d\nkept\nf:1\n');
+    }));
+
+    test('an exception comes back as error {name, value, traceback} with isError', T, () => withServer(kind, async ({ client }) => {
+      const sid = await create(client);
+      const r = await failed(client, 'code_execute', { session_id: sid, language: 'python', code: 'def g():\n    return 1/0\ng()' });
+      const e = r.structuredContent.error;
+      assert.equal(e.name, 'ZeroDivisionError');
+      assert.match(e.value, /division by zero/);
+      assert.match(e.traceback, /<cell-\d+>/);
+      assert.doesNotMatch(e.traceback, /driver\.py/);
+      const j = await failed(client, 'code_execute', { session_id: sid, language: 'javascript', code: 'null.x' });
+      assert.equal(j.structuredContent.error.name, 'TypeError');
+      // the context survives its errors
+      assert.equal((await ok(client, 'code_execute', { session_id: sid, language: 'python', code: '6 * 7' })).results[0]['text/plain'], '42');
+    }));
+
+    test('a timeout interrupts the code and keeps the state', T, () => withServer(kind, async ({ client }) => {
+      const sid = await create(client);
+      await ok(client, 'code_execute', { session_id: sid, language: 'python', code: 'kept = "yes"' });
+      const r = await failed(client, 'code_execute', { session_id: sid, language: 'python', code: 'import time\ntime.sleep(60)', timeout: 2 });
+      assert.equal(r.structuredContent.timed_out, true);
+      assert.equal(r.structuredContent.error.name, 'KeyboardInterrupt');
+      const sc = await ok(client, 'code_execute', { session_id: sid, language: 'python', code: 'kept' });
+      assert.equal(sc.results[0]['text/plain'], "'yes'");
+      const s = await failed(client, 'code_execute', { session_id: sid, language: 'shell', code: 'cd /tmp; sleep 60', timeout: 1 });
+      assert.equal(s.structuredContent.timed_out, true);
+      assert.equal((await sh(client, sid, 'pwd')).stdout, '/tmp\n');
+    }));
+
+    test('a context killed by a budget is reported once and recreated, the workspace intact', T, () => withServer(kind, async ({ client }) => {
+      const sid = await create(client, { limits: { memory_mb: 128 } });
+      await ok(client, 'code_execute', { session_id: sid, language: 'python', code: 'open("/workspace/f.txt", "w").write("x"); state = 1' });
+      const r = await failed(client, 'code_execute', {
+        session_id: sid, language: 'python',
+        code: 'import time\nchunks = []\nwhile True:\n    chunks.append(bytearray(16 << 20))\n    time.sleep(0.05)',
+      });
+      const sc = r.structuredContent;
+      assert.ok(sc.killed_by === 'memory' || (sc.error && /MemoryError|ContextDied/.test(sc.error.name)), JSON.stringify(sc));
+      const next = await ok(client, 'code_execute', { session_id: sid, language: 'python', code: 'import os\nos.path.exists("/workspace/f.txt")' });
+      assert.equal(next.results[0]['text/plain'], 'True');
+    }));
+
+    test('named contexts are separate; one context cannot reach another', T, () => withServer(kind, async ({ client }) => {
+      const sid = await create(client);
+      await ok(client, 'code_execute', { session_id: sid, language: 'python', code: 'import os; secret = "s3"; mypid = os.getpid()', context_id: 'a' });
+      const pid = (await ok(client, 'code_execute', { session_id: sid, language: 'python', code: 'mypid', context_id: 'a' })).results[0]['text/plain'];
+      const b = await failed(client, 'code_execute', { session_id: sid, language: 'python', code: 'secret', context_id: 'b' });
+      assert.equal(b.structuredContent.error.name, 'NameError');
+      // context b signals a's driver: refused (another sandboxed tree), a lives on
+      const k = await ok(client, 'code_execute', {
+        session_id: sid, language: 'python', context_id: 'b',
+        code: `import os, signal\ntry:\n    os.kill(${pid}, signal.SIGKILL)\n    r = "sent"\nexcept OSError as e:\n    r = type(e).__name__\nr`,
+      });
+      assert.notEqual(k.results[0]['text/plain'], "'sent'");
+      assert.equal((await ok(client, 'code_execute', { session_id: sid, language: 'python', code: 'secret', context_id: 'a' })).results[0]['text/plain'], "'s3'");
+      // reset drops the state
+      assert.equal((await ok(client, 'code_reset_context', { session_id: sid, context_id: 'a' })).reset, 1);
+      const gone = await failed(client, 'code_execute', { session_id: sid, language: 'python', code: 'secret', context_id: 'a' });
+      assert.equal(gone.structuredContent.error.name, 'NameError');
+    }));
+
+    test('a matplotlib figure comes back as image/png', { ...T, skip: HAVE_MATPLOTLIB ? false : 'python3-matplotlib is not installed' }, () => withServer(kind, async ({ client }) => {
+      const sid = await create(client, { policy: 'python' });
+      const r = await call(client, 'code_execute', {
+        session_id: sid, language: 'python',
+        code: 'import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()',
+      });
+      assert.ok(!r.error, r.error?.message);
+      assert.notEqual(r.res.isError, true, textOf(r.res));
+      const img = r.res.content.find((c) => c.type === 'image');
+      assert.ok(img && img.mimeType === 'image/png', 'an image content block');
+      assert.equal(Buffer.from(img.data, 'base64').subarray(1, 4).toString(), 'PNG');
+      assert.ok(r.res.structuredContent.results.some((x) => x['image/png']));
+    }));
+  });
 }
