@@ -130,7 +130,7 @@ static void *spawner(void *userdata)
 	return NULL;
 }
 
-static pid_t spawn_via_spawner(const char *exe, char *const *argv, const int fds[4])
+pid_t agent_spawn(const char *exe, char *const *argv, const int fds[4])
 {
 	SpawnJob job = {.argv = argv, .exe = exe, .fds = {fds[0], fds[1], fds[2], fds[3]}};
 
@@ -340,7 +340,7 @@ static int context_start(Session *s, Context *c, char *err, size_t errsize)
 	{
 		int fds[4] = {in[0], out[1], er[1], res[1]};
 
-		pid = spawn_via_spawner(s->agent->self_exe, argv, fds);
+		pid = agent_spawn(s->agent->self_exe, argv, fds);
 	}
 	close(in[0]);
 	close(out[1]);

@@ -110,6 +110,42 @@ static char *env_override(json_t *env, char *err, size_t errsize)
 	return buf;
 }
 
+static void unlink_maybe(const char *path)
+{
+	if (path)
+		(void) unlink(path);
+}
+
+char *toml_string_override(const char *prefix, const char *value)
+{
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *f;
+
+	if (!value || value[0] != '/' || strlen(value) > 4096)
+		return NULL;
+	f = open_memstream(&buf, &size);
+	if (!f)
+		return NULL;
+	fprintf(f, "%s\"", prefix);
+	for (const char *s = value; *s; s++) {
+		unsigned char c = (unsigned char) *s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
 typedef struct Spawned {
 	pid_t pid;
 	int out, err;
@@ -285,9 +321,10 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 	_cleanup_free_ char *wall = NULL, *envs = NULL, *out = NULL, *serr = NULL;
 	_cleanup_close_ int in_fd = -1;
 	const char *interp = NULL;
+	_cleanup_free_ char **argv = NULL;
+	_cleanup_free_ char *cwd = NULL;
 	char exec_id[40];
 	uint8_t rnd[4];
-	char *argv[24];
 	size_t argc = 0, out_len = 0, err_len = 0;
 	Running run = {};
 	CancelCtx cc = {.s = s, .run = &run};
@@ -298,12 +335,14 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 	int status = 0, r;
 	const Policy *pol;
 
-	if (!lang) {
+	if (!lang && !p->argv) {
 		snprintf(err, errsize, "language '%.32s' is not one of python, javascript, shell",
 			 p->language);
 		return -EINVAL;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(lang->interp) && lang->interp[i]; i++)
+	if (p->argv)
+		interp = p->argv[0];
+	for (size_t i = 0; lang && !p->argv && i < ARRAY_SIZE(lang->interp) && lang->interp[i]; i++)
 		if (access(lang->interp[i], X_OK) == 0) {
 			interp = lang->interp[i];
 			break;
@@ -313,6 +352,17 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 			 lang->name, lang->interp[0]);
 		return -EINVAL;
 	}
+	if (p->cwd) {
+		/* a TOML string, so that the override is never parsed as anything else */
+		cwd = toml_string_override("process.cwd=", p->cwd);
+		if (!cwd) {
+			snprintf(err, errsize, "cwd must be an absolute path inside the sandbox");
+			return -EINVAL;
+		}
+	}
+	argv = calloc(24 + strv_length(p->argv), sizeof(char *));
+	if (!argv)
+		return -ENOMEM;
 	pol = session_policy(s, err, errsize);
 	if (!pol)
 		return -EINVAL;
@@ -334,13 +384,17 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 	snprintf(exec_id, sizeof(exec_id), "%llu-%02x%02x%02x%02x",
 		 (unsigned long long) ++s->executions, rnd[0], rnd[1], rnd[2], rnd[3]);
 	pthread_mutex_unlock(&s->lock);
-	code_path = strdup_printf("%s/run/%s.%s", s->dir, exec_id, lang->ext);
-	code_vpath = strdup_printf("/run/sbxtrace/%s.%s", exec_id, lang->ext);
 	ws = strdup_printf("%s/workspace", s->dir);
 	policy = strdup_printf("%s/policy.toml", s->dir);
-	if (!code_path || !code_vpath || !ws || !policy)
+	if (!ws || !policy)
 		return -ENOMEM;
-	{
+	if (!p->argv) {
+		code_path = strdup_printf("%s/run/%s.%s", s->dir, exec_id, lang->ext);
+		code_vpath = strdup_printf("/run/sbxtrace/%s.%s", exec_id, lang->ext);
+		if (!code_path || !code_vpath)
+			return -ENOMEM;
+	}
+	if (code_path) {
 		_cleanup_close_ int fd =
 			open(code_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 
@@ -350,7 +404,7 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 	in_fd = memfd_create("sbxtrace-stdin", MFD_CLOEXEC);
 	if (in_fd < 0 || (p->stdin_len && write_all(in_fd, p->stdin_data, p->stdin_len) < 0) ||
 	    lseek(in_fd, 0, SEEK_SET) < 0) {
-		(void) unlink(code_path);
+		unlink_maybe(code_path);
 		return -EIO;
 	}
 	if (wall_s)
@@ -358,7 +412,7 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 	if (p->env && json_object_size(p->env) > 0) {
 		envs = env_override(p->env, err, errsize);
 		if (!envs) {
-			(void) unlink(code_path);
+			unlink_maybe(code_path);
 			return -EINVAL;
 		}
 	}
@@ -377,10 +431,19 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 		argv[argc++] = (char *) "-s";
 		argv[argc++] = envs;
 	}
+	if (cwd) {
+		argv[argc++] = (char *) "-s";
+		argv[argc++] = cwd;
+	}
 	argv[argc++] = policy;
 	argv[argc++] = (char *) "--";
-	argv[argc++] = (char *) interp;
-	argv[argc++] = code_vpath;
+	if (p->argv)
+		for (size_t i = 0; p->argv[i]; i++)
+			argv[argc++] = p->argv[i];
+	else {
+		argv[argc++] = (char *) interp;
+		argv[argc++] = code_vpath;
+	}
 	argv[argc] = NULL;
 
 	/* the session lock orders the spawn against a ratchet drop or a destroy: either it
@@ -388,7 +451,7 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 	pthread_mutex_lock(&s->lock);
 	if (s->destroyed) {
 		pthread_mutex_unlock(&s->lock);
-		(void) unlink(code_path);
+		unlink_maybe(code_path);
 		snprintf(err, errsize, "the session was destroyed");
 		return -EINVAL;
 	}
@@ -401,7 +464,7 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 	}
 	pthread_mutex_unlock(&s->lock);
 	if (r < 0) {
-		(void) unlink(code_path);
+		unlink_maybe(code_path);
 		snprintf(err, errsize, "cannot start the sandbox: %s", strerror(-r));
 		return r;
 	}
@@ -415,7 +478,7 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 	pthread_mutex_lock(&s->lock);
 	running_remove_locked(s, &run);
 	pthread_mutex_unlock(&s->lock);
-	(void) unlink(code_path);
+	unlink_maybe(code_path);
 
 	res = out ? json_loadb(out, out_len, 0, &je) : NULL;
 	if (!json_is_object(res)) {
@@ -466,7 +529,7 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 	json_object_set_new(res, "notices", notices);
 	json_object_set_new(res, "session_id", json_string(s->id));
 	json_object_set_new(res, "execution_id", json_string(exec_id));
-	json_object_set_new(res, "language", json_string(lang->name));
+	json_object_set_new(res, "language", json_string(lang ? lang->name : "command"));
 	json_object_del(res, "policy"); /* the session's file path means nothing to the agent */
 	json_object_set_new(res, "policy", json_string(s->policy_name));
 	{

@@ -11,6 +11,7 @@
 #define SESSION_ID_LEN 28 /* "sbx_" + 24 base62 characters: 142 random bits */
 
 typedef struct Context Context;
+typedef struct Process Process;
 
 /* One execution running in a session (a `sbxtrace run` process), for kills from outside. */
 typedef struct Running {
@@ -47,6 +48,8 @@ typedef struct Session {
 	unsigned n_running;
 	Policy *policy; /* the session's policy as loaded (for the file tools) */
 	Context *contexts; /* stateful interpreters (context.c) */
+	Process *processes; /* background processes (process.c) */
+	uint64_t processes_started;
 } Session;
 
 struct Agent {
@@ -97,11 +100,17 @@ typedef struct ExecParams {
 	size_t stdin_len;
 	json_t *env; /* object of strings, or NULL */
 	uint64_t timeout_s; /* 0: the session's wall limit */
+	char *const *argv;  /* code_run_command: run this instead of code (language unused) */
+	const char *cwd;    /* virtual working directory, NULL: the policy's */
 } ExecParams;
 /** Runs code in s. Fills *ret (the structured result) and returns 0; a refusal before
  * anything ran is -EINVAL with err set. */
 int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char *err,
 	     size_t errsize);
+
+/** "PREFIX\"VALUE\"" with VALUE as a TOML basic string (for -s overrides); NULL when
+ * value is not an absolute path. */
+char *toml_string_override(const char *prefix, const char *value);
 
 /* context.c: stateful interpreters */
 /** Runs code in the session's context (language, context_id), made or remade as needed. */
@@ -115,6 +124,18 @@ json_t *context_list_locked(Session *s);
 void context_kill_all_locked(Session *s);
 /** Kills and frees them all (the session's last reference). */
 void context_free_all(Session *s);
+
+/** Starts exe argv with fds[0..3] as its 0..3, from a long-lived thread (PR_SET_PDEATHSIG
+ * follows the thread that forked): the pid or -errno. */
+pid_t agent_spawn(const char *exe, char *const *argv, const int fds[4]);
+
+/* process.c: background processes */
+/** Starts p->argv in the background; *ret {process_id, pid, command}. */
+int process_start(Session *s, const ExecParams *p, json_t **ret, char *err, size_t errsize);
+/** code_process's actions (list, output, wait, kill, write_stdin) on args. */
+int process_action(Session *s, json_t *args, json_t **ret, char *err, size_t errsize);
+void process_kill_all_locked(Session *s);
+void process_free_all(Session *s);
 
 /* files.c: paths as the sandbox sees them, resolved in the session's view. Errors for the
  * agent in err, return -errno. */

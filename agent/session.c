@@ -312,6 +312,7 @@ static Session *session_alloc(Agent *a, const char *tenant, const char *id)
 static void session_free(Session *s)
 {
 	context_free_all(s);
+	process_free_all(s);
 	policy_free(s->policy);
 	strv_free(s->allowed_domains);
 	strv_free(s->datasets);
@@ -752,6 +753,7 @@ void session_destroy(Session *s)
 	s->destroyed = true;
 	kill_running_locked(s, "the session was destroyed");
 	context_kill_all_locked(s);
+	process_kill_all_locked(s);
 	pthread_mutex_unlock(&s->lock);
 	if (unlinked)
 		session_put(s); /* the store's reference */
@@ -780,8 +782,9 @@ int session_raise_level_locked(Session *s, Sensitivity level, const char *cause)
 		/* what runs now holds sockets of the old mode that we cannot reach from here:
 		 * stop it rather than let it go on sending (fail closed) */
 		kill_running_locked(s, "the network was restricted while it ran");
-		/* and the contexts hold the old mode in their runs: they start anew */
+		/* and the contexts and background processes hold the old mode in their runs */
 		context_kill_all_locked(s);
+		process_kill_all_locked(s);
 	}
 	if (dropped) {
 		/* the generated file says whether it mounts /workspace itself: keep that */
@@ -935,6 +938,7 @@ void agent_free(Agent *a)
 		pthread_mutex_lock(&s->lock);
 		kill_running_locked(s, "the server stopped");
 		context_kill_all_locked(s);
+		process_kill_all_locked(s);
 		s->last_active_ms = s->last_active_ms ? s->last_active_ms : now_ms();
 		(void) session_save_locked(s);
 		pthread_mutex_unlock(&s->lock);

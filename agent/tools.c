@@ -595,6 +595,132 @@ static int tool_destroy(McpCall *call, json_t *args, void *userdata, json_t **re
 	return 0;
 }
 
+/* ---- code_run_command, code_process ---- */
+
+static int tool_run_command(McpCall *call, json_t *args, void *userdata, json_t **ret)
+{
+	Agent *a = userdata;
+	const char *sid = json_string_value(json_object_get(args, "session_id"));
+	const char *command = json_string_value(json_object_get(args, "command"));
+	const json_t *av = json_object_get(args, "argv"), *x;
+	const char *in = json_string_value(json_object_get(args, "stdin"));
+	bool background = json_is_true(json_object_get(args, "background"));
+	_cleanup_free_ char *joined = NULL;
+	char **argv = NULL;
+	uint64_t start = now_monotonic_ns();
+	char err[512];
+	json_t *res = NULL;
+	Session *s;
+	size_t i;
+	int r;
+
+	if (!!command == !!av) {
+		*ret = mcp_result_error("give either argv (an array) or command (a shell command line)");
+		return 0;
+	}
+	if (command) {
+		const char *sh[] = {"/bin/sh", "-c", command, NULL};
+
+		argv = strv_copy((char *const *) sh);
+	} else {
+		argv = calloc(json_array_size(av) + 1, sizeof(char *));
+		json_array_foreach(av, i, x)
+			if (argv)
+				argv[i] = strdup(json_string_value(x));
+	}
+	if (!argv || !argv[0]) {
+		strv_free(argv);
+		*ret = mcp_result_error("argv must not be empty");
+		return 0;
+	}
+	for (i = 0; argv[i]; i++)
+		;
+	{
+		char *buf = NULL;
+		size_t size = 0;
+		FILE *f = open_memstream(&buf, &size);
+
+		for (size_t k = 0; f && argv[k]; k++)
+			fprintf(f, "%s%s", k ? " " : "", argv[k]);
+		if (f)
+			fclose(f);
+		joined = buf;
+	}
+	s = session_get(a, tenant_of(call), sid);
+	if (!s) {
+		strv_free(argv);
+		*ret = unknown_session(sid);
+		return 0;
+	}
+	{
+		ExecParams p = {
+			.language = "command",
+			.code = joined ? joined : "",
+			.stdin_data = in,
+			.stdin_len = in ? json_string_length(json_object_get(args, "stdin")) : 0,
+			.env = json_object_get(args, "env"),
+			.timeout_s = json_integer_value(json_object_get(args, "timeout")),
+			.argv = argv,
+			.cwd = json_string_value(json_object_get(args, "cwd")),
+		};
+
+		if (background && json_object_size(p.env) > 0) {
+			strv_free(argv);
+			session_put(s);
+			*ret = mcp_result_error("env is not supported with background yet; export the "
+						"variables in command");
+			return 0;
+		}
+		r = background ? process_start(s, &p, &res, err, sizeof(err))
+			       : exec_run(s, &p, call, &res, err, sizeof(err));
+	}
+	strv_free(argv);
+	audit_call(s, "code_run_command", args, json_pack("{s:b}", "ok", r >= 0), start);
+	session_put(s);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		*ret = mcp_result_error("%s", err);
+		return 0;
+	}
+	if (background) {
+		*ret = structured(res, false);
+		return 0;
+	}
+	{
+		json_t *text = json_incref(json_object_get(res, "_text"));
+		bool failed = json_integer_value(json_object_get(res, "exit_code")) != 0 ||
+			      json_is_true(json_object_get(res, "timed_out")) ||
+			      json_is_string(json_object_get(res, "killed_by"));
+
+		json_object_del(res, "_text");
+		*ret = mcp_result_structured(res, json_string_value(text), failed);
+		json_decref(text);
+	}
+	return *ret ? 0 : -ENOMEM;
+}
+
+static int tool_process(McpCall *call, json_t *args, void *userdata, json_t **ret)
+{
+	Agent *a = userdata;
+	const char *sid = json_string_value(json_object_get(args, "session_id"));
+	Session *s = session_get(a, tenant_of(call), sid);
+	char err[512];
+	json_t *o = NULL;
+	int r;
+
+	if (!s) {
+		*ret = unknown_session(sid);
+		return 0;
+	}
+	r = process_action(s, args, &o, err, sizeof(err));
+	session_put(s);
+	if (r == -ENOMEM)
+		return r;
+	*ret = r < 0 ? mcp_result_error("%s", err) : structured(o, false);
+	return 0;
+}
+
 static int tool_reset_context(McpCall *call, json_t *args, void *userdata, json_t **ret)
 {
 	Agent *a = userdata;
@@ -778,6 +904,51 @@ static const McpTool tools[] = {
 				 "\"properties\":{\"network_mode\":{\"type\":\"string\"},\"level\":{"
 				 "\"type\":\"string\"},\"restricted\":{\"type\":\"boolean\"}}}",
 		.handler = tool_mark_private,
+	},
+	{
+		.name = "code_run_command",
+		.title = "Run a command in a sandbox",
+		.description =
+			"Run a program in a session: argv (an array, no shell) or command (a "
+			"shell command line). With background the call returns a process_id at "
+			"once; follow it with code_process. Background processes count as "
+			"activity and die with the session.",
+		.input_schema =
+			"{\"type\":\"object\",\"additionalProperties\":false,\"required\":["
+			"\"session_id\"],\"properties\":{\"session_id\":" SID_SCHEMA ","
+			"\"argv\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
+			"\"minItems\":1,\"maxItems\":4096},"
+			"\"command\":{\"type\":\"string\",\"maxLength\":1048576},"
+			"\"cwd\":{\"type\":\"string\",\"maxLength\":4096},"
+			"\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}},"
+			"\"stdin\":{\"type\":\"string\",\"maxLength\":16777216},"
+			"\"timeout\":{\"type\":\"integer\",\"minimum\":1},"
+			"\"background\":{\"type\":\"boolean\"}}}",
+		.output_schema = "{\"type\":\"object\"}",
+		.handler = tool_run_command,
+	},
+	{
+		.name = "code_process",
+		.title = "Manage background processes",
+		.description =
+			"Background processes of a session: action list; output (stdout and "
+			"stderr from the offsets since_stdout, since_stderr; next_* to continue); "
+			"wait (up to timeout seconds, default 30); kill (signal TERM by default, "
+			"KILL, INT, HUP…); write_stdin (data, eof to close it).",
+		.input_schema =
+			"{\"type\":\"object\",\"additionalProperties\":false,\"required\":["
+			"\"session_id\",\"action\"],\"properties\":{\"session_id\":" SID_SCHEMA ","
+			"\"action\":{\"type\":\"string\",\"enum\":[\"list\",\"output\",\"wait\","
+			"\"kill\",\"write_stdin\"]},"
+			"\"process_id\":{\"type\":\"string\",\"maxLength\":16},"
+			"\"since_stdout\":{\"type\":\"integer\",\"minimum\":0},"
+			"\"since_stderr\":{\"type\":\"integer\",\"minimum\":0},"
+			"\"timeout\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":3600},"
+			"\"signal\":{\"type\":\"string\",\"maxLength\":8},"
+			"\"data\":{\"type\":\"string\",\"maxLength\":16777216},"
+			"\"eof\":{\"type\":\"boolean\"}}}",
+		.output_schema = "{\"type\":\"object\"}",
+		.handler = tool_process,
 	},
 	{
 		.name = "code_reset_context",

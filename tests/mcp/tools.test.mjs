@@ -1001,3 +1001,69 @@ for (const kind of ['stdio', 'http']) {
     }));
   });
 }
+
+// ---------------------------------------------------------------- commands and background processes (issue 17)
+
+// The sleep itself, not the sbxtrace run whose argv also names it.
+function sleepProcs(marker) {
+  const out = [];
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      if (argv[0].endsWith('sleep') && argv.includes(marker)) out.push(Number(pid));
+    } catch { /* gone */ }
+  }
+  return out;
+}
+
+for (const kind of ['stdio', 'http']) {
+  describe(`${kind}: commands and background processes`, () => {
+    test('code_run_command runs argv without a shell, and a command line with cwd and stdin', T, () => withServer(kind, async ({ client }) => {
+      const sid = await create(client);
+      let sc = await ok(client, 'code_run_command', { session_id: sid, argv: ['printf', '%s|', 'a b', '$HOME'] });
+      assert.equal(sc.stdout, 'a b|$HOME|');
+      sc = await ok(client, 'code_run_command', { session_id: sid, command: 'pwd; cat', cwd: '/tmp', stdin: 'from stdin\n' });
+      assert.equal(sc.stdout, '/tmp\nfrom stdin\n');
+      const r = await failed(client, 'code_run_command', { session_id: sid, command: 'exit 5' });
+      assert.equal(r.structuredContent.exit_code, 5);
+      await failed(client, 'code_run_command', { session_id: sid, argv: ['true'], command: 'true' });
+    }));
+
+    test('a background process: output while it runs, stdin, wait, and its end', T, () => withServer(kind, async ({ client }) => {
+      const sid = await create(client);
+      const started = await ok(client, 'code_run_command', {
+        session_id: sid, background: true,
+        command: 'echo first; read line; echo "got $line"; echo err >&2',
+      });
+      assert.match(started.process_id, /^p\d+$/);
+      await waitFor(async () => (await ok(client, 'code_process', { session_id: sid, action: 'output', process_id: started.process_id })).stdout === 'first\n', 30_000, 'no first line');
+      const list = await ok(client, 'code_process', { session_id: sid, action: 'list' });
+      assert.equal(list.processes[0].running, true);
+      await ok(client, 'code_process', { session_id: sid, action: 'write_stdin', process_id: started.process_id, data: 'hello\n' });
+      const done = await ok(client, 'code_process', { session_id: sid, action: 'wait', process_id: started.process_id, timeout: 30 });
+      assert.equal(done.running, false);
+      assert.equal(done.exit_code, 0);
+      assert.equal(done.stdout, 'first\ngot hello\n');
+      assert.equal(done.stderr, 'err\n');
+      const tail = await ok(client, 'code_process', { session_id: sid, action: 'output', process_id: started.process_id, since_stdout: 6 });
+      assert.equal(tail.stdout, 'got hello\n');
+    }));
+
+    test('kill stops a background process; destroy stops the rest', T, () => withServer(kind, async ({ client }) => {
+      const sid = await create(client);
+      const m1 = `40.${Math.floor(Math.random() * 9000) + 1000}`;
+      const m2 = `41.${Math.floor(Math.random() * 9000) + 1000}`;
+      const a = await ok(client, 'code_run_command', { session_id: sid, background: true, argv: ['sleep', m1] });
+      await ok(client, 'code_run_command', { session_id: sid, background: true, argv: ['sleep', m2] });
+      await waitFor(() => sleepProcs(m1).length === 1 && sleepProcs(m2).length === 1, 60_000, 'the sleeps never started');
+      await ok(client, 'code_process', { session_id: sid, action: 'kill', process_id: a.process_id });
+      const w = await ok(client, 'code_process', { session_id: sid, action: 'wait', process_id: a.process_id, timeout: 30 });
+      assert.equal(w.running, false);
+      await waitFor(() => sleepProcs(m1).length === 0, 60_000, 'the killed sleep is still running');
+      assert.equal(sleepProcs(m2).length, 1, 'the other process must not be touched');
+      await ok(client, 'code_destroy_sandbox', { session_id: sid });
+      await waitFor(() => sleepProcs(m2).length === 0, 60_000, 'destroy left a background process running');
+    }));
+  });
+}
