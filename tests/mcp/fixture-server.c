@@ -8,6 +8,7 @@
  * the real `sbxtrace mcp` (conformance-against.sh).
  *
  *   fixture-server HOST:PORT     prints "listening on URL" on stderr, serves until SIGTERM
+ *   fixture-server --stdio       serves stdio until end of input (tools.test.mjs)
  */
 #include <errno.h>
 #include <stdio.h>
@@ -357,7 +358,10 @@ int main(int argc, char *argv[])
 			return 1;
 	mcp_server_set_fallback(s, fallback, NULL);
 	mcp_server_set_capabilities(s, caps);
-	r = mcp_serve_http(s, &o);
+	if (argc > 1 && streq(argv[1], "--stdio"))
+		r = mcp_serve_stdio(s, "local", 0, 1);
+	else
+		r = mcp_serve_http(s, &o);
 	mcp_server_free(s);
 	json_decref(caps);
 	return r < 0 ? 1 : 0;
