@@ -77,9 +77,9 @@ typedef struct HttpServer {
 	pthread_mutex_t lock; /* guards sessions, busy, stopping */
 	HttpSession *sessions;
 	size_t n_sessions;
-	unsigned busy;	   /* requests being handled: JSON ones and SSE calls' threads */
-	pthread_cond_t idle; /* busy reached 0 */
-	bool stopping;	   /* SIGTERM: no new request */
+	unsigned busy;	       /* requests being handled: JSON ones and SSE calls' threads */
+	pthread_cond_t idle;   /* busy reached 0 */
+	bool stopping;	       /* SIGTERM: no new request */
 	unsigned long streams; /* SSE streams opened, for event ids */
 } HttpServer;
 
@@ -297,8 +297,8 @@ typedef struct SseStream {
 	json_t *msg;	      /* the tools/call request */
 	json_t *id;	      /* its id */
 	unsigned long stream_no;
-	int wake_fd; /* eventfd: buf grew, or the call ended */
-	int sock_fd; /* the client's socket, watched for its going away; -1: not watched */
+	int wake_fd;	      /* eventfd: buf grew, or the call ended */
+	int sock_fd;	      /* the client's socket, watched for its going away; -1: not watched */
 	pthread_mutex_t lock; /* guards what follows */
 	char *buf;	      /* SSE text not yet handed to MHD: buf[off..len) */
 	size_t len, off;
@@ -419,6 +419,7 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *out, size_t max)
 		struct pollfd pfd[2] = {{.fd = st->wake_fd, .events = POLLIN},
 					{.fd = st->sock_fd, .events = POLLRDHUP}};
 		uint64_t now;
+		int wait_ms;
 		size_t n;
 
 		pthread_mutex_lock(&st->lock);
@@ -442,11 +443,12 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *out, size_t max)
 			memcpy(out, keepalive, n);
 			return (ssize_t) n;
 		}
-		if (poll(pfd, st->sock_fd >= 0 ? 2 : 1, (int) ((deadline - now) / 1000000 + 1)) < 0 &&
-		    errno != EINTR)
+		wait_ms = (int) ((deadline - now) / 1000000 + 1);
+		if (poll(pfd, st->sock_fd >= 0 ? 2 : 1, wait_ms) < 0 && errno != EINTR)
 			return MHD_CONTENT_READER_END_WITH_ERROR;
 		if (pfd[1].revents & (POLLRDHUP | POLLHUP | POLLERR)) {
-			log_debug("mcp http: the client left the stream of a tools/call; cancelling it");
+			log_debug("mcp http: the client left the stream of a tools/call; "
+				  "cancelling it");
 			sse_abandon(st);
 			return MHD_CONTENT_READER_END_WITH_ERROR;
 		}
