@@ -794,6 +794,38 @@ token = "beta-token-${'b'.repeat(32)}"
     }
   });
 
+  test('a client that leaves the SSE stream of a tools/call cancels it; JSON for clients without SSE', T, () => withServer('http', async ({ client, url }) => {
+    const sid = await create(client);
+    const post = async (body, { sessionId, accept, signal } = {}) => fetch(url, {
+      method: 'POST', signal, body: JSON.stringify(body),
+      headers: {
+        'content-type': 'application/json', accept,
+        ...(sessionId ? { 'mcp-session-id': sessionId } : {}),
+      },
+    });
+    const init = await post(JSON.parse(initBody()), { accept: 'application/json, text/event-stream' });
+    const session = init.headers.get('mcp-session-id');
+    await init.text();
+    const exec = (id, code) => ({
+      jsonrpc: '2.0', id, method: 'tools/call',
+      params: { name: 'code_execute', arguments: { session_id: sid, language: 'shell', code } },
+    });
+    // a client that accepts only JSON gets JSON
+    const plain = await post(exec(2, 'echo plain'), { sessionId: session, accept: 'application/json' });
+    assert.match(plain.headers.get('content-type'), /^application\/json/);
+    assert.equal((await plain.json()).result.structuredContent.stdout, 'plain\n');
+    // one that accepts SSE gets a stream, and leaving it stops the call
+    const marker = `30.${Math.floor(Math.random() * 9000) + 1000}`;
+    const ac = new AbortController();
+    const res = await post(exec(3, `sleep ${marker}; echo not-cancelled`), { sessionId: session, accept: 'application/json, text/event-stream', signal: ac.signal });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type'), /^text\/event-stream/);
+    await waitFor(() => sleepers(marker).length >= 1, 60_000, 'the sleep never started');
+    ac.abort();
+    await waitFor(() => sleepers(marker).length === 0, 20_000, 'the call went on after its client left the stream'); // < the sleep's 30 s
+    assert.equal((await sh(client, sid, 'echo alive')).stdout, 'alive\n');
+  }));
+
   test('a session created over HTTP is usable over stdio with the same data dir', T, async () => {
     const root = tempRoot();
     const dataDir = join(root, 'data');
