@@ -8,6 +8,16 @@
  * notification or a response gets 202. GET (the optional server-to-client stream) is 405,
  * which the spec allows. DELETE with Mcp-Session-Id ends that MCP session.
  *
+ * The exception is a tools/call whose client accepts text/event-stream: it is answered with
+ * an SSE stream (basic/transports, "Sending Messages to the Server", 6). The call runs on a
+ * thread of its own; what it sends meanwhile (progress, log messages, its requests to the
+ * client: elicitation, sampling) becomes `id: S-N`, `event: message`, `data: JSON` events on
+ * that stream, the response is the last event, and the stream ends. The client answers our
+ * requests with POSTs of their own, which the core hands to the waiting call. While nothing
+ * happens a `: keepalive` comment goes out every 15 s. We keep no event store, so a stream
+ * cannot be resumed (GET is 405, and no priming event invites a reconnection): a client that
+ * disconnects from the stream can never get the result, and its call is cancelled.
+ *
  * MCP sessions (Mcp-Session-Id, 128 random bits, given at initialize) only scope the protocol
  * state: the negotiated revision and which calls a notifications/cancelled may name. Sandbox
  * sessions are handles in tool arguments (docs/agents.md) and outlive them.
@@ -27,11 +37,13 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -48,6 +60,7 @@ typedef enum MHD_Result MhdResult;
 
 #define HTTP_MAX_SESSIONS    4096
 #define HTTP_MAX_CONNECTIONS 512
+#define SSE_KEEPALIVE_MS     15000
 
 typedef struct HttpSession {
 	struct HttpSession *next;
@@ -61,9 +74,13 @@ typedef struct HttpServer {
 	const McpHttpOptions *o;
 	char host[128]; /* the bind address as given */
 	bool loopback;
-	pthread_mutex_t lock; /* guards sessions */
+	pthread_mutex_t lock; /* guards sessions, busy, stopping */
 	HttpSession *sessions;
 	size_t n_sessions;
+	unsigned busy;	       /* requests being handled: JSON ones and SSE calls' threads */
+	pthread_cond_t idle;   /* busy reached 0 */
+	bool stopping;	       /* SIGTERM: no new request */
+	unsigned long streams; /* SSE streams opened, for event ids */
 } HttpServer;
 
 typedef struct HttpRequest {
@@ -106,6 +123,7 @@ static HttpSession *session_new(HttpServer *h, const char *tenant)
 			HttpSession *v = *victim;
 
 			*victim = v->next;
+			mcp_conn_clear(&v->conn);
 			free(v);
 			h->n_sessions--;
 		}
@@ -152,6 +170,7 @@ static bool session_delete(HttpServer *h, const char *id, const char *tenant)
 			mcp_server_cancel_conn(h->server, &s->conn);
 			if (s->refs == 0) {
 				*p = s->next;
+				mcp_conn_clear(&s->conn);
 				free(s);
 				h->n_sessions--;
 			}
@@ -266,6 +285,272 @@ static MhdResult respond_json(struct MHD_Connection *c, json_t *msg, const char 
 	return respond(c, MHD_HTTP_OK, "application/json", text, session_id);
 }
 
+/* ---- SSE streams: a tools/call answered as text/event-stream ---- */
+
+#define SSE_MAX_QUEUED (8u << 20) /* bytes of notifications waiting for a slow client */
+
+typedef struct SseStream {
+	McpStream base;
+	HttpServer *h;
+	HttpSession *session; /* a reference, dropped when the call ends */
+	char conn_id[64];     /* the session's id, to cancel the call by */
+	json_t *msg;	      /* the tools/call request */
+	json_t *id;	      /* its id */
+	unsigned long stream_no;
+	int wake_fd;	      /* eventfd: buf grew, or the call ended */
+	int sock_fd;	      /* the client's socket, watched for its going away; -1: not watched */
+	pthread_mutex_t lock; /* guards what follows */
+	char *buf;	      /* SSE text not yet handed to MHD: buf[off..len) */
+	size_t len, off;
+	unsigned long events;
+	bool done;     /* the call ended; its response, if any, is in buf */
+	bool gone;     /* MHD is done with the stream: nothing more will be read */
+	unsigned refs; /* the call's thread and the MHD response */
+} SseStream;
+
+static void busy_leave(HttpServer *h)
+{
+	pthread_mutex_lock(&h->lock);
+	if (--h->busy == 0)
+		pthread_cond_broadcast(&h->idle);
+	pthread_mutex_unlock(&h->lock);
+}
+
+static void sse_unref(SseStream *st)
+{
+	bool last;
+
+	pthread_mutex_lock(&st->lock);
+	last = --st->refs == 0;
+	pthread_mutex_unlock(&st->lock);
+	if (!last)
+		return;
+	json_decref(st->msg);
+	json_decref(st->id);
+	free(st->buf);
+	if (st->wake_fd >= 0)
+		close(st->wake_fd);
+	pthread_mutex_destroy(&st->lock);
+	free(st);
+}
+
+static void sse_wake(SseStream *st)
+{
+	uint64_t one = 1;
+
+	(void) !write(st->wake_fd, &one, sizeof(one));
+}
+
+/* Appends text as one event (final: the call's response, which a full queue does not refuse). */
+static int sse_push(SseStream *st, json_t *msg, bool final)
+{
+	_cleanup_free_ char *text = json_dumps(msg, JSON_COMPACT);
+	char head[96];
+	size_t tl;
+	char *n;
+	int hl;
+
+	if (!text)
+		return -ENOMEM;
+	tl = strlen(text); /* compact JSON has no newline: one data line */
+	pthread_mutex_lock(&st->lock);
+	if (st->gone || st->done) {
+		pthread_mutex_unlock(&st->lock);
+		return -EPIPE;
+	}
+	if (!final && st->len - st->off > SSE_MAX_QUEUED) {
+		pthread_mutex_unlock(&st->lock);
+		return -ENOBUFS;
+	}
+	if (st->off > 0) {
+		memmove(st->buf, st->buf + st->off, st->len - st->off);
+		st->len -= st->off;
+		st->off = 0;
+	}
+	hl = snprintf(head, sizeof(head), "id: %lu-%lu\nevent: message\ndata: ", st->stream_no,
+		      ++st->events);
+	n = realloc(st->buf, st->len + hl + tl + 2);
+	if (!n) {
+		pthread_mutex_unlock(&st->lock);
+		return -ENOMEM;
+	}
+	st->buf = n;
+	memcpy(st->buf + st->len, head, hl);
+	memcpy(st->buf + st->len + hl, text, tl);
+	memcpy(st->buf + st->len + hl + tl, "\n\n", 2);
+	st->len += hl + tl + 2;
+	pthread_mutex_unlock(&st->lock);
+	sse_wake(st);
+	return 0;
+}
+
+static int sse_send(McpStream *base, json_t *msg)
+{
+	return sse_push((SseStream *) base, msg, false);
+}
+
+/* The client went away from the stream (or MHD dropped it): nobody can get the result, so
+ * the call is cancelled, if it still runs. */
+static void sse_abandon(SseStream *st)
+{
+	McpConn c = {};
+	bool running;
+
+	pthread_mutex_lock(&st->lock);
+	running = !st->done && !st->gone;
+	st->gone = true;
+	pthread_mutex_unlock(&st->lock);
+	if (!running)
+		return;
+	snprintf(c.id, sizeof(c.id), "%s", st->conn_id);
+	mcp_server_cancel(st->h->server, &c, st->id);
+}
+
+/* MHD's content reader: blocks (its connection has a thread of its own) until there is
+ * something to send, the call ended, the client left, or a keepalive is due. */
+static ssize_t sse_read(void *cls, uint64_t pos, char *out, size_t max)
+{
+	static const char keepalive[] = ": keepalive\n\n";
+	SseStream *st = cls;
+	uint64_t deadline = now_monotonic_ns() + SSE_KEEPALIVE_MS * 1000000ull;
+
+	(void) pos;
+	for (;;) {
+		struct pollfd pfd[2] = {{.fd = st->wake_fd, .events = POLLIN},
+					{.fd = st->sock_fd, .events = POLLRDHUP}};
+		uint64_t now;
+		int wait_ms;
+		size_t n;
+
+		pthread_mutex_lock(&st->lock);
+		if (st->off < st->len) {
+			n = MIN(max, st->len - st->off);
+			memcpy(out, st->buf + st->off, n);
+			st->off += n;
+			if (st->off == st->len)
+				st->off = st->len = 0;
+			pthread_mutex_unlock(&st->lock);
+			return (ssize_t) n;
+		}
+		if (st->done) {
+			pthread_mutex_unlock(&st->lock);
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		}
+		pthread_mutex_unlock(&st->lock);
+		now = now_monotonic_ns();
+		if (now >= deadline) {
+			n = MIN(max, sizeof(keepalive) - 1);
+			memcpy(out, keepalive, n);
+			return (ssize_t) n;
+		}
+		wait_ms = (int) ((deadline - now) / 1000000 + 1);
+		if (poll(pfd, st->sock_fd >= 0 ? 2 : 1, wait_ms) < 0 && errno != EINTR)
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+		if (pfd[1].revents & (POLLRDHUP | POLLHUP | POLLERR)) {
+			log_debug("mcp http: the client left the stream of a tools/call; "
+				  "cancelling it");
+			sse_abandon(st);
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+		}
+		if (pfd[0].revents & POLLIN) {
+			uint64_t v;
+
+			(void) !read(st->wake_fd, &v, sizeof(v));
+		}
+	}
+}
+
+/* MHD destroys the response: the stream ended, or the connection broke. */
+static void sse_free(void *cls)
+{
+	SseStream *st = cls;
+
+	sse_abandon(st);
+	sse_unref(st);
+}
+
+/* The call's thread: runs the tools/call, then ends the stream with its response. */
+static void *sse_call(void *userdata)
+{
+	SseStream *st = userdata;
+	HttpServer *h = st->h;
+	json_t *res = mcp_server_handle_stream(h->server, &st->session->conn, st->msg, &st->base);
+
+	if (res)
+		(void) sse_push(st, res, true);
+	json_decref(res);
+	pthread_mutex_lock(&st->lock);
+	st->done = true;
+	pthread_mutex_unlock(&st->lock);
+	sse_wake(st);
+	session_put(h, st->session);
+	sse_unref(st);
+	busy_leave(h);
+	return NULL;
+}
+
+/* Whether the client lists text/event-stream in Accept. */
+static bool accepts_sse(const char *accept)
+{
+	return accept && strcasestr(accept, "text/event-stream");
+}
+
+/* Answers the tools/call msg (stolen) of session s (its reference is taken over) with an SSE
+ * stream; NULL response when the stream could not be set up (the caller answers JSON then,
+ * with msg and the reference back). */
+static struct MHD_Response *sse_start(HttpServer *h, struct MHD_Connection *c, HttpSession *s,
+				      json_t *msg)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	SseStream *st = calloc(1, sizeof(*st));
+	struct MHD_Response *r;
+	pthread_attr_t attr;
+	pthread_t th;
+
+	if (!st)
+		return NULL;
+	st->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (st->wake_fd < 0) {
+		free(st);
+		return NULL;
+	}
+	st->base.send = sse_send;
+	st->h = h;
+	st->session = s;
+	snprintf(st->conn_id, sizeof(st->conn_id), "%s", s->conn.id);
+	st->id = json_deep_copy(json_object_get(msg, "id"));
+	st->sock_fd = ci ? ci->connect_fd : -1;
+	st->refs = 2;
+	pthread_mutex_init(&st->lock, NULL);
+	/* a comment first: the headers leave at once, before the tool has anything to say */
+	st->buf = strdup(": stream of a tools/call\n\n");
+	st->len = st->buf ? strlen(st->buf) : 0;
+	pthread_mutex_lock(&h->lock);
+	st->stream_no = ++h->streams;
+	pthread_mutex_unlock(&h->lock);
+	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, sse_read, st, sse_free);
+	if (!r) {
+		st->refs = 1;
+		sse_unref(st);
+		return NULL;
+	}
+	st->msg = msg;
+	MHD_add_response_header(r, "Content-Type", "text/event-stream");
+	MHD_add_response_header(r, "Cache-Control", "no-cache");
+	MHD_add_response_header(r, "Mcp-Session-Id", s->conn.id);
+
+	pthread_mutex_lock(&h->lock);
+	h->busy++; /* the call's thread; the request itself is busy already: no stopping check */
+	pthread_mutex_unlock(&h->lock);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&th, &attr, sse_call, st) != 0)
+		(void) sse_call(st); /* no thread: the call runs here, the stream replays it */
+	pthread_attr_destroy(&attr);
+	return r;
+}
+
 /* ---- the handler ---- */
 
 static const char *header(struct MHD_Connection *c, const char *name)
@@ -291,8 +576,8 @@ static unsigned authenticate(HttpServer *h, struct MHD_Connection *c, const char
 	return 0;
 }
 
-static MhdResult handle_post(HttpServer *h, struct MHD_Connection *c, const char *tenant,
-			     const HttpRequest *req)
+static MhdResult handle_post_counted(HttpServer *h, struct MHD_Connection *c, const char *tenant,
+				     const HttpRequest *req)
 {
 	const char *sid = header(c, "Mcp-Session-Id");
 	const char *pv = header(c, "MCP-Protocol-Version");
@@ -341,6 +626,17 @@ static MhdResult handle_post(HttpServer *h, struct MHD_Connection *c, const char
 				      "unknown MCP session: send initialize again");
 		}
 	}
+	if (accepts_sse(header(c, "Accept")) && mcp_message_is_request(msg) &&
+	    streq(json_string_value(json_object_get(msg, "method")), "tools/call")) {
+		struct MHD_Response *r = sse_start(h, c, s, msg);
+
+		if (r) {
+			/* msg and the session's reference now belong to the call's thread */
+			ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+			MHD_destroy_response(r);
+			return ret;
+		}
+	}
 	res = mcp_server_handle(h->server, &s->conn, msg);
 	if (!mcp_message_is_request(msg)) {
 		json_decref(msg);
@@ -357,6 +653,24 @@ static MhdResult handle_post(HttpServer *h, struct MHD_Connection *c, const char
 	ret = respond_json(c, res, s->conn.id);
 	json_decref(res);
 	session_put(h, s);
+	return ret;
+}
+
+/* The request counts as busy while handled, so that a shutdown waits for it. */
+static MhdResult handle_post(HttpServer *h, struct MHD_Connection *c, const char *tenant,
+			     const HttpRequest *req)
+{
+	MhdResult ret;
+
+	pthread_mutex_lock(&h->lock);
+	if (h->stopping) {
+		pthread_mutex_unlock(&h->lock);
+		return refuse(c, MHD_HTTP_SERVICE_UNAVAILABLE, "the server is stopping");
+	}
+	h->busy++;
+	pthread_mutex_unlock(&h->lock);
+	ret = handle_post_counted(h, c, tenant, req);
+	busy_leave(h);
 	return ret;
 }
 
@@ -505,6 +819,7 @@ int mcp_serve_http(McpServer *s, const McpHttpOptions *o)
 	if (fd < 0)
 		return fd;
 	pthread_mutex_init(&h.lock, NULL);
+	pthread_cond_init(&h.idle, NULL);
 	/* the daemon's threads inherit this mask: SIGINT and SIGTERM come to sigwait below */
 	sigemptyset(&ss);
 	sigaddset(&ss, SIGINT);
@@ -529,10 +844,23 @@ int mcp_serve_http(McpServer *s, const McpHttpOptions *o)
 		sig = 0, (void) sigwait(&ss, &sig);
 	while (sig != SIGINT && sig != SIGTERM);
 
-	/* stop what runs, then the daemon (which waits for its connection threads) */
+	/* stop what runs and wait for it (again and again: a call may not have registered at
+	 * the first go), then the daemon (which waits for its connection threads) */
 	pthread_mutex_lock(&h.lock);
-	for (HttpSession *x = h.sessions; x; x = x->next)
-		mcp_server_cancel_conn(s, &x->conn);
+	h.stopping = true;
+	while (h.busy > 0) {
+		struct timespec ts;
+
+		for (HttpSession *x = h.sessions; x; x = x->next)
+			mcp_server_cancel_conn(s, &x->conn);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		(void) pthread_cond_timedwait(&h.idle, &h.lock, &ts);
+	}
 	pthread_mutex_unlock(&h.lock);
 	MHD_stop_daemon(d);
 	close(fd);
@@ -540,6 +868,7 @@ int mcp_serve_http(McpServer *s, const McpHttpOptions *o)
 		HttpSession *x = h.sessions;
 
 		h.sessions = x->next;
+		mcp_conn_clear(&x->conn);
 		free(x);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -5,7 +5,9 @@
  *
  * A tools/call can run for minutes, and the client must still be able to cancel it (a
  * notifications/cancelled line) or make other calls meanwhile, so each tools/call runs on a
- * thread of its own; everything else is answered in order on the reading thread. Writes of
+ * thread of its own; everything else is answered in order on the reading thread, including
+ * the client's responses to our requests (mcp_call_request()), which wake the call's thread.
+ * Progress, log messages and our requests of a call go out as lines like any reply. Writes of
  * whole lines are serialized by one mutex, so replies never interleave. At end of input every
  * call in flight is cancelled and waited for: nothing the client started outlives it.
  */
@@ -188,5 +190,6 @@ int mcp_serve_stdio(McpServer *s, const char *tenant, int in_fd, int out_fd)
 		(void) pthread_cond_timedwait(&t.idle, &t.lock, &ts);
 	}
 	pthread_mutex_unlock(&t.lock);
+	mcp_conn_clear(&t.conn);
 	return 0;
 }

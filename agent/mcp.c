@@ -1,22 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The MCP protocol core: message dispatch, the initialize handshake, tools/list, tools/call
- * with argument checking, cancellation and progress. Transport-neutral and thread-safe:
- * every transport thread calls mcp_server_handle() with its own message; the only shared
- * mutable state is the list of calls in flight, under one mutex.
+ * with argument checking, cancellation, progress, logging, and requests to the client made
+ * during a call. Transport-neutral and thread-safe: every transport thread calls
+ * mcp_server_handle() with its own message; the shared mutable state is the list of calls in
+ * flight and the list of our requests awaiting the client's response, under one mutex (and
+ * each connection's client capabilities, under the same).
  *
  * Followed: the MCP specification, revisions 2025-11-25 and 2025-06-18 (basic/lifecycle,
- * server/tools, basic/utilities/cancellation and progress). Version negotiation: a client
+ * server/tools, basic/utilities/cancellation and progress, server/utilities/logging,
+ * client/elicitation, client/sampling). Version negotiation: a client
  * asking for a revision we speak gets it; any other gets our newest, and decides itself
  * whether to go on. JSON-RPC batches (removed in 2025-06-18) are refused as invalid.
  */
 #include "agent/mcp.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/macros.h"
 
@@ -31,7 +36,9 @@ typedef struct ToolEntry {
 
 struct McpCall {
 	McpCall *next;
+	McpServer *server;
 	const McpConn *conn;
+	McpStream *stream;	/* the request's channel, or NULL (conn->send) */
 	json_t *id;		/* the request's id (owned) */
 	json_t *progress_token; /* owned, or NULL */
 	pthread_mutex_t lock;	/* guards what follows */
@@ -42,13 +49,24 @@ struct McpCall {
 	pthread_cond_t cancel_done;
 };
 
+/* A request of ours to the client, awaiting its response (on the waiter's stack). */
+typedef struct Pending {
+	struct Pending *next;
+	McpCall *call;
+	json_int_t id;
+	json_t *response; /* the whole response message once it came, owned */
+	pthread_cond_t arrived; /* with the server's lock */
+} Pending;
+
 struct McpServer {
 	char *name, *version;
 	const char *instructions;
 	ToolEntry *tools;
 	size_t n_tools;
-	pthread_mutex_t lock; /* guards calls */
+	pthread_mutex_t lock; /* guards calls, pending, next_id, McpConn.client_capabilities */
 	McpCall *calls;
+	Pending *pending;
+	json_int_t next_id;
 	McpMethodHandler fallback;
 	void *fallback_userdata;
 	json_t *extra_caps;
@@ -400,11 +418,26 @@ static void call_cancel(McpCall *call)
 	pthread_mutex_unlock(&call->lock);
 }
 
+/* Where the call's messages go: its request's stream, else the connection. */
+static bool call_can_send(const McpCall *call)
+{
+	return call->stream || call->conn->send;
+}
+
+static int call_send(McpCall *call, json_t *msg)
+{
+	if (call->stream)
+		return call->stream->send(call->stream, msg);
+	if (call->conn->send)
+		return call->conn->send((McpConn *) call->conn, msg);
+	return -EOPNOTSUPP;
+}
+
 void mcp_call_progress(McpCall *call, double progress, double total, const char *message)
 {
 	json_t *n;
 
-	if (!call->progress_token || !call->conn->send || mcp_call_cancelled(call))
+	if (!call->progress_token || !call_can_send(call) || mcp_call_cancelled(call))
 		return;
 	n = json_pack("{s:s, s:s, s:{s:O, s:f}}", "jsonrpc", "2.0", "method",
 		      "notifications/progress", "params", "progressToken", call->progress_token,
@@ -415,18 +448,193 @@ void mcp_call_progress(McpCall *call, double progress, double total, const char 
 		json_object_set_new(json_object_get(n, "params"), "total", json_real(total));
 	if (message)
 		json_object_set_new(json_object_get(n, "params"), "message", json_string(message));
-	(void) call->conn->send((McpConn *) call->conn, n);
+	(void) call_send(call, n);
 	json_decref(n);
+}
+
+static const char *const log_level_names[] = {
+	[MCP_LOG_DEBUG] = "debug",     [MCP_LOG_INFO] = "info",	  [MCP_LOG_NOTICE] = "notice",
+	[MCP_LOG_WARNING] = "warning", [MCP_LOG_ERROR] = "error", [MCP_LOG_CRITICAL] = "critical",
+	[MCP_LOG_ALERT] = "alert",     [MCP_LOG_EMERGENCY] = "emergency",
+};
+
+void mcp_call_log(McpCall *call, McpLogLevel level, const char *text)
+{
+	json_t *n;
+
+	if ((unsigned) level >= ARRAY_SIZE(log_level_names) || !call_can_send(call) ||
+	    (int) level < __atomic_load_n(&call->conn->log_level, __ATOMIC_RELAXED) ||
+	    mcp_call_cancelled(call))
+		return;
+	n = json_pack("{s:s, s:s, s:{s:s, s:s}}", "jsonrpc", "2.0", "method",
+		      "notifications/message", "params", "level", log_level_names[level], "data",
+		      text ? text : "");
+	if (!n)
+		return;
+	(void) call_send(call, n);
+	json_decref(n);
+}
+
+bool mcp_call_client_supports(McpCall *call, const char *capability)
+{
+	bool yes;
+
+	pthread_mutex_lock(&call->server->lock);
+	yes = json_object_get(call->conn->client_capabilities, capability) != NULL;
+	pthread_mutex_unlock(&call->server->lock);
+	return yes;
+}
+
+void mcp_conn_clear(McpConn *c)
+{
+	json_decref(c->client_capabilities);
+	c->client_capabilities = NULL;
+}
+
+/* The capability a client must have declared for us to send it that request. */
+static const char *capability_of(const char *method)
+{
+	if (strncmp(method, "elicitation/", 12) == 0)
+		return "elicitation";
+	if (strncmp(method, "sampling/", 9) == 0)
+		return "sampling";
+	if (strncmp(method, "roots/", 6) == 0)
+		return "roots";
+	return NULL;
+}
+
+/* Wakes the requests call is waiting on (it was cancelled). Server's lock held. */
+static void wake_pending(McpServer *s, const McpCall *call)
+{
+	for (Pending *p = s->pending; p; p = p->next)
+		if (p->call == call)
+			pthread_cond_broadcast(&p->arrived);
+}
+
+static void pending_remove(McpServer *s, Pending *p)
+{
+	for (Pending **q = &s->pending; *q; q = &(*q)->next)
+		if (*q == p) {
+			*q = p->next;
+			break;
+		}
+}
+
+/* A response from the client: hands it to the call waiting for it (ours on this connection,
+ * by id); anything else is dropped. */
+static void route_response(McpServer *s, const McpConn *c, json_t *msg)
+{
+	const json_t *id = json_object_get(msg, "id");
+
+	if (!json_is_integer(id))
+		return;
+	pthread_mutex_lock(&s->lock);
+	for (Pending *p = s->pending; p; p = p->next)
+		if (p->id == json_integer_value(id) && streq(p->call->conn->id, c->id)) {
+			if (!p->response) {
+				p->response = json_incref(msg);
+				pthread_cond_broadcast(&p->arrived);
+			}
+			break;
+		}
+	pthread_mutex_unlock(&s->lock);
+}
+
+int mcp_call_request(McpCall *call, const char *method, json_t *params, int timeout_ms,
+		     json_t **ret_result)
+{
+	McpServer *s = call->server;
+	const char *cap = capability_of(method);
+	Pending p = {.call = call};
+	pthread_condattr_t attr;
+	struct timespec deadline;
+	json_t *msg, *res, *err;
+	bool cancelled = false, sent;
+	int r;
+
+	*ret_result = NULL;
+	if ((cap && !mcp_call_client_supports(call, cap)) || !call_can_send(call))
+		return -EOPNOTSUPP;
+	if (params && !json_is_object(params))
+		return -EINVAL;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&p.arrived, &attr);
+	pthread_condattr_destroy(&attr);
+
+	pthread_mutex_lock(&s->lock);
+	p.id = ++s->next_id;
+	p.next = s->pending;
+	s->pending = &p;
+	pthread_mutex_unlock(&s->lock);
+
+	msg = json_pack("{s:s, s:I, s:s}", "jsonrpc", "2.0", "id", p.id, "method", method);
+	if (msg && params)
+		json_object_set(msg, "params", params);
+	r = msg ? (mcp_call_cancelled(call) ? -ECANCELED : call_send(call, msg)) : -ENOMEM;
+	sent = r >= 0;
+	json_decref(msg);
+
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += timeout_ms / 1000;
+	deadline.tv_nsec += (long) (timeout_ms % 1000) * 1000000;
+	if (deadline.tv_nsec >= 1000000000) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&s->lock);
+	while (r >= 0 && !p.response) {
+		/* call->lock is taken under the server's lock elsewhere too (cancel_request) */
+		cancelled = mcp_call_cancelled(call);
+		if (cancelled)
+			r = -ECANCELED;
+		else if (timeout_ms <= 0)
+			pthread_cond_wait(&p.arrived, &s->lock);
+		else if (pthread_cond_timedwait(&p.arrived, &s->lock, &deadline) == ETIMEDOUT &&
+			 !p.response)
+			r = -ETIMEDOUT;
+	}
+	pending_remove(s, &p);
+	pthread_mutex_unlock(&s->lock);
+	pthread_cond_destroy(&p.arrived);
+
+	if (sent && (r == -ETIMEDOUT || r == -ECANCELED)) {
+		/* we stop waiting: tell the client to stop too (cancellation.mdx); a stream whose
+		 * client went away refuses it, and that is fine */
+		json_t *n = json_pack("{s:s, s:s, s:{s:I, s:s}}", "jsonrpc", "2.0", "method",
+				      "notifications/cancelled", "params", "requestId", p.id,
+				      "reason", cancelled ? "the tool call was cancelled" : "timed out");
+
+		if (n)
+			(void) call_send(call, n);
+		json_decref(n);
+	}
+	if (r < 0) {
+		json_decref(p.response);
+		return r;
+	}
+	res = json_object_get(p.response, "result");
+	err = json_object_get(p.response, "error");
+	if (res) {
+		*ret_result = json_incref(res);
+		r = 0;
+	} else {
+		*ret_result = json_is_object(err) ? json_incref(err) : json_object();
+		r = -EREMOTEIO;
+	}
+	json_decref(p.response);
+	return r;
 }
 
 /* Cancels the call with that id on connection c (notifications/cancelled). Holding the
  * server's lock while the cancel function runs keeps the call from being freed meanwhile. */
-static void cancel_request(McpServer *s, const McpConn *c, const json_t *id)
+void mcp_server_cancel(McpServer *s, const McpConn *c, const json_t *id)
 {
 	pthread_mutex_lock(&s->lock);
 	for (McpCall *call = s->calls; call; call = call->next)
 		if (streq(call->conn->id, c->id) && json_equal(call->id, (json_t *) id)) {
 			call_cancel(call);
+			wake_pending(s, call);
 			break;
 		}
 	pthread_mutex_unlock(&s->lock);
@@ -436,8 +644,10 @@ void mcp_server_cancel_conn(McpServer *s, const McpConn *c)
 {
 	pthread_mutex_lock(&s->lock);
 	for (McpCall *call = s->calls; call; call = call->next)
-		if (call->conn == c)
+		if (call->conn == c) {
 			call_cancel(call);
+			wake_pending(s, call);
+		}
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -487,6 +697,16 @@ static json_t *do_initialize(McpServer *s, McpConn *c, const json_t *id, const j
 			v = mcp_protocol_versions[i];
 	snprintf(c->protocol, sizeof(c->protocol), "%s", v);
 	c->initialized = true;
+	{
+		json_t *caps = json_object_get(params, "capabilities"), *old;
+
+		caps = json_is_object(caps) ? json_deep_copy(caps) : json_object();
+		pthread_mutex_lock(&s->lock);
+		old = c->client_capabilities;
+		c->client_capabilities = caps;
+		pthread_mutex_unlock(&s->lock);
+		json_decref(old);
+	}
 	res = json_pack("{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s}}", "protocolVersion", v,
 			"capabilities", "tools", "listChanged", 0, "logging", "serverInfo", "name",
 			s->name, "version", s->version);
@@ -520,12 +740,13 @@ static json_t *do_tools_list(McpServer *s, const json_t *id)
 	return rpc_result(id, json_pack("{s:o}", "tools", tools));
 }
 
-static json_t *do_tools_call(McpServer *s, McpConn *c, const json_t *id, const json_t *params)
+static json_t *do_tools_call(McpServer *s, McpConn *c, const json_t *id, const json_t *params,
+			     McpStream *stream)
 {
 	const char *name = json_string_value(json_object_get(params, "name"));
 	json_t *args = json_object_get(params, "arguments");
 	json_t *meta = json_object_get(params, "_meta");
-	McpCall call = {.conn = c};
+	McpCall call = {.server = s, .conn = c, .stream = stream};
 	const ToolEntry *e;
 	json_t *result = NULL;
 	char err[512];
@@ -573,12 +794,30 @@ static void do_notification(McpServer *s, McpConn *c, const char *method, const 
 		const json_t *rid = json_object_get(params, "requestId");
 
 		if (rid)
-			cancel_request(s, c, rid);
+			mcp_server_cancel(s, c, rid);
 	}
 	/* notifications/initialized and anything else: nothing to do */
 }
 
+static json_t *do_set_level(McpConn *c, const json_t *id, const json_t *params)
+{
+	const char *level = json_string_value(json_object_get(params, "level"));
+
+	for (size_t i = 0; level && i < ARRAY_SIZE(log_level_names); i++)
+		if (streq(level, log_level_names[i])) {
+			__atomic_store_n(&c->log_level, (int) i, __ATOMIC_RELAXED);
+			return rpc_result(id, NULL);
+		}
+	return rpc_error(id, MCP_INVALID_PARAMS, "logging/setLevel: unknown level '%.32s'",
+			 level ? level : "");
+}
+
 json_t *mcp_server_handle(McpServer *s, McpConn *c, json_t *msg)
+{
+	return mcp_server_handle_stream(s, c, msg, NULL);
+}
+
+json_t *mcp_server_handle_stream(McpServer *s, McpConn *c, json_t *msg, McpStream *stream)
 {
 	const json_t *id, *params;
 	const char *method;
@@ -589,8 +828,10 @@ json_t *mcp_server_handle(McpServer *s, McpConn *c, json_t *msg)
 	method = json_string_value(json_object_get(msg, "method"));
 	params = json_object_get(msg, "params");
 	if (!method) {
-		if (json_object_get(msg, "result") || json_object_get(msg, "error"))
-			return NULL; /* a response to something we never ask yet: ignored */
+		if (json_object_get(msg, "result") || json_object_get(msg, "error")) {
+			route_response(s, c, msg); /* to a call's mcp_call_request() */
+			return NULL;
+		}
 		return rpc_error(id, MCP_INVALID_REQUEST, "no 'method'");
 	}
 	if (params && !json_is_object(params))
@@ -609,9 +850,9 @@ json_t *mcp_server_handle(McpServer *s, McpConn *c, json_t *msg)
 	if (streq(method, "tools/list"))
 		return do_tools_list(s, id);
 	if (streq(method, "tools/call"))
-		return do_tools_call(s, c, id, params);
+		return do_tools_call(s, c, id, params, stream);
 	if (streq(method, "logging/setLevel"))
-		return rpc_result(id, NULL); /* we send no log messages; stderr has them */
+		return do_set_level(c, id, params);
 	if (s->fallback) {
 		int code = MCP_METHOD_NOT_FOUND;
 		json_t *res = s->fallback(s->fallback_userdata, c, method, params, &code);

@@ -4,7 +4,8 @@
 /*
  * The Model Context Protocol, server side (docs/agents.md): JSON-RPC 2.0 messages, the
  * initialize handshake (revisions 2025-11-25 and 2025-06-18), ping, tools/list and
- * tools/call, cancellation and progress. It knows nothing of sandboxes: tools are a table of
+ * tools/call, cancellation, progress, logging and server-to-client requests made during a
+ * call (elicitation, sampling). It knows nothing of sandboxes: tools are a table of
  * names, JSON Schemas and handlers that the caller registers (agent/tools.c for `sbxtrace
  * mcp`, tests/mcp/fixture-server.c for the conformance suite's fixtures).
  *
@@ -20,6 +21,7 @@
 typedef struct McpServer McpServer;
 typedef struct McpConn McpConn;
 typedef struct McpCall McpCall;
+typedef struct McpStream McpStream;
 
 /* JSON-RPC error codes. */
 enum {
@@ -69,10 +71,26 @@ void mcp_server_set_capabilities(McpServer *s, json_t *extra);
 /** The text of the "instructions" field of initialize's result (borrowed), or NULL. */
 void mcp_server_set_instructions(McpServer *s, const char *text);
 
+/* Log levels of notifications/message (RFC 5424 severities, as the spec names them). */
+typedef enum McpLogLevel {
+	MCP_LOG_DEBUG,
+	MCP_LOG_INFO,
+	MCP_LOG_NOTICE,
+	MCP_LOG_WARNING,
+	MCP_LOG_ERROR,
+	MCP_LOG_CRITICAL,
+	MCP_LOG_ALERT,
+	MCP_LOG_EMERGENCY,
+} McpLogLevel;
+
 /*
  * A connection: one MCP session of a transport (stdio has one; HTTP one per Mcp-Session-Id).
- * send() delivers a server-initiated message (a notification) to the client, or is NULL
- * where the transport cannot (plain JSON replies over HTTP).
+ * send() delivers a server-initiated message (a notification or a request) to the client, or
+ * is NULL where the transport has no channel outside of a request (HTTP: there, messages of a
+ * call travel on that request's own stream, an McpStream).
+ *
+ * Zero-initialize it; the core fills client_capabilities and log_level, and the transport
+ * calls mcp_conn_clear() before freeing it.
  */
 struct McpConn {
 	char id[64];	    /* "stdio", or the Mcp-Session-Id */
@@ -81,6 +99,25 @@ struct McpConn {
 	bool initialized;   /* initialize answered */
 	int (*send)(McpConn *c, json_t *msg); /* borrows msg; thread-safe; may be NULL */
 	void *transport;
+	/* the core's: the "capabilities" the client declared in initialize (owned, guarded by
+	 * the server's lock: read them with mcp_call_client_supports()), and the lowest level
+	 * of notifications/message it wants (logging/setLevel; MCP_LOG_DEBUG until then) */
+	json_t *client_capabilities;
+	int log_level;
+};
+
+/** Frees what the core stored on c (the transport calls it before freeing c). */
+void mcp_conn_clear(McpConn *c);
+
+/*
+ * The channel of one request: over Streamable HTTP, the SSE stream that answers the POST
+ * carrying a tools/call. Every message the server sends during that call (progress, log
+ * messages, its own requests) goes there, and so does the call's response (the transport
+ * sends what mcp_server_handle_stream() returns). Transports without one pass NULL, and
+ * conn->send is used.
+ */
+struct McpStream {
+	int (*send)(McpStream *st, json_t *msg); /* borrows msg; thread-safe */
 };
 
 /**
@@ -89,9 +126,13 @@ struct McpConn {
  * responses, a cancelled request).
  */
 json_t *mcp_server_handle(McpServer *s, McpConn *c, json_t *msg);
+/** The same, with the channel of this request (see McpStream; NULL: conn->send). */
+json_t *mcp_server_handle_stream(McpServer *s, McpConn *c, json_t *msg, McpStream *stream);
 
 /** Cancels every call in flight on connection c (its client went away); returns at once. */
 void mcp_server_cancel_conn(McpServer *s, const McpConn *c);
+/** Cancels the call of request id on c, if it is in flight (as notifications/cancelled). */
+void mcp_server_cancel(McpServer *s, const McpConn *c, const json_t *id);
 /** How many calls are in flight on c (all connections when c is NULL). */
 size_t mcp_server_calls(McpServer *s, const McpConn *c);
 
@@ -118,6 +159,26 @@ void mcp_call_on_cancel(McpCall *call, void (*fn)(void *), void *userdata);
 /** Sends notifications/progress when the request asked for progress and the transport can
  * send; otherwise nothing. progress must grow; total <= 0 means unknown; message may be NULL. */
 void mcp_call_progress(McpCall *call, double progress, double total, const char *message);
+/** Sends notifications/message {level, data: text} when level is at or above the one the
+ * client set (logging/setLevel; all levels until it does) and there is a channel. */
+void mcp_call_log(McpCall *call, McpLogLevel level, const char *text);
+/** Whether the client declared that capability ("elicitation", "sampling", "roots") in
+ * initialize. */
+bool mcp_call_client_supports(McpCall *call, const char *capability);
+/**
+ * Sends a request to the client during the call (elicitation/create, sampling/createMessage,
+ * roots/list; params borrowed, may be NULL) on the call's channel, and waits for the answer:
+ * over stdio it arrives as a line, over HTTP as a POST of its own; the core matches its id.
+ * timeout_ms <= 0: no limit but the call's cancellation. Returns
+ *   0 with *ret_result the response's result (owned by the caller);
+ *   -EREMOTEIO with *ret_result the response's error object (owned by the caller);
+ *   -EOPNOTSUPP when the client did not declare the method's capability or there is no
+ *   channel (HTTP client that does not accept SSE), -ETIMEDOUT, -ECANCELED (the call was
+ *   cancelled; notifications/cancelled then goes to the client for our request), or another
+ *   -errno from the transport; *ret_result NULL in these cases.
+ */
+int mcp_call_request(McpCall *call, const char *method, json_t *params, int timeout_ms,
+		     json_t **ret_result);
 
 /* CallToolResult builders. */
 /** {content: [text], structuredContent: structured (stolen), isError}. */

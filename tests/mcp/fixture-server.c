@@ -8,9 +8,12 @@
  * the real `sbxtrace mcp` (conformance-against.sh).
  *
  *   fixture-server HOST:PORT     prints "listening on URL" on stderr, serves until SIGTERM
+ *   fixture-server --stdio       serves stdio until end of input (tools.test.mjs)
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "agent/mcp.h"
 #include "common/macros.h"
@@ -71,18 +74,160 @@ static int error_tool(McpCall *c, json_t *a, void *u, json_t **ret)
 	return 0;
 }
 
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static json_t *text_result(const char *text)
+{
+	return json_pack("{s:[{s:s, s:s}]}", "content", "type", "text", "text", text);
+}
+
+/* Over HTTP these travel on the call's SSE stream (the client accepts it), over stdio as lines. */
 static int progress(McpCall *c, json_t *a, void *u, json_t **ret)
 {
 	(void) a, (void) u;
-	/* sent where the transport can (stdio); the HTTP transport answers JSON only */
-	mcp_call_progress(c, 0, 100, NULL);
-	mcp_call_progress(c, 50, 100, NULL);
-	mcp_call_progress(c, 100, 100, NULL);
-	*ret = json_pack("{s:[{s:s, s:s}]}", "content", "type", "text", "text", "Progress complete");
+	mcp_call_progress(c, 0, 100, "started");
+	sleep_ms(50);
+	mcp_call_progress(c, 50, 100, "halfway");
+	sleep_ms(50);
+	mcp_call_progress(c, 100, 100, "done");
+	*ret = text_result("Progress complete");
 	return 0;
 }
 
+static int logging(McpCall *c, json_t *a, void *u, json_t **ret)
+{
+	(void) a, (void) u;
+	mcp_call_log(c, MCP_LOG_INFO, "Tool execution started");
+	sleep_ms(50);
+	mcp_call_log(c, MCP_LOG_INFO, "Tool processing data");
+	sleep_ms(50);
+	mcp_call_log(c, MCP_LOG_INFO, "Tool execution completed");
+	*ret = text_result("Logging complete");
+	return 0;
+}
+
+/* A request to the client; a tool error the caller can read when it cannot be made. */
+static int ask_client(McpCall *c, const char *method, json_t *params, json_t **ret_result,
+		      json_t **ret)
+{
+	int r = mcp_call_request(c, method, params, 60000, ret_result);
+
+	json_decref(params);
+	if (r == 0)
+		return 0;
+	if (r == -EREMOTEIO) {
+		*ret = mcp_result_error("%s failed: %s", method,
+					json_string_value(json_object_get(*ret_result, "message")) ?: "?");
+		json_decref(*ret_result);
+	} else
+		*ret = mcp_result_error("%s failed: %s", method, strerror(-r));
+	*ret_result = NULL;
+	return 1;
+}
+
+static int sampling(McpCall *c, json_t *a, void *u, json_t **ret)
+{
+	const char *prompt = json_string_value(json_object_get(a, "prompt")) ?: "";
+	json_t *res, *content;
+	char text[1024];
+
+	(void) u;
+	if (ask_client(c, "sampling/createMessage",
+		       json_pack("{s:[{s:s, s:{s:s, s:s}}], s:i}", "messages", "role", "user",
+				 "content", "type", "text", "text", prompt, "maxTokens", 100),
+		       &res, ret))
+		return 0;
+	content = json_object_get(res, "content");
+	snprintf(text, sizeof(text), "LLM response: %.900s",
+		 json_string_value(json_object_get(content, "text")) ?: "(no text)");
+	json_decref(res);
+	*ret = text_result(text);
+	return 0;
+}
+
+/* Asks with that schema; the result says what the user did. */
+static int elicit(McpCall *c, const char *message, json_t *schema, json_t **ret)
+{
+	_cleanup_free_ char *content = NULL;
+	json_t *res;
+	char text[2048];
+
+	if (ask_client(c, "elicitation/create",
+		       json_pack("{s:s, s:o}", "message", message, "requestedSchema", schema), &res,
+		       ret))
+		return 0;
+	content = json_dumps(json_object_get(res, "content") ?: json_null(), JSON_COMPACT);
+	snprintf(text, sizeof(text), "User response: action=%s, content=%.1900s",
+		 json_string_value(json_object_get(res, "action")) ?: "?", content ?: "null");
+	json_decref(res);
+	*ret = text_result(text);
+	return 0;
+}
+
+static int elicitation(McpCall *c, json_t *a, void *u, json_t **ret)
+{
+	(void) u;
+	return elicit(c, json_string_value(json_object_get(a, "message")) ?: "Please provide your information",
+		      json_pack("{s:s, s:{s:{s:s, s:s}, s:{s:s, s:s}}, s:[s, s]}", "type", "object",
+				"properties", "username", "type", "string", "description",
+				"Your username", "email", "type", "string", "description",
+				"Your email address", "required", "username", "email"),
+		      ret);
+}
+
+static int elicitation_defaults(McpCall *c, json_t *a, void *u, json_t **ret)
+{
+	(void) a, (void) u;
+	return elicit(c, "Please review and update the form fields with defaults",
+		      json_pack("{s:s, s:{s:{s:s, s:s}, s:{s:s, s:i}, s:{s:s, s:f}, s:{s:s, s:[s, s, s], s:s},"
+				" s:{s:s, s:b}}}",
+				"type", "object", "properties",
+				"name", "type", "string", "default", "John Doe",
+				"age", "type", "integer", "default", 30,
+				"score", "type", "number", "default", 95.5,
+				"status", "type", "string", "enum", "active", "inactive", "pending",
+				"default", "active",
+				"verified", "type", "boolean", "default", 1),
+		      ret);
+}
+
+static int elicitation_enums(McpCall *c, json_t *a, void *u, json_t **ret)
+{
+	(void) a, (void) u;
+	return elicit(c, "Please select options from the enum fields",
+		      json_pack("{s:s, s:{"
+				"s:{s:s, s:[s, s, s]},"
+				"s:{s:s, s:[{s:s, s:s}, {s:s, s:s}, {s:s, s:s}]},"
+				"s:{s:s, s:[s, s, s], s:[s, s, s]},"
+				"s:{s:s, s:{s:s, s:[s, s, s]}},"
+				"s:{s:s, s:{s:[{s:s, s:s}, {s:s, s:s}, {s:s, s:s}]}}}}",
+				"type", "object", "properties",
+				"untitledSingle", "type", "string", "enum", "option1", "option2", "option3",
+				"titledSingle", "type", "string", "oneOf",
+				"const", "value1", "title", "First Option",
+				"const", "value2", "title", "Second Option",
+				"const", "value3", "title", "Third Option",
+				"legacyEnum", "type", "string", "enum", "opt1", "opt2", "opt3",
+				"enumNames", "Option One", "Option Two", "Option Three",
+				"untitledMulti", "type", "array", "items", "type", "string", "enum",
+				"option1", "option2", "option3",
+				"titledMulti", "type", "array", "items", "anyOf",
+				"const", "value1", "title", "First Choice",
+				"const", "value2", "title", "Second Choice",
+				"const", "value3", "title", "Third Choice"),
+		      ret);
+}
+
 #define EMPTY_SCHEMA "{\"type\":\"object\"}"
+#define PROMPT_SCHEMA                                                                              \
+	"{\"type\":\"object\",\"properties\":{\"prompt\":{\"type\":\"string\"}},\"required\":[\"prompt\"]}"
+#define MESSAGE_SCHEMA "{\"type\":\"object\",\"properties\":{\"message\":{\"type\":\"string\"}}}"
 
 static const McpTool fixture_tools[] = {
 	{.name = "test_simple_text", .description = "returns simple text", .input_schema = EMPTY_SCHEMA, .handler = simple_text},
@@ -92,6 +237,11 @@ static const McpTool fixture_tools[] = {
 	{.name = "test_multiple_content_types", .description = "returns mixed content", .input_schema = EMPTY_SCHEMA, .handler = mixed},
 	{.name = "test_error_handling", .description = "returns a tool error", .input_schema = EMPTY_SCHEMA, .handler = error_tool},
 	{.name = "test_tool_with_progress", .description = "reports progress", .input_schema = EMPTY_SCHEMA, .handler = progress},
+	{.name = "test_tool_with_logging", .description = "sends log messages", .input_schema = EMPTY_SCHEMA, .handler = logging},
+	{.name = "test_sampling", .description = "asks the client's model", .input_schema = PROMPT_SCHEMA, .handler = sampling},
+	{.name = "test_elicitation", .description = "asks the user", .input_schema = MESSAGE_SCHEMA, .handler = elicitation},
+	{.name = "test_elicitation_sep1034_defaults", .description = "asks the user, with defaults", .input_schema = EMPTY_SCHEMA, .handler = elicitation_defaults},
+	{.name = "test_elicitation_sep1330_enums", .description = "asks the user, with enums", .input_schema = EMPTY_SCHEMA, .handler = elicitation_enums},
 };
 
 static json_t *text_message(const char *text)
@@ -208,7 +358,10 @@ int main(int argc, char *argv[])
 			return 1;
 	mcp_server_set_fallback(s, fallback, NULL);
 	mcp_server_set_capabilities(s, caps);
-	r = mcp_serve_http(s, &o);
+	if (argc > 1 && streq(argv[1], "--stdio"))
+		r = mcp_serve_stdio(s, "local", 0, 1);
+	else
+		r = mcp_serve_http(s, &o);
 	mcp_server_free(s);
 	json_decref(caps);
 	return r < 0 ? 1 : 0;

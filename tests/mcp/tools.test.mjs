@@ -25,9 +25,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  ElicitRequestSchema, LoggingMessageNotificationSchema, CallToolResultSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const BIN = resolve(process.env.SBXTRACE_BIN || join(HERE, '../../build/cli/sbxtrace'));
+// The conformance fixture server (same MCP code, fixture tools that send progress, log
+// messages and requests to the client): beside the binary's build tree by default.
+const FIXTURE_BIN = resolve(process.env.MCP_FIXTURE_SERVER || join(dirname(BIN), '../tests/mcp/fixture-server'));
 
 const TEST_TIMEOUT = 300_000;        // per test (ms); an upper bound only
 const CALL_TIMEOUT = 120_000;        // per MCP request (the SDK default is 60 s)
@@ -789,6 +795,38 @@ token = "beta-token-${'b'.repeat(32)}"
     }
   });
 
+  test('a client that leaves the SSE stream of a tools/call cancels it; JSON for clients without SSE', T, () => withServer('http', async ({ client, url }) => {
+    const sid = await create(client);
+    const post = async (body, { sessionId, accept, signal } = {}) => fetch(url, {
+      method: 'POST', signal, body: JSON.stringify(body),
+      headers: {
+        'content-type': 'application/json', accept,
+        ...(sessionId ? { 'mcp-session-id': sessionId } : {}),
+      },
+    });
+    const init = await post(JSON.parse(initBody()), { accept: 'application/json, text/event-stream' });
+    const session = init.headers.get('mcp-session-id');
+    await init.text();
+    const exec = (id, code) => ({
+      jsonrpc: '2.0', id, method: 'tools/call',
+      params: { name: 'code_execute', arguments: { session_id: sid, language: 'shell', code } },
+    });
+    // a client that accepts only JSON gets JSON
+    const plain = await post(exec(2, 'echo plain'), { sessionId: session, accept: 'application/json' });
+    assert.match(plain.headers.get('content-type'), /^application\/json/);
+    assert.equal((await plain.json()).result.structuredContent.stdout, 'plain\n');
+    // one that accepts SSE gets a stream, and leaving it stops the call
+    const marker = `30.${Math.floor(Math.random() * 9000) + 1000}`;
+    const ac = new AbortController();
+    const res = await post(exec(3, `sleep ${marker}; echo not-cancelled`), { sessionId: session, accept: 'application/json, text/event-stream', signal: ac.signal });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type'), /^text\/event-stream/);
+    await waitFor(() => sleepers(marker).length >= 1, 60_000, 'the sleep never started');
+    ac.abort();
+    await waitFor(() => sleepers(marker).length === 0, 20_000, 'the call went on after its client left the stream'); // < the sleep's 30 s
+    assert.equal((await sh(client, sid, 'echo alive')).stdout, 'alive\n');
+  }));
+
   test('a session created over HTTP is usable over stdio with the same data dir', T, async () => {
     const root = tempRoot();
     const dataDir = join(root, 'data');
@@ -869,6 +907,108 @@ describe('stdio: restart', () => {
       rmSync(root, { recursive: true, force: true });
     }
   });
+});
+
+// ---------------------------------------------------------------- server-to-client messages during a call
+
+// Only the fixture server sends them for now (its tools test_tool_with_progress,
+// test_tool_with_logging, test_elicitation); `sbxtrace mcp` shares the transport code.
+describe('messages during a tools/call (fixture server)', () => {
+  async function startFixtureHttp() {
+    assert.ok(existsSync(FIXTURE_BIN), `fixture server not found at ${FIXTURE_BIN} (set MCP_FIXTURE_SERVER)`);
+    const proc = spawn(FIXTURE_BIN, ['127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const url = await new Promise((ok, fail) => {
+      let buf = '';
+      const timer = setTimeout(() => fail(new Error(`fixture server did not start: ${buf}`)), START_TIMEOUT);
+      proc.stderr.on('data', (d) => {
+        buf += String(d);
+        const m = buf.match(/^listening on (http:\/\/\S+\/mcp)$/m);
+        if (m) { clearTimeout(timer); ok(m[1]); }
+      });
+      proc.on('exit', (c, sig) => { clearTimeout(timer); fail(new Error(`fixture server exited (${c ?? sig}): ${buf}`)); });
+    }).catch((e) => { proc.kill('SIGKILL'); throw e; });
+    const stop = async () => {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      const exited = new Promise((r) => proc.once('exit', r));
+      proc.kill('SIGTERM');
+      await exited;
+    };
+    return { url, stop };
+  }
+
+  async function fixtureClient(transport, capabilities = {}) {
+    const client = new Client({ name: 'sbxtrace-mcp-tests', version: '0.0.0' }, { capabilities });
+    await client.connect(transport, { timeout: CALL_TIMEOUT });
+    return client;
+  }
+
+  async function withFixture(kind, capabilities, fn) {
+    if (kind === 'stdio') {
+      assert.ok(existsSync(FIXTURE_BIN), `fixture server not found at ${FIXTURE_BIN} (set MCP_FIXTURE_SERVER)`);
+      const client = await fixtureClient(new StdioClientTransport({ command: FIXTURE_BIN, args: ['--stdio'], stderr: 'pipe' }), capabilities);
+      try { return await fn(client); } finally { await client.close().catch(() => {}); }
+    }
+    const srv = await startFixtureHttp();
+    try {
+      const client = await fixtureClient(new StreamableHTTPClientTransport(new URL(srv.url)), capabilities);
+      try { return await fn(client); } finally { await client.close().catch(() => {}); }
+    } finally {
+      await srv.stop();
+    }
+  }
+
+  test('http: a tools/call with a progressToken receives the progress notifications the server sends', T, () => withFixture('http', {}, async (client) => {
+    const seen = [];
+    const res = await client.request(
+      { method: 'tools/call', params: { name: 'test_tool_with_progress', arguments: {}, _meta: { progressToken: 'tok-1' } } },
+      CallToolResultSchema, { timeout: CALL_TIMEOUT, onprogress: (p) => seen.push(p) });
+    assert.equal(textOf(res), 'Progress complete');
+    assert.ok(seen.length >= 3, `expected 3 progress notifications, got ${JSON.stringify(seen)}`);
+    assert.deepEqual(seen.map((p) => p.progress), [0, 50, 100]);
+    assert.ok(seen.every((p) => p.total === 100));
+    // and callTool (the SDK sets the token itself when onprogress is given)
+    const again = [];
+    await client.callTool({ name: 'test_tool_with_progress', arguments: {} }, undefined, { timeout: CALL_TIMEOUT, onprogress: (p) => again.push(p) });
+    assert.equal(again.length, 3);
+  }));
+
+  for (const kind of ['http', 'stdio']) {
+    test(`${kind}: log messages follow logging/setLevel`, T, () => withFixture(kind, {}, async (client) => {
+      const logs = [];
+      client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params));
+      await client.setLoggingLevel('warning');
+      await client.callTool({ name: 'test_tool_with_logging', arguments: {} }, undefined, { timeout: CALL_TIMEOUT });
+      assert.deepEqual(logs, [], 'info messages were sent at level warning');
+      await client.setLoggingLevel('debug');
+      await client.callTool({ name: 'test_tool_with_logging', arguments: {} }, undefined, { timeout: CALL_TIMEOUT });
+      assert.deepEqual(logs.map((l) => [l.level, l.data]), [
+        ['info', 'Tool execution started'], ['info', 'Tool processing data'], ['info', 'Tool execution completed']]);
+    }));
+
+    test(`${kind}: elicitation during a call: asked on the call's channel, answered by the client`, T, () => withFixture(kind, { elicitation: {} }, async (client) => {
+      const asked = [];
+      client.setRequestHandler(ElicitRequestSchema, async (req) => {
+        asked.push(req.params);
+        return { action: 'accept', content: { username: 'ada', email: 'ada@example.org' } };
+      });
+      const res = await client.callTool({ name: 'test_elicitation', arguments: { message: 'Who are you?' } }, undefined, { timeout: CALL_TIMEOUT });
+      assert.equal(asked.length, 1);
+      assert.equal(asked[0].message, 'Who are you?');
+      assert.deepEqual(asked[0].requestedSchema.required, ['username', 'email']);
+      assert.notEqual(res.isError, true, textOf(res));
+      assert.match(textOf(res), /action=accept/);
+      assert.match(textOf(res), /ada@example\.org/);
+      // two calls asking at once get each their own answer
+      const both = await Promise.all(['one', 'two'].map((m) => client.callTool({ name: 'test_elicitation', arguments: { message: m } }, undefined, { timeout: CALL_TIMEOUT })));
+      assert.ok(both.every((r) => /action=accept/.test(textOf(r))));
+    }));
+
+    test(`${kind}: no elicitation for a client that did not declare it`, T, () => withFixture(kind, {}, async (client) => {
+      const res = await client.callTool({ name: 'test_elicitation', arguments: {} }, undefined, { timeout: CALL_TIMEOUT });
+      assert.equal(res.isError, true);
+      assert.match(textOf(res), /not supported/i);
+    }));
+  }
 });
 
 // ---------------------------------------------------------------- utilities
