@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import os
 import posixpath
+import shlex
 import threading
 from typing import Any, Dict, Iterable, List, Optional
 
@@ -167,7 +168,16 @@ class Session:
             with open(source, "rb") as f:
                 self.write(target, f.read())
             return 1
-        for root, dirs, files in os.walk(source, followlinks=False):
+        walked = list(os.walk(source, followlinks=False))
+        dirs_in = [posixpath.join(target, *([] if r == source else
+                                           os.path.relpath(r, source).split(os.sep)))
+                   for r, _, _ in walked]
+        if dirs_in:  # directories, empty ones too (the file tool makes only parents)
+            r = self.execute("mkdir -p -- " + " ".join(shlex.quote(d) for d in dirs_in),
+                             "shell")
+            if r.exit_code != 0:
+                raise SandboxError(f"cannot make {target} in the sandbox: {r.stderr.strip()}")
+        for root, dirs, files in walked:
             rel_root = os.path.relpath(root, source)
             for name in files:
                 p = os.path.join(root, name)
