@@ -1,0 +1,123 @@
+"""Seed 003 (the async SandboxManager and its result types) and seed 004 (async Sandbox
+with start/execute/stop, async with, validate_workspace)."""
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+import unittest
+from pathlib import Path
+
+from sbxtrace import (ExecutionResult, InvalidWorkspace, ListResult, ReadResult, Sandbox,
+                      SandboxError, SandboxManager, SessionNotFound, WriteResult)
+from sbxtrace.sandbox import validate_workspace
+from support import ServerTest
+
+
+class Seed003(ServerTest):
+    def test_manager_flow(self):
+        async def flow():
+            mgr = SandboxManager(self.client)
+            sid = await mgr.create_sandbox(language="python", sandbox_id="analysis-1")
+            self.assertEqual(sid, "analysis-1")
+            self.assertTrue(mgr.session_id(sid).startswith("sbx_"))
+            w = await mgr.write_file(sandbox_id=sid, file_path="/workspace/config.json",
+                                     content='{"key": "value"}')
+            self.assertIsInstance(w, WriteResult)
+            self.assertEqual((w.success, w.path, w.bytes), (True, "/workspace/config.json", 16))
+            r = await mgr.execute_code(sandbox_id=sid, timeout=30, code=(
+                "import json, sys\nprint(f'Python {sys.version_info.major}')\n"
+                "open('output.txt', 'w').write(json.load(open('config.json'))['key'])"))
+            self.assertIsInstance(r, ExecutionResult)
+            self.assertTrue(r.success, r.stderr)
+            self.assertEqual(r.stdout, "Python 3\n")
+            rd = await mgr.read_file(sandbox_id=sid, file_path="/workspace/output.txt")
+            self.assertIsInstance(rd, ReadResult)
+            self.assertEqual(rd.content, "value")
+            await mgr.execute_code(sid, "import os; os.makedirs('data', exist_ok=True)")
+            ls = await mgr.list_files(sandbox_id=sid, path="/workspace")
+            self.assertIsInstance(ls, ListResult)
+            self.assertEqual(sorted(ls.files), ["config.json", "data/", "output.txt"])
+            sh = await mgr.create_sandbox("shell")
+            self.assertTrue(sh.startswith("sbx_"))
+            r = await mgr.execute_code(sh, 'echo "Shell: $0"; ls -la /workspace | head -1')
+            self.assertEqual(r.exit_code, 0, r.stderr)
+            with self.assertRaisesRegex(NotImplementedError, "code_install_package"):
+                await mgr.install_package(sid, "requests==2.31.0", registry="pypi")
+            with self.assertRaisesRegex(NotImplementedError, "per-execution"):
+                await mgr.execute_code(sid, "print(1)", max_memory_mb=1024)
+            net = await mgr.create_sandbox("python", network_enabled=True,
+                                           allowed_domains=["pypi.org:443"])
+            info = mgr._get(net).sandbox_info()
+            self.assertEqual(info["network_mode"], "allowlist")
+            for s in (sid, sh, net):
+                await mgr.destroy_sandbox(s)
+            with self.assertRaises(SessionNotFound):
+                await mgr.read_file(sid, "output.txt")
+        asyncio.run(flow())
+
+    def test_concurrent_executions(self):
+        async def flow():
+            mgr = SandboxManager(self.client)
+            ids = await asyncio.gather(*[mgr.create_sandbox("python") for _ in range(3)])
+            rs = await asyncio.gather(*[mgr.execute_code(i, f"print({n} * 2)")
+                                        for n, i in enumerate(ids)])
+            self.assertEqual([r.stdout for r in rs], ["0\n", "2\n", "4\n"])
+            await asyncio.gather(*[mgr.destroy_sandbox(i) for i in ids])
+        asyncio.run(flow())
+
+    def test_refused_network(self):
+        # the default server config does not offer full network
+        c = type(self.client)(data_dir=self.data_dir + "-plain")
+        self.addCleanup(c.close)
+        mgr = SandboxManager(c)
+        with self.assertRaisesRegex(SandboxError, "code_create_sandbox"):
+            mgr.create_sandbox_sync("python", network_enabled=True)
+
+
+class Seed004(ServerTest):
+    def test_async_with_and_workspace_copy(self):
+        ws = Path(self.tmp) / "project"
+
+        async def flow():
+            async with Sandbox(workspace=ws, name="agent-1", client=self.client) as sandbox:
+                self.assertTrue(ws.is_dir())  # start() created it
+                result = await sandbox.execute("ls -la && echo made > made.txt")
+                self.assertTrue(result.ok)
+                self.assertEqual(result.returncode, 0)
+                bad = await sandbox.execute("exit 3", timeout=5)
+                self.assertFalse(bad.ok)
+                self.assertEqual(bad.returncode, 3)
+                slow = await sandbox.execute("sleep 10", timeout=1)
+                self.assertTrue(slow.timed_out)
+                self.assertFalse(slow.ok)
+        asyncio.run(flow())
+        self.assertEqual((ws / "made.txt").read_text(), "made\n")
+
+        async def again():
+            sb = Sandbox(workspace=ws, name="agent-2", client=self.client)
+            await sb.start()
+            r = await sb.execute("cat made.txt")
+            await sb.stop()
+            return r
+        self.assertEqual(asyncio.run(again()).stdout, "made\n")
+
+    def test_validate_workspace(self):
+        for bad in ["/", "/etc", "/usr/lib", "/var/lib/x", "/proc", "/root", "/boot"]:
+            with self.assertRaises(InvalidWorkspace, msg=bad):
+                validate_workspace(bad)
+            with self.assertRaises(ValueError):
+                Sandbox(workspace=bad, client=self.client)
+        self.assertEqual(validate_workspace("/var/tmp/x"), Path("/var/tmp/x").resolve())
+        ok = tempfile.mkdtemp(dir=self.tmp)
+        self.assertEqual(validate_workspace(ok, workspace_root=self.tmp), Path(ok).resolve())
+        with self.assertRaises(InvalidWorkspace):
+            validate_workspace(ok, workspace_root=os.path.join(self.tmp, "elsewhere"))
+        link = os.path.join(self.tmp, "to-etc")
+        os.symlink("/etc", link)
+        with self.assertRaises(InvalidWorkspace):
+            validate_workspace(link)
+
+
+if __name__ == "__main__":
+    unittest.main()
