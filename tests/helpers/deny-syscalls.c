@@ -52,8 +52,9 @@ static int deny_namespaces(scmp_filter_ctx ctx)
 	if (r >= 0)
 		r = deny_name(ctx, "setns");
 	for (size_t i = 0; r >= 0 && i < sizeof(clone_ns_bits) / sizeof(clone_ns_bits[0]); i++)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-				     SCMP_A0(SCMP_CMP_MASKED_EQ, clone_ns_bits[i], clone_ns_bits[i]));
+		r = seccomp_rule_add(
+			ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+			SCMP_A0(SCMP_CMP_MASKED_EQ, clone_ns_bits[i], clone_ns_bits[i]));
 	if (r >= 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
 	return r;
