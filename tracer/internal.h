@@ -145,6 +145,11 @@ KView *tracer_kview_free(KView *k);
  * made (after that, falling back to the emulated view is no longer possible). */
 int tracer_kview_enter(const KView *k, const char **what, bool *entered);
 
+/* The notification the calling thread's handler answers (set by run_handler), for the ID_VALID
+ * check that follows an open of the caller's /proc/PID/fd/N (tracer_get_fd). */
+extern _Thread_local int tracer_current_notify_fd;
+extern _Thread_local uint64_t tracer_current_id;
+
 /* The view's get_fd hook with a per-thread cache of callers' pidfds (tracer/pidfd-cache.c);
  * a thread that used it calls the flush before it ends. */
 int tracer_get_fd(void *ctx, pid_t pid, int fd);
