@@ -184,6 +184,13 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 		d->error = s->deny_error;
 		d->denied = true;
 		d->why = "denied by policy";
+	} else if (s->host_ipc) {
+		/* notified only by the program of a command without a private IPC namespace:
+		 * ENOSYS, what a kernel without SysV IPC or POSIX mqueues says */
+		d->verdict = EMU_FAIL;
+		d->error = ENOSYS;
+		d->denied = true;
+		d->why = "host IPC: no private IPC namespace";
 	} else if (!s->handler) {
 		/* a bug: the filter is built from the same table */
 		d->verdict = EMU_FAIL;
