@@ -425,7 +425,7 @@ static int build_variant(TracerFilter *f, bool kernel_view, bool noipc, struct s
  * others act on an mq fd, which only mq_open gives). Without a private IPC namespace they
  * would reach the host's (docs/security.md, "A private IPC world"). */
 static const char *const host_ipc_calls[] = {
-	"shmget", "shmat",  "shmctl", "semget", "semop",  "semtimedop", "semctl",
+	"shmget", "shmat",  "shmctl", "semget", "semop",   "semtimedop", "semctl",
 	"msgget", "msgsnd", "msgrcv", "msgctl", "mq_open", "mq_unlink",
 };
 

@@ -194,7 +194,6 @@ static int attack(void)
 		perror("mq_open of our own queue (want success, ENOSYS or EACCES)");
 		return 1;
 	}
-	fprintf(stderr, "IPC inside: %s\n",
-		id >= 0 ? "a private namespace" : "denied (ENOSYS)");
+	fprintf(stderr, "IPC inside: %s\n", id >= 0 ? "a private namespace" : "denied (ENOSYS)");
 	return 0;
 }
