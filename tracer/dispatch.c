@@ -244,8 +244,14 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 	if (d->verdict == EMU_KILL) {
 		char nb[64];
 
-		log_error("pid %d made syscall '%s', which the policy forbids: killing the sandbox",
-			  (int) n->pid, syscall_name(s, n->data.nr, nb, sizeof(nb)));
+		if (s && s->kill)
+			log_error("pid %d made syscall '%s', which the policy forbids: killing "
+				  "the sandbox",
+				  (int) n->pid, syscall_name(s, n->data.nr, nb, sizeof(nb)));
+		else
+			log_error("pid %d, syscall '%s': %s: killing the sandbox", (int) n->pid,
+				  syscall_name(s, n->data.nr, nb, sizeof(nb)),
+				  d->why ? d->why : "fail closed");
 	}
 }
 
