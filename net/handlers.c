@@ -715,7 +715,8 @@ static int send_one(NetRuntime *rt, const EmuRequest *req, int fd, int domain, i
 	 * drop still able to send. While a drop can still come (under the read lock: none can
 	 * come before this send is done), such a socket is not passed. */
 	if (r == 0 && inet_rights && rt && net_ratchet_mode(&rt->ratchet) > rt->lowest)
-		r = fail(d, EPERM, "an inet socket in SCM_RIGHTS while the ratchet may drop", true) +
+		r = fail(d, EPERM, "an inet socket in SCM_RIGHTS while the ratchet may drop",
+			 true) +
 		    1;
 	if (r == 0) {
 		n = sendmsg(fd, &m, a->flags | MSG_NOSIGNAL);

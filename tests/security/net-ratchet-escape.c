@@ -162,8 +162,10 @@ static int send_fd(int sock, int fd)
 		struct cmsghdr align;
 	} u = {};
 	struct iovec iov = {(void *) "f", 1};
-	struct msghdr m = {
-		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
+	struct msghdr m = {.msg_iov = &iov,
+			   .msg_iovlen = 1,
+			   .msg_control = u.buf,
+			   .msg_controllen = sizeof(u.buf)};
 	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
 
 	c->cmsg_level = SOL_SOCKET;
@@ -181,8 +183,10 @@ static int recv_fd(int sock)
 	} u = {};
 	char b;
 	struct iovec iov = {&b, 1};
-	struct msghdr m = {
-		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
+	struct msghdr m = {.msg_iov = &iov,
+			   .msg_iovlen = 1,
+			   .msg_control = u.buf,
+			   .msg_controllen = sizeof(u.buf)};
 	struct cmsghdr *c;
 	int fd;
 
