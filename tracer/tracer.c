@@ -98,19 +98,20 @@ static _noreturn_ void child_fail(int sock, int kind, int error, const char *wha
  * Where pidfd_getfd() is refused (a container's default seccomp profile, issue 19), a
  * courier sends it with SCM_RIGHTS instead: see courier_start(). */
 /* The listener's number in C, and whether its filter has WAIT_KILLABLE_RECV. */
-static void fd_msg(Msg *m, int fd, pid_t pid, bool wait_killable, bool userns)
+static void fd_msg(Msg *m, int fd, pid_t pid, bool wait_killable, bool userns, bool ipcns)
 {
 	*m = (Msg){.kind = MSG_CHILD_PID, .value = pid};
 	memcpy(m->what, &fd, sizeof(fd));
 	m->what[sizeof(fd)] = wait_killable;
 	m->what[sizeof(fd) + 1] = userns;
+	m->what[sizeof(fd) + 2] = ipcns;
 }
 
-static int send_fd(int sock, int fd, pid_t pid, bool wait_killable, bool userns)
+static int send_fd(int sock, int fd, pid_t pid, bool wait_killable, bool userns, bool ipcns)
 {
 	Msg m;
 
-	fd_msg(&m, fd, pid, wait_killable, userns);
+	fd_msg(&m, fd, pid, wait_killable, userns, ipcns);
 	return send(sock, &m, sizeof(m), MSG_NOSIGNAL) < 0 ? -errno : 0;
 }
 
@@ -172,11 +173,11 @@ static int courier_start(Courier *c, int sock)
 }
 
 /* Under the filter now: write, wait4 and close run in the kernel. */
-static int courier_send(Courier *c, int listener, bool wait_killable, bool userns)
+static int courier_send(Courier *c, int listener, bool wait_killable, bool userns, bool ipcns)
 {
 	int status;
 
-	fd_msg(&c->msg, listener, getpid(), wait_killable, userns);
+	fd_msg(&c->msg, listener, getpid(), wait_killable, userns, ipcns);
 	c->listener = listener;
 	if (write(c->pipe[1], "g", 1) != 1)
 		return -EIO;
@@ -308,7 +309,7 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 	sigset_t none;
 	int listener, r;
 	pid_t keeper = getppid();
-	bool kview = false, wait_killable, userns = false;
+	bool kview = false, wait_killable, userns = false, ipcns;
 	Courier courier = {.pipe = {-1, -1}};
 	char go;
 
@@ -394,6 +395,12 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 			child_fail(l->sock_c, MSG_SETUP_FAILED, -r, "network namespace");
 	}
 
+	/* A private IPC world (docs/security.md): SysV objects and POSIX mqueues of its own,
+	 * freed by the kernel with the namespace when the last process of the tree is gone.
+	 * Root, and a command in a user namespace of ours, may make one; a plain user outside
+	 * one may not, and gets a filter that denies the IPC calls instead. */
+	ipcns = tracer_ipcns_enter() == 0;
+
 	/* Even under root the program runs without capabilities: CAP_SYS_PTRACE would reach
 	 * the supervisor's memory, CAP_DAC_OVERRIDE every file, and so on. */
 	r = drop_capabilities();
@@ -412,14 +419,14 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 			child_fail(l->sock_c, MSG_SETUP_FAILED, -r, "the listener's courier");
 	}
 	wait_killable = l->wait_killable;
-	listener = tracer_filter_install(l->filter, kview, &wait_killable);
+	listener = tracer_filter_install(l->filter, kview, ipcns, &wait_killable);
 	if (listener < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, -listener, "seccomp filter");
 	/* From here on every syscall goes through the filter. */
 	if (l->courier) {
-		if (courier_send(&courier, listener, wait_killable, userns) < 0)
+		if (courier_send(&courier, listener, wait_killable, userns, ipcns) < 0)
 			_exit(125);
-	} else if (send_fd(l->sock_c, listener, getpid(), wait_killable, userns) < 0)
+	} else if (send_fd(l->sock_c, listener, getpid(), wait_killable, userns, ipcns) < 0)
 		_exit(125);
 	if (read(l->sock_c, &go, 1) != 1)
 		_exit(125);
@@ -1071,6 +1078,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 		if (r >= 0) {
 			atomic_store(&t.wait_killable, m.what[sizeof(int)] != 0);
 			res.userns = m.what[sizeof(int) + 1] != 0;
+			res.ipcns = m.what[sizeof(int) + 2] != 0;
 		}
 	}
 	if (r < 0) {
