@@ -530,6 +530,13 @@ static _noreturn_ void keeper_main(Launch *l, int sock_w, pid_t supervisor)
 			 * and learn it first; S no longer walks the tree for this. Killed and
 			 * reaped before S is told, so that S need not wait for us. */
 			tree_kill_all(getpid(), true);
+			/* Our copies of the caller's descriptors go now, while we still have a
+			 * fair share of the CPU: S exits as soon as it is told, and a caller
+			 * that reads S's output to EOF (a pipe, `$(…)`, subprocess) waits for
+			 * these too. As SCHED_IDLE, below, we may not run for seconds on a busy
+			 * machine: runs that outlived their wall clock by 5 s and more under
+			 * load (issue 21, docs/budgets.md). */
+			close_all_but(sock_w, budget_disk_fd(l->budget));
 			/* SCHED_IDLE before S wakes: it then preempts us on this CPU (a change
 			 * of policy alone does not reschedule) */
 			(void) sched_setscheduler(0, SCHED_IDLE, &(struct sched_param){0});
@@ -551,14 +558,15 @@ kill:
 
 scratch:
 	/* What is left is the run's scratch directories (the skeleton, tmp mounts), and S
-	 * exits without waiting for them. SCHED_IDLE: S's threads, which end the run, go
-	 * first on our CPU. Every descriptor but two goes first (our caller's pipes must see
-	 * EOF when S exits). The disk budget's inotify instance stays open until S has
-	 * dropped its reference and closed the socket: the last close waits for an RCU grace
-	 * period (docs/performance.md), and it is then ours, not S's. */
+	 * exits without waiting for them. Every descriptor but two goes first, before
+	 * SCHED_IDLE (our caller's pipes must see EOF when S exits, not when an idle task
+	 * next gets a CPU). SCHED_IDLE: S's threads, which end the run, go first on our CPU.
+	 * The disk budget's inotify instance stays open until S has dropped its reference and
+	 * closed the socket: the last close waits for an RCU grace period
+	 * (docs/performance.md), and it is then ours, not S's. */
+	close_all_but(sock_w, budget_disk_fd(l->budget));
 	(void) sched_setscheduler(0, SCHED_IDLE, &(struct sched_param){0});
 	(void) sched_yield();
-	close_all_but(sock_w, budget_disk_fd(l->budget));
 	if (l->view)
 		sbx_view_remove_scratch(l->view);
 	if (budget_disk_fd(l->budget) >= 0) {

@@ -12,6 +12,7 @@
  *   memhog STEP_MIB TOTAL   allocate and touch TOTAL MiB in steps: "allocated N" per step
  *   multihog N MIB          N children each touch MIB MiB: "child I" each
  *   spin THREADS            busy threads, forever
+ *   spinsleep ITERS MS      count to ITERS, then sleep MS, forever (issue 21's wall-clock case)
  *   fsize DIR KIB           DIR/keep (KIB KiB), then DIR/fill until a write fails:
  *                           "errno E size S"; exits 0
  *   diskfill DIR N KIB [MS] DIR/keep, then N files of KIB KiB each (MS ms apart): "file I"
@@ -226,6 +227,18 @@ static int spin(int n)
 	return 0;
 }
 
+static int spinsleep(long iters, long ms)
+{
+	volatile uint64_t x = 0;
+
+	for (;;) {
+		for (long i = 0; i < iters; i++)
+			x++;
+		sleep_ms(ms);
+	}
+	return 0;
+}
+
 static int write_file(const char *dir, const char *name, long kib, int *ret_errno, long *ret_size)
 {
 	char path[4096], buf[4096];
@@ -435,6 +448,8 @@ int main(int argc, char *argv[])
 		return multihog(atoi(argv[2]), atol(argv[3]));
 	if (strcmp(m, "spin") == 0 && argc > 2)
 		return spin(atoi(argv[2]));
+	if (strcmp(m, "spinsleep") == 0 && argc > 3)
+		return spinsleep(atol(argv[2]), atol(argv[3]));
 	if (strcmp(m, "fsize") == 0 && argc > 3)
 		return fsize(argv[2], atol(argv[3]));
 	if (strcmp(m, "diskfill") == 0 && argc > 4)
