@@ -1,0 +1,312 @@
+// Attacks on `sbxtrace mcp` (docs/agents.md), driven through the real server
+// with the official SDK client or raw HTTP: a model calling the tools with
+// hostile arguments, code in a session working against the server, and
+// clients of the HTTP transport that are not who they say.  Each test starts
+// its own server with its own data dir.  Run with
+//   SBXTRACE_BIN=build/cli/sbxtrace node --test tests/mcp/security.test.mjs
+// (tests/mcp/run-tests.sh runs every *.test.mjs here).  Timeouts are upper
+// bounds only.
+
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync, existsSync, rmSync, realpathSync, readdirSync, lstatSync } from 'node:fs';
+import { connect as netConnect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const BIN = resolve(process.env.SBXTRACE_BIN || join(HERE, '../../build/cli/sbxtrace'));
+const TEST_TIMEOUT = 300_000;
+const CALL_TIMEOUT = 120_000;
+const START_TIMEOUT = 30_000;
+const T = { timeout: TEST_TIMEOUT };
+const SESSION_ID = /^sbx_[0-9A-Za-z]{24}$/;
+
+// ---------------------------------------------------------------- helpers
+// (the same shapes as tools.test.mjs)
+
+const uniq = () => randomBytes(6).toString('hex');
+
+function tempRoot() {
+  return realpathSync(mkdtempSync(join(tmpdir(), 'sbxtrace-mcp-sec-')));
+}
+
+function writeConfig(root, dataDir, extra = '') {
+  const file = join(root, 'operator.toml');
+  writeFileSync(file, `[server]
+data_dir = "${dataDir}"
+idle_timeout = "30m"
+max_sessions = 200
+store_code = "on_error"
+
+[limits]
+wall_s = 600
+cpu_s = 600
+memory_mb = 1024
+tasks = 256
+disk_mb = 256
+output_kb = 1024
+
+[network]
+modes = ["none", "loopback"]
+${extra}`);
+  return file;
+}
+
+const TENANTS = `
+[[tenant]]
+name = "alpha"
+token = "alpha-token-${'a'.repeat(32)}"
+
+[[tenant]]
+name = "beta"
+token = "beta-token-${'b'.repeat(32)}"
+`;
+const TOK_A = `alpha-token-${'a'.repeat(32)}`;
+const TOK_B = `beta-token-${'b'.repeat(32)}`;
+
+// `prefix`: a shell command line the server is started under (e.g. "ulimit -n 128;")
+function serverCommand(args, prefix) {
+  if (!prefix) return { cmd: BIN, args };
+  const quoted = [BIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+  return { cmd: '/bin/sh', args: ['-c', `${prefix} exec ${quoted}`] };
+}
+
+async function connectClient(transport) {
+  const client = new Client({ name: 'sbxtrace-mcp-security', version: '0.0.0' }, { capabilities: {} });
+  await client.connect(transport, { timeout: CALL_TIMEOUT });
+  await client.listTools(undefined, { timeout: CALL_TIMEOUT });
+  return client;
+}
+
+async function startStdio({ dataDir, config, prefix }) {
+  assert.ok(existsSync(BIN), `sbxtrace binary not found at ${BIN} (set SBXTRACE_BIN)`);
+  const { cmd, args } = serverCommand(['mcp', '--data-dir', dataDir, '--config', config], prefix);
+  const transport = new StdioClientTransport({ command: cmd, args, env: { ...process.env }, stderr: 'pipe' });
+  const stderr = [];
+  transport.stderr?.on('data', (d) => stderr.push(String(d)));
+  let client;
+  try {
+    client = await connectClient(transport);
+  } catch (e) {
+    await transport.close().catch(() => {});
+    e.message += `\nserver stderr:\n${stderr.join('')}`;
+    throw e;
+  }
+  return { client, stderr, close: () => client.close() };
+}
+
+async function startHttpServer({ dataDir, config }) {
+  assert.ok(existsSync(BIN), `sbxtrace binary not found at ${BIN} (set SBXTRACE_BIN)`);
+  const proc = spawn(BIN, ['mcp', '--data-dir', dataDir, '--config', config, '--http', '127.0.0.1:0'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const stderr = [];
+  const url = await new Promise((ok, fail) => {
+    let buf = '';
+    const timer = setTimeout(() => fail(new Error(`no "listening on" line; stderr:\n${buf}`)), START_TIMEOUT);
+    proc.stderr.on('data', (d) => {
+      stderr.push(String(d));
+      buf += String(d);
+      if (buf.includes('\n')) {
+        clearTimeout(timer);
+        const m = buf.split('\n')[0].match(/^listening on (http:\/\/\S+\/mcp)\s*$/);
+        if (m) ok(m[1]);
+        else fail(new Error(`unexpected first stderr line: ${JSON.stringify(buf)}`));
+      }
+    });
+    proc.on('error', (e) => { clearTimeout(timer); fail(e); });
+    proc.on('exit', (code, sig) => { clearTimeout(timer); fail(new Error(`server exited (${code ?? sig}); stderr:\n${buf}`)); });
+  }).catch((e) => { proc.kill('SIGKILL'); throw e; });
+  const stop = async () => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return;
+    const exited = new Promise((r) => proc.once('exit', r));
+    proc.kill('SIGTERM');
+    const t = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(t);
+  };
+  return { url, proc, stderr, stop };
+}
+
+async function withStdio(fn, { configExtra = '', prefix } = {}) {
+  const root = tempRoot();
+  const dataDir = join(root, 'data');
+  const config = writeConfig(root, dataDir, configExtra);
+  const srv = await startStdio({ dataDir, config, prefix });
+  try {
+    return await fn({ ...srv, root, dataDir, config });
+  } finally {
+    await srv.close().catch(() => {});
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+async function withHttp(fn, { configExtra = '' } = {}) {
+  const root = tempRoot();
+  const dataDir = join(root, 'data');
+  const config = writeConfig(root, dataDir, configExtra);
+  const srv = await startHttpServer({ dataDir, config });
+  try {
+    return await fn({ ...srv, root, dataDir, config });
+  } finally {
+    await srv.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+async function connectHttp(url, token) {
+  const headers = token ? { Authorization: `Bearer ${token}` } : {};
+  return connectClient(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
+}
+
+async function call(client, name, args = {}) {
+  try {
+    return { res: await client.callTool({ name, arguments: args }, undefined, { timeout: CALL_TIMEOUT }) };
+  } catch (error) {
+    return { error };
+  }
+}
+
+const textOf = (res) => (res?.content || []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+const refused = (r) => Boolean(r.error) || r.res?.isError === true;
+
+async function ok(client, name, args) {
+  const r = await call(client, name, args);
+  assert.ok(!r.error, `${name} threw: ${r.error?.message}`);
+  assert.notEqual(r.res.isError, true, `${name} isError: ${textOf(r.res)}`);
+  return r.res.structuredContent;
+}
+
+async function create(client, args = {}) {
+  const sc = await ok(client, 'code_create_sandbox', args);
+  assert.match(sc.session_id, SESSION_ID);
+  return sc.session_id;
+}
+
+async function sh(client, session_id, code, extra = {}) {
+  const sc = await ok(client, 'code_execute', { session_id, language: 'shell', code, ...extra });
+  assert.equal(sc.exit_code, 0, `shell failed: ${sc.stderr}`);
+  return sc;
+}
+
+function initBody() {
+  return JSON.stringify({
+    jsonrpc: '2.0', id: 1, method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+  });
+}
+
+// One raw HTTP/1.1 request over a socket: the status code of the answer, or
+// 'timeout' when none comes within ms.  `body` may be shorter than the
+// Content-Length it claims (the server then has to answer without it).
+function rawRequest(url, { headers = {}, body = '', contentLength, ms = 10_000 }) {
+  const u = new URL(url);
+  return new Promise((ok, fail) => {
+    const sock = netConnect({ host: u.hostname, port: Number(u.port) });
+    let got = '';
+    const timer = setTimeout(() => { sock.destroy(); ok('timeout'); }, ms);
+    sock.on('error', (e) => { clearTimeout(timer); if (got) ok(Number(got.split(' ')[1])); else fail(e); });
+    sock.on('data', (d) => {
+      got += String(d);
+      const m = got.match(/^HTTP\/1\.[01] (\d{3})/);
+      if (m) { clearTimeout(timer); sock.destroy(); ok(Number(m[1])); }
+    });
+    sock.on('connect', () => {
+      const h = {
+        Host: `${u.hostname}:${u.port}`, 'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'Content-Length': String(contentLength ?? Buffer.byteLength(body)), ...headers,
+      };
+      sock.write(`POST ${u.pathname} HTTP/1.1\r\n${Object.entries(h).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`);
+      if (body) sock.write(body);
+    });
+  });
+}
+
+function walk(dir, out = []) {
+  let names;
+  try { names = readdirSync(dir); } catch { return out; }
+  for (const n of names) {
+    const p = join(dir, n);
+    out.push(p);
+    try { if (lstatSync(p).isDirectory()) walk(p, out); } catch { /* raced */ }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- HTTP transport
+
+describe('http: who may talk to the server', () => {
+  test('a Host or Origin that only begins with "127." is not loopback (DNS rebinding)', T, () => withHttp(async ({ url }) => {
+    const port = new URL(url).port;
+    // an attacker's name that its DNS answers with 127.0.0.1: a page on it must not
+    // reach the tokenless loopback server
+    for (const name of ['127.attacker.example', '127.0.0.1.attacker.example', '127.1.example']) {
+      let status = await rawRequest(url, { headers: { Host: `${name}:${port}` }, body: initBody() });
+      assert.equal(status, 403, `Host ${name} was accepted as loopback (${status})`);
+      status = await rawRequest(url, { headers: { Origin: `http://${name}:${port}` }, body: initBody() });
+      assert.equal(status, 403, `Origin http://${name} was accepted as loopback (${status})`);
+    }
+    // real loopback names and addresses still work
+    for (const name of ['127.0.0.1', '127.1.2.3', 'localhost', '[::1]']) {
+      const status = await rawRequest(url, { headers: { Host: `${name}:${port}`, Origin: `http://${name}:${port}` }, body: initBody() });
+      assert.equal(status, 200, `loopback ${name} refused (${status})`);
+    }
+  }));
+
+  test('an unauthenticated or foreign request is refused before its body is read', T, () => withHttp(async ({ url }) => {
+    // headers only, a body promised and never sent: the refusal must not wait for it
+    let status = await rawRequest(url, { contentLength: 3 << 20 });
+    assert.equal(status, 401, `no token: ${status}`);
+    status = await rawRequest(url, { headers: { Authorization: 'Bearer wrong-token-wrong-token' }, contentLength: 3 << 20 });
+    assert.equal(status, 401, `wrong token: ${status}`);
+    status = await rawRequest(url, { headers: { Authorization: `Bearer ${TOK_A}`, Origin: 'http://evil.example' }, contentLength: 3 << 20 });
+    assert.equal(status, 403, `foreign origin: ${status}`);
+    // a body announced over the limit is refused from its Content-Length
+    status = await rawRequest(url, { headers: { Authorization: `Bearer ${TOK_A}` }, contentLength: 1 << 30 });
+    assert.equal(status, 413, `1 GiB body: ${status}`);
+    // and the server still serves its tenants
+    const a = await connectHttp(url, TOK_A);
+    try {
+      await create(a);
+    } finally {
+      await a.close().catch(() => {});
+    }
+  }, { configExtra: TENANTS }));
+
+  test('another tenant\'s or a made-up Mcp-Session-Id is unknown', T, () => withHttp(async ({ url }) => {
+    const res = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${TOK_A}` }, body: initBody() });
+    assert.equal(res.status, 200);
+    const mcpSid = res.headers.get('mcp-session-id');
+    assert.ok(mcpSid);
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    for (const [tok, sid, want] of [[TOK_B, mcpSid, 404], [TOK_A, 'f'.repeat(32), 404], [TOK_A, mcpSid, 200]]) {
+      const r = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${tok}`, 'Mcp-Session-Id': sid, 'MCP-Protocol-Version': '2025-11-25' }, body: list });
+      assert.equal(r.status, want, `tools/list with ${tok === TOK_B ? 'B' : 'A'}'s token and session ${sid}`);
+    }
+    const del = await fetch(url, { method: 'DELETE', headers: { Authorization: `Bearer ${TOK_B}`, 'Mcp-Session-Id': mcpSid } });
+    assert.equal(del.status, 404, 'B deleted A\'s MCP session');
+  }, { configExtra: TENANTS }));
+
+  test('a deeply nested JSON body is an error, not a crash', T, () => withHttp(async ({ url }) => {
+    const a = await connectHttp(url);
+    try {
+      const sid = await create(a);
+      const deep = '['.repeat(100_000) + ']'.repeat(100_000);
+      const r = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"code_sandbox_info","arguments":{"x":${deep}}}}` });
+      assert.ok(r.status >= 400 && r.status < 500, `nested body: ${r.status}`);
+      await ok(a, 'code_sandbox_info', { session_id: sid });
+    } finally {
+      await a.close().catch(() => {});
+    }
+  }));
+});
