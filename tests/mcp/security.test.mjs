@@ -310,3 +310,35 @@ describe('http: who may talk to the server', () => {
     }
   }));
 });
+
+// ---------------------------------------------------------------- resources a session can take
+
+describe('resources: what one session can make the server hold', () => {
+  test('a session holds at most 8 interpreter contexts', T, () => withStdio(async ({ client }) => {
+    const sid = await create(client);
+    for (let i = 0; i < 8; i++) {
+      const sc = await ok(client, 'code_execute', { session_id: sid, language: 'shell', code: `echo ctx${i}`, context_id: `c${i}` });
+      assert.equal(sc.stdout.trim(), `ctx${i}`);
+    }
+    // each context is a live `sbxtrace run` and an interpreter: a ninth is refused
+    const r = await call(client, 'code_execute', { session_id: sid, language: 'python', code: 'print(1)', context_id: 'one-too-many' });
+    assert.ok(refused(r), `a ninth context was started: ${JSON.stringify(r.res?.structuredContent)}`);
+    assert.match(textOf(r.res), /context/);
+    // the existing ones still answer, and a reset makes room
+    assert.equal((await ok(client, 'code_execute', { session_id: sid, language: 'shell', code: 'echo again', context_id: 'c3' })).stdout.trim(), 'again');
+    assert.equal((await ok(client, 'code_reset_context', { session_id: sid, context_id: 'c0' })).reset, 1);
+    assert.equal((await ok(client, 'code_execute', { session_id: sid, language: 'shell', code: 'echo room', context_id: 'new' })).stdout.trim(), 'room');
+    // fresh executions are not contexts: still allowed
+    assert.equal((await ok(client, 'code_execute', { session_id: sid, language: 'shell', code: 'echo fresh', fresh: true })).stdout.trim(), 'fresh');
+  }));
+
+  test('destroy removes a workspace tree deeper than the server\'s open-file limit', T, () => withStdio(async ({ client, dataDir }) => {
+    const sid = await create(client);
+    // 600 nested directories, with a file at the bottom; the server runs with 256 fds
+    await sh(client, sid, 'cd /workspace && for i in $(seq 600); do mkdir d && cd d || exit 1; done; echo bottom > f; chmod 000 .', { fresh: true });
+    assert.ok(walk(dataDir).some((p) => p.endsWith(`${sid}/workspace/d`)), 'the tree was made');
+    await ok(client, 'code_destroy_sandbox', { session_id: sid });
+    const left = walk(dataDir).filter((p) => p.includes(sid));
+    assert.deepEqual(left.slice(0, 3), [], `destroy left ${left.length} paths of the session behind`);
+  }, { prefix: 'ulimit -n 256;' }));
+});
