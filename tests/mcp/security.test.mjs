@@ -168,9 +168,9 @@ async function connectHttp(url, token) {
   return connectClient(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
 }
 
-async function call(client, name, args = {}) {
+async function call(client, name, args = {}, timeout = CALL_TIMEOUT) {
   try {
-    return { res: await client.callTool({ name, arguments: args }, undefined, { timeout: CALL_TIMEOUT }) };
+    return { res: await client.callTool({ name, arguments: args }, undefined, { timeout }) };
   } catch (error) {
     return { error };
   }
@@ -341,4 +341,48 @@ describe('resources: what one session can make the server hold', () => {
     const left = walk(dataDir).filter((p) => p.includes(sid));
     assert.deepEqual(left.slice(0, 3), [], `destroy left ${left.length} paths of the session behind`);
   }, { prefix: 'ulimit -n 256;' }));
+});
+
+// ---------------------------------------------------------------- hostile arguments (regressions of what holds)
+
+describe('arguments: what a model can pass', () => {
+  test('env names and values cannot inject into the policy override', T, () => withStdio(async ({ client }) => {
+    const sid = await create(client);
+    const env = { A: 'x" , B = "y', C: 'z\n[limits]\nwall_time = "1s"', D: '${WORKSPACE}|$HOME', E: '\\u0041\\' };
+    const sc = await sh(client, sid, 'for v in A B C D E; do printf "%s=[%s]\\n" $v "${!v}"; done; sleep 1.5', { env });
+    assert.equal(sc.stdout, 'A=[x" , B = "y]\nB=[]\nC=[z\n[limits]\nwall_time = "1s"]\nD=[${WORKSPACE}|$HOME]\nE=[\\u0041\\]\n');
+    for (const bad of [{ 'A = "1", B': 'x' }, { 'A.B': 'x' }, { '1A': 'x' }, { 'A]\n[limits': 'x' }]) {
+      const r = await call(client, 'code_execute', { session_id: sid, language: 'shell', code: 'true', env: bad });
+      assert.ok(refused(r), `env ${JSON.stringify(bad)} was accepted`);
+    }
+  }));
+
+  test('context_id, session ids and NUL bytes name nothing outside the session', T, () => withStdio(async ({ client, dataDir }) => {
+    const sid = await create(client);
+    for (const ctx of ['../x', 'a/b', '/etc', 'x'.repeat(65)]) {
+      const r = await call(client, 'code_execute', { session_id: sid, language: 'shell', code: 'true', context_id: ctx });
+      assert.ok(refused(r), `context_id ${ctx} accepted`);
+    }
+    for (const other of ['../local/' + sid, sid + '/..', sid.slice(0, -1) + '/', 'sbx_' + 'A'.repeat(24), sid + '\u0000']) {
+      // a NUL byte makes the whole message a JSON-RPC parse error (id null), which the
+      // SDK cannot match to the call: it only times out
+      const r = await call(client, 'code_read_file', { session_id: other, path: '/workspace' }, 10_000);
+      assert.ok(refused(r), `session id ${JSON.stringify(other)} accepted`);
+    }
+    const r = await call(client, 'code_write_file', { session_id: sid, path: 'a\u0000/../../x', content: 'x' }, 10_000);
+    assert.ok(refused(r) || !walk(dataDir).some((p) => p.endsWith('/x') && !p.includes('/workspace/')), 'a NUL byte in a path reached outside the workspace');
+  }));
+
+  test('the file tools do not reach the server\'s /proc through the node preset\'s /proc', T, () => withStdio(async ({ client }) => {
+    const sid = await create(client, { policy: 'node' });
+    await sh(client, sid, 'cd /workspace && ln -s /proc/self/environ env && ln -s /proc/self/fd/0 fd0 && ln -s /proc/self/cwd cwd && ln -s /proc/1 p1 && mkfifo fifo', { fresh: true });
+    for (const p of ['/proc/self/environ', '/proc/self/status', '/proc/self/fd/0', '/proc/1/environ', '/workspace/env',
+      '/workspace/fd0', '/workspace/cwd/x', '/workspace/p1/environ', '/workspace/fifo', '/dev/null']) {
+      const r = await call(client, 'code_read_file', { session_id: sid, path: p });
+      assert.ok(refused(r), `read ${p}: ${JSON.stringify(r.res?.structuredContent)}`);
+    }
+    for (const p of ['/proc', '/proc/self/fd', '/dev']) {
+      assert.ok(refused(await call(client, 'code_list_files', { session_id: sid, path: p })), `list ${p}`);
+    }
+  }, { configExtra: '' }));
 });
