@@ -456,15 +456,19 @@ static int remove_contents(int dfd, int top, unsigned depth, bool *moved)
 				r = -errno;
 			continue;
 		}
+		/* a directory the code made unreadable or unwritable (0000) is ours to open up
+		 * again — before the open, which fails on it unless we are root — and a directory
+		 * moved to another parent must be writable itself. NOFOLLOW: a name swapped for a
+		 * symlink meanwhile is not followed (EOPNOTSUPP, ignored). */
+		if (fchmodat(dirfd(d), de->d_name, 0700, AT_SYMLINK_NOFOLLOW) < 0) {
+			/* ENOENT, EOPNOTSUPP (a symlink now): the open below decides */
+		}
 		child = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (child < 0) {
 			if (errno != ENOENT)
 				r = -errno;
 			continue;
 		}
-		/* a directory the code made unreadable or unwritable is ours to open up again
-		 * (and a directory moved to another parent must be writable itself) */
-		(void) fchmod(child, 0700);
 		if (depth + 1 >= REMOVE_DEPTH_MAX) {
 			close(child);
 			for (;;) {
@@ -507,10 +511,12 @@ int files_remove_tree(int parent, const char *name)
 		return errno == ENOENT ? 0 : -errno;
 	if (!S_ISDIR(st.st_mode))
 		return unlinkat(parent, name, 0) < 0 ? -errno : 0;
+	if (fchmodat(parent, name, 0700, AT_SYMLINK_NOFOLLOW) < 0) {
+		/* the open below decides */
+	}
 	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	(void) fchmod(fd, 0700);
 	/* each pass removes what lies within REMOVE_DEPTH_MAX levels and moves the rest up;
 	 * the tree is finite, so passes end (bounded anyway) */
 	for (unsigned pass = 0; pass < 1000000; pass++) {

@@ -332,7 +332,7 @@ describe('resources: what one session can make the server hold', () => {
     assert.equal((await ok(client, 'code_execute', { session_id: sid, language: 'shell', code: 'echo fresh', fresh: true })).stdout.trim(), 'fresh');
   }));
 
-  test('destroy removes a workspace tree deeper than the server\'s open-file limit', T, () => withStdio(async ({ client, dataDir }) => {
+  test('destroy removes a workspace tree deeper than the server\'s open-file limit, with a 0000 directory in it', T, () => withStdio(async ({ client, dataDir }) => {
     const sid = await create(client);
     // 600 nested directories, with a file at the bottom; the server runs with 256 fds
     await sh(client, sid, 'cd /workspace && for i in $(seq 600); do mkdir d && cd d || exit 1; done; echo bottom > f; chmod 000 .', { fresh: true });
