@@ -386,3 +386,43 @@ describe('arguments: what a model can pass', () => {
     }
   }, { configExtra: '' }));
 });
+
+// ---------------------------------------------------------------- code in the session against the file tools
+
+describe('races: code swapping names while the file tools run', () => {
+  test('a name swapped between a file, a symlink out, a hard link and a FIFO is never followed or written through', T, () => withStdio(async ({ client, dataDir }) => {
+    const sid = await create(client);
+    const sdir = walk(dataDir).find((p) => p.endsWith(`/${sid}`));
+    const stateBefore = (await import('node:fs')).readFileSync(join(sdir, 'state.json'), 'utf8');
+    // a context's bash keeps its background job between calls
+    await sh(client, sid, `cd /workspace && echo victim > victim && echo real > s
+( while :; do
+    ln -sfn ../state.json s.l && mv -fT s.l s
+    ln -f victim s.h && mv -fT s.h s
+    echo real > s.r && mv -fT s.r s
+    rm -f s.f; mkfifo s.f && mv -fT s.f s
+    ln -sfn /run/sbxtrace s.d && mv -fT s.d s
+  done ) >/dev/null 2>&1 &
+echo started`);
+    let reads = 0;
+    for (let i = 0; i < 40; i++) {
+      const r = await call(client, 'code_read_file', { session_id: sid, path: '/workspace/s' });
+      if (!refused(r)) {
+        reads++;
+        assert.ok(/^((real|victim|[WA]\d+)\n)*$/.test(r.res.structuredContent.content), `read through a swap: ${JSON.stringify(r.res.structuredContent.content)}`);
+      }
+      await call(client, 'code_write_file', { session_id: sid, path: '/workspace/s', content: `W${i}\n` });
+      await call(client, 'code_write_file', { session_id: sid, path: '/workspace/s', content: `A${i}\n`, append: true });
+      await call(client, 'code_list_files', { session_id: sid, path: '/workspace/s' });
+    }
+    await ok(client, 'code_reset_context', { session_id: sid });
+    // the hard link's target was never written through, the session's own files never touched
+    const victim = await ok(client, 'code_read_file', { session_id: sid, path: '/workspace/victim' });
+    assert.equal(victim.content, 'victim\n', 'a write or append went through the hard link');
+    const { readFileSync, readdirSync: rd } = await import('node:fs');
+    const stateAfter = JSON.parse(readFileSync(join(sdir, 'state.json'), 'utf8'));
+    assert.equal(stateAfter.id, JSON.parse(stateBefore).id, 'state.json was overwritten');
+    assert.deepEqual(rd(join(sdir, 'run')).filter((n) => !/^(driver\.(sh|py|js)|\d+-[0-9a-f]+\.(sh|py|js))$/.test(n)), [], 'something was written into run/');
+    assert.ok(reads >= 0);
+  }));
+});
