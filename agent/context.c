@@ -51,6 +51,10 @@
 #define FRAME_END     '\x1f'
 #define PROGRESS_MS   250
 #define FRAME_MAX     (64u << 20)
+/* Each context is a live `sbxtrace run` and an interpreter (tens of MiB): without a bound, one
+ * session could hold any number of them by naming new context_ids (max_sessions bounds only
+ * sessions). code_reset_context makes room. */
+#define CONTEXTS_MAX  8
 
 extern char **environ;
 
@@ -368,18 +372,22 @@ static int context_start(Session *s, Context *c, char *err, size_t errsize)
 }
 
 /* The context for (language, id), made if missing; with a reference on nothing: contexts
- * live as long as the session. */
-static Context *context_get(Session *s, const char *language, const char *id)
+ * live as long as the session. NULL with *full set when the session has CONTEXTS_MAX. */
+static Context *context_get(Session *s, const char *language, const char *id, bool *full)
 {
 	char key[96];
 	Context *c;
+	size_t n = 0;
 
+	*full = false;
 	snprintf(key, sizeof(key), "%s/%s", language, id);
 	pthread_mutex_lock(&s->lock);
-	for (c = s->contexts; c; c = c->next)
+	for (c = s->contexts; c; c = c->next, n++)
 		if (streq(c->key, key))
 			break;
-	if (!c) {
+	if (!c && n >= CONTEXTS_MAX)
+		*full = true;
+	else if (!c) {
 		c = calloc(1, sizeof(*c));
 		if (c) {
 			snprintf(c->key, sizeof(c->key), "%s", key);
@@ -598,7 +606,7 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 	uint64_t start = now_monotonic_ns(), timeout_ms, deadline, grace_until = 0, last_progress = 0;
 	uint64_t kill_grace_ms;
 	size_t sent_out = 0, sent_err = 0;
-	bool interrupted = false, died = false, restarted = false;
+	bool interrupted = false, died = false, restarted = false, full;
 	json_t *res, *death = NULL, *notices;
 	int status = 0, r;
 
@@ -617,7 +625,14 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 			 (unsigned long long) (pol->limits.wall_time_ms / 1000));
 		return -EINVAL;
 	}
-	c = context_get(s, p->language, context_id);
+	c = context_get(s, p->language, context_id, &full);
+	if (!c && full) {
+		snprintf(err, errsize,
+			 "this session already has %d interpreter contexts, the most it may hold; "
+			 "end one with code_reset_context, or run with fresh: true",
+			 CONTEXTS_MAX);
+		return -EUSERS;
+	}
 	if (!c)
 		return -ENOMEM;
 	pthread_mutex_lock(&c->lock);

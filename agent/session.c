@@ -721,6 +721,9 @@ void session_put(Session *s)
 	pthread_mutex_unlock(&s->lock);
 	if (!last)
 		return;
+	/* the contexts' runs first, waited for: a context still writing into the workspace
+	 * would race the removal (safely: nothing is followed) and leave files behind */
+	context_free_all(s);
 	if (s->destroyed)
 		remove_dir(s);
 	session_free(s);
