@@ -300,7 +300,8 @@ static int context_start(Session *s, Context *c, char *err, size_t errsize)
 	{
 		/* the driver as this binary carries it, written anew (never a file the code made:
 		 * run/ is read-only inside) */
-		_cleanup_free_ char *tmp = strdup_printf("%s.tmp", host);
+		/* unique: two contexts of one language may start at once */
+		_cleanup_free_ char *tmp = strdup_printf("%s.%d.%p.tmp", host, (int) gettid(), (void *) c);
 		_cleanup_close_ int fd = tmp ? open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644) : -1;
 
 		if (fd < 0 || write_all(fd, text, strlen(text)) < 0 || rename(tmp, host) < 0) {
@@ -475,6 +476,7 @@ static json_t *json_text(const char *p, size_t len)
  * for id when one is complete. */
 typedef struct Parser {
 	Buf pending;
+	size_t frame_max; /* an unterminated frame may hold at most this much */
 	Buf *out;
 	uint64_t id;
 	json_t *done;
@@ -546,7 +548,7 @@ static bool drain(int fd, Buf *into, Parser *P)
 		if (P) {
 			size_t cap = P->pending.max;
 
-			P->pending.max = FRAME_MAX;
+			P->pending.max = P->frame_max ? P->frame_max : FRAME_MAX;
 			buf_add(&P->pending, tmp, (size_t) n);
 			P->pending.max = cap;
 			parse(P);
@@ -613,6 +615,9 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 	if (!pol)
 		return -EINVAL;
 	out.max = errb.max = pol->limits.output == LIMIT_UNSET ? (64u << 20) : pol->limits.output;
+	/* a frame is small (results, an error); a figure is a few hundred KiB: bound what an
+	 * unterminated one can make us hold by the session's output limit */
+	P.frame_max = MIN((size_t) FRAME_MAX, (size_t) out.max + (4u << 20));
 	kill_grace_ms = pol->limits.kill_grace_ms;
 	timeout_ms = p->timeout_s ? p->timeout_s * 1000
 				  : (pol->limits.wall_time_ms == LIMIT_UNSET ? 0 : pol->limits.wall_time_ms);

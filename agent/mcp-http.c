@@ -853,7 +853,7 @@ int mcp_serve_http(McpServer *s, const McpHttpOptions *o)
 			     0, NULL, NULL, handler, &h, MHD_OPTION_LISTEN_SOCKET, fd,
 			     MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
 			     MHD_OPTION_CONNECTION_LIMIT, (unsigned) HTTP_MAX_CONNECTIONS,
-			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) 3600, MHD_OPTION_END);
+			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) 300, MHD_OPTION_END);
 	if (!d) {
 		close(fd);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
