@@ -830,6 +830,38 @@ static json_t *handle_request(Approval *ap, const json_t *req, const struct ucre
 	return json_pack("{s:b, s:s}", "ok", 0, "error", "unknown op (list, decide)");
 }
 
+/* Whether pid is this server or one of its descendants — a sandbox we started runs as our
+ * user, so the uid cannot tell; the ancestry can. Unknown ancestry counts as ours (refused). */
+static bool descends_from_us(pid_t pid)
+{
+	pid_t me = getpid();
+
+	for (int depth = 0; depth < 256; depth++) {
+		char path[64], buf[512], *p;
+		_cleanup_close_ int fd = -1;
+		ssize_t n;
+		long ppid;
+
+		if (pid == me)
+			return true;
+		if (pid <= 1)
+			return false;
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return true;
+		n = read(fd, buf, sizeof(buf) - 1);
+		if (n <= 0)
+			return true;
+		buf[n] = 0;
+		p = strrchr(buf, ')'); /* the name may hold anything; the fields follow the last ')' */
+		if (!p || sscanf(p + 1, " %*c %ld", &ppid) != 1)
+			return true;
+		pid = (pid_t) ppid;
+	}
+	return true;
+}
+
 static void serve_client(Approval *ap, int fd)
 {
 	struct timeval tv = {.tv_sec = 5};
@@ -848,6 +880,15 @@ static void serve_client(Approval *ap, int fd)
 	    (cred.uid != geteuid() && cred.uid != 0)) {
 		free(buf);
 		return; /* 0600 keeps others out already; this is the second lock */
+	}
+	if (cred.pid <= 0 || descends_from_us(cred.pid)) {
+		/* a process of ours (a sandbox, should a policy ever expose the socket): no */
+		static const char no[] = "{\"ok\":false,\"error\":\"refused: a process started by "
+					 "this server cannot decide its approvals\"}\n";
+
+		(void) write_all(fd, no, sizeof(no) - 1);
+		free(buf);
+		return;
 	}
 	while (n < REQUEST_MAX) {
 		ssize_t k = read(fd, buf + n, REQUEST_MAX - n);

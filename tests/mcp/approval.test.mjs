@@ -29,10 +29,11 @@ const START_TIMEOUT = 30_000;
 
 const textOf = (res) => (res?.content || []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
 
-function config(root, dataDir, extra = '') {
+function config(root, dataDir, extra = '', server = '') {
   const file = join(root, 'operator.toml');
   writeFileSync(file, `[server]
 data_dir = "${dataDir}"
+${server}
 
 [approval]
 require = ["HIGH", "CRITICAL"]
@@ -61,22 +62,29 @@ async function connect(transport, elicitation) {
 
 // Starts `sbxtrace mcp` (stdio or http) with approval on; returns the client, the socket
 // path (or null with socket: 'none'), the data dir and stderr.
-async function start({ kind = 'stdio', elicitation = false, socket = true, extra = '' } = {}) {
+async function start({ kind = 'stdio', elicitation = false, socket = true, extra = '', server = '', env = {}, presets = null } = {}) {
   assert.ok(existsSync(BIN), `sbxtrace binary not found at ${BIN}`);
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'sbxtrace-approval-test-')));
   const dataDir = join(root, 'data');
   const sockDir = realpathSync(mkdtempSync(join(tmpdir(), 'sbxtrace-approval-sock-')));
   const sock = socket ? join(sockDir, 'approval.sock') : null;
-  const args = ['mcp', '--config', config(root, dataDir, extra), '--approval-socket', sock ?? 'none'];
+  const args = ['mcp', '--config', config(root, dataDir, extra, server), '--approval-socket', sock ?? 'none'];
+  if (presets) {
+    // presets(sockDir) -> {name: toml}: written to a preset directory the server searches
+    const dir = join(root, 'presets');
+    spawnSync('mkdir', ['-p', dir]);
+    for (const [name, text] of Object.entries(presets(sockDir))) writeFileSync(join(dir, `${name}.toml`), text);
+    env = { ...env, SBXTRACE_PRESET_DIR: dir };
+  }
   const stderr = [];
   let client, close;
   if (kind === 'stdio') {
-    const transport = new StdioClientTransport({ command: BIN, args, env: { ...process.env }, stderr: 'pipe' });
+    const transport = new StdioClientTransport({ command: BIN, args, env: { ...process.env, ...env }, stderr: 'pipe' });
     transport.stderr?.on('data', (d) => stderr.push(String(d)));
     client = await connect(transport, elicitation);
     close = () => client.close();
   } else {
-    const proc = spawn(BIN, [...args, '--http', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const proc = spawn(BIN, [...args, '--http', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
     const url = await new Promise((ok, fail) => {
       let buf = '';
       const timer = setTimeout(() => fail(new Error(`no "listening on" line; stderr:\n${buf}`)), START_TIMEOUT);
@@ -380,5 +388,32 @@ except OSError as e:
     assert.notEqual(res.isError, true, textOf(res));
     assert.match(res.structuredContent.stdout, /UNREACHABLE \d+/);
     assert.doesNotMatch(res.structuredContent.stdout, /REACHED/);
+  }));
+
+  test('stdio: even a policy that exposes the socket cannot decide: the server refuses its own descendants', T, () => withServer({
+    elicitation: true,
+    server: 'policies = ["standard", "python", "exposed"]',
+    presets: (sockDir) => ({ exposed: `extends = "python"\n[sandbox]\nname = "exposed"\n[[mount]]\npath = "/approvals"\nsource = "${sockDir}"\nmode = "rw"\n` }),
+  }, async ({ client }) => {
+    client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { decision: 'allow_once' } }));
+    const sid = await create(client, { policy: 'exposed' });
+    const code = `import socket, os
+print("LISTING", os.listdir("/approvals"))
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect("/approvals/approval.sock")
+    s.sendall(b'{"op":"decide","id":"apr_x","decision":"allow_once"}\\n')
+    print("ANSWER", s.recv(4096).decode())
+except OSError as e:
+    print("UNREACHABLE", e.errno)
+`;
+    const res = await callTool(client, 'code_execute', { session_id: sid, language: 'python', code });
+    assert.notEqual(res.isError, true, textOf(res));
+    const out = res.structuredContent.stdout;
+    if (process.env.APPROVAL_TEST_DEBUG) console.log(out);
+    assert.match(out, /LISTING \['approval.sock'\]/, out);
+    // either the view keeps the connect out, or the server refuses the peer
+    assert.match(out, /UNREACHABLE|ANSWER .*refused: a process started by this server/, out);
+    assert.doesNotMatch(out, /"ok":true/);
   }));
 });
