@@ -34,6 +34,52 @@ typedef enum StoreCode {
 	_STORE_CODE_INVALID = -EINVAL,
 } StoreCode;
 
+/* Human approval (docs/agents.md, "Human approval"): seed 003's risk levels. */
+typedef enum RiskLevel {
+	RISK_LOW,
+	RISK_MEDIUM,
+	RISK_HIGH,
+	RISK_CRITICAL,
+	_RISK_MAX,
+	_RISK_INVALID = -EINVAL,
+} RiskLevel;
+const char *risk_level_to_string(RiskLevel r);
+RiskLevel risk_level_from_string(const char *s); /* "HIGH" or "high"; _RISK_INVALID */
+
+/* One condition on a tool call's arguments: param (a key, or a dotted path into objects;
+ * "_session.network_mode" is the session's current mode, set by the server) equals a value,
+ * or matches a POSIX extended regex (a leading "(?i)" makes it case-insensitive). */
+typedef struct ApprovalCondition {
+	char *param;
+	json_t *equals;	 /* or NULL */
+	char *matches;	 /* or NULL; compiled into re */
+	void *re;	 /* regex_t *, owned */
+} ApprovalCondition;
+
+typedef struct ApprovalRule {
+	char **tools; /* tool names the rule applies to; "*": any */
+	ApprovalCondition *conditions; /* all must hold */
+	size_t n_conditions;
+	RiskLevel risk;
+	uint64_t timeout_s; /* how long a decision is awaited; then deny */
+	char *description;
+} ApprovalRule;
+
+typedef struct ApprovalConfig {
+	bool require[_RISK_MAX]; /* levels that need a human's approval; none by default */
+	ApprovalRule *rules;	 /* the operator's, tried first */
+	size_t n_rules;
+	bool default_rules; /* then seed 003's set (true unless default_rules = false) */
+	RiskLevel default_risk; /* for a call no rule matches: HIGH */
+	char *socket;		/* [approval] socket, NULL: the runtime directory's */
+} ApprovalConfig;
+
+/** Frees the rules' contents (not the array). */
+void approval_rule_clear(ApprovalRule *r);
+/** Compiles pattern into c->re (a leading "(?i)" is REG_ICASE); -EINVAL with the reason. */
+int approval_condition_compile(ApprovalCondition *c, const char *pattern, char *err,
+			       size_t errsize);
+
 typedef struct AgentTenant {
 	char *name;  /* [A-Za-z0-9_-]{1,63}: a directory name under data_dir */
 	char *token; /* bearer token over HTTP */
@@ -54,6 +100,7 @@ typedef struct AgentConfig {
 	AgentTenant *tenants;
 	size_t n_tenants;
 	char **allowed_hosts, **allowed_origins; /* HTTP: besides loopback */
+	ApprovalConfig approval;
 } AgentConfig;
 
 /**
@@ -78,6 +125,21 @@ int agent_new(const AgentConfig *config, const char *self_exe, Agent **ret, char
 	      size_t errsize);
 /** Stops the reaper, kills what still runs; sessions stay on disk. NULL is fine. */
 void agent_free(Agent *a);
+
+/**
+ * Human approval: when the config requires approval for some level (or socket_path is
+ * given), listens on the approval socket (socket_path, else the config's, else
+ * $XDG_RUNTIME_DIR/sbxtrace/approval-PID.sock) and makes agent_register_tools() guard each
+ * tool. Call before agent_register_tools(). *ret_socket: the socket's path (borrowed), NULL
+ * when approval is off.
+ */
+int agent_approval_start(Agent *a, const char *socket_path, const char **ret_socket,
+			 char *reterr, size_t errsize);
+/** The directory of the default approval sockets (owned): $XDG_RUNTIME_DIR/sbxtrace,
+ * /run/user/UID/sbxtrace, else /tmp/sbxtrace-UID. */
+char *agent_approval_socket_dir(void);
+/** Denies what waits, stops the socket (before agent_free). NULL-safe. */
+void agent_approval_stop(Agent *a);
 
 /** Registers the agent's tools (code_*) on server s. */
 int agent_register_tools(Agent *a, McpServer *s);

@@ -274,6 +274,170 @@ static int parse_tenants(Ctx *x, const TomlValue *arr, AgentConfig *c)
 	return 0;
 }
 
+/* A TOML value as JSON (for `equals`): strings, integers, floats, booleans. */
+static json_t *toml_to_json(const TomlValue *v)
+{
+	switch (v->type) {
+	case TOML_STRING:
+		return json_stringn(v->str.ptr, v->str.len);
+	case TOML_INTEGER:
+		return json_integer(v->integer);
+	case TOML_FLOAT:
+		return json_real(v->flt);
+	case TOML_BOOL:
+		return json_boolean(v->boolean);
+	default:
+		return NULL;
+	}
+}
+
+static int parse_condition(Ctx *x, const TomlValue *t, ApprovalCondition *c)
+{
+	static const char *const known[] = {"param", "equals", "matches", NULL};
+	const TomlValue *eq = toml_table_get(t, "equals");
+	_cleanup_free_ char *matches = NULL;
+	char err[200];
+	int r;
+
+	if (t->type != TOML_TABLE)
+		return fail(x, t, "approval.rule.conditions",
+			    "must be an array of tables like { param = \"code\", matches = \"…\" }");
+	r = check_keys(x, t, "approval.rule.conditions", known);
+	if (r < 0 || (r = get_string(x, t, "approval.rule.conditions", "param", &c->param)) < 0 ||
+	    (r = get_string(x, t, "approval.rule.conditions", "matches", &matches)) < 0)
+		return r;
+	if (!c->param || !*c->param)
+		return fail(x, t, "approval.rule.conditions.param", "each condition needs a param");
+	if (!!eq == !!matches)
+		return fail(x, t, "approval.rule.conditions",
+			    "give either equals (a value) or matches (a regex)");
+	if (eq) {
+		c->equals = toml_to_json(eq);
+		if (!c->equals)
+			return fail(x, eq, "approval.rule.conditions.equals",
+				    "must be a string, a number or a boolean");
+	} else {
+		r = approval_condition_compile(c, matches, err, sizeof(err));
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0)
+			return fail(x, toml_table_get(t, "matches"), "approval.rule.conditions.matches",
+				    "%s", err);
+	}
+	return 0;
+}
+
+static int parse_rule(Ctx *x, const TomlValue *t, ApprovalRule *rule)
+{
+	static const char *const known[] = {"tool",	   "tools",	  "risk",
+					    "timeout",	   "description", "conditions", NULL};
+	const TomlValue *v, *conds;
+	_cleanup_free_ char *tool = NULL, *risk = NULL;
+	int r;
+
+	if (t->type != TOML_TABLE)
+		return fail(x, t, "approval.rule", "must be a table ([[approval.rule]])");
+	r = check_keys(x, t, "approval.rule", known);
+	if (r < 0 || (r = get_string(x, t, "approval.rule", "tool", &tool)) < 0 ||
+	    (r = get_strv(x, t, "approval.rule", "tools", &rule->tools)) < 0 ||
+	    (r = get_string(x, t, "approval.rule", "risk", &risk)) < 0 ||
+	    (r = get_string(x, t, "approval.rule", "description", &rule->description)) < 0)
+		return r;
+	if (tool) {
+		if (!rule->tools && !(rule->tools = calloc(1, sizeof(char *))))
+			return -ENOMEM;
+		if (strv_push(&rule->tools, tool) < 0)
+			return -ENOMEM;
+	}
+	if (!rule->tools || !rule->tools[0])
+		return fail(x, t, "approval.rule.tool", "each rule names a tool (or tools = [...])");
+	if (!risk || (rule->risk = risk_level_from_string(risk)) < 0)
+		return fail(x, t, "approval.rule.risk",
+			    "each rule needs a risk: LOW, MEDIUM, HIGH or CRITICAL");
+	v = toml_table_get(t, "timeout");
+	if (v) {
+		uint64_t ms;
+
+		if (v->type == TOML_INTEGER && v->integer > 0)
+			rule->timeout_s = (uint64_t) v->integer;
+		else if (v->type == TOML_STRING && policy_parse_duration_ms(v->str.ptr, &ms) >= 0 &&
+			 ms >= 1000)
+			rule->timeout_s = ms / 1000;
+		else
+			return fail(x, v, "approval.rule.timeout",
+				    "must be a duration of at least 1s, like \"60s\", or seconds");
+	}
+	conds = toml_table_get(t, "conditions");
+	if (conds) {
+		if (conds->type != TOML_ARRAY)
+			return fail(x, conds, "approval.rule.conditions",
+				    "must be an array of tables like { param = \"code\", matches = \"…\" }");
+		rule->conditions = calloc(conds->array.n + 1, sizeof(*rule->conditions));
+		if (!rule->conditions)
+			return -ENOMEM;
+		for (size_t i = 0; i < conds->array.n; i++) {
+			r = parse_condition(x, conds->array.items[i], &rule->conditions[i]);
+			rule->n_conditions = i + 1;
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+static int parse_approval(Ctx *x, const TomlValue *t, AgentConfig *c)
+{
+	static const char *const known[] = {"require", "rule",	 "default_rules",
+					    "default_risk", "socket", NULL};
+	_cleanup_(strv_freep) char **require = NULL;
+	_cleanup_free_ char *dflt = NULL;
+	const TomlValue *v;
+	int r;
+
+	if (t->type != TOML_TABLE)
+		return fail(x, t, "approval", "must be a table");
+	r = check_keys(x, t, "approval", known);
+	if (r < 0 || (r = get_strv(x, t, "approval", "require", &require)) < 0 ||
+	    (r = get_string(x, t, "approval", "default_risk", &dflt)) < 0 ||
+	    (r = get_string(x, t, "approval", "socket", &c->approval.socket)) < 0)
+		return r;
+	for (size_t i = 0; require && require[i]; i++) {
+		RiskLevel l = risk_level_from_string(require[i]);
+
+		if (l < 0)
+			return fail(x, toml_table_get(t, "require"), "approval.require",
+				    "'%.32s' is not a level (LOW, MEDIUM, HIGH, CRITICAL)", require[i]);
+		c->approval.require[l] = true;
+	}
+	if (dflt && (c->approval.default_risk = risk_level_from_string(dflt)) < 0)
+		return fail(x, toml_table_get(t, "default_risk"), "approval.default_risk",
+			    "must be LOW, MEDIUM, HIGH or CRITICAL");
+	v = toml_table_get(t, "default_rules");
+	if (v) {
+		if (v->type != TOML_BOOL)
+			return fail(x, v, "approval.default_rules", "must be true or false");
+		c->approval.default_rules = v->boolean;
+	}
+	if (c->approval.socket && c->approval.socket[0] != '/')
+		return fail(x, toml_table_get(t, "socket"), "approval.socket",
+			    "must be an absolute path");
+	v = toml_table_get(t, "rule");
+	if (v) {
+		if (v->type != TOML_ARRAY)
+			return fail(x, v, "approval.rule", "must be an array of tables ([[approval.rule]])");
+		c->approval.rules = calloc(v->array.n + 1, sizeof(*c->approval.rules));
+		if (!c->approval.rules)
+			return -ENOMEM;
+		for (size_t i = 0; i < v->array.n; i++) {
+			r = parse_rule(x, v->array.items[i], &c->approval.rules[i]);
+			c->approval.n_rules = i + 1;
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
 static int set_defaults(AgentConfig *c)
 {
 	static const char *const presets[] = {"standard", "strict", "python", "node", "shell",
@@ -292,6 +456,8 @@ static int set_defaults(AgentConfig *c)
 				      .output_kb = 64 * 1024};
 	c->net_modes[NET_MODE_NONE] = true;
 	c->net_modes[NET_MODE_LOOPBACK] = true;
+	c->approval.default_rules = true;
+	c->approval.default_risk = RISK_HIGH;
 	return c->default_policy && c->policies ? 0 : -ENOMEM;
 }
 
@@ -312,7 +478,8 @@ int agent_config_load(const char *path, const char *data_dir, AgentConfig **ret,
 	if (r < 0)
 		goto fail;
 	if (path) {
-		static const char *const known[] = {"server", "limits", "network", "tenant", NULL};
+		static const char *const known[] = {"server", "limits", "network", "tenant",
+						    "approval", NULL};
 		const TomlValue *v;
 
 		c->path = strdup(path);
@@ -337,6 +504,8 @@ int agent_config_load(const char *path, const char *data_dir, AgentConfig **ret,
 		if ((v = toml_table_get(root, "network")) && (r = parse_network(&x, v, c)) < 0)
 			goto fail;
 		if ((v = toml_table_get(root, "tenant")) && (r = parse_tenants(&x, v, c)) < 0)
+			goto fail;
+		if ((v = toml_table_get(root, "approval")) && (r = parse_approval(&x, v, c)) < 0)
 			goto fail;
 		if (c->default_policy && !strv_contains(c->policies, c->default_policy)) {
 			r = fail(&x, toml_table_get(toml_table_get(root, "server"), "default_policy"),
@@ -390,6 +559,10 @@ AgentConfig *agent_config_free(AgentConfig *c)
 		free(c->tenants[i].token);
 	}
 	free(c->tenants);
+	for (size_t i = 0; i < c->approval.n_rules; i++)
+		approval_rule_clear(&c->approval.rules[i]);
+	free(c->approval.rules);
+	free(c->approval.socket);
 	free(c);
 	return NULL;
 }

@@ -62,6 +62,7 @@ struct Agent {
 	bool stopping;
 	pthread_t reaper;
 	bool reaper_started;
+	struct Approval *approval; /* approval.c, NULL when no level needs approval */
 };
 
 /* session.c */
@@ -147,6 +148,11 @@ int files_list(Session *s, const char *path, bool recursive, size_t max_entries,
 	       char *err, size_t errsize);
 /** Removes a directory tree without following any symlink in it. */
 int files_remove_tree(int dirfd, const char *name);
+
+/* approval.c */
+/** Makes t (its handler and userdata already set) ask for approval first, when approval is
+ * on (agent_approval_start()). */
+void approval_wrap_tool(Agent *a, McpTool *t);
 
 /* record.c */
 /** Appends one record to the session's audit.jsonl (best effort). */

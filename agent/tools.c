@@ -987,6 +987,7 @@ int agent_register_tools(Agent *a, McpServer *s)
 		int r;
 
 		t.userdata = a;
+		approval_wrap_tool(a, &t); /* human approval first, when the operator wants it */
 		r = mcp_server_add_tool(s, &t);
 		if (r < 0)
 			return r;
