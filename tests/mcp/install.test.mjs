@@ -15,6 +15,7 @@ import { mkdtempSync, writeFileSync, existsSync, rmSync, realpathSync, readdirSy
 import { tmpdir } from 'node:os';
 import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { spawnSync } from 'node:child_process';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -23,6 +24,12 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const BIN = resolve(process.env.SBXTRACE_BIN || join(HERE, '../../build/cli/sbxtrace'));
 const CALL_TIMEOUT = 180_000;
 const T = { timeout: 400_000 };
+// The sandbox runs the host's python3 with the host's pip (it sees /usr read-only): without
+// pip the pip tests skip, saying so (CI installs python3-pip).
+const PY = ['/usr/bin/python3', '/usr/local/bin/python3'].find((p) => existsSync(p));
+const NO_PIP = PY && spawnSync(PY, ['-m', 'pip', '--version']).status === 0
+  ? false : `no pip for ${PY || 'python3'} on this host (apt-get install python3-pip)`;
+const TP = { ...T, skip: NO_PIP };
 
 // ------------------------------------------------------------ packages built by hand
 
@@ -268,7 +275,7 @@ ${extra}`;
 // ------------------------------------------------------------ tests
 
 describe('code_install_package', () => {
-  test('pip: a hand-built wheel and its dependency from a loopback simple index, importable in a context started before, in a fresh run and in a command', T, async () => {
+  test('pip: a hand-built wheel and its dependency from a loopback simple index, importable in a context started before, in a fresh run and in a command', TP, async () => {
     const index = await simpleIndex({ sbxdemo: [DEMO], sbxdep: [DEP] });
     try {
       await withServer({ packages: packagesConfig(`${index.base}/simple`, 'http://127.0.0.1:9/') }, async ({ client, dataDir }) => {
@@ -327,39 +334,41 @@ describe('code_install_package', () => {
     } finally { await reg.close(); }
   });
 
-  test('a package manager told to reach another host is refused there: npm tarball and pip wheel links on another loopback port', T, async () => {
-    // the decoy serves real packages: had a connect got through, the install would succeed
-    const decoyNpm = await npmRegistry([NPM_DEMO, NPM_DEP]);
-    const decoyPip = await simpleIndex({ sbxdemo: [DEMO], sbxdep: [DEP] });
-    const evilDemo = { ...NPM_DEMO, dependencies: {} };
-    const reg = await npmRegistry([evilDemo], (base, p) => `${decoyNpm.base}/${p.name}/-/${p.name}-${p.version}.tgz`);
-    const index = await simpleIndex({ sbxdep: [DEP] }, (base, name, w) => `${decoyPip.base}/files/${w.filename}`);
+  // the decoys serve the real packages: had a connect got through, the install would succeed
+  test('npm told to reach another host is refused there: a packument whose tarball is on another loopback port', T, async () => {
+    const decoy = await npmRegistry([NPM_DEMO, NPM_DEP]);
+    const reg = await npmRegistry([{ ...NPM_DEMO, dependencies: {} }], (base, p) => `${decoy.base}/${p.name}/-/${p.name}-${p.version}.tgz`);
     try {
-      await withServer({ packages: packagesConfig(`${index.base}/simple`, `${reg.base}/`) }, async ({ client, dataDir }) => {
+      await withServer({ packages: packagesConfig('http://127.0.0.1:9/simple', `${reg.base}/`) }, async ({ client, dataDir }) => {
         const sid = await create(client);
-        let res = await failed(client, 'code_install_package', { session_id: sid, manager: 'npm', packages: ['sbx-demo'] });
-        let sc = res.structuredContent;
+        const sc = (await failed(client, 'code_install_package', { session_id: sid, manager: 'npm', packages: ['sbx-demo'] })).structuredContent;
         assert.notEqual(sc.exit_code, 0);
         assert.deepEqual(sc.installed, []);
+        assert.deepEqual(sc.network_allow, [`127.0.0.1:${reg.port}`]);
         assert.ok(reg.log.includes('/sbx-demo'), 'the packument came from the registry');
-        assert.deepEqual(decoyNpm.log, [], 'npm reached a host that is not the registry');
+        assert.deepEqual(decoy.log, [], 'npm reached a host that is not the registry');
+        assert.ok(!existsSync(join(hostWorkspace(dataDir, sid), 'node_modules/sbx-demo')));
+      });
+    } finally { await Promise.all([decoy.close(), reg.close()]); }
+  });
 
-        res = await failed(client, 'code_install_package', { session_id: sid, manager: 'pip', packages: ['sbxdep'] });
-        sc = res.structuredContent;
+  test('pip told to reach another host is refused there: an index page whose wheel is on another loopback port', TP, async () => {
+    const decoy = await simpleIndex({ sbxdemo: [DEMO], sbxdep: [DEP] });
+    const index = await simpleIndex({ sbxdep: [DEP] }, (base, name, w) => `${decoy.base}/files/${w.filename}`);
+    try {
+      await withServer({ packages: packagesConfig(`${index.base}/simple`, 'http://127.0.0.1:9/') }, async ({ client, dataDir }) => {
+        const sid = await create(client);
+        const sc = (await failed(client, 'code_install_package', { session_id: sid, manager: 'pip', packages: ['sbxdep'] })).structuredContent;
         assert.notEqual(sc.exit_code, 0);
         assert.deepEqual(sc.installed, []);
         assert.ok(index.log.includes('/simple/sbxdep/'), `index log: ${index.log}`);
-        assert.deepEqual(decoyPip.log, [], 'pip reached a host that is not the index');
-        const ws = hostWorkspace(dataDir, sid);
-        assert.ok(!existsSync(join(ws, 'node_modules/sbx-demo')));
-        assert.ok(!existsSync(join(ws, '.packages/python/sbxdep')));
+        assert.deepEqual(decoy.log, [], 'pip reached a host that is not the index');
+        assert.ok(!existsSync(join(hostWorkspace(dataDir, sid), '.packages/python/sbxdep')));
       });
-    } finally {
-      await Promise.all([decoyNpm.close(), decoyPip.close(), reg.close(), index.close()]);
-    }
+    } finally { await Promise.all([decoy.close(), index.close()]); }
   });
 
-  test('the code of the session still has no network: not to the registry the install just used', T, async () => {
+  test('the code of the session still has no network: not to the registry the install just used', TP, async () => {
     const index = await simpleIndex({ sbxdemo: [DEMO], sbxdep: [DEP] });
     try {
       await withServer({ packages: packagesConfig(`${index.base}/simple`, 'http://127.0.0.1:9/') }, async ({ client }) => {
@@ -385,7 +394,7 @@ describe('code_install_package', () => {
     } finally { await index.close(); }
   });
 
-  test('packages are validated by a strict pattern; unknown registries, disabled managers and secret sessions are refused', T, async () => {
+  test('packages are validated by a strict pattern; unknown registries, disabled managers and secret sessions are refused', TP, async () => {
     const index = await simpleIndex({ sbxdep: [DEP] });
     try {
       await withServer({
@@ -425,7 +434,7 @@ describe('code_install_package', () => {
     } finally { await index.close(); }
   });
 
-  test('without registries in the config, the host\'s pip (PIP_INDEX_URL) and npm (npm_config_registry) configuration is used', T, async () => {
+  test('without registries in the config, the host\'s pip (PIP_INDEX_URL) and npm (npm_config_registry) configuration is used', TP, async () => {
     const index = await simpleIndex({ sbxdemo: [DEMO], sbxdep: [DEP] });
     const reg = await npmRegistry([NPM_DEMO, NPM_DEP]);
     try {
