@@ -16,9 +16,9 @@
  *     workspace), wheels only unless the operator allows builds (a build runs the package's
  *     own setup code with the registry's network);
  *   - npm: HOME=/tmp (no ~/.npmrc, ~/.node_modules from the workspace), NODE_PATH empty,
- *     --registry and --ignore-scripts on the command line, which outrank a .npmrc the code
- *     may have planted in /workspace (that file can still name other registries for scopes:
- *     the allowlist refuses them).
+ *     --registry, --ignore-scripts and --git on the command line, which outrank a .npmrc the
+ *     code may have planted in /workspace (that file can still name other registries for
+ *     scopes, or a proxy: the allowlist refuses them).
  * Packages land in the workspace: pip into /workspace/.packages/python (`--target`; every run
  * of the session has it in PYTHONPATH, and the Python context driver on sys.path), npm into
  * /workspace/node_modules (NODE_PATH of every run; a JavaScript context requires from the
@@ -692,7 +692,9 @@ static int build_argv(const AgentPackages *c, Install *in, const char *exe, char
 		const char *a[] = {exe, "install", "--prefix", NPM_PREFIX, "--registry", in->registry,
 				   "--no-audit", "--no-fund", "--no-update-notifier",
 				   "--fetch-retries=2", "--fetch-retry-mintimeout=1000",
-				   "--fetch-retry-maxtimeout=5000", NULL};
+				   "--fetch-retry-maxtimeout=5000",
+				   /* a .npmrc in /workspace cannot name the git program either */
+				   "--git=git", NULL};
 
 		in->argv = strv_copy((char *const *) a);
 		if (in->argv && !c->install_scripts)

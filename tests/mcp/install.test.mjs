@@ -368,6 +368,44 @@ describe('code_install_package', () => {
     } finally { await Promise.all([decoy.close(), index.close()]); }
   });
 
+  test('files the code planted in /workspace do not steer the install: .npmrc, pip.conf under HOME, a pip module, lifecycle scripts', TP, async () => {
+    const decoyNpm = await npmRegistry([NPM_DEMO, NPM_DEP]);
+    const decoyPip = await simpleIndex({ sbxdemo: [DEMO], sbxdep: [DEP] });
+    const scripted = npmPackage('sbx-scripted', '1.0.0', 'module.exports = 1;\n');
+    scripted.data = tgz({
+      'package/package.json': JSON.stringify({ name: 'sbx-scripted', version: '1.0.0', scripts: { preinstall: 'touch /workspace/SCRIPT_RAN', postinstall: 'touch /workspace/SCRIPT_RAN' } }),
+      'package/index.js': 'module.exports = 1;\n',
+    });
+    const reg = await npmRegistry([NPM_DEMO, NPM_DEP, scripted]);
+    const index = await simpleIndex({ sbxdemo: [DEMO], sbxdep: [DEP] });
+    try {
+      await withServer({ packages: packagesConfig(`${index.base}/simple`, `${reg.base}/`) }, async ({ client, dataDir }) => {
+        const sid = await create(client);
+        const plant = (path, content) => ok(client, 'code_write_file', { session_id: sid, path, content });
+        const phone = `import urllib.request, pathlib\npathlib.Path("/workspace/PLANTED_RAN").touch()\ntry:\n    urllib.request.urlopen("${decoyPip.base}/planted", timeout=3)\nexcept Exception:\n    pass\n`;
+        await plant('.npmrc', `registry=${decoyNpm.base}/\nignore-scripts=false\ngit=/workspace/evil.sh\n`);
+        await plant('.config/pip/pip.conf', `[global]\nindex-url = ${decoyPip.base}/simple\n`);
+        await plant('pip/__init__.py', phone);
+        await plant('pip/__main__.py', phone);
+        await plant('runpy.py', phone);
+        await plant('.packages/python/sitecustomize.py', phone);
+
+        let sc = await ok(client, 'code_install_package', { session_id: sid, manager: 'pip', packages: ['sbxdemo'] });
+        assert.deepEqual(pairs(sc.installed), ['sbxdemo@1.2.3', 'sbxdep@0.4.0']);
+        sc = await ok(client, 'code_install_package', { session_id: sid, manager: 'npm', packages: ['sbx-demo', 'sbx-scripted'] });
+        assert.deepEqual(pairs(sc.installed), ['sbx-demo@2.0.1', 'sbx-dep@1.1.0', 'sbx-scripted@1.0.0']);
+        assert.deepEqual(decoyNpm.log, [], 'npm followed the planted .npmrc');
+        assert.deepEqual(decoyPip.log, [], 'pip followed the planted config or ran planted code');
+        const ws = hostWorkspace(dataDir, sid);
+        assert.ok(!existsSync(join(ws, 'PLANTED_RAN')), 'planted Python code ran in the install');
+        assert.ok(!existsSync(join(ws, 'SCRIPT_RAN')), 'a lifecycle script ran');
+        assert.ok(existsSync(join(ws, 'node_modules/sbx-scripted/index.js')));
+      });
+    } finally {
+      await Promise.all([decoyNpm.close(), decoyPip.close(), reg.close(), index.close()]);
+    }
+  });
+
   test('the code of the session still has no network: not to the registry the install just used', TP, async () => {
     const index = await simpleIndex({ sbxdemo: [DEMO], sbxdep: [DEP] });
     try {
