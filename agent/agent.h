@@ -92,7 +92,8 @@ const char *agent_config_tenant_for_token(const AgentConfig *c, const char *toke
  * URL. ret may be NULL (a check only). agent/install.c.
  */
 int install_url_allow_entry(const char *url, char *ret, size_t size);
-/** A packages.allow entry: HOST:PORT, ADDRESS:PORT or [IPV6]:PORT, each a single port. */
+/** A packages.allow entry: HOST:PORTS, *.DOMAIN:PORTS, ADDRESS:PORTS or [IPV6]:PORTS (a port
+ * or N-M). */
 bool install_allow_entry_ok(const char *entry);
 
 typedef struct Agent Agent;
