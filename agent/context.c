@@ -51,6 +51,10 @@
 #define FRAME_END     '\x1f'
 #define PROGRESS_MS   250
 #define FRAME_MAX     (64u << 20)
+/* Each context is a live `sbxtrace run` and an interpreter (tens of MiB): without a bound, one
+ * session could hold any number of them by naming new context_ids (max_sessions bounds only
+ * sessions). code_reset_context makes room. */
+#define CONTEXTS_MAX  8
 
 extern char **environ;
 
@@ -296,7 +300,8 @@ static int context_start(Session *s, Context *c, char *err, size_t errsize)
 	{
 		/* the driver as this binary carries it, written anew (never a file the code made:
 		 * run/ is read-only inside) */
-		_cleanup_free_ char *tmp = strdup_printf("%s.tmp", host);
+		/* unique: two contexts of one language may start at once */
+		_cleanup_free_ char *tmp = strdup_printf("%s.%d.%p.tmp", host, (int) gettid(), (void *) c);
 		_cleanup_close_ int fd = tmp ? open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644) : -1;
 
 		if (fd < 0 || write_all(fd, text, strlen(text)) < 0 || rename(tmp, host) < 0) {
@@ -368,18 +373,22 @@ static int context_start(Session *s, Context *c, char *err, size_t errsize)
 }
 
 /* The context for (language, id), made if missing; with a reference on nothing: contexts
- * live as long as the session. */
-static Context *context_get(Session *s, const char *language, const char *id)
+ * live as long as the session. NULL with *full set when the session has CONTEXTS_MAX. */
+static Context *context_get(Session *s, const char *language, const char *id, bool *full)
 {
 	char key[96];
 	Context *c;
+	size_t n = 0;
 
+	*full = false;
 	snprintf(key, sizeof(key), "%s/%s", language, id);
 	pthread_mutex_lock(&s->lock);
-	for (c = s->contexts; c; c = c->next)
+	for (c = s->contexts; c; c = c->next, n++)
 		if (streq(c->key, key))
 			break;
-	if (!c) {
+	if (!c && n >= CONTEXTS_MAX)
+		*full = true;
+	else if (!c) {
 		c = calloc(1, sizeof(*c));
 		if (c) {
 			snprintf(c->key, sizeof(c->key), "%s", key);
@@ -467,6 +476,7 @@ static json_t *json_text(const char *p, size_t len)
  * for id when one is complete. */
 typedef struct Parser {
 	Buf pending;
+	size_t frame_max; /* an unterminated frame may hold at most this much */
 	Buf *out;
 	uint64_t id;
 	json_t *done;
@@ -538,7 +548,7 @@ static bool drain(int fd, Buf *into, Parser *P)
 		if (P) {
 			size_t cap = P->pending.max;
 
-			P->pending.max = FRAME_MAX;
+			P->pending.max = P->frame_max ? P->frame_max : FRAME_MAX;
 			buf_add(&P->pending, tmp, (size_t) n);
 			P->pending.max = cap;
 			parse(P);
@@ -598,13 +608,16 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 	uint64_t start = now_monotonic_ns(), timeout_ms, deadline, grace_until = 0, last_progress = 0;
 	uint64_t kill_grace_ms;
 	size_t sent_out = 0, sent_err = 0;
-	bool interrupted = false, died = false, restarted = false;
+	bool interrupted = false, died = false, restarted = false, full;
 	json_t *res, *death = NULL, *notices;
 	int status = 0, r;
 
 	if (!pol)
 		return -EINVAL;
 	out.max = errb.max = pol->limits.output == LIMIT_UNSET ? (64u << 20) : pol->limits.output;
+	/* a frame is small (results, an error); a figure is a few hundred KiB: bound what an
+	 * unterminated one can make us hold by the session's output limit */
+	P.frame_max = MIN((size_t) FRAME_MAX, (size_t) out.max + (4u << 20));
 	kill_grace_ms = pol->limits.kill_grace_ms;
 	timeout_ms = p->timeout_s ? p->timeout_s * 1000
 				  : (pol->limits.wall_time_ms == LIMIT_UNSET ? 0 : pol->limits.wall_time_ms);
@@ -617,7 +630,14 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 			 (unsigned long long) (pol->limits.wall_time_ms / 1000));
 		return -EINVAL;
 	}
-	c = context_get(s, p->language, context_id);
+	c = context_get(s, p->language, context_id, &full);
+	if (!c && full) {
+		snprintf(err, errsize,
+			 "this session already has %d interpreter contexts, the most it may hold; "
+			 "end one with code_reset_context, or run with fresh: true",
+			 CONTEXTS_MAX);
+		return -EUSERS;
+	}
 	if (!c)
 		return -ENOMEM;
 	pthread_mutex_lock(&c->lock);

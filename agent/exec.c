@@ -484,6 +484,15 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 	pthread_mutex_unlock(&s->lock);
 	unlink_maybe(code_path);
 
+	/* sbxtrace's own messages name the session's host paths: the agent sees <session> */
+	if (serr) {
+		size_t dl = strlen(s->dir);
+
+		for (char *m = strstr(serr, s->dir); m; m = strstr(m, s->dir)) {
+			memcpy(m, "<session>", 9);
+			memmove(m + 9, m + dl, strlen(m + dl) + 1);
+		}
+	}
 	res = out ? json_loadb(out, out_len, 0, &je) : NULL;
 	if (!json_is_object(res)) {
 		/* no result: sbxtrace itself failed (a sandbox error) or was killed */

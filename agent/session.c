@@ -631,6 +631,20 @@ int session_create(Agent *a, const char *tenant, json_t *args, Session **ret, ch
 	}
 
 	pthread_mutex_lock(&a->lock);
+	/* counted again under the lock that inserts: concurrent creations cannot pass the cap */
+	n_tenant = 0;
+	for (Session *x = a->sessions; x; x = x->next)
+		if (streq(x->tenant, tenant))
+			n_tenant++;
+	if (c->max_sessions && n_tenant >= c->max_sessions) {
+		pthread_mutex_unlock(&a->lock);
+		snprintf(err, errsize,
+			 "this tenant has %zu sessions, the most this server allows; destroy one "
+			 "first (code_destroy_sandbox)",
+			 n_tenant);
+		r = -EPERM;
+		goto fail_dir;
+	}
 	s->next = a->sessions;
 	a->sessions = s;
 	s->refs++; /* the caller's */
@@ -724,6 +738,9 @@ void session_put(Session *s)
 	pthread_mutex_unlock(&s->lock);
 	if (!last)
 		return;
+	/* the contexts' runs first, waited for: a context still writing into the workspace
+	 * would race the removal (safely: nothing is followed) and leave files behind */
+	context_free_all(s);
 	if (s->destroyed)
 		remove_dir(s);
 	session_free(s);

@@ -549,7 +549,8 @@ static int tool_mark_private(McpCall *call, json_t *args, void *userdata, json_t
 		 dataset ? " (dataset '" : "", dataset ? dataset : "", dataset ? "')" : "");
 	pthread_mutex_lock(&s->lock);
 	before = s->mode;
-	if (dataset && !strv_contains(s->datasets, dataset))
+	/* the names are kept for info and audit: a bounded list */
+	if (dataset && !strv_contains(s->datasets, dataset) && strv_length(s->datasets) < 64)
 		(void) strv_push(&s->datasets, dataset);
 	r = session_raise_level_locked(s, level, cause);
 	o = json_pack("{s:s, s:s, s:s, s:s, s:b}", "session_id", s->id, "level",

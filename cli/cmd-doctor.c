@@ -43,7 +43,10 @@ int cmd_doctor(int argc, char *argv[])
 	line("SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP", f.sync_wakeup,
 	     "optional: faster round trips (6.6)");
 	line("pidfd_open", f.pidfd_open, "essential: race-free signals (5.3)");
-	line("pidfd_getfd", f.pidfd_getfd, "essential: sockets, fcntl owner (5.6)");
+	line("pidfd_getfd", f.pidfd_getfd,
+	     f.pidfd_getfd ? "sockets, fcntl owner, fds of the program (5.6)"
+			   : "refused (EPERM: a container's seccomp profile without "
+			     "CAP_SYS_PTRACE?) or missing: see below");
 	line("PIDFD_THREAD", f.pidfd_thread, "optional: race-free tgkill (6.9)");
 	line("openat2", f.openat2, "file-system view fast path (5.6)");
 	line("process_vm_readv", f.process_vm_readv, "optional: else /proc/PID/mem");
@@ -69,6 +72,29 @@ int cmd_doctor(int argc, char *argv[])
 		printf("  %-40s %-4s %s\n", "cgroup v2 used as an extra layer", "no",
 		       "not implemented");
 	}
+	if (!f.pidfd_getfd)
+		printf("\nWithout pidfd_getfd (Docker's and containerd's default seccomp profiles "
+		       "allow it\n"
+		       "only with CAP_SYS_PTRACE): the listener reaches the supervisor with "
+		       "SCM_RIGHTS and\n"
+		       "the program's descriptors are reopened through /proc/PID/fd. What that "
+		       "costs:\n"
+		       "  - sockets: connect, bind, sendto/sendmsg that the policy must check "
+		       "fail with EPERM\n"
+		       "    (network modes other than \"full\" and AF_UNIX paths); the ratchet "
+		       "cannot shut\n"
+		       "    sockets down: when it fires it fails closed (net/handlers.h);\n"
+		       "  - fcntl(F_SETOWN*), FIOSETOWN, SIOCSPGRP on another process, "
+		       "pidfd_send_signal on\n"
+		       "    another process's pidfd, inotify_add_watch: EPERM/EBADF;\n"
+		       "  - getdents64: a dup of the directory fd no longer shares its offset.\n");
+	if (!f.process_vm_readv)
+		printf("\nWithout process_vm_readv/writev (containerd's profile): child memory "
+		       "goes through\n/proc/PID/mem (one more open per access).\n");
+	if (!f.userns)
+		printf("\nWithout user namespaces (refused by default container profiles): no "
+		       "kernel view\n(tracer.kernel_view = true fails; \"auto\" uses the "
+		       "emulated view) and, as a\nplain user, no network.unshare.\n");
 	missing = tracer_features_missing(&f);
 	if (missing) {
 		printf("\nMissing an essential feature: %s\n", missing);

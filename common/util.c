@@ -426,3 +426,71 @@ bool kernel_at_least(unsigned major, unsigned minor)
 		return false;
 	return ma > major || (ma == major && mi >= minor);
 }
+
+static int getfd_state; /* 0 unknown, 1 usable, -1 not */
+
+bool pidfd_getfd_usable(void)
+{
+	int s = __atomic_load_n(&getfd_state, __ATOMIC_RELAXED);
+	long pidfd, fd;
+
+	if (s != 0)
+		return s > 0;
+	pidfd = syscall(SYS_pidfd_open, getpid(), 0);
+	fd = pidfd < 0 ? -1 : syscall(SYS_pidfd_getfd, (int) pidfd, (int) pidfd, 0);
+	s = fd >= 0 ? 1 : -1;
+	if (fd >= 0)
+		(void) close((int) fd);
+	if (pidfd >= 0)
+		(void) close((int) pidfd);
+	__atomic_store_n(&getfd_state, s, __ATOMIC_RELAXED);
+	return s > 0;
+}
+
+int child_fd_open(pid_t tid, int fd, int flags)
+{
+	char path[64];
+	int r;
+
+	if (fd < 0 || tid <= 0)
+		return -EBADF;
+	/* /proc/PID/task/TID: a thread that is not a leader has no /proc/TID of its own in
+	 * listings, but /proc/TID resolves for any task; its fd table is the thread's own */
+	(void) snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int) tid, fd);
+	r = open(path, flags | O_CLOEXEC | O_NOCTTY);
+	if (r >= 0)
+		return r;
+	if (errno == ENOENT) {
+		/* no such fd, or no such task */
+		(void) snprintf(path, sizeof(path), "/proc/%d", (int) tid);
+		return access(path, F_OK) == 0 ? -EBADF : -ESRCH;
+	}
+	return -errno;
+}
+
+int child_fd_info(pid_t tid, int fd, int64_t *ret_pos, int *ret_flags, uint64_t *ret_ino)
+{
+	char path[64], buf[1024], *p;
+	_cleanup_close_ int f = -1;
+	ssize_t n;
+
+	(void) snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int) tid, fd);
+	f = open(path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return errno == ENOENT ? -EBADF : -errno;
+	n = read(f, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	if (ret_pos)
+		*ret_pos = strncmp(buf, "pos:", 4) == 0 ? strtoll(buf + 4, NULL, 10) : 0;
+	p = strstr(buf, "flags:");
+	if (!p)
+		return -EIO;
+	if (ret_flags)
+		*ret_flags = (int) strtol(p + 6, NULL, 8);
+	p = strstr(buf, "\nino:");
+	if (ret_ino)
+		*ret_ino = p ? strtoull(p + 5, NULL, 10) : 0;
+	return 0;
+}

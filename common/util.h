@@ -44,6 +44,31 @@ int proc_read(int pid, const char *name, char *buf, size_t size);
  */
 int pidfd_open_task(pid_t tid, bool *ret_group);
 
+/**
+ * Whether pidfd_getfd(2) works here (probed once, on a pidfd of ourselves): false where a
+ * container's seccomp profile refuses it (Docker's and containerd's default profiles allow it
+ * only with CAP_SYS_PTRACE; issue 19) or the kernel lacks it (before 5.6). Callers then take
+ * the child's descriptors through /proc/PID/fd (child_fd_open()).
+ */
+bool pidfd_getfd_usable(void);
+
+/**
+ * The object behind descriptor fd of task tid, reopened through the magic link
+ * /proc/TID/fd/FD with flags (O_PATH is enough for a directory to walk from, fstat, fchdir and
+ * the *at calls; O_CLOEXEC is added). Not the same open file description: no offset, flags or
+ * owner are shared, and a socket cannot be reopened at all (ENXIO). Needs ptrace read access
+ * to tid (the supervisor is its ancestor and the command is dumpable). Returns the fd, -EBADF
+ * when tid has no such fd, -ESRCH when tid is gone, or -errno.
+ */
+int child_fd_open(pid_t tid, int fd, int flags);
+
+/**
+ * The "pos:", "flags:" and "ino:" lines of /proc/TID/fdinfo/FD (the offset, file status flags
+ * and access mode of the child's open file description, and its inode number); each ret_ may
+ * be NULL. Returns 0, -EBADF or -errno.
+ */
+int child_fd_info(pid_t tid, int fd, int64_t *ret_pos, int *ret_flags, uint64_t *ret_ino);
+
 /** Writes all of buf, retrying on EINTR and short writes. */
 int write_all(int fd, const void *buf, size_t len);
 

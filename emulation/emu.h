@@ -43,6 +43,8 @@ typedef struct EmuDecision {
 	int error;	 /* positive errno, EMU_FAIL only */
 	int inject_fd;	 /* >= 0: tracer installs it with NOTIF_ADDFD (+SEND); owned here */
 	unsigned inject_flags; /* O_CLOEXEC for newfd_flags */
+	int inject_setfd;      /* >= 0: install inject_fd at this number, replacing the child's
+				* fd (ADDFD_FLAG_SETFD, no SEND), then answer .val */
 	bool denied;	 /* the policy refused (counted as a denial, audited as such) */
 	const char *why; /* static string, copied into the audit record */
 	EmuWriteBack writeback[EMU_MAX_WRITEBACK];
@@ -109,6 +111,7 @@ static inline void emu_decision_init(EmuDecision *d)
 	d->error = 0;
 	d->inject_fd = -1;
 	d->inject_flags = 0;
+	d->inject_setfd = -1;
 	d->denied = false;
 	d->why = NULL;
 	d->n_writeback = 0;

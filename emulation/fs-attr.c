@@ -42,6 +42,7 @@
 #include <utime.h>
 
 #include "common/macros.h"
+#include "common/util.h"
 
 #ifndef SYS_fchmodat2
 #define SYS_fchmodat2 452
@@ -519,6 +520,38 @@ int emu_handle_fd_attr(const EmuRequest *req, EmuDecision *d)
 		return fs_fail(d, cfd == -ENOENT ? -EBADF : cfd, NULL);
 	if (fd_check_change(req, cfd, d))
 		return 0;
+	if (!pidfd_getfd_usable()) {
+		/* COMPAT: cfd is an O_PATH reopen (no pidfd_getfd in a container's profile):
+		 * the same calls through its /proc/self/fd link; the child's own O_PATH fd is
+		 * EBADF, as Linux answers */
+		int fl = 0;
+		char p[64];
+
+		r = child_fd_info(req->pid, (int) req->args[0], NULL, &fl, NULL);
+		if (r < 0)
+			return fs_fail(d, r, NULL);
+		if (fl & O_PATH)
+			return fs_fail(d, -EBADF, NULL);
+		fs_fd_path(cfd, p);
+		switch (req->nr) {
+		case SYS_fchmod:
+			r = chmod(p, (mode_t) req->args[1] & 07777);
+			break;
+		case SYS_fchown:
+			r = fchownat(cfd, "", (uid_t) req->args[1], (gid_t) req->args[2],
+				     AT_EMPTY_PATH);
+			break;
+		case SYS_fsetxattr:
+			r = setxattr(p, name, value, size, (int) req->args[4]);
+			break;
+		case SYS_fremovexattr:
+			r = removexattr(p, name);
+			break;
+		default:
+			return fs_fail(d, -ENOSYS, NULL);
+		}
+		return r < 0 ? fs_fail(d, -errno, NULL) : fs_ok(d, 0);
+	}
 	switch (req->nr) {
 	case SYS_fchmod:
 		r = fchmod(cfd, (mode_t) req->args[1] & 07777);

@@ -10,6 +10,11 @@
  *    Linux does for an unlinked cwd).
  *  - getdents64 reads the child's directory through a dup of its fd (same open file
  *    description, so the offset moves for the child too) and removes hidden entries.
+ *    COMPAT: where pidfd_getfd is refused (a container's profile, issue 19) there is no such
+ *    dup: the directory is reopened through /proc/PID/fd/N at the child's offset (fdinfo
+ *    "pos:"), read there, and the reopened description replaces the child's fd N
+ *    (ADDFD_FLAG_SETFD) so that the child goes on from the new offset. Deviation: a dup of
+ *    that fd the child made earlier no longer shares its offset.
  */
 #include "emulation/fs-internal.h"
 
@@ -21,6 +26,7 @@
 #include <unistd.h>
 
 #include "common/macros.h"
+#include "common/util.h"
 
 int emu_fs_cwd_vpath(const EmuRequest *req, char *ret, size_t size)
 {
@@ -104,6 +110,47 @@ int emu_handle_getcwd(const EmuRequest *req, EmuDecision *d)
 	return fs_ok(d, (int64_t) len);
 }
 
+/* *fd: an O_PATH reopen of the child's directory fd; replaced by a readable one at the
+ * child's offset, which d will install in place of the child's fd. */
+static int reopen_at_offset(const EmuRequest *req, int *fd, EmuDecision *d)
+{
+	int cfd = fs_arg_fd(req->args[0]), flags, nfd;
+	struct stat st;
+	uint64_t ino;
+	int64_t pos;
+	char p[64];
+	int r;
+
+	/* TOCTOU: fdinfo is read after the reopen; the same inode proves that both name the
+	 * same directory (the child may have swapped fd N in between: then it is EBADF, as if
+	 * that close had come first). The listing is filtered on our description. */
+	r = child_fd_info(req->pid, cfd, &pos, &flags, &ino);
+	if (r < 0)
+		return r;
+	if (fstat(*fd, &st) < 0)
+		return -errno;
+	if (st.st_ino != ino)
+		return -EBADF;
+	if ((flags & O_PATH) || (flags & O_ACCMODE) == O_WRONLY)
+		return -EBADF;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	fs_fd_path(*fd, p);
+	nfd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (flags & O_NONBLOCK));
+	if (nfd < 0)
+		return -errno;
+	if (pos != 0 && lseek(nfd, pos, SEEK_SET) < 0) {
+		r = -errno;
+		(void) close(nfd);
+		return r;
+	}
+	(void) close(*fd);
+	*fd = nfd;
+	d->inject_setfd = cfd;
+	d->inject_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
+	return 0;
+}
+
 int emu_handle_getdents(const EmuRequest *req, EmuDecision *d)
 {
 	_cleanup_close_ int fd = -1;
@@ -119,6 +166,11 @@ int emu_handle_getdents(const EmuRequest *req, EmuDecision *d)
 	fd = fs_child_fd(req, fs_arg_fd(req->args[0]));
 	if (fd < 0)
 		return fs_fail(d, fd == -ENOENT ? -EBADF : fd, NULL);
+	if (!pidfd_getfd_usable()) {
+		r = reopen_at_offset(req, &fd, d);
+		if (r != 0)
+			return r < 0 ? fs_fail(d, r, NULL) : 0;
+	}
 	mapped = sbx_view_vpath_of_fd(req->view, fd, vp, sizeof(vp), NULL) >= 0;
 	count = MIN(count, sizeof(buf));
 	for (;;) {
@@ -135,6 +187,8 @@ int emu_handle_getdents(const EmuRequest *req, EmuDecision *d)
 	}
 	if (mapped)
 		(void) snprintf(d->path, sizeof(d->path), "%s", vp);
+	if (d->inject_setfd >= 0)
+		d->inject_fd = TAKE_FD(fd);
 	if (n > 0) {
 		r = fs_writeback(d, req->args[1], buf, (size_t) n);
 		if (r < 0)

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "common/macros.h"
+#include "common/util.h"
 #include "net/handlers.h"
 
 #ifndef OPEN_HOW_SIZE_VER0
@@ -135,6 +136,16 @@ static int reopen_proc_fd(const EmuRequest *req, EmuDecision *d, pid_t pid, int 
 	fl = fcntl(cfd, F_GETFL);
 	if (fl < 0)
 		return fs_fail(d, -errno, NULL);
+	if (!pidfd_getfd_usable()) {
+		/* COMPAT: cfd is our O_PATH reopen (no pidfd_getfd): the child's access mode is
+		 * in its fdinfo, read after the reopen; the same inode proves both name one file
+		 * (TOCTOU: a swap of fd N in between is ENOENT, as if it had come first) */
+		uint64_t ino = 0;
+		int r = child_fd_info(pid, n, NULL, &fl, &ino);
+
+		if (r < 0 || fstat(cfd, &st) < 0 || st.st_ino != ino)
+			return fs_fail(d, -ENOENT, NULL);
+	}
 	if ((flags & O_CREAT) && (flags & O_EXCL))
 		return fs_fail(d, -EEXIST, NULL);
 	if (!(flags & O_PATH)) {
@@ -349,7 +360,8 @@ static int do_open(const EmuRequest *req, EmuDecision *d, bool may_block)
 			r = net_on_sensitive_open(req, res.level, res.vpath);
 			if (r < 0) {
 				d->verdict = EMU_KILL;
-				d->why = "network ratchet: sockets out of reach";
+				d->why = "network ratchet: cannot reach every inet socket of the "
+					 "tree (a non-dumpable process?)";
 				return 0;
 			}
 		}

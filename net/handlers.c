@@ -594,9 +594,10 @@ static int copy_data(const EmuRequest *req, const struct iovec *iov, size_t iovl
 }
 
 /* Replaces the fds of SCM_RIGHTS messages by duplicates of the caller's (the caller closes
- * them through fds). 0 or a positive errno. */
+ * them through fds); *ret_inet is set when one is an AF_INET/AF_INET6 socket. 0 or a
+ * positive errno. */
 static int translate_rights(const EmuRequest *req, struct msghdr *m, int *fds, size_t *n_fds,
-			    size_t max_fds)
+			    size_t max_fds, bool *ret_inet)
 {
 	_cleanup_close_ int pidfd = -1;
 
@@ -620,11 +621,17 @@ static int translate_rights(const EmuRequest *req, struct msghdr *m, int *fds, s
 
 			if (*n_fds >= max_fds)
 				return ETOOMANYREFS;
+			int domain = 0;
+			socklen_t sl = sizeof(domain);
+
 			fd = (int) syscall(SYS_pidfd_getfd, pidfd, p[i], 0);
 			if (fd < 0)
 				return EBADF;
 			fds[(*n_fds)++] = fd;
 			p[i] = fd;
+			if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &sl) == 0 &&
+			    (domain == AF_INET || domain == AF_INET6))
+				*ret_inet = true;
 		}
 	}
 	return 0;
@@ -651,6 +658,7 @@ static int send_one(NetRuntime *rt, const EmuRequest *req, int fd, int domain, i
 	_cleanup_free_ uint8_t *data = malloc(NET_SEND_MAX), *control = NULL;
 	size_t data_len = 0, n_fds = 0;
 	int fds[253], r, e = 0; /* SCM_MAX_FD */
+	bool inet_rights = false;
 	uint64_t total = 0;
 	struct iovec iov;
 	struct msghdr m = {};
@@ -678,7 +686,7 @@ static int send_one(NetRuntime *rt, const EmuRequest *req, int fd, int domain, i
 			return fail(d, EFAULT, NULL, false) + 1;
 		m.msg_control = control;
 		m.msg_controllen = a->controllen;
-		r = translate_rights(req, &m, fds, &n_fds, ARRAY_SIZE(fds));
+		r = translate_rights(req, &m, fds, &n_fds, ARRAY_SIZE(fds), &inet_rights);
 		if (r > 0) {
 			for (size_t i = 0; i < n_fds; i++)
 				(void) close(fds[i]);
@@ -702,6 +710,14 @@ static int send_one(NetRuntime *rt, const EmuRequest *req, int fd, int domain, i
 	    (rt ? net_ratchet_mode(&rt->ratchet) : req->policy->network.mode) != NET_MODE_FULL &&
 	    routing_cmsg(&m))
 		r = fail(d, EPERM, "ancillary data that changes routing", true) + 1;
+	/* An inet socket in flight is in no process's fd table: the ratchet's shutdown walk
+	 * (net_on_sensitive_open) could not reach it, and the receiver would get it after the
+	 * drop still able to send. While a drop can still come (under the read lock: none can
+	 * come before this send is done), such a socket is not passed. */
+	if (r == 0 && inet_rights && rt && net_ratchet_mode(&rt->ratchet) > rt->lowest)
+		r = fail(d, EPERM, "an inet socket in SCM_RIGHTS while the ratchet may drop",
+			 true) +
+		    1;
 	if (r == 0) {
 		n = sendmsg(fd, &m, a->flags | MSG_NOSIGNAL);
 		if (n < 0)

@@ -40,6 +40,7 @@ typedef struct NetRuntime {
 	pthread_rwlock_t mode_lock;
 	atomic_uint gen;
 	bool may_drop_below_full; /* a ratchet mapping exists below the starting mode */
+	NetMode lowest;		  /* the lowest mode a ratchet drop can reach (the start if none) */
 
 	NetLearned *learned;
 	NetAddr resolvers[NET_MAX_RESOLVERS];

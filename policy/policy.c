@@ -1636,7 +1636,8 @@ const char *const *policy_preset_dirs(void)
 
 	if (env && *env)
 		dirs[n++] = env;
-	dirs[n++] = SBX_SOURCE_PRESET_DIR;
+	if (SBX_SOURCE_PRESET_DIR[0]) /* not in a package: -Dsource_presets=false */
+		dirs[n++] = SBX_SOURCE_PRESET_DIR;
 	dirs[n++] = SBX_PRESET_DIR;
 	dirs[n] = NULL;
 	return dirs;

@@ -73,6 +73,32 @@ static void respond(Tracer *t, const struct seccomp_notif *n, EmuDecision *d, bo
 		}
 	}
 
+	if (d->inject_fd >= 0 && d->inject_setfd >= 0) {
+		/* the child's fd replaced by ours (getdents64 without pidfd_getfd), then the
+		 * call's own value */
+		if (d->verdict == EMU_RETURN) {
+			struct seccomp_notif_addfd addfd = {
+				.id = n->id,
+				.flags = SECCOMP_ADDFD_FLAG_SETFD,
+				.srcfd = (uint32_t) d->inject_fd,
+				.newfd = (uint32_t) d->inject_setfd,
+				.newfd_flags = d->inject_flags,
+			};
+
+			r = ioctl(t->notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
+			if (r < 0 && errno == ENOENT) {
+				(void) close(d->inject_fd);
+				d->inject_fd = -1;
+				return; /* the thread is gone */
+			}
+			if (r < 0) {
+				d->verdict = EMU_FAIL;
+				d->error = errno;
+			}
+		}
+		(void) close(d->inject_fd);
+		d->inject_fd = -1;
+	}
 	if (d->inject_fd >= 0) {
 		if (d->verdict == EMU_RETURN) {
 			struct seccomp_notif_addfd addfd = {
@@ -155,6 +181,9 @@ static pid_t caller_tgid(pid_t tid)
 
 static bool enqueue(Tracer *t, const struct seccomp_notif *n, bool blocking);
 
+_Thread_local int tracer_current_notify_fd = -1;
+_Thread_local uint64_t tracer_current_id;
+
 static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d, bool blocking)
 {
 	const TracerSlot *s = NULL;
@@ -184,6 +213,13 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 		d->error = s->deny_error;
 		d->denied = true;
 		d->why = "denied by policy";
+	} else if (s->host_ipc) {
+		/* notified only by the program of a command without a private IPC namespace:
+		 * ENOSYS, what a kernel without SysV IPC or POSIX mqueues says */
+		d->verdict = EMU_FAIL;
+		d->error = ENOSYS;
+		d->denied = true;
+		d->why = "host IPC: no private IPC namespace";
 	} else if (!s->handler) {
 		/* a bug: the filter is built from the same table */
 		d->verdict = EMU_FAIL;
@@ -203,6 +239,8 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 			.view = t->view,
 		};
 		memcpy(req.args, n->data.args, sizeof(req.args));
+		tracer_current_notify_fd = t->notify_fd;
+		tracer_current_id = n->id;
 		r = blocking ? emu_handle_open_blocking(&req, d) : s->handler(&req, d);
 		if (r == -EWOULDBLOCK && !blocking) {
 			/* an open that can block (a FIFO): a worker opens it, the receiver goes
@@ -237,8 +275,14 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 	if (d->verdict == EMU_KILL) {
 		char nb[64];
 
-		log_error("pid %d made syscall '%s', which the policy forbids: killing the sandbox",
-			  (int) n->pid, syscall_name(s, n->data.nr, nb, sizeof(nb)));
+		if (s && s->kill)
+			log_error("pid %d made syscall '%s', which the policy forbids: killing "
+				  "the sandbox",
+				  (int) n->pid, syscall_name(s, n->data.nr, nb, sizeof(nb)));
+		else
+			log_error("pid %d, syscall '%s': %s: killing the sandbox", (int) n->pid,
+				  syscall_name(s, n->data.nr, nb, sizeof(nb)),
+				  d->why ? d->why : "fail closed");
 	}
 }
 

@@ -17,6 +17,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/seccomp.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -73,10 +75,41 @@ static PidfdSlot *lookup(pid_t pid, bool *ret_cached, int *ret_error)
 	return s;
 }
 
+/*
+ * COMPAT (pidfd_getfd refused, a container's default seccomp profile; issue 19): an O_PATH
+ * reopen of /proc/PID/fd/N. Enough for what the file-system handlers do with it (a directory to
+ * resolve from, fstat, the *at calls with AT_EMPTY_PATH, a /proc/self/fd/N reopen checked
+ * against the child's fdinfo flags); not for what needs the open file description itself
+ * (an inotify instance, a socket: those fail closed).
+ * TOCTOU: pid is the caller, blocked in its call, so the number cannot name another task
+ * unless the caller was killed meanwhile (SIGKILL is the only way out of a notified call with
+ * WAIT_KILLABLE_RECV) and the number reused: ID_VALID after the open rules that out. The fd
+ * number may be closed or replaced by another thread of the caller's process between its
+ * call and our open: we then act on what the fd names at the time of the open, as the kernel
+ * would have if that thread had been a little quicker; the view's checks apply to it all the
+ * same (a reopen grants no more than the fd's own access mode, read after the open).
+ */
+static int get_fd_proc(pid_t pid, int fd)
+{
+	int r = child_fd_open(pid, fd, O_PATH);
+
+	if (r >= 0 && tracer_current_notify_fd >= 0) {
+		uint64_t id = tracer_current_id;
+
+		if (ioctl(tracer_current_notify_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0) {
+			(void) close(r);
+			return -ESRCH;
+		}
+	}
+	return r;
+}
+
 int tracer_get_fd(void *ctx, pid_t pid, int fd)
 {
 	if (fd == AT_FDCWD || fd < 0 || pid <= 0)
 		return sbx_default_get_fd(ctx, pid, fd);
+	if (!pidfd_getfd_usable())
+		return get_fd_proc(pid, fd);
 	for (int attempt = 0; attempt < 2; attempt++) {
 		bool cached;
 		int error = 0;

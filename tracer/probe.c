@@ -151,7 +151,10 @@ const char *tracer_features_missing(const TracerFeatures *f)
 		return "seccomp user notification (SECCOMP_FILTER_FLAG_NEW_LISTENER, Linux 5.0)";
 	if (!f->addfd_send)
 		return "SECCOMP_ADDFD_FLAG_SEND (Linux 5.14)";
-	if (!f->pidfd_open || !f->pidfd_getfd)
-		return "pidfd_open and pidfd_getfd (Linux 5.6)";
+	/* pidfd_getfd is a fast path: without it (a container's seccomp profile refuses it
+	 * without CAP_SYS_PTRACE) the listener goes with SCM_RIGHTS and descriptors are reopened
+	 * through /proc/PID/fd (issue 19; cli/cmd-doctor.c says what that costs) */
+	if (!f->pidfd_open)
+		return "pidfd_open (Linux 5.3)";
 	return NULL;
 }

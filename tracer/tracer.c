@@ -93,31 +93,130 @@ static _noreturn_ void child_fail(int sock, int kind, int error, const char *wha
 }
 
 /* The listener goes to S by number, and S takes it with pidfd_getfd() (C is dumpable): not
- * with SCM_RIGHTS, because sendmsg() is notified (net/handlers.c) and nobody could answer it
- * before S has the listener. send() without an address runs in the kernel. */
+ * with SCM_RIGHTS from C, because sendmsg() is notified (net/handlers.c) and nobody could
+ * answer it before S has the listener. send() without an address runs in the kernel.
+ * Where pidfd_getfd() is refused (a container's default seccomp profile, issue 19), a
+ * courier sends it with SCM_RIGHTS instead: see courier_start(). */
 /* The listener's number in C, and whether its filter has WAIT_KILLABLE_RECV. */
-static int send_fd(int sock, int fd, pid_t pid, bool wait_killable, bool userns)
+static void fd_msg(Msg *m, int fd, pid_t pid, bool wait_killable, bool userns, bool ipcns)
 {
-	Msg m = {.kind = MSG_CHILD_PID, .value = pid};
+	*m = (Msg){.kind = MSG_CHILD_PID, .value = pid};
+	memcpy(m->what, &fd, sizeof(fd));
+	m->what[sizeof(fd)] = wait_killable;
+	m->what[sizeof(fd) + 1] = userns;
+	m->what[sizeof(fd) + 2] = ipcns;
+}
 
-	memcpy(m.what, &fd, sizeof(fd));
-	m.what[sizeof(fd)] = wait_killable;
-	m.what[sizeof(fd) + 1] = userns;
+static int send_fd(int sock, int fd, pid_t pid, bool wait_killable, bool userns, bool ipcns)
+{
+	Msg m;
+
+	fd_msg(&m, fd, pid, wait_killable, userns, ipcns);
 	return send(sock, &m, sizeof(m), MSG_NOSIGNAL) < 0 ? -errno : 0;
 }
 
-/* One message from C, of the kind expected; anything else (C's MSG_SETUP_FAILED, say) is
- * returned in *ret_msg with -EBADMSG. */
-static int recv_msg(int sock, int kind, Msg *ret_msg)
+/*
+ * The courier: a process C clones just before it loads its filter, sharing C's descriptor
+ * table (CLONE_FILES) and memory (CLONE_VM, as posix_spawn does: no copy of page tables). A
+ * filter binds the thread that loads it and what that thread starts afterwards, so the
+ * courier is not under it and its sendmsg() runs in the kernel. It waits until C has the
+ * listener, sends C's message with the listener attached (SCM_RIGHTS) and exits; C waits for
+ * it before it goes on, so it never outlives C's setup, and only our code runs in it. Its
+ * parent-death signal ends it if C dies first (the shared table would keep its pipe open).
+ */
+typedef struct Courier {
+	int sock;    /* C's end of the socket to S */
+	int pipe[2]; /* C -> courier: "msg is ready" */
+	Msg msg;
+	int listener;
+	pid_t pid;
+} Courier;
+
+static char courier_stack[16384] __attribute__((aligned(16)));
+
+static int courier_main(void *arg)
 {
+	Courier *c = arg;
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} u = {};
+	struct iovec iov;
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	struct cmsghdr *cm;
+	char go;
+
+	/* CLONE_VM: errno is C's; only the return values are used */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		_exit(1);
+	if (read(c->pipe[0], &go, 1) != 1)
+		_exit(1);
+	iov = (struct iovec){&c->msg, sizeof(c->msg)};
+	mh.msg_control = u.buf;
+	mh.msg_controllen = sizeof(u.buf);
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &c->listener, sizeof(int));
+	_exit(sendmsg(c->sock, &mh, MSG_NOSIGNAL) == (ssize_t) sizeof(c->msg) ? 0 : 1);
+}
+
+static int courier_start(Courier *c, int sock)
+{
+	c->sock = sock;
+	if (pipe2(c->pipe, O_CLOEXEC) < 0)
+		return -errno;
+	c->pid = clone(courier_main, courier_stack + sizeof(courier_stack),
+		       CLONE_VM | CLONE_FILES | SIGCHLD, c);
+	return c->pid < 0 ? -errno : 0;
+}
+
+/* Under the filter now: write, wait4 and close run in the kernel. */
+static int courier_send(Courier *c, int listener, bool wait_killable, bool userns, bool ipcns)
+{
+	int status;
+
+	fd_msg(&c->msg, listener, getpid(), wait_killable, userns, ipcns);
+	c->listener = listener;
+	if (write(c->pipe[1], "g", 1) != 1)
+		return -EIO;
+	if (waitpid(c->pid, &status, 0) != c->pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return -EIO;
+	(void) close(c->pipe[0]);
+	(void) close(c->pipe[1]);
+	return 0;
+}
+
+/* One message from C, of the kind expected; anything else (C's MSG_SETUP_FAILED, say) is
+ * returned in *ret_msg with -EBADMSG. With ret_fd, a descriptor attached (SCM_RIGHTS) goes
+ * there (-1: none). */
+static int recv_msg_fd(int sock, int kind, Msg *ret_msg, int *ret_fd)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} u = {};
 	Msg m = {};
+	struct iovec iov = {&m, sizeof(m)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
 	ssize_t n;
 
+	if (ret_fd) {
+		*ret_fd = -1;
+		mh.msg_control = u.buf;
+		mh.msg_controllen = sizeof(u.buf);
+	}
 	do
-		n = recv(sock, &m, sizeof(m), 0);
+		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
+	if (ret_fd)
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+			    c->cmsg_len == CMSG_LEN(sizeof(int)))
+				memcpy(ret_fd, CMSG_DATA(c), sizeof(int));
 	if (n == 0)
 		return -EPIPE;
 	if ((size_t) n >= offsetof(Msg, what))
@@ -127,16 +226,27 @@ static int recv_msg(int sock, int kind, Msg *ret_msg)
 	return 0;
 }
 
+static int recv_msg(int sock, int kind, Msg *ret_msg)
+{
+	return recv_msg_fd(sock, kind, ret_msg, NULL);
+}
+
 static int recv_fd(int sock, int *ret_fd, Msg *ret_msg)
 {
+	_cleanup_close_ int attached = -1;
 	Msg m = {};
 	long pidfd;
 	int fd, cfd, r;
 
-	r = recv_msg(sock, MSG_CHILD_PID, &m);
+	r = recv_msg_fd(sock, MSG_CHILD_PID, &m, &attached);
 	*ret_msg = m;
 	if (r < 0)
 		return r;
+	if (attached >= 0) {
+		/* the courier's (pidfd_getfd refused) */
+		*ret_fd = TAKE_FD(attached);
+		return 0;
+	}
 	memcpy(&cfd, m.what, sizeof(cfd));
 	pidfd = syscall(SYS_pidfd_open, m.value, 0);
 	if (pidfd < 0)
@@ -164,6 +274,7 @@ typedef struct Launch {
 	int netns;	       /* a private network namespace: 1 required, -1 if possible, 0 no */
 	bool tty;
 	bool wait_killable;
+	bool courier; /* pidfd_getfd refused: the listener goes with SCM_RIGHTS */
 	int landlock_abi;
 	int sched_policy; /* the caller's, which the keeper changes and C restores */
 	struct sched_param sched_param;
@@ -198,7 +309,8 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 	sigset_t none;
 	int listener, r;
 	pid_t keeper = getppid();
-	bool kview = false, wait_killable, userns = false;
+	bool kview = false, wait_killable, userns = false, ipcns;
+	Courier courier = {.pipe = {-1, -1}};
 	char go;
 
 	(void) close(sock_w);
@@ -283,6 +395,12 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 			child_fail(l->sock_c, MSG_SETUP_FAILED, -r, "network namespace");
 	}
 
+	/* A private IPC world (docs/security.md): SysV objects and POSIX mqueues of its own,
+	 * freed by the kernel with the namespace when the last process of the tree is gone.
+	 * Root, and a command in a user namespace of ours, may make one; a plain user outside
+	 * one may not, and gets a filter that denies the IPC calls instead. */
+	ipcns = tracer_ipcns_enter() == 0;
+
 	/* Even under root the program runs without capabilities: CAP_SYS_PTRACE would reach
 	 * the supervisor's memory, CAP_DAC_OVERRIDE every file, and so on. */
 	r = drop_capabilities();
@@ -295,12 +413,20 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 	if (r < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, -r, "landlock");
 
+	if (l->courier) {
+		r = courier_start(&courier, l->sock_c);
+		if (r < 0)
+			child_fail(l->sock_c, MSG_SETUP_FAILED, -r, "the listener's courier");
+	}
 	wait_killable = l->wait_killable;
-	listener = tracer_filter_install(l->filter, kview, &wait_killable);
+	listener = tracer_filter_install(l->filter, kview, ipcns, &wait_killable);
 	if (listener < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, -listener, "seccomp filter");
 	/* From here on every syscall goes through the filter. */
-	if (send_fd(l->sock_c, listener, getpid(), wait_killable, userns) < 0)
+	if (l->courier) {
+		if (courier_send(&courier, listener, wait_killable, userns, ipcns) < 0)
+			_exit(125);
+	} else if (send_fd(l->sock_c, listener, getpid(), wait_killable, userns, ipcns) < 0)
 		_exit(125);
 	if (read(l->sock_c, &go, 1) != 1)
 		_exit(125);
@@ -404,6 +530,13 @@ static _noreturn_ void keeper_main(Launch *l, int sock_w, pid_t supervisor)
 			 * and learn it first; S no longer walks the tree for this. Killed and
 			 * reaped before S is told, so that S need not wait for us. */
 			tree_kill_all(getpid(), true);
+			/* Our copies of the caller's descriptors go now, while we still have a
+			 * fair share of the CPU: S exits as soon as it is told, and a caller
+			 * that reads S's output to EOF (a pipe, `$(…)`, subprocess) waits for
+			 * these too. As SCHED_IDLE, below, we may not run for seconds on a busy
+			 * machine: runs that outlived their wall clock by 5 s and more under
+			 * load (issue 21, docs/budgets.md). */
+			close_all_but(sock_w, budget_disk_fd(l->budget));
 			/* SCHED_IDLE before S wakes: it then preempts us on this CPU (a change
 			 * of policy alone does not reschedule) */
 			(void) sched_setscheduler(0, SCHED_IDLE, &(struct sched_param){0});
@@ -425,14 +558,15 @@ kill:
 
 scratch:
 	/* What is left is the run's scratch directories (the skeleton, tmp mounts), and S
-	 * exits without waiting for them. SCHED_IDLE: S's threads, which end the run, go
-	 * first on our CPU. Every descriptor but two goes first (our caller's pipes must see
-	 * EOF when S exits). The disk budget's inotify instance stays open until S has
-	 * dropped its reference and closed the socket: the last close waits for an RCU grace
-	 * period (docs/performance.md), and it is then ours, not S's. */
+	 * exits without waiting for them. Every descriptor but two goes first, before
+	 * SCHED_IDLE (our caller's pipes must see EOF when S exits, not when an idle task
+	 * next gets a CPU). SCHED_IDLE: S's threads, which end the run, go first on our CPU.
+	 * The disk budget's inotify instance stays open until S has dropped its reference and
+	 * closed the socket: the last close waits for an RCU grace period
+	 * (docs/performance.md), and it is then ours, not S's. */
+	close_all_but(sock_w, budget_disk_fd(l->budget));
 	(void) sched_setscheduler(0, SCHED_IDLE, &(struct sched_param){0});
 	(void) sched_yield();
-	close_all_but(sock_w, budget_disk_fd(l->budget));
 	if (l->view)
 		sbx_view_remove_scratch(l->view);
 	if (budget_disk_fd(l->budget) >= 0) {
@@ -842,6 +976,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	l.netns = p->network.mode == NET_MODE_NONE ? p->network.unshare_netns : 0;
 	l.tty = isatty(STDIN_FILENO) == 1;
 	l.wait_killable = true;
+	l.courier = !pidfd_getfd_usable();
 	l.landlock_abi = tracer_landlock_abi();
 	l.sock_c = sp_c[1];
 
@@ -951,6 +1086,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 		if (r >= 0) {
 			atomic_store(&t.wait_killable, m.what[sizeof(int)] != 0);
 			res.userns = m.what[sizeof(int) + 1] != 0;
+			res.ipcns = m.what[sizeof(int) + 2] != 0;
 		}
 	}
 	if (r < 0) {

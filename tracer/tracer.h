@@ -46,6 +46,7 @@ typedef struct TracerResult {
 	char view_reason[256]; /* why it was not, "" when it was */
 	int landlock_abi;      /* the ABI of the Landlock layer in effect, 0: none */
 	bool userns;	       /* the command ran in a user namespace of ours */
+	bool ipcns;	       /* in a private IPC namespace (else host IPC calls were denied) */
 	bool ptrace;	       /* the supervisor traced the tree with ptrace */
 } TracerResult;
 

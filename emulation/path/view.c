@@ -655,6 +655,10 @@ int sbx_default_get_fd(void *ctx, pid_t pid, int fd)
 	}
 	if (fd < 0)
 		return -EBADF;
+	/* COMPAT: pidfd_getfd refused (a container's profile): tracer/pidfd-cache.c says why
+	 * an O_PATH reopen serves */
+	if (!pidfd_getfd_usable())
+		return child_fd_open(pid, fd, O_PATH);
 	/* pid is the calling thread, often not a leader (common/util.h) */
 	pidfd = pidfd_open_task(pid, NULL);
 	if (pidfd < 0)
