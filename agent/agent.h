@@ -10,7 +10,8 @@
  *
  * Files: config.c (the operator's TOML), session.c (the store: ids, directories, state files,
  * idle expiry), exec.c (one execution), files.c (the file tools' resolution and I/O),
- * record.c (the session's audit log and artifacts), tools.c (the MCP tool table).
+ * record.c (the session's audit log and artifacts), install.c (code_install_package), tools.c
+ * (the MCP tool table).
  */
 
 #include <jansson.h>
