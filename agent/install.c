@@ -39,12 +39,12 @@
 #include "common/macros.h"
 #include "common/util.h"
 
-#define PIP_TARGET  "/workspace/.packages/python"
-#define PIP_REPORT  "/workspace/.packages/pip-report.json"
-#define NPM_PREFIX  "/workspace"
-#define NPM_LOCK    "/workspace/node_modules/.package-lock.json"
+#define PIP_TARGET   "/workspace/.packages/python"
+#define PIP_REPORT   "/workspace/.packages/pip-report.json"
+#define NPM_PREFIX   "/workspace"
+#define NPM_LOCK     "/workspace/node_modules/.package-lock.json"
 #define MAX_PACKAGES 64
-#define NO_PIP_EXIT 3 /* the wrapper's exit status when the sandbox's python3 has no pip */
+#define NO_PIP_EXIT  3 /* the wrapper's exit status when the sandbox's python3 has no pip */
 
 extern char **environ;
 
@@ -152,7 +152,8 @@ bool install_allow_entry_ok(const char *entry)
 	char host[260];
 	unsigned port;
 
-	return entry && parse_host_port(entry, strlen(entry), true, host, sizeof(host), &port) == 0 &&
+	return entry &&
+	       parse_host_port(entry, strlen(entry), true, host, sizeof(host), &port) == 0 &&
 	       port != 0;
 }
 
@@ -369,7 +370,7 @@ static char *host_pip_index(const char **source)
 		return strdup(env);
 	}
 	if (py) {
-		char *argv[] = {(char *) py, (char *) "-I", (char *) "-m", (char *) "pip",
+		char *argv[] = {(char *) py,	   (char *) "-I",   (char *) "-m", (char *) "pip",
 				(char *) "config", (char *) "list", NULL};
 
 		out = capture(argv);
@@ -401,8 +402,8 @@ static char *host_npm_registry(const char **source)
 	char *out = NULL;
 
 	if (npm) {
-		char *argv[] = {(char *) npm, (char *) "config", (char *) "get", (char *) "registry",
-				NULL};
+		char *argv[] = {(char *) npm, (char *) "config", (char *) "get",
+				(char *) "registry", NULL};
 
 		out = capture(argv);
 	}
@@ -502,15 +503,17 @@ static json_t *pip_installed(json_t *report)
 
 	/* requested packages first, then what they needed */
 	for (int pass = 0; pass < 2; pass++)
-		json_array_foreach(json_object_get(report, "install"), i, it) {
+		json_array_foreach(json_object_get(report, "install"), i, it)
+		{
 			json_t *md = json_object_get(it, "metadata");
 			bool req = json_is_true(json_object_get(it, "requested"));
 			const char *n = json_string_value(json_object_get(md, "name"));
 			const char *v = json_string_value(json_object_get(md, "version"));
 
 			if (n && v && req == (pass == 0))
-				json_array_append_new(out, json_pack("{s:s, s:s, s:b}", "name", n,
-								     "version", v, "requested", req));
+				json_array_append_new(out,
+						      json_pack("{s:s, s:s, s:b}", "name", n,
+								"version", v, "requested", req));
 		}
 	return out;
 }
@@ -525,15 +528,19 @@ static json_t *npm_installed(json_t *before, json_t *after, char **names)
 
 	for (size_t i = 0; names[i]; i++) {
 		_cleanup_free_ char *k = strdup_printf("node_modules/%s", names[i]);
-		const char *ver = k ? json_string_value(json_object_get(json_object_get(pa, k), "version")) : NULL;
+		const char *ver =
+			k ? json_string_value(json_object_get(json_object_get(pa, k), "version"))
+			  : NULL;
 
 		if (ver)
 			json_array_append_new(out, json_pack("{s:s, s:s, s:b}", "name", names[i],
 							     "version", ver, "requested", 1));
 	}
-	json_object_foreach(pa, key, v) {
+	json_object_foreach(pa, key, v)
+	{
 		const char *ver = json_string_value(json_object_get(v, "version"));
-		const char *old = json_string_value(json_object_get(json_object_get(pb, key), "version"));
+		const char *old =
+			json_string_value(json_object_get(json_object_get(pb, key), "version"));
 		const char *name = json_string_value(json_object_get(v, "name"));
 		const char *nm = strstr(key, "node_modules/"), *last = nm;
 		bool requested = false;
@@ -649,11 +656,12 @@ static int build_argv(const AgentPackages *c, Install *in, const char *exe, char
 	int r = 0;
 
 	if (install_url_allow_entry(in->registry, entry, sizeof(entry)) < 0) {
-		snprintf(err, errsize,
-			 "the %s registry '%.200s' (%s) is not an http(s) URL sbxtrace can open the "
-			 "network to (no credentials in it); set packages.%s in the server's config",
-			 manager_names[in->manager], in->registry, in->source,
-			 in->manager == PACKAGE_MANAGER_PIP ? "pip_index" : "npm_registry");
+		snprintf(
+			err, errsize,
+			"the %s registry '%.200s' (%s) is not an http(s) URL sbxtrace can open the "
+			"network to (no credentials in it); set packages.%s in the server's config",
+			manager_names[in->manager], in->registry, in->source,
+			in->manager == PACKAGE_MANAGER_PIP ? "pip_index" : "npm_registry");
 		return -EINVAL;
 	}
 	entry_host(entry, host, sizeof(host));
@@ -670,11 +678,28 @@ static int build_argv(const AgentPackages *c, Install *in, const char *exe, char
 		return -ENOMEM;
 
 	if (in->manager == PACKAGE_MANAGER_PIP) {
-		const char *a[] = {exe, "-I", "-c", PIP_WRAPPER, "--isolated",
-				   "--disable-pip-version-check", "--no-input", "install",
-				   "--root-user-action=ignore", "--no-cache-dir", "--upgrade",
-				   "--target", PIP_TARGET, "--report", PIP_REPORT, "--retries", "2",
-				   "--timeout", "30", "--index-url", in->registry, NULL};
+		const char *a[] = {exe,
+				   "-I",
+				   "-c",
+				   PIP_WRAPPER,
+				   "--isolated",
+				   "--disable-pip-version-check",
+				   "--no-input",
+				   "install",
+				   "--root-user-action=ignore",
+				   "--no-cache-dir",
+				   "--upgrade",
+				   "--target",
+				   PIP_TARGET,
+				   "--report",
+				   PIP_REPORT,
+				   "--retries",
+				   "2",
+				   "--timeout",
+				   "30",
+				   "--index-url",
+				   in->registry,
+				   NULL};
 
 		in->argv = strv_copy((char *const *) a);
 		if (in->argv && !c->install_scripts) {
@@ -687,10 +712,11 @@ static int build_argv(const AgentPackages *c, Install *in, const char *exe, char
 			r = strv_push(&in->argv, "--trusted-host");
 			r = r < 0 ? r : strv_push(&in->argv, host);
 		}
-		in->env = json_pack("{s:s, s:s, s:s}", "HOME", "/tmp", "PYTHONPATH", "", "NODE_PATH", "");
+		in->env = json_pack("{s:s, s:s, s:s}", "HOME", "/tmp", "PYTHONPATH", "",
+				    "NODE_PATH", "");
 	} else {
-		const char *a[] = {exe, "install", "--prefix", NPM_PREFIX, "--registry", in->registry,
-				   "--no-audit", "--no-fund", "--no-update-notifier",
+		const char *a[] = {exe, "install", "--prefix", NPM_PREFIX, "--registry",
+				   in->registry, "--no-audit", "--no-fund", "--no-update-notifier",
 				   "--fetch-retries=2", "--fetch-retry-mintimeout=1000",
 				   "--fetch-retry-maxtimeout=5000",
 				   /* a .npmrc in /workspace cannot name the git program either */
@@ -710,10 +736,13 @@ static int build_argv(const AgentPackages *c, Install *in, const char *exe, char
 			return -ENOMEM;
 	{
 		_cleanup_free_ char *allow = allow_override(in->allow);
-		_cleanup_free_ char *wall = strdup_printf("limits.wall_time=%llus", (unsigned long long) c->timeout_s);
-		_cleanup_free_ char *cpu = strdup_printf("limits.cpu_time=%llus", (unsigned long long) c->timeout_s);
+		_cleanup_free_ char *wall =
+			strdup_printf("limits.wall_time=%llus", (unsigned long long) c->timeout_s);
+		_cleanup_free_ char *cpu =
+			strdup_printf("limits.cpu_time=%llus", (unsigned long long) c->timeout_s);
 
-		if (!allow || !wall || !cpu || strv_push(&in->overrides, "network.mode=allowlist") < 0 ||
+		if (!allow || !wall || !cpu ||
+		    strv_push(&in->overrides, "network.mode=allowlist") < 0 ||
 		    strv_push(&in->overrides, allow) < 0 || strv_push(&in->overrides, wall) < 0 ||
 		    strv_push(&in->overrides, cpu) < 0)
 			return -ENOMEM;
@@ -729,8 +758,8 @@ static void audit(Session *s, json_t *args, json_t *summary, uint64_t start)
 
 	record_sha256(text ? text : "", text ? strlen(text) : 0, dig);
 	f = json_pack("{s:s, s:s, s:I, s:o}", "tool", "code_install_package", "args_sha256", dig,
-		      "duration_ms", (json_int_t) ((now_monotonic_ns() - start) / 1000000), "result",
-		      summary ? summary : json_null());
+		      "duration_ms", (json_int_t) ((now_monotonic_ns() - start) / 1000000),
+		      "result", summary ? summary : json_null());
 	if (f)
 		record_event(s, "tool_call", f);
 }
@@ -761,7 +790,8 @@ int install_tool(McpCall *call, json_t *args, void *userdata, json_t **ret)
 	}
 	if (!c->managers[in.manager]) {
 		*ret = mcp_result_error("%s installs are not enabled on this server "
-					"(packages.managers in its config)", mname);
+					"(packages.managers in its config)",
+					mname);
 		return 0;
 	}
 	if (!json_is_array(pkgs) || json_array_size(pkgs) == 0 ||
@@ -769,12 +799,14 @@ int install_tool(McpCall *call, json_t *args, void *userdata, json_t **ret)
 		*ret = mcp_result_error("packages must list 1 to %d package names", MAX_PACKAGES);
 		return 0;
 	}
-	json_array_foreach(pkgs, i, x) {
+	json_array_foreach(pkgs, i, x)
+	{
 		const char *spec = json_string_value(x);
 		char name[256];
-		bool good = spec && strlen(spec) <= 256 &&
-			    (in.manager == PACKAGE_MANAGER_PIP ? pip_spec_ok(spec, name, sizeof(name))
-							       : npm_spec_ok(spec, name, sizeof(name)));
+		bool good =
+			spec && strlen(spec) <= 256 &&
+			(in.manager == PACKAGE_MANAGER_PIP ? pip_spec_ok(spec, name, sizeof(name))
+							   : npm_spec_ok(spec, name, sizeof(name)));
 
 		if (!good) {
 			install_done(&in);
@@ -796,9 +828,10 @@ int install_tool(McpCall *call, json_t *args, void *userdata, json_t **ret)
 	if (asked && !(in.registry && streq(asked, in.registry)) &&
 	    !strv_contains(c->registries, asked)) {
 		install_done(&in);
-		*ret = mcp_result_error("registry '%.200s' is not one this server offers: leave it out "
-					"for %s, or name one of packages.registries in its config",
-					asked, in.registry ? in.registry : "the default");
+		*ret = mcp_result_error(
+			"registry '%.200s' is not one this server offers: leave it out "
+			"for %s, or name one of packages.registries in its config",
+			asked, in.registry ? in.registry : "the default");
 		return 0;
 	}
 	if (asked) {
@@ -831,10 +864,11 @@ int install_tool(McpCall *call, json_t *args, void *userdata, json_t **ret)
 	s = session_get(a, mcp_call_conn(call)->tenant, sid);
 	if (!s) {
 		install_done(&in);
-		*ret = mcp_result_error("unknown session '%.64s': it does not exist, expired after "
-					"being idle, or was destroyed. Call code_create_sandbox for a "
-					"new one.",
-					sid ? sid : "");
+		*ret = mcp_result_error(
+			"unknown session '%.64s': it does not exist, expired after "
+			"being idle, or was destroyed. Call code_create_sandbox for a "
+			"new one.",
+			sid ? sid : "");
 		return 0;
 	}
 	/* the private-data ratchet: once secret data entered, no network opens again; after
@@ -852,11 +886,14 @@ int install_tool(McpCall *call, json_t *args, void *userdata, json_t **ret)
 		    (level >= SENSITIVITY_CONFIDENTIAL && !trusted)) {
 			audit(s, args, json_pack("{s:s}", "refused", "level"), start);
 			*ret = mcp_result_error(
-				"this session holds %s data: its network stays closed%s, so packages "
+				"this session holds %s data: its network stays closed%s, so "
+				"packages "
 				"cannot be installed in it",
 				sensitivity_to_string(level),
-				level >= SENSITIVITY_SECRET ? "" : " except to the server's trusted "
-								   "destinations, and the registry is not one");
+				level >= SENSITIVITY_SECRET
+					? ""
+					: " except to the server's trusted "
+					  "destinations, and the registry is not one");
 			session_put(s);
 			install_done(&in);
 			return 0;
@@ -924,19 +961,19 @@ int install_tool(McpCall *call, json_t *args, void *userdata, json_t **ret)
 		*ret = mcp_result_error("cannot install: %s", err);
 		return 0;
 	}
-	o = json_pack("{s:s, s:s, s:s, s:s, s:O, s:o, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:s, s:O}",
-		      "session_id", s->id, "manager", mname, "registry", in.registry,
-		      "registry_source", in.source, "packages", pkgs, "installed",
-		      installed ? installed : json_array(), "exit_code",
-		      json_object_get(res, "exit_code"), "stdout", json_object_get(res, "stdout"),
-		      "stderr", json_object_get(res, "stderr"), "timed_out",
-		      json_object_get(res, "timed_out"), "killed_by",
-		      json_object_get(res, "killed_by") ?: json_null(), "truncated",
-		      json_object_get(res, "truncated") ?: json_false(), "duration_ms",
-		      json_object_get(res, "duration_ms"), "network_mode",
-		      json_object_get(res, "network_mode"), "target",
-		      in.manager == PACKAGE_MANAGER_PIP ? PIP_TARGET : NPM_PREFIX "/node_modules",
-		      "notices", json_object_get(res, "notices") ?: json_array());
+	o = json_pack(
+		"{s:s, s:s, s:s, s:s, s:O, s:o, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:s, s:O}",
+		"session_id", s->id, "manager", mname, "registry", in.registry, "registry_source",
+		in.source, "packages", pkgs, "installed", installed ? installed : json_array(),
+		"exit_code", json_object_get(res, "exit_code"), "stdout",
+		json_object_get(res, "stdout"), "stderr", json_object_get(res, "stderr"),
+		"timed_out", json_object_get(res, "timed_out"), "killed_by",
+		json_object_get(res, "killed_by") ?: json_null(), "truncated",
+		json_object_get(res, "truncated") ?: json_false(), "duration_ms",
+		json_object_get(res, "duration_ms"), "network_mode",
+		json_object_get(res, "network_mode"), "target",
+		in.manager == PACKAGE_MANAGER_PIP ? PIP_TARGET : NPM_PREFIX "/node_modules",
+		"notices", json_object_get(res, "notices") ?: json_array());
 	if (o) {
 		json_t *al = json_array();
 
