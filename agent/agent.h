@@ -10,7 +10,8 @@
  *
  * Files: config.c (the operator's TOML), session.c (the store: ids, directories, state files,
  * idle expiry), exec.c (one execution), files.c (the file tools' resolution and I/O),
- * record.c (the session's audit log and artifacts), tools.c (the MCP tool table).
+ * record.c (the session's audit log and artifacts), install.c (code_install_package), tools.c
+ * (the MCP tool table).
  */
 
 #include <jansson.h>
@@ -85,6 +86,23 @@ typedef struct AgentTenant {
 	char *token; /* bearer token over HTTP */
 } AgentTenant;
 
+/* [packages]: code_install_package (agent/install.c). */
+typedef enum PackageManager {
+	PACKAGE_MANAGER_PIP,
+	PACKAGE_MANAGER_NPM,
+	_PACKAGE_MANAGER_MAX,
+} PackageManager;
+
+typedef struct AgentPackages {
+	bool managers[_PACKAGE_MANAGER_MAX]; /* which an agent may use */
+	char *pip_index;    /* NULL: the host's pip configuration, else pip's default */
+	char *npm_registry; /* NULL: `npm config get registry` */
+	char **registries;  /* other URLs an agent may name in `registry` */
+	char **allow;	    /* more destinations opened with every install ("host:port") */
+	uint64_t timeout_s; /* of one install (wall and CPU time) */
+	bool install_scripts; /* npm lifecycle scripts, pip builds from source */
+} AgentPackages;
+
 typedef struct AgentConfig {
 	char *path;	      /* the file it came from, NULL: defaults */
 	char *data_dir;	      /* DATA_DIR: DATA_DIR/TENANT/SESSION/ */
@@ -101,6 +119,7 @@ typedef struct AgentConfig {
 	size_t n_tenants;
 	char **allowed_hosts, **allowed_origins; /* HTTP: besides loopback */
 	ApprovalConfig approval;
+	AgentPackages packages;
 } AgentConfig;
 
 /**
@@ -113,6 +132,17 @@ int agent_config_load(const char *path, const char *data_dir, AgentConfig **ret,
 AgentConfig *agent_config_free(AgentConfig *c);
 /** The tenant whose token this is (constant-time compare), or NULL. */
 const char *agent_config_tenant_for_token(const AgentConfig *c, const char *token);
+
+/**
+ * The allowlist entry ("host:port", "1.2.3.4:port", "[::1]:port") that an index or registry
+ * URL needs: http or https, a host name, IPv4 address or [IPv6], an optional port, then a
+ * path of printable ASCII without quotes, backslashes or spaces. 0, or -EINVAL for any other
+ * URL. ret may be NULL (a check only). agent/install.c.
+ */
+int install_url_allow_entry(const char *url, char *ret, size_t size);
+/** A packages.allow entry: HOST:PORTS, *.DOMAIN:PORTS, ADDRESS:PORTS or [IPV6]:PORTS (a port
+ * or N-M). */
+bool install_allow_entry_ok(const char *entry);
 
 typedef struct Agent Agent;
 

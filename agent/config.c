@@ -226,6 +226,75 @@ static int parse_network(Ctx *x, const TomlValue *t, AgentConfig *c)
 	return 0;
 }
 
+/* An index or registry URL: http or https, a host name, an IPv4 address or [IPv6], an
+ * optional port, a path of printable characters. Checked again by install.c, which derives
+ * the allowlist entry from it. */
+static bool url_ok(const char *u)
+{
+	return install_url_allow_entry(u, NULL, 0) == 0;
+}
+
+static int parse_packages(Ctx *x, const TomlValue *t, AgentPackages *p)
+{
+	static const char *const known[] = {"managers", "pip_index", "npm_registry", "registries",
+					    "allow", "timeout", "install_scripts", NULL};
+	_cleanup_(strv_freep) char **managers = NULL;
+	const TomlValue *v;
+	int r = check_keys(x, t, "packages", known);
+
+	if (r < 0 || (r = get_strv(x, t, "packages", "managers", &managers)) < 0 ||
+	    (r = get_string(x, t, "packages", "pip_index", &p->pip_index)) < 0 ||
+	    (r = get_string(x, t, "packages", "npm_registry", &p->npm_registry)) < 0 ||
+	    (r = get_strv(x, t, "packages", "registries", &p->registries)) < 0 ||
+	    (r = get_strv(x, t, "packages", "allow", &p->allow)) < 0)
+		return r;
+	if (managers) {
+		p->managers[PACKAGE_MANAGER_PIP] = p->managers[PACKAGE_MANAGER_NPM] = false;
+		for (size_t i = 0; managers[i]; i++) {
+			if (streq(managers[i], "pip"))
+				p->managers[PACKAGE_MANAGER_PIP] = true;
+			else if (streq(managers[i], "npm"))
+				p->managers[PACKAGE_MANAGER_NPM] = true;
+			else
+				return fail(x, toml_table_get(t, "managers"), "packages.managers",
+					    "'%.32s' is not a package manager (pip, npm)", managers[i]);
+		}
+	}
+	if (p->pip_index && !url_ok(p->pip_index))
+		return fail(x, toml_table_get(t, "pip_index"), "packages.pip_index",
+			    "must be an http:// or https:// URL with a host name or address");
+	if (p->npm_registry && !url_ok(p->npm_registry))
+		return fail(x, toml_table_get(t, "npm_registry"), "packages.npm_registry",
+			    "must be an http:// or https:// URL with a host name or address");
+	for (size_t i = 0; p->registries && p->registries[i]; i++)
+		if (!url_ok(p->registries[i]))
+			return fail(x, toml_table_get(t, "registries"), "packages.registries",
+				    "'%.200s' is not an http:// or https:// URL with a host name or "
+				    "address", p->registries[i]);
+	for (size_t i = 0; p->allow && p->allow[i]; i++)
+		if (!install_allow_entry_ok(p->allow[i]))
+			return fail(x, toml_table_get(t, "allow"), "packages.allow",
+				    "'%.200s' is not HOST:PORT, ADDRESS:PORT or [IPV6]:PORT",
+				    p->allow[i]);
+	v = toml_table_get(t, "timeout");
+	if (v) {
+		uint64_t ms;
+
+		if (v->type != TOML_STRING || policy_parse_duration_ms(v->str.ptr, &ms) < 0 ||
+		    ms < 1000 || ms > 24 * 3600 * 1000ull)
+			return fail(x, v, "packages.timeout",
+				    "must be a duration from 1s to 24h, like \"5m\"");
+		p->timeout_s = ms / 1000;
+	}
+	v = toml_table_get(t, "install_scripts");
+	if (v) {
+		if (v->type != TOML_BOOL)
+			return fail(x, v, "packages.install_scripts", "must be true or false");
+		p->install_scripts = v->boolean;
+	}
+	return 0;
+}
+
 static int parse_tenants(Ctx *x, const TomlValue *arr, AgentConfig *c)
 {
 	static const char *const known[] = {"name", "token", "token_file", NULL};
@@ -458,6 +527,8 @@ static int set_defaults(AgentConfig *c)
 	c->net_modes[NET_MODE_LOOPBACK] = true;
 	c->approval.default_rules = true;
 	c->approval.default_risk = RISK_HIGH;
+	c->packages.managers[PACKAGE_MANAGER_PIP] = c->packages.managers[PACKAGE_MANAGER_NPM] = true;
+	c->packages.timeout_s = 300;
 	return c->default_policy && c->policies ? 0 : -ENOMEM;
 }
 
@@ -478,8 +549,8 @@ int agent_config_load(const char *path, const char *data_dir, AgentConfig **ret,
 	if (r < 0)
 		goto fail;
 	if (path) {
-		static const char *const known[] = {"server", "limits", "network", "tenant",
-						    "approval", NULL};
+		static const char *const known[] = {"server", "limits", "network", "packages",
+						    "tenant", "approval", NULL};
 		const TomlValue *v;
 
 		c->path = strdup(path);
@@ -502,6 +573,9 @@ int agent_config_load(const char *path, const char *data_dir, AgentConfig **ret,
 		    (r = parse_limits(&x, v, &c->max_limits)) < 0)
 			goto fail;
 		if ((v = toml_table_get(root, "network")) && (r = parse_network(&x, v, c)) < 0)
+			goto fail;
+		if ((v = toml_table_get(root, "packages")) &&
+		    (r = parse_packages(&x, v, &c->packages)) < 0)
 			goto fail;
 		if ((v = toml_table_get(root, "tenant")) && (r = parse_tenants(&x, v, c)) < 0)
 			goto fail;
@@ -554,6 +628,10 @@ AgentConfig *agent_config_free(AgentConfig *c)
 	strv_free(c->trusted);
 	strv_free(c->allowed_hosts);
 	strv_free(c->allowed_origins);
+	free(c->packages.pip_index);
+	free(c->packages.npm_registry);
+	strv_free(c->packages.registries);
+	strv_free(c->packages.allow);
 	for (size_t i = 0; i < c->n_tenants; i++) {
 		free(c->tenants[i].name);
 		free(c->tenants[i].token);

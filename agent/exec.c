@@ -360,7 +360,7 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 			return -EINVAL;
 		}
 	}
-	argv = calloc(24 + strv_length(p->argv), sizeof(char *));
+	argv = calloc(24 + strv_length(p->argv) + 2 * strv_length(p->overrides), sizeof(char *));
 	if (!argv)
 		return -ENOMEM;
 	pol = session_policy(s, err, errsize);
@@ -434,6 +434,10 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 	if (cwd) {
 		argv[argc++] = (char *) "-s";
 		argv[argc++] = cwd;
+	}
+	for (size_t i = 0; p->overrides && p->overrides[i]; i++) {
+		argv[argc++] = (char *) "-s";
+		argv[argc++] = p->overrides[i];
 	}
 	argv[argc++] = policy;
 	argv[argc++] = (char *) "--";

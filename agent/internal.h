@@ -103,6 +103,8 @@ typedef struct ExecParams {
 	uint64_t timeout_s; /* 0: the session's wall limit */
 	char *const *argv;  /* code_run_command: run this instead of code (language unused) */
 	const char *cwd;    /* virtual working directory, NULL: the policy's */
+	char *const *overrides; /* more `-s KEY=VALUE`, after the others (built by the server,
+				 * never from arguments: code_install_package's network) */
 } ExecParams;
 /** Runs code in s. Fills *ret (the structured result) and returns 0; a refusal before
  * anything ran is -EINVAL with err set. */
@@ -137,6 +139,9 @@ int process_start(Session *s, const ExecParams *p, json_t **ret, char *err, size
 int process_action(Session *s, json_t *args, json_t **ret, char *err, size_t errsize);
 void process_kill_all_locked(Session *s);
 void process_free_all(Session *s);
+
+/* install.c: code_install_package, the tool's handler (userdata: the Agent) */
+int install_tool(McpCall *call, json_t *args, void *userdata, json_t **ret);
 
 /* files.c: paths as the sandbox sees them, resolved in the session's view. Errors for the
  * agent in err, return -errno. */

@@ -180,6 +180,9 @@ static int write_policy_locked(Session *s, bool add_workspace)
 		conf = s->mode;
 	fprintf(f, "ratchet = { confidential = \"%s\", secret = \"none\" }\n",
 		net_mode_to_string(conf));
+	/* what code_install_package installs, for every run of the session (agent/install.c) */
+	fputs("\n[process]\nenv = { set = { PYTHONPATH = \"/workspace/.packages/python\", "
+	      "NODE_PATH = \"/workspace/node_modules\" } }\n", f);
 	fputs("\n[limits]\n", f);
 	if (s->limits.wall_s)
 		fprintf(f, "wall_time = \"%llus\"\n", (unsigned long long) s->limits.wall_s);

@@ -952,6 +952,36 @@ static const McpTool tools[] = {
 		.handler = tool_process,
 	},
 	{
+		.name = "code_install_package",
+		.title = "Install packages in a sandbox",
+		.description =
+			"Install Python (pip) or Node (npm) packages into a session from the "
+			"server's registry: pip into /workspace/.packages/python (importable by "
+			"later code_execute calls), npm into /workspace/node_modules. Only the "
+			"package manager reaches the registry, for this install alone; the "
+			"session's code keeps its network mode. packages are names with optional "
+			"versions (\"requests==2.31.0\", \"lodash@^4\"). Returns installed "
+			"[{name, version}], exit_code, stdout, stderr.",
+		.input_schema =
+			"{\"type\":\"object\",\"additionalProperties\":false,\"required\":["
+			"\"session_id\",\"manager\",\"packages\"],\"properties\":{"
+			"\"session_id\":" SID_SCHEMA ","
+			"\"manager\":{\"type\":\"string\",\"enum\":[\"pip\",\"npm\"]},"
+			"\"packages\":{\"type\":\"array\",\"minItems\":1,\"maxItems\":64,"
+			"\"items\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":256}},"
+			"\"registry\":{\"type\":\"string\",\"maxLength\":1024,\"description\":"
+			"\"an index or registry URL the server lists; default: the server's\"}}}",
+		.output_schema =
+			"{\"type\":\"object\",\"required\":[\"installed\",\"exit_code\",\"stdout\","
+			"\"stderr\"],\"properties\":{\"installed\":{\"type\":\"array\",\"items\":{"
+			"\"type\":\"object\",\"required\":[\"name\",\"version\"],\"properties\":{"
+			"\"name\":{\"type\":\"string\"},\"version\":{\"type\":\"string\"}}}},"
+			"\"exit_code\":{\"type\":\"integer\"},\"stdout\":{\"type\":\"string\"},"
+			"\"stderr\":{\"type\":\"string\"},\"registry\":{\"type\":\"string\"},"
+			"\"network_mode\":{\"type\":\"string\"}}}",
+		.handler = install_tool,
+	},
+	{
 		.name = "code_reset_context",
 		.title = "Reset interpreter state",
 		.description = "Drop a session's interpreter context(s): the next code_execute in "

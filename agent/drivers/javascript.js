@@ -8,8 +8,11 @@ const vm = require('vm');
 const util = require('util');
 
 const protoIn = 0; // the server's pipe; the code should not read stdin in a context
+// require() resolves as a script in the cwd (/workspace) would, as Node's REPL does: the
+// packages code_install_package put in /workspace/node_modules, and the code's own files
+const cwdRequire = require('module').createRequire(require('path').join(process.cwd(), '<repl>'));
 const ctx = vm.createContext({
-  console, process, require, Buffer, setTimeout, clearTimeout, setInterval, clearInterval,
+  console, process, require: cwdRequire, Buffer, setTimeout, clearTimeout, setInterval, clearInterval,
   setImmediate, clearImmediate, URL, TextEncoder, TextDecoder, fetch: globalThis.fetch,
 });
 ctx.globalThis = ctx;
