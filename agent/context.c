@@ -480,6 +480,7 @@ typedef struct Parser {
 	Buf *out;
 	uint64_t id;
 	json_t *done;
+	bool barrier; /* the err-done frame of id came (stderr's parser) */
 } Parser;
 
 static void parse(Parser *P)
@@ -517,12 +518,15 @@ static void parse(Parser *P)
 				json_t *f = json_loadb(m + 4, (size_t) (end - m - 4), 0, NULL);
 				const char *t = json_string_value(json_object_get(f, "t"));
 
-				if (t && streq(t, "done") &&
-				    (uint64_t) json_integer_value(json_object_get(f, "id")) == P->id &&
-				    !P->done)
+				bool mine = (uint64_t) json_integer_value(json_object_get(f, "id")) == P->id;
+
+				if (t && streq(t, "done") && mine && !P->done)
 					P->done = f;
-				else
+				else {
+					if (t && streq(t, "err-done") && mine)
+						P->barrier = true;
 					json_decref(f);
+				}
 			}
 			used = (size_t) (end + 1 - p);
 			memmove(p, p + used, len - used);
@@ -603,10 +607,10 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 	Context *c;
 	_cleanup_free_ char *code64 = NULL, *req = NULL;
 	Buf out = {}, errb = {};
-	Parser P = {.out = &out};
+	Parser P = {.out = &out}, E = {.out = &errb};
 	Interrupt intr = {};
 	uint64_t start = now_monotonic_ns(), timeout_ms, deadline, grace_until = 0, last_progress = 0;
-	uint64_t kill_grace_ms;
+	uint64_t kill_grace_ms, barrier_until = 0;
 	size_t sent_out = 0, sent_err = 0;
 	bool interrupted = false, died = false, restarted = false, full;
 	json_t *res, *death = NULL, *notices;
@@ -617,7 +621,7 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 	out.max = errb.max = pol->limits.output == LIMIT_UNSET ? (64u << 20) : pol->limits.output;
 	/* a frame is small (results, an error); a figure is a few hundred KiB: bound what an
 	 * unterminated one can make us hold by the session's output limit */
-	P.frame_max = MIN((size_t) FRAME_MAX, (size_t) out.max + (4u << 20));
+	P.frame_max = E.frame_max = MIN((size_t) FRAME_MAX, (size_t) out.max + (4u << 20));
 	kill_grace_ms = pol->limits.kill_grace_ms;
 	timeout_ms = p->timeout_s ? p->timeout_s * 1000
 				  : (pol->limits.wall_time_ms == LIMIT_UNSET ? 0 : pol->limits.wall_time_ms);
@@ -656,7 +660,7 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 		}
 	}
 	intr.c = c;
-	P.id = ++c->count;
+	P.id = E.id = ++c->count;
 	code64 = b64(p->code);
 	req = code64 ? strdup_printf("%llu %s\n", (unsigned long long) P.id, code64) : NULL;
 	if (!req) {
@@ -671,7 +675,10 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 		died = true;
 	deadline = timeout_ms ? start / 1000000 + timeout_ms : UINT64_MAX;
 
-	while (!died && !P.done) {
+	/* until the done frame on stdout, and the barrier frame on stderr that the driver wrote
+	 * just before it (the run relays the two streams through pipes of their own, so stderr
+	 * can arrive after stdout's frame); the barrier is awaited at most a second */
+	while (!died && (!P.done || (!E.barrier && now_monotonic_ns() / 1000000 < barrier_until))) {
 		struct pollfd pf[2] = {{.fd = c->out_fd, .events = POLLIN},
 				       {.fd = c->err_fd, .events = POLLIN}};
 		uint64_t now;
@@ -679,8 +686,10 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 		(void) poll(pf, 2, 100);
 		if (drain(c->out_fd, NULL, &P))
 			died = true;
-		(void) drain(c->err_fd, &errb, NULL);
+		(void) drain(c->err_fd, NULL, &E);
 		now = now_monotonic_ns() / 1000000;
+		if (P.done && !barrier_until)
+			barrier_until = now + 1000;
 		if (!interrupted && (now >= deadline || intr.cancelled)) {
 			interrupted = true;
 			(void) kill(c->pid, SIGINT);
@@ -709,7 +718,7 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 		}
 	}
 	mcp_call_on_cancel(call, NULL, NULL);
-	(void) drain(c->err_fd, &errb, NULL);
+	(void) drain(c->err_fd, NULL, &E);
 	if (died) {
 		if (c->pid > 0) {
 			(void) kill(c->pid, SIGKILL);
@@ -717,7 +726,7 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 			c->pid = -1;
 		}
 		(void) drain(c->out_fd, NULL, &P);
-		(void) drain(c->err_fd, &errb, NULL);
+		(void) drain(c->err_fd, NULL, &E);
 		death = death_result(c);
 		context_close(c);
 		c->dead = true;
@@ -738,6 +747,8 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 	free(out.p);
 	free(errb.p);
 	free(P.pending.p);
+	free(E.pending.p);
+	json_decref(E.done);
 	if (!res) {
 		json_decref(P.done);
 		json_decref(death);

@@ -19,6 +19,9 @@ ctx.globalThis = ctx;
 process.on('SIGINT', () => {}); // breakOnSigint interrupts running code; otherwise ignore
 
 function send(obj) {
+  // a barrier on stderr first: the server waits for it, so no stderr of this call arrives
+  // after the result
+  if (obj.t === 'done') fs.writeSync(2, '\x1eSBX' + JSON.stringify({ t: 'err-done', id: obj.id }) + '\x1f');
   fs.writeSync(1, '\x1eSBX' + JSON.stringify(obj) + '\x1f');
 }
 
@@ -67,7 +70,7 @@ async function main() {
       const value = isErr ? String(e.message) : util.inspect(e);
       // the cell's frames, not the driver's
       const stack = isErr
-        ? e.stack.split('\n').filter((l) => !l.includes('/run/sbxtrace/driver.js') && !l.includes('node:internal')).join('\n')
+        ? e.stack.split('\n').filter((l) => !l.includes('/run/sbxtrace/driver.js') && !l.includes('(node:')).join('\n')
         : `Uncaught ${value}`;
       reply.exit_code = 1;
       reply.error = { name, value, traceback: stack };

@@ -37,13 +37,20 @@ os.close(_null)
 sys.stdin = open(os.devnull)
 
 
+def _write(fd, data):
+    while data:
+        n = os.write(fd, data)
+        data = data[n:]
+
+
 def _send(obj):
     sys.stdout.flush()
     sys.stderr.flush()
-    data = b"\x1eSBX" + json.dumps(obj).encode() + b"\x1f"
-    while data:
-        n = os.write(1, data)
-        data = data[n:]
+    if obj.get("t") == "done":
+        # a barrier on stderr first: the server waits for it, so no stderr of this call
+        # arrives after the result
+        _write(2, b"\x1eSBX" + json.dumps({"t": "err-done", "id": obj["id"]}).encode() + b"\x1f")
+    _write(1, b"\x1eSBX" + json.dumps(obj).encode() + b"\x1f")
 
 
 def _readline():
