@@ -50,6 +50,7 @@
 #define FRAME_MAGIC   "\x1eSBX"
 #define FRAME_END     '\x1f'
 #define PROGRESS_MS   250
+#define HEARTBEAT_MS  2000
 #define FRAME_MAX     (64u << 20)
 /* Each context is a live `sbxtrace run` and an interpreter (tens of MiB): without a bound, one
  * session could hold any number of them by naming new context_ids (max_sessions bounds only
@@ -701,6 +702,12 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 		if (waitpid(c->pid, &status, WNOHANG) == c->pid) {
 			c->pid = -1;
 			died = true;
+		}
+		if (now - last_progress >= HEARTBEAT_MS && out.len == sent_out && errb.len == sent_err) {
+			/* a heartbeat while the code is silent: clients that reset their request
+			 * timeout on progress keep waiting */
+			mcp_call_progress(call, (double) (now - start / 1000000), 0, NULL);
+			last_progress = now;
 		}
 		if (now - last_progress >= PROGRESS_MS &&
 		    (out.len > sent_out || errb.len > sent_err)) {

@@ -40,6 +40,7 @@
 
 #define RESULT_MAX_BYTES (96u << 20) /* the JSON result: output limit plus escaping */
 #define ERR_MAX_BYTES	 (64u << 10)
+#define HEARTBEAT_MS	 2000 /* progress while waiting, for clients that reset their timeout on it */
 
 extern char **environ;
 
@@ -192,9 +193,13 @@ static int spawn(const char *exe, char *const *argv, int stdin_fd, Spawned *ret)
 }
 
 /* Reads both pipes to their end (bounded; the rest is drained and dropped). */
-static void collect(Spawned *sp, char **ret_out, size_t *ret_out_len, char **ret_err,
-		    size_t *ret_err_len)
+/* Reads both pipes to their end (bounded; the rest is drained and dropped). While waiting,
+ * a heartbeat every HEARTBEAT_MS through call's progress (when the client asked for
+ * progress): the output itself comes only at the end, in the result. */
+static void collect(Spawned *sp, McpCall *call, char **ret_out, size_t *ret_out_len,
+		    char **ret_err, size_t *ret_err_len)
 {
+	uint64_t start = now_monotonic_ns() / 1000000, last = start;
 	struct {
 		int fd;
 		char *buf;
@@ -213,10 +218,18 @@ static void collect(Spawned *sp, char **ret_out, size_t *ret_out_len, char **ret
 				pf[n] = (struct pollfd){.fd = s[i].fd, .events = POLLIN};
 				map[n++] = i;
 			}
-		if (poll(pf, n, -1) < 0) {
+		if (poll(pf, n, HEARTBEAT_MS) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
+		}
+		{
+			uint64_t now = now_monotonic_ns() / 1000000;
+
+			if (call && now - last >= HEARTBEAT_MS) {
+				mcp_call_progress(call, (double) (now - start), 0, NULL);
+				last = now;
+			}
 		}
 		for (nfds_t k = 0; k < n; k++) {
 			int i = map[k];
@@ -473,7 +486,7 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 		return r;
 	}
 	mcp_call_on_cancel(call, cancel_run, &cc);
-	collect(&sp, &out, &out_len, &serr, &err_len);
+	collect(&sp, call, &out, &out_len, &serr, &err_len);
 	close(sp.out);
 	close(sp.err);
 	while (waitpid(sp.pid, &status, 0) < 0 && errno == EINTR)
