@@ -93,6 +93,7 @@ typedef struct AgentConfig {
 	uint64_t idle_timeout_s;
 	uint64_t max_sessions; /* per tenant */
 	StoreCode store_code;
+	bool audit_syscalls; /* executions write the run's audit log, merged into audit.jsonl */
 	AgentLimits max_limits; /* the most an agent may ask for */
 	bool net_modes[_NET_MODE_MAX];
 	char **allowed_domains; /* entries an agent may list in allowlist mode ("*.pypi.org:443") */

@@ -136,11 +136,26 @@ static int get_uint(Ctx *x, const TomlValue *t, const char *section, const char 
 	return 0;
 }
 
+static int get_bool(Ctx *x, const TomlValue *t, const char *section, const char *key, bool *ret)
+{
+	const TomlValue *v = toml_table_get(t, key);
+	char k[128];
+
+	if (!v)
+		return 0;
+	snprintf(k, sizeof(k), "%s.%s", section, key);
+	if (v->type != TOML_BOOL)
+		return fail(x, v, k, "must be true or false");
+	*ret = v->boolean;
+	return 0;
+}
+
 static int parse_server(Ctx *x, const TomlValue *t, AgentConfig *c)
 {
 	static const char *const known[] = {"data_dir",	    "default_policy",  "policies",
 					    "idle_timeout", "max_sessions",    "store_code",
-					    "allowed_hosts", "allowed_origins", NULL};
+					    "allowed_hosts", "allowed_origins", "audit_syscalls",
+					    NULL};
 	_cleanup_free_ char *idle = NULL, *store = NULL;
 	const TomlValue *v;
 	int r;
@@ -154,7 +169,8 @@ static int parse_server(Ctx *x, const TomlValue *t, AgentConfig *c)
 	    (r = get_uint(x, t, "server", "max_sessions", &c->max_sessions)) < 0 ||
 	    (r = get_strv(x, t, "server", "allowed_hosts", &c->allowed_hosts)) < 0 ||
 	    (r = get_strv(x, t, "server", "allowed_origins", &c->allowed_origins)) < 0 ||
-	    (r = get_string(x, t, "server", "store_code", &store)) < 0)
+	    (r = get_string(x, t, "server", "store_code", &store)) < 0 ||
+	    (r = get_bool(x, t, "server", "audit_syscalls", &c->audit_syscalls)) < 0)
 		return r;
 	v = toml_table_get(t, "idle_timeout");
 	if (v) {

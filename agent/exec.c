@@ -322,7 +322,7 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 	_cleanup_close_ int in_fd = -1;
 	const char *interp = NULL;
 	_cleanup_free_ char **argv = NULL;
-	_cleanup_free_ char *cwd = NULL;
+	_cleanup_free_ char *cwd = NULL, *audit_path = NULL;
 	char exec_id[40];
 	uint8_t rnd[4];
 	size_t argc = 0, out_len = 0, err_len = 0;
@@ -423,6 +423,10 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 	argv[argc++] = (char *) "-q";
 	argv[argc++] = (char *) "-w";
 	argv[argc++] = ws;
+	if (s->agent->config->audit_syscalls && (audit_path = record_run_log_path(s, exec_id))) {
+		argv[argc++] = (char *) "--audit";
+		argv[argc++] = audit_path;
+	}
 	if (wall) {
 		argv[argc++] = (char *) "-s";
 		argv[argc++] = wall;
@@ -479,6 +483,12 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 	running_remove_locked(s, &run);
 	pthread_mutex_unlock(&s->lock);
 	unlink_maybe(code_path);
+	if (audit_path) {
+		uint64_t off = 0, n = 0;
+
+		record_import_run_log(s, audit_path, &off, &n, exec_id);
+		(void) unlink(audit_path);
+	}
 
 	/* sbxtrace's own messages name the session's host paths: the agent sees <session> */
 	if (serr) {
