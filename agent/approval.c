@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/approval-wire.h"
 #include "common/log.h"
 #include "common/macros.h"
 #include "common/util.h"
@@ -834,32 +835,7 @@ static json_t *handle_request(Approval *ap, const json_t *req, const struct ucre
  * user, so the uid cannot tell; the ancestry can. Unknown ancestry counts as ours (refused). */
 static bool descends_from_us(pid_t pid)
 {
-	pid_t me = getpid();
-
-	for (int depth = 0; depth < 256; depth++) {
-		char path[64], buf[512], *p;
-		_cleanup_close_ int fd = -1;
-		ssize_t n;
-		long ppid;
-
-		if (pid == me)
-			return true;
-		if (pid <= 1)
-			return false;
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			return true;
-		n = read(fd, buf, sizeof(buf) - 1);
-		if (n <= 0)
-			return true;
-		buf[n] = 0;
-		p = strrchr(buf, ')'); /* the name may hold anything; the fields follow the last ')' */
-		if (!p || sscanf(p + 1, " %*c %ld", &ppid) != 1)
-			return true;
-		pid = (pid_t) ppid;
-	}
-	return true;
+	return approval_pid_descends_from(pid, getpid());
 }
 
 static void serve_client(Approval *ap, int fd)
