@@ -98,6 +98,9 @@ typedef struct AgentConfig {
 	bool net_modes[_NET_MODE_MAX];
 	char **allowed_domains; /* entries an agent may list in allowlist mode ("*.pypi.org:443") */
 	char **trusted;		/* the allowlist left after a confidential level, may be empty */
+	bool net_ask;		/* [network] unlisted = "ask": sessions' connects outside their
+				 * allowlist are held for a decision (docs/agents.md) */
+	uint64_t net_ask_timeout_s; /* 0: the policy's default (30 s) */
 	AgentTenant *tenants;
 	size_t n_tenants;
 	char **allowed_hosts, **allowed_origins; /* HTTP: besides loopback */

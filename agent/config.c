@@ -217,14 +217,25 @@ static int parse_limits(Ctx *x, const TomlValue *t, AgentLimits *l)
 
 static int parse_network(Ctx *x, const TomlValue *t, AgentConfig *c)
 {
-	static const char *const known[] = {"modes", "allowed_domains", "trusted", NULL};
+	static const char *const known[] = {"modes", "allowed_domains", "trusted", "unlisted",
+					    "ask_timeout", NULL};
 	_cleanup_(strv_freep) char **modes = NULL;
+	_cleanup_free_ char *unlisted = NULL;
 	int r = check_keys(x, t, "network", known);
 
 	if (r < 0 || (r = get_strv(x, t, "network", "modes", &modes)) < 0 ||
 	    (r = get_strv(x, t, "network", "allowed_domains", &c->allowed_domains)) < 0 ||
-	    (r = get_strv(x, t, "network", "trusted", &c->trusted)) < 0)
+	    (r = get_strv(x, t, "network", "trusted", &c->trusted)) < 0 ||
+	    (r = get_string(x, t, "network", "unlisted", &unlisted)) < 0 ||
+	    (r = get_uint(x, t, "network", "ask_timeout", &c->net_ask_timeout_s)) < 0)
 		return r;
+	if (unlisted && !streq(unlisted, "deny") && !streq(unlisted, "ask"))
+		return fail(x, toml_table_get(t, "unlisted"), "network.unlisted",
+			    "must be \"deny\" or \"ask\"");
+	c->net_ask = unlisted && streq(unlisted, "ask");
+	if (toml_table_get(t, "ask_timeout") && (c->net_ask_timeout_s < 1 || c->net_ask_timeout_s > 3600))
+		return fail(x, toml_table_get(t, "ask_timeout"), "network.ask_timeout",
+			    "must be seconds from 1 to 3600");
 	if (modes) {
 		for (size_t i = 0; i < _NET_MODE_MAX; i++)
 			c->net_modes[i] = false;

@@ -150,6 +150,12 @@ int files_list(Session *s, const char *path, bool recursive, size_t max_entries,
 int files_remove_tree(int dirfd, const char *name);
 
 /* approval.c */
+/** Serves the held connects (network.unlisted = "ask") a run of s asks about over fd (its
+ * --approval-fd) until EOF: the elicitation of current()'s call when it has one whose client
+ * takes it, else the approval socket, else approval_required. Denials and approval_required
+ * are appended to notes (an array, may be NULL) for the result. */
+void approval_serve_held(Agent *a, Session *s, int fd, McpCall *(*current)(void *),
+			 void *userdata, json_t *notes);
 /** Makes t (its handler and userdata already set) ask for approval first, when approval is
  * on (agent_approval_start()). */
 void approval_wrap_tool(Agent *a, McpTool *t);
