@@ -111,10 +111,14 @@ typedef struct AgentConfig {
 	uint64_t idle_timeout_s;
 	uint64_t max_sessions; /* per tenant */
 	StoreCode store_code;
+	bool audit_syscalls; /* executions write the run's audit log, merged into audit.jsonl */
 	AgentLimits max_limits; /* the most an agent may ask for */
 	bool net_modes[_NET_MODE_MAX];
 	char **allowed_domains; /* entries an agent may list in allowlist mode ("*.pypi.org:443") */
 	char **trusted;		/* the allowlist left after a confidential level, may be empty */
+	bool net_ask;		/* [network] unlisted = "ask": sessions' connects outside their
+				 * allowlist are held for a decision (docs/agents.md) */
+	uint64_t net_ask_timeout_s; /* 0: the policy's default (30 s) */
 	AgentTenant *tenants;
 	size_t n_tenants;
 	char **allowed_hosts, **allowed_origins; /* HTTP: besides loopback */

@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/approval-wire.h"
 #include "common/log.h"
 #include "common/macros.h"
 #include "common/util.h"
@@ -523,9 +524,11 @@ static int wait_socket(Approval *ap, McpCall *call, const Request *rq, Outcome *
 	if (line) {
 		fprintf(stderr, "%s\n", line);
 		fflush(stderr);
-		mcp_call_log(call, MCP_LOG_WARNING, line);
+		if (call)
+			mcp_call_log(call, MCP_LOG_WARNING, line);
 	}
-	mcp_call_on_cancel(call, cancel_waiter, &cc);
+	if (call)
+		mcp_call_on_cancel(call, cancel_waiter, &cc);
 
 	next_beat = w.start_ns + HEARTBEAT_S * 1000000000ull;
 	pthread_mutex_lock(&ap->lock);
@@ -537,8 +540,9 @@ static int wait_socket(Approval *ap, McpCall *call, const Request *rq, Outcome *
 		if (now >= next_beat) {
 			/* progress while waiting, for clients that reset their timeout on it */
 			pthread_mutex_unlock(&ap->lock);
-			mcp_call_progress(call, (double) (now - w.start_ns) / 1e9, 0,
-					  "waiting for a human's approval");
+			if (call)
+				mcp_call_progress(call, (double) (now - w.start_ns) / 1e9, 0,
+						  "waiting for a human's approval");
 			pthread_mutex_lock(&ap->lock);
 			next_beat += HEARTBEAT_S * 1000000000ull;
 			continue;
@@ -554,7 +558,8 @@ static int wait_socket(Approval *ap, McpCall *call, const Request *rq, Outcome *
 			break;
 		}
 	pthread_mutex_unlock(&ap->lock);
-	mcp_call_on_cancel(call, NULL, NULL);
+	if (call)
+		mcp_call_on_cancel(call, NULL, NULL);
 	json_decref(w.info);
 
 	if (w.decision != DECISION_NONE) {
@@ -834,32 +839,7 @@ static json_t *handle_request(Approval *ap, const json_t *req, const struct ucre
  * user, so the uid cannot tell; the ancestry can. Unknown ancestry counts as ours (refused). */
 static bool descends_from_us(pid_t pid)
 {
-	pid_t me = getpid();
-
-	for (int depth = 0; depth < 256; depth++) {
-		char path[64], buf[512], *p;
-		_cleanup_close_ int fd = -1;
-		ssize_t n;
-		long ppid;
-
-		if (pid == me)
-			return true;
-		if (pid <= 1)
-			return false;
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			return true;
-		n = read(fd, buf, sizeof(buf) - 1);
-		if (n <= 0)
-			return true;
-		buf[n] = 0;
-		p = strrchr(buf, ')'); /* the name may hold anything; the fields follow the last ')' */
-		if (!p || sscanf(p + 1, " %*c %ld", &ppid) != 1)
-			return true;
-		pid = (pid_t) ppid;
-	}
-	return true;
+	return approval_pid_descends_from(pid, getpid());
 }
 
 static void serve_client(Approval *ap, int fd)
@@ -1042,6 +1022,7 @@ int agent_approval_start(Agent *a, const char *socket_path, const char **ret_soc
 	*ret_socket = NULL;
 	for (int i = 0; i < _RISK_MAX; i++)
 		any |= cfg->require[i];
+	any |= a->config->net_ask; /* held connects are asked through the same channels */
 	if (!any)
 		return 0; /* nothing to approve: tools run unguarded, no socket */
 	ap = calloc(1, sizeof(*ap));
@@ -1146,4 +1127,108 @@ void approval_wrap_tool(Agent *a, McpTool *t)
 	*w = (ToolWrap){.ap = ap, .name = t->name, .handler = t->handler, .userdata = t->userdata};
 	t->handler = guarded;
 	t->userdata = w;
+}
+
+/* ---- held connects of a session's runs (network.unlisted = "ask") ---- */
+
+void approval_serve_held(Agent *a, Session *s, int fd, McpCall *(*current)(void *), void *userdata,
+			 json_t *notes)
+{
+	Approval *ap = a->approval;
+	json_t *req;
+
+	while ((req = approval_read_json(fd, 64 * 1024, -1))) {
+		const char *op = json_string_value(json_object_get(req, "op"));
+		const char *id = json_string_value(json_object_get(req, "id"));
+		const char *dest = json_string_value(json_object_get(req, "destination"));
+		const char *name = json_string_value(json_object_get(req, "name"));
+		json_int_t tmo = json_integer_value(json_object_get(req, "timeout_s"));
+		Request rq = {.tool = "connect", .tenant = s->tenant, .session_id = s->id,
+			      .risk = RISK_HIGH};
+		Outcome o = {.decision = DECISION_NONE, .channel = "none"};
+		McpCall *call = current ? current(userdata) : NULL;
+		uint64_t t0 = now_monotonic_ns();
+		char rule[160];
+		json_t *rep;
+		int r = 1;
+
+		if (!op || !streq(op, "ask") || !id || !dest) {
+			json_decref(req); /* "cancel": the run stopped waiting; we answer anyway */
+			continue;
+		}
+		snprintf(rq.id, sizeof(rq.id), "%.31s", id);
+		snprintf(rule, sizeof(rule), "network.unlisted = \"ask\": a connect outside the "
+			 "session's allowlist");
+		rq.rule = rule;
+		rq.timeout_s = tmo > 0 && tmo <= 3600 ? (uint64_t) tmo : 30;
+		{
+			json_t *shown = json_pack("{s:s, s:s?, s:I, s:s}", "destination", dest, "name",
+						  name, "pid",
+						  json_integer_value(json_object_get(req, "pid")),
+						  "reason",
+						  json_string_value(json_object_get(req, "reason")) ?: "");
+
+			rq.shown = shown ? json_dumps(shown, JSON_INDENT(1) | JSON_SORT_KEYS) : NULL;
+			json_decref(shown);
+		}
+		if (!rq.shown) {
+			json_decref(req);
+			break;
+		}
+		if (ap && call && mcp_call_client_supports(call, "elicitation")) {
+			record_event(s, "approval_request",
+				     json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:I, s:s}", "approval_id",
+					       rq.id, "tool", "connect", "risk", "HIGH", "rule", rule,
+					       "destination", dest, "name", name, "timeout_s",
+					       (json_int_t) rq.timeout_s, "channel", "elicitation"));
+			r = ask_elicitation(call, &rq, &o);
+		}
+		if (r > 0 && ap && ap->listen_fd >= 0) {
+			record_event(s, "approval_request",
+				     json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:I, s:s}", "approval_id",
+					       rq.id, "tool", "connect", "risk", "HIGH", "rule", rule,
+					       "destination", dest, "name", name, "timeout_s",
+					       (json_int_t) rq.timeout_s, "channel", "socket"));
+			r = wait_socket(ap, call, &rq, &o);
+		}
+		if (r != 0) {
+			o.decision = DECISION_DENY;
+			o.channel = "none";
+			snprintf(o.decider, sizeof(o.decider), "none");
+			snprintf(o.reason, sizeof(o.reason),
+				 "approval_required: a connect to %.120s%s%.80s%s was held for a "
+				 "decision, and there is no channel to ask (no call in flight whose "
+				 "client takes elicitation, no approval socket)",
+				 dest, name ? " (" : "", name ? name : "", name ? ")" : "");
+			if (notes)
+				json_array_append_new(notes, json_string(o.reason));
+		} else if (o.decision == DECISION_DENY && notes) {
+			char text[600];
+
+			snprintf(text, sizeof(text), "denied: a connect to %.120s%s%.80s%s was not "
+				 "approved (%.100s%s%.150s)", dest, name ? " (" : "", name ? name : "",
+				 name ? ")" : "", o.decider, o.reason[0] ? ": " : "", o.reason);
+			json_array_append_new(notes, json_string(text));
+		}
+		record_event(s, "approval_decision",
+			     json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:s, s:s, s:s, s:s?, s:s?, "
+				       "s:I, s:b}",
+				       "approval_id", rq.id, "tool", "connect", "risk", "HIGH", "rule",
+				       rule, "destination", dest, "name", name, "decision",
+				       r != 0 ? "approval_required" : decision_names[o.decision],
+				       "decider", o.decider, "channel", o.channel, "note", o.note,
+				       "reason", o.reason[0] ? o.reason : NULL, "waited_ms",
+				       (json_int_t) ((now_monotonic_ns() - t0) / 1000000), "timed_out",
+				       o.timed_out));
+		rep = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s?, s:b}", "id", rq.id, "decision",
+				decision_names[o.decision], "decider", o.decider, "channel", o.channel,
+				"note", o.note, "reason", o.reason[0] ? o.reason : NULL, "timed_out",
+				o.timed_out);
+		if (rep)
+			(void) approval_write_json(fd, rep);
+		json_decref(rep);
+		free(rq.shown);
+		free(o.note);
+		json_decref(req);
+	}
 }

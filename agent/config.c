@@ -136,11 +136,26 @@ static int get_uint(Ctx *x, const TomlValue *t, const char *section, const char 
 	return 0;
 }
 
+static int get_bool(Ctx *x, const TomlValue *t, const char *section, const char *key, bool *ret)
+{
+	const TomlValue *v = toml_table_get(t, key);
+	char k[128];
+
+	if (!v)
+		return 0;
+	snprintf(k, sizeof(k), "%s.%s", section, key);
+	if (v->type != TOML_BOOL)
+		return fail(x, v, k, "must be true or false");
+	*ret = v->boolean;
+	return 0;
+}
+
 static int parse_server(Ctx *x, const TomlValue *t, AgentConfig *c)
 {
 	static const char *const known[] = {"data_dir",	    "default_policy",  "policies",
 					    "idle_timeout", "max_sessions",    "store_code",
-					    "allowed_hosts", "allowed_origins", NULL};
+					    "allowed_hosts", "allowed_origins", "audit_syscalls",
+					    NULL};
 	_cleanup_free_ char *idle = NULL, *store = NULL;
 	const TomlValue *v;
 	int r;
@@ -154,7 +169,8 @@ static int parse_server(Ctx *x, const TomlValue *t, AgentConfig *c)
 	    (r = get_uint(x, t, "server", "max_sessions", &c->max_sessions)) < 0 ||
 	    (r = get_strv(x, t, "server", "allowed_hosts", &c->allowed_hosts)) < 0 ||
 	    (r = get_strv(x, t, "server", "allowed_origins", &c->allowed_origins)) < 0 ||
-	    (r = get_string(x, t, "server", "store_code", &store)) < 0)
+	    (r = get_string(x, t, "server", "store_code", &store)) < 0 ||
+	    (r = get_bool(x, t, "server", "audit_syscalls", &c->audit_syscalls)) < 0)
 		return r;
 	v = toml_table_get(t, "idle_timeout");
 	if (v) {
@@ -201,14 +217,25 @@ static int parse_limits(Ctx *x, const TomlValue *t, AgentLimits *l)
 
 static int parse_network(Ctx *x, const TomlValue *t, AgentConfig *c)
 {
-	static const char *const known[] = {"modes", "allowed_domains", "trusted", NULL};
+	static const char *const known[] = {"modes", "allowed_domains", "trusted", "unlisted",
+					    "ask_timeout", NULL};
 	_cleanup_(strv_freep) char **modes = NULL;
+	_cleanup_free_ char *unlisted = NULL;
 	int r = check_keys(x, t, "network", known);
 
 	if (r < 0 || (r = get_strv(x, t, "network", "modes", &modes)) < 0 ||
 	    (r = get_strv(x, t, "network", "allowed_domains", &c->allowed_domains)) < 0 ||
-	    (r = get_strv(x, t, "network", "trusted", &c->trusted)) < 0)
+	    (r = get_strv(x, t, "network", "trusted", &c->trusted)) < 0 ||
+	    (r = get_string(x, t, "network", "unlisted", &unlisted)) < 0 ||
+	    (r = get_uint(x, t, "network", "ask_timeout", &c->net_ask_timeout_s)) < 0)
 		return r;
+	if (unlisted && !streq(unlisted, "deny") && !streq(unlisted, "ask"))
+		return fail(x, toml_table_get(t, "unlisted"), "network.unlisted",
+			    "must be \"deny\" or \"ask\"");
+	c->net_ask = unlisted && streq(unlisted, "ask");
+	if (toml_table_get(t, "ask_timeout") && (c->net_ask_timeout_s < 1 || c->net_ask_timeout_s > 3600))
+		return fail(x, toml_table_get(t, "ask_timeout"), "network.ask_timeout",
+			    "must be seconds from 1 to 3600");
 	if (modes) {
 		for (size_t i = 0; i < _NET_MODE_MAX; i++)
 			c->net_modes[i] = false;

@@ -70,6 +70,11 @@ struct Context {
 	bool dead;
 	volatile bool killed; /* killed from outside (destroy, ratchet): remade on next use */
 	uint64_t count; /* executions so far */
+	/* [server] audit_syscalls: the run's --audit log, merged into audit.jsonl after each
+	 * call (record_import_run_log) */
+	char *audit_path;
+	char run_id[128];
+	uint64_t audit_off, audit_n;
 };
 
 /* ---- the spawner ---- */
@@ -212,6 +217,7 @@ void context_free_all(Session *s)
 		s->contexts = c->next;
 		context_kill(c);
 		pthread_mutex_destroy(&c->lock);
+		free(c->audit_path);
 		free(c);
 	}
 }
@@ -239,8 +245,14 @@ int context_reset(Session *s, const char *language, const char *id)
 			(void) kill(c->pid, SIGKILL);
 			pthread_mutex_lock(&c->lock); /* a running execution ends with the kill */
 			context_kill(c);
+			if (c->audit_path) {
+				record_import_run_log(s, c->audit_path, &c->audit_off, &c->audit_n,
+						      c->run_id);
+				(void) unlink(c->audit_path);
+			}
 			pthread_mutex_unlock(&c->lock);
 			pthread_mutex_destroy(&c->lock);
+			free(c->audit_path);
 			free(c);
 			n++;
 			pthread_mutex_lock(&s->lock);
@@ -270,7 +282,7 @@ static int context_start(Session *s, Context *c, char *err, size_t errsize)
 	const char *interp = NULL, *file = NULL, *text = NULL;
 	_cleanup_free_ char *host = NULL, *vpath = NULL, *ws = NULL, *policy = NULL;
 	int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1}, res[2] = {-1, -1};
-	char *argv[20];
+	char *argv[24];
 	size_t argc = 0;
 	pid_t pid;
 
@@ -334,6 +346,18 @@ static int context_start(Session *s, Context *c, char *err, size_t errsize)
 	argv[argc++] = (char *) "3";
 	argv[argc++] = (char *) "-w";
 	argv[argc++] = ws;
+	free(c->audit_path);
+	c->audit_path = NULL;
+	if (s->agent->config->audit_syscalls) {
+		snprintf(c->run_id, sizeof(c->run_id), "context-%s-%s-%llu", c->language, c->id,
+			 (unsigned long long) (now_realtime_ns() / 1000));
+		c->audit_off = c->audit_n = 0;
+		c->audit_path = record_run_log_path(s, c->run_id);
+		if (c->audit_path) {
+			argv[argc++] = (char *) "--audit";
+			argv[argc++] = c->audit_path;
+		}
+	}
 	argv[argc++] = (char *) "-s";
 	argv[argc++] = (char *) "limits.wall_time=" CONTEXT_WALL;
 	argv[argc++] = policy;
@@ -737,6 +761,14 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 		death = death_result(c);
 		context_close(c);
 		c->dead = true;
+	}
+	if (c->audit_path) {
+		record_import_run_log(s, c->audit_path, &c->audit_off, &c->audit_n, c->run_id);
+		if (died) {
+			(void) unlink(c->audit_path);
+			free(c->audit_path);
+			c->audit_path = NULL;
+		}
 	}
 	pthread_mutex_unlock(&c->lock);
 	pthread_mutex_lock(&s->lock);

@@ -180,6 +180,12 @@ static int write_policy_locked(Session *s, bool add_workspace)
 		conf = s->mode;
 	fprintf(f, "ratchet = { confidential = \"%s\", secret = \"none\" }\n",
 		net_mode_to_string(conf));
+	if (c->net_ask && (s->mode == NET_MODE_ALLOWLIST || s->mode == NET_MODE_LOOPBACK)) {
+		/* held connects: the server is asked over each run's --approval-fd */
+		fputs("unlisted = \"ask\"\n", f);
+		if (c->net_ask_timeout_s)
+			fprintf(f, "ask_timeout = \"%llus\"\n", (unsigned long long) c->net_ask_timeout_s);
+	}
 	/* what code_install_package installs, for every run of the session (agent/install.c) */
 	fputs("\n[process]\nenv = { set = { PYTHONPATH = \"/workspace/.packages/python\", "
 	      "NODE_PATH = \"/workspace/node_modules\" } }\n", f);

@@ -745,6 +745,49 @@ static int tool_reset_context(McpCall *call, json_t *args, void *userdata, json_
 	return 0;
 }
 
+static int tool_audit(McpCall *call, json_t *args, void *userdata, json_t **ret)
+{
+	Agent *a = userdata;
+	const char *sid = json_string_value(json_object_get(args, "session_id"));
+	const json_t *since = json_object_get(args, "since_seq"), *lim = json_object_get(args, "limit");
+	const json_t *kinds = json_object_get(args, "kinds"), *k;
+	Session *s = session_get(a, tenant_of(call), sid);
+	char **kv = NULL;
+	json_t *o = NULL;
+	char text[160];
+	size_t i;
+	int r;
+
+	if (!s) {
+		*ret = unknown_session(sid);
+		return 0;
+	}
+	if (json_is_array(kinds) && json_array_size(kinds) > 0) {
+		kv = calloc(1, sizeof(char *));
+		json_array_foreach((json_t *) kinds, i, k)
+			if (!kv || strv_push(&kv, json_string_value(k)) < 0) {
+				strv_free(kv);
+				session_put(s);
+				return -ENOMEM;
+			}
+	}
+	/* not itself audited: polling the log must not grow it */
+	r = record_page(s, since ? (uint64_t) json_integer_value(since) : 0,
+			lim ? (size_t) json_integer_value(lim) : 100, kv, &o);
+	strv_free(kv);
+	session_put(s);
+	if (r < 0)
+		return r;
+	snprintf(text, sizeof(text), "%zu audit events; next_seq %lld%s",
+		 json_array_size(json_object_get(o, "events")),
+		 (long long) json_integer_value(json_object_get(o, "next_seq")),
+		 json_is_true(json_object_get(o, "has_more"))
+			 ? " (more: call again with since_seq = next_seq)"
+			 : "");
+	*ret = mcp_result_structured(o, text, false);
+	return *ret ? 0 : -ENOMEM;
+}
+
 /* ---- the table ---- */
 
 static const McpTool tools[] = {
@@ -996,6 +1039,31 @@ static const McpTool tools[] = {
 				 "\"reset\":{\"type\":\"integer\"}}}",
 		.annotations = "{\"destructiveHint\":true,\"idempotentHint\":true}",
 		.handler = tool_reset_context,
+	},
+	{
+		.name = "code_audit",
+		.title = "Read a session's audit log",
+		.description =
+			"Page through a session's audit events, oldest first: tool calls, session "
+			"events (created, ratchet), approval requests and decisions, and, when the "
+			"operator enables them, the sandbox's syscall records. Each event has seq, "
+			"kind, time_ms and prev_sha256 (the SHA-256 of the line before it). Pass "
+			"next_seq as since_seq to continue; kinds filters by kind.",
+		.input_schema =
+			"{\"type\":\"object\",\"additionalProperties\":false,\"required\":["
+			"\"session_id\"],\"properties\":{\"session_id\":" SID_SCHEMA ","
+			"\"since_seq\":{\"type\":\"integer\",\"minimum\":0,\"description\":"
+			"\"return events with a larger seq (default 0: from the start)\"},"
+			"\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000,"
+			"\"description\":\"at most this many events (default 100)\"},"
+			"\"kinds\":{\"type\":\"array\",\"items\":{\"type\":\"string\","
+			"\"maxLength\":64},\"maxItems\":32}}}",
+		.output_schema = "{\"type\":\"object\",\"required\":[\"events\",\"next_seq\"],"
+				 "\"properties\":{\"events\":{\"type\":\"array\",\"items\":{"
+				 "\"type\":\"object\"}},\"next_seq\":{\"type\":\"integer\"},"
+				 "\"has_more\":{\"type\":\"boolean\"}}}",
+		.annotations = "{\"readOnlyHint\":true}",
+		.handler = tool_audit,
 	},
 	{
 		.name = "code_destroy_sandbox",
