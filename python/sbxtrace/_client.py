@@ -28,7 +28,8 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from typing import Any, Callable, Deque, Dict, List, Optional, Sequence, Tuple, TypeVar
+from typing import (Any, Callable, Deque, Dict, Iterable, List, Optional, Sequence, Tuple,
+                    TypeVar)
 
 from .errors import (ApprovalRequired, BinaryNotFound, ProtocolError, SandboxError,
                      SandboxTimeout, ServerDied, SessionNotFound)
@@ -152,16 +153,25 @@ class StdioTransport:
 
     def _drain_stderr(self) -> None:
         assert self.proc.stderr is not None
-        for raw in iter(self.proc.stderr.readline, b""):
-            self._stderr.append(raw.decode("utf-8", "replace").rstrip())
+        try:
+            for raw in iter(self.proc.stderr.readline, b""):
+                self._stderr.append(raw.decode("utf-8", "replace").rstrip())
+        except (OSError, ValueError):  # closed by close()
+            pass
+
+    def _lines(self) -> Iterable[bytes]:
+        assert self.proc.stdout is not None
+        try:
+            yield from iter(self.proc.stdout.readline, b"")
+        except (OSError, ValueError):  # closed by close()
+            return
 
     def stderr_tail(self) -> str:
         """The last lines the server wrote on stderr."""
         return "\n".join(self._stderr)
 
     def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for raw in iter(self.proc.stdout.readline, b""):
+        for raw in self._lines():
             try:
                 msg = json.loads(raw)
             except ValueError:
