@@ -151,20 +151,38 @@ class StdioTransport:
         """Whether the server is running and its stdout open."""
         return not self._dead and self.proc.poll() is None
 
-    def _drain_stderr(self) -> None:
-        assert self.proc.stderr is not None
+    @staticmethod
+    def _lines_of(f: Any) -> Iterable[bytes]:
+        """The lines of the pipe ``f``, read in chunks by the calling thread, which alone
+        closes it at the end: a pipe closed by another thread while this one reads could
+        see its descriptor reused by the next server's pipes, and steal their bytes."""
+        pending = b""
         try:
-            for raw in iter(self.proc.stderr.readline, b""):
-                self._stderr.append(raw.decode("utf-8", "replace").rstrip())
-        except (OSError, ValueError):  # closed by close()
-            pass
+            while True:
+                try:
+                    chunk = f.read(65536)
+                except (OSError, ValueError):
+                    return
+                if not chunk:
+                    if pending:
+                        yield pending
+                    return
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    yield line + b"\n"
+        finally:
+            try:
+                f.close()
+            except OSError:
+                pass
+
+    def _drain_stderr(self) -> None:
+        for raw in self._lines_of(self.proc.stderr):
+            self._stderr.append(raw.decode("utf-8", "replace").rstrip())
 
     def _lines(self) -> Iterable[bytes]:
-        assert self.proc.stdout is not None
-        try:
-            yield from iter(self.proc.stdout.readline, b"")
-        except (OSError, ValueError):  # closed by close()
-            return
+        return self._lines_of(self.proc.stdout)
 
     def stderr_tail(self) -> str:
         """The last lines the server wrote on stderr."""
@@ -209,8 +227,12 @@ class StdioTransport:
         try:
             with self._wlock:
                 assert self.proc.stdin is not None
-                self.proc.stdin.write(data)
-                self.proc.stdin.flush()
+                view = memoryview(data)
+                while view:  # unbuffered: a write may take only a part
+                    n = self.proc.stdin.write(view)
+                    if not n:
+                        raise BrokenPipeError("the server's stdin takes no more")
+                    view = view[n:]
         except (BrokenPipeError, OSError, ValueError) as e:
             self._dead = True
             raise ServerDied(self._died_message()) from e
@@ -280,10 +302,12 @@ class StdioTransport:
                 pass
 
     def close(self) -> None:
-        """Stop the server: close its stdin, then terminate it if it lingers."""
+        """Stop the server: close its stdin, then terminate it if it lingers. Its stdout and
+        stderr are closed by the threads that read them, when they end."""
         try:
-            if self.proc.stdin:
-                self.proc.stdin.close()
+            with self._wlock:
+                if self.proc.stdin:
+                    self.proc.stdin.close()
         except OSError:
             pass
         try:
@@ -295,12 +319,6 @@ class StdioTransport:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        for f in (self.proc.stdout, self.proc.stderr):
-            try:
-                if f:
-                    f.close()
-            except OSError:
-                pass
 
 
 def _with_token(params: Dict[str, Any], token: Optional[str]) -> Dict[str, Any]:

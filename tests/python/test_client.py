@@ -48,6 +48,22 @@ class Restart(ServerTest):
         t.join()
         self.assertEqual(sb.execute_sync("cat f").stdout, "x\n")
 
+    def test_repeated_restarts(self):
+        # the old server's pipes are closed only by the threads that read them: closed from
+        # elsewhere, their descriptors could be reused by the new server's pipes while an
+        # old reader still reads, which stole the new server's answers
+        sb = Sandbox(client=self.client)
+        self.addCleanup(sb.stop_sync)
+        sb.execute_sync("echo n > n")
+        for _ in range(15):
+            self.client.kill_server()
+            self.assertEqual(sb.execute_sync("cat n", timeout=5).stdout, "n\n")
+
+    def test_large_answer(self):
+        r = Sandbox(client=self.client).session.execute(
+            "print('x' * 3000000)", "python", one_shot=True)
+        self.assertEqual(len(r.stdout), 3000001)
+
     def test_async_after_restart(self):
         async def flow():
             sb = Sandbox(client=self.client)
