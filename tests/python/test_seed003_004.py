@@ -107,6 +107,28 @@ class Seed003(ServerTest):
             await mgr.destroy_sandbox(sid)
         asyncio.run(flow())
 
+    def test_fresh_by_default_stateful_on_request(self):
+        async def flow(stateful):
+            mgr = SandboxManager(self.client, stateful=stateful)
+            sid = await mgr.create_sandbox("python")
+            await mgr.execute_code(sid, "v = 41\nopen('f', 'w').write('kept')")
+            r = await mgr.execute_code(sid, "print(open('f').read())\nv + 1")
+            sh = await mgr.create_sandbox("shell")
+            await mgr.execute_code(sh, "cd /tmp; S=1")
+            r2 = await mgr.execute_code(sh, "pwd; echo ${S:-none}")
+            for s in (sid, sh):
+                await mgr.destroy_sandbox(s)
+            return r, r2
+        r, r2 = asyncio.run(flow(False))
+        self.assertEqual(r.stdout, "kept\n")  # the files persist
+        self.assertEqual(r.results, [])  # a script, not a cell
+        self.assertEqual(r2.stdout, "/workspace\nnone\n")
+        r, r2 = asyncio.run(flow(True))
+        self.assertTrue(r.success, r.stderr)
+        self.assertEqual((r.stdout, r.results), ("kept\n", [{"text/plain": "42"}]))
+        self.assertIsNone(r.error)
+        self.assertEqual(r2.stdout, "/tmp\n1\n")
+
     def test_concurrent_executions(self):
         async def flow():
             mgr = SandboxManager(self.client)
@@ -142,6 +164,10 @@ class Seed004(ServerTest):
                 slow = await sandbox.execute("sleep 10", timeout=1)
                 self.assertTrue(slow.timed_out)
                 self.assertFalse(slow.ok)
+                # a fresh `sh -c` each time, as docker exec: cd and variables do not stay
+                await sandbox.execute("cd /tmp; export K=1")
+                here = await sandbox.execute("pwd; echo ${K:-none}")
+                self.assertEqual(here.stdout, "/workspace\nnone\n")
         asyncio.run(flow())
         self.assertEqual((ws / "made.txt").read_text(), "made\n")
 
