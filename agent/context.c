@@ -587,6 +587,32 @@ static bool drain(int fd, Buf *into, Parser *P)
 	return eof;
 }
 
+/* One progress notification with the output of b from *sent on (see the call site). */
+static void progress_stream(McpCall *call, uint64_t elapsed_ms, const char *label, const Buf *b,
+			    size_t *sent)
+{
+	size_t n = b->len - *sent, cut;
+	json_t *text;
+	char *msg;
+
+	if (n == 0)
+		return;
+	if (n > (64u << 10)) {
+		n = 64u << 10;
+		/* back to the first byte of a character */
+		while (n > 0 && ((unsigned char) b->p[*sent + n] & 0xc0) == 0x80)
+			n--;
+	}
+	cut = n;
+	text = json_text(b->p + *sent, cut);
+	msg = text ? strdup_printf("%s%s", label, json_string_value(text)) : NULL;
+	if (msg)
+		mcp_call_progress(call, (double) elapsed_ms, 0, msg);
+	free(msg);
+	json_decref(text);
+	*sent += cut;
+}
+
 static char *b64(const char *s)
 {
 	size_t n = strlen(s);
@@ -634,7 +660,7 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 	Buf out = {}, errb = {};
 	Parser P = {.out = &out}, E = {.out = &errb};
 	Interrupt intr = {};
-	uint64_t start = now_monotonic_ns(), timeout_ms, deadline, grace_until = 0, last_progress = 0;
+	uint64_t start = now_monotonic_ns(), timeout_ms, deadline, grace_until = 0, last_progress = start / 1000000;
 	uint64_t kill_grace_ms, barrier_until = 0;
 	size_t sent_out = 0, sent_err = 0;
 	bool interrupted = false, died = false, restarted = false, full;
@@ -717,7 +743,10 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 			barrier_until = now + 1000;
 		if (!interrupted && (now >= deadline || intr.cancelled)) {
 			interrupted = true;
-			(void) kill(c->pid, SIGINT);
+			/* a cancellation sent its SIGINT already (on_cancel): a second one could
+			 * interrupt the driver's reply or the next cell */
+			if (!intr.cancelled)
+				(void) kill(c->pid, SIGINT);
 			grace_until = now + kill_grace_ms;
 		} else if (interrupted && now >= grace_until) {
 			(void) kill(c->pid, SIGKILL);
@@ -735,16 +764,11 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 		}
 		if (now - last_progress >= PROGRESS_MS &&
 		    (out.len > sent_out || errb.len > sent_err)) {
-			/* live output for clients that asked for progress (coalesced) */
-			char msg[4200];
-
-			snprintf(msg, sizeof(msg), "%s%.*s%s%.*s", out.len > sent_out ? "stdout: " : "",
-				 (int) MIN(out.len - sent_out, 2048), out.p ? out.p + sent_out : "",
-				 errb.len > sent_err ? "\nstderr: " : "",
-				 (int) MIN(errb.len - sent_err, 2048), errb.p ? errb.p + sent_err : "");
-			mcp_call_progress(call, (double) (now - start / 1000000), 0, msg);
-			sent_out = out.len;
-			sent_err = errb.len;
+			/* live output for clients that asked for progress: what came since the
+			 * last one, up to 64 KiB a stream a tick (the rest on the next tick; the
+			 * result has it all), cut at a UTF-8 character boundary */
+			progress_stream(call, now - start / 1000000, "stdout: ", &out, &sent_out);
+			progress_stream(call, now - start / 1000000, "stderr: ", &errb, &sent_err);
 			last_progress = now;
 		}
 	}

@@ -66,7 +66,7 @@ static const Language *language_find(const char *name)
 }
 
 /* A TOML inline table { "K" = "V", … } of env for -s process.env.set=…; NULL on a bad name. */
-static char *env_override(json_t *env, char *err, size_t errsize)
+char *env_override(json_t *env, char *err, size_t errsize)
 {
 	char *buf = NULL;
 	size_t size = 0;

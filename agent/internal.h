@@ -111,6 +111,9 @@ typedef struct ExecParams {
 int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char *err,
 	     size_t errsize);
 
+/** "process.env.set={ K = "V", … }" for -s, the names checked and the values escaped;
+ * NULL with err set for a bad name or a non-string value. */
+char *env_override(json_t *env, char *err, size_t errsize);
 /** "PREFIX\"VALUE\"" with VALUE as a TOML basic string (for -s overrides); NULL when
  * value is not an absolute path. */
 char *toml_string_override(const char *prefix, const char *value);

@@ -183,7 +183,7 @@ int process_start(Session *s, const ExecParams *p, json_t **ret, char *err, size
 	const Policy *pol = session_policy(s, err, errsize);
 	_cleanup_free_ char *ws = strdup_printf("%s/workspace", s->dir);
 	_cleanup_free_ char *policy = strdup_printf("%s/policy.toml", s->dir);
-	_cleanup_free_ char *wall = NULL, *cwd = NULL;
+	_cleanup_free_ char *wall = NULL, *cwd = NULL, *envs = NULL;
 	int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1}, res[2] = {-1, -1};
 	char **argv = NULL, *cmd = NULL, *audit_path = NULL, run_id[48] = "";
 	size_t argc = 0, n = 0;
@@ -210,7 +210,9 @@ int process_start(Session *s, const ExecParams *p, json_t **ret, char *err, size
 		snprintf(err, errsize, "cwd must be an absolute path inside the sandbox");
 		return -EINVAL;
 	}
-	argv = calloc(20 + strv_length(p->argv), sizeof(char *));
+	if (p->env && json_object_size(p->env) > 0 && !(envs = env_override(p->env, err, errsize)))
+		return -EINVAL;
+	argv = calloc(22 + strv_length(p->argv), sizeof(char *));
 	{
 		char *buf = NULL;
 		size_t size = 0;
@@ -250,6 +252,10 @@ int process_start(Session *s, const ExecParams *p, json_t **ret, char *err, size
 	if (cwd) {
 		argv[argc++] = (char *) "-s";
 		argv[argc++] = cwd;
+	}
+	if (envs) {
+		argv[argc++] = (char *) "-s";
+		argv[argc++] = envs;
 	}
 	argv[argc++] = policy;
 	argv[argc++] = (char *) "--";

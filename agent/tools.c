@@ -665,13 +665,6 @@ static int tool_run_command(McpCall *call, json_t *args, void *userdata, json_t 
 			.cwd = json_string_value(json_object_get(args, "cwd")),
 		};
 
-		if (background && json_object_size(p.env) > 0) {
-			strv_free(argv);
-			session_put(s);
-			*ret = mcp_result_error("env is not supported with background yet; export the "
-						"variables in command");
-			return 0;
-		}
 		r = background ? process_start(s, &p, &res, err, sizeof(err))
 			       : exec_run(s, &p, call, &res, err, sizeof(err));
 	}

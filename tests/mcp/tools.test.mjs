@@ -1195,8 +1195,8 @@ for (const kind of ['stdio', 'http']) {
     test('a background process: output while it runs, stdin, wait, and its end', T, () => withServer(kind, async ({ client }) => {
       const sid = await create(client);
       const started = await ok(client, 'code_run_command', {
-        session_id: sid, background: true,
-        command: 'echo first; read line; echo "got $line"; echo err >&2',
+        session_id: sid, background: true, env: { GREETING: 'got' },
+        command: 'echo first; read line; echo "$GREETING $line"; echo err >&2',
       });
       assert.match(started.process_id, /^p\d+$/);
       await waitFor(async () => (await ok(client, 'code_process', { session_id: sid, action: 'output', process_id: started.process_id })).stdout === 'first\n', 30_000, 'no first line');
