@@ -56,6 +56,32 @@ static bool tenant_name_ok(const char *s)
 	return true;
 }
 
+bool agent_shard_valid(const char *s)
+{
+	size_t n = 0;
+
+	if (!s)
+		return false;
+	for (; s[n]; n++)
+		if (!((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= '0' && s[n] <= '9')) || n >= 16)
+			return false;
+	return n >= 1;
+}
+
+int agent_config_set_shard(AgentConfig *c, const char *shard)
+{
+	char *n;
+
+	if (!agent_shard_valid(shard))
+		return -EINVAL;
+	n = strdup(shard);
+	if (!n)
+		return -ENOMEM;
+	free(c->shard);
+	c->shard = n;
+	return 0;
+}
+
 /* Rejects keys of table t that are not in known[], with the closest known one. */
 static int check_keys(Ctx *x, const TomlValue *t, const char *section, const char *const *known)
 {
@@ -140,7 +166,8 @@ static int parse_server(Ctx *x, const TomlValue *t, AgentConfig *c)
 {
 	static const char *const known[] = {"data_dir",	    "default_policy",  "policies",
 					    "idle_timeout", "max_sessions",    "store_code",
-					    "allowed_hosts", "allowed_origins", NULL};
+					    "allowed_hosts", "allowed_origins", "shard",
+					    "http_stateless", NULL};
 	_cleanup_free_ char *idle = NULL, *store = NULL;
 	const TomlValue *v;
 	int r;
@@ -154,8 +181,18 @@ static int parse_server(Ctx *x, const TomlValue *t, AgentConfig *c)
 	    (r = get_uint(x, t, "server", "max_sessions", &c->max_sessions)) < 0 ||
 	    (r = get_strv(x, t, "server", "allowed_hosts", &c->allowed_hosts)) < 0 ||
 	    (r = get_strv(x, t, "server", "allowed_origins", &c->allowed_origins)) < 0 ||
-	    (r = get_string(x, t, "server", "store_code", &store)) < 0)
+	    (r = get_string(x, t, "server", "store_code", &store)) < 0 ||
+	    (r = get_string(x, t, "server", "shard", &c->shard)) < 0)
 		return r;
+	if (c->shard && !agent_shard_valid(c->shard))
+		return fail(x, toml_table_get(t, "shard"), "server.shard",
+			    "must be 1 to 16 lowercase letters and digits, like \"s0\"");
+	v = toml_table_get(t, "http_stateless");
+	if (v) {
+		if (v->type != TOML_BOOL)
+			return fail(x, v, "server.http_stateless", "must be true or false");
+		c->http_stateless = v->boolean;
+	}
 	v = toml_table_get(t, "idle_timeout");
 	if (v) {
 		uint64_t ms;
@@ -385,6 +422,7 @@ AgentConfig *agent_config_free(AgentConfig *c)
 	strv_free(c->trusted);
 	strv_free(c->allowed_hosts);
 	strv_free(c->allowed_origins);
+	free(c->shard);
 	for (size_t i = 0; i < c->n_tenants; i++) {
 		free(c->tenants[i].name);
 		free(c->tenants[i].token);
