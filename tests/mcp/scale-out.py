@@ -23,7 +23,7 @@ Prints the figures (throughput, p50/p99) and exits 0 when every check passed, 1 
 77 when a part is missing (the reason on stdout).
 
 usage: scale-out.py --bin build/cli/sbxtrace [--shards 3] [--sessions 30] [--execs 5]
-                    [--workers 6] [--no-kill]
+                    [--workers 6] [--no-kill] [--wrap 'build/tests/helpers/deny-syscalls containerd --']
 """
 import argparse
 import http.client
@@ -57,8 +57,8 @@ def free_port():
 class Server:
     """One `sbxtrace mcp --http` on its own data directory."""
 
-    def __init__(self, binary, root, shard, config):
-        self.binary, self.shard, self.config = binary, shard, config
+    def __init__(self, binary, root, shard, config, wrap=()):
+        self.binary, self.shard, self.config, self.wrap = binary, shard, config, list(wrap)
         self.data = os.path.join(root, "data-" + shard)
         self.log = os.path.join(root, "server-%s.log" % shard)
         self.port = 0
@@ -67,7 +67,7 @@ class Server:
     def start(self):
         err = open(self.log, "a")
         self.proc = subprocess.Popen(
-            [self.binary, "mcp", "--http", "127.0.0.1:%d" % self.port, "--shard", self.shard,
+            self.wrap + [self.binary, "mcp", "--http", "127.0.0.1:%d" % self.port, "--shard", self.shard,
              "--http-stateless", "--data-dir", self.data, "--config", self.config],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         line = self.proc.stderr.readline().decode()
@@ -316,6 +316,8 @@ def main():
     ap.add_argument("--workers", type=int, default=6)
     ap.add_argument("--no-kill", action="store_true", help="no server is killed (a pure benchmark)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    ap.add_argument("--wrap", default="", help="run each server under this command, e.g. "
+                    "'tests/helpers/deny-syscalls containerd --' (a container's seccomp profile)")
     a = ap.parse_args()
 
     binary = os.path.abspath(a.bin)
@@ -332,7 +334,7 @@ def main():
     config = os.path.join(root, "operator.toml")
     with open(config, "w") as f:
         f.write('[server]\nmax_sessions = 10000\nidle_timeout = "1h"\npolicies = ["standard"]\n')
-    servers = [Server(binary, root, "s%d" % (i + 1), config) for i in range(a.shards)]
+    servers = [Server(binary, root, "s%d" % (i + 1), config, a.wrap.split()) for i in range(a.shards)]
     ng = Nginx(root)
     failures = []
 

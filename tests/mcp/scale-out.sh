@@ -6,7 +6,7 @@
 # directory (its sessions' files are back). tests/mcp/scale-out.py does the work and prints
 # the figures; bench/bench-scale-out.sh runs it at full size.
 # Exit 77 (skipped) with the reason when nginx or python3 is missing or nginx cannot start.
-# usage: scale-out.sh [scale-out.py options]   (SBXTRACE_BIN: the binary under test)
+# usage: scale-out.sh [scale-out.py options: --wrap CMD, --sessions N …]   (SBXTRACE_BIN)
 set -u
 here=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)
 bin=${SBXTRACE_BIN:-$here/../../build/cli/sbxtrace}
