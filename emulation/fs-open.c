@@ -360,7 +360,8 @@ static int do_open(const EmuRequest *req, EmuDecision *d, bool may_block)
 			r = net_on_sensitive_open(req, res.level, res.vpath);
 			if (r < 0) {
 				d->verdict = EMU_KILL;
-				d->why = "network ratchet: sockets out of reach";
+				d->why = "network ratchet: cannot reach every inet socket of the "
+					 "tree (a non-dumpable process?)";
 				return 0;
 			}
 		}

@@ -60,6 +60,14 @@ void net_runtime_set_event(NetRatchetEvent fn, void *userdata)
 	runtime->event_userdata = userdata;
 }
 
+void net_runtime_set_asker(NetAskFn fn, void *userdata)
+{
+	if (!runtime)
+		return;
+	runtime->ask = fn;
+	runtime->ask_userdata = userdata;
+}
+
 void net_redirect_add(NetRuntime *rt, dev_t dev, ino_t ino, const void *orig, socklen_t len)
 {
 	NetRedirect *e = NULL;
@@ -367,6 +375,8 @@ static void runtime_free(NetRuntime *rt)
 		(void) close(rt->stub_stop);
 	net_learned_free(rt->learned);
 	free(rt->redirects);
+	free(rt->ask_allowed);
+	pthread_mutex_destroy(&rt->ask_lock);
 	net_ratchet_done(&rt->ratchet);
 	pthread_rwlock_destroy(&rt->mode_lock);
 	pthread_mutex_destroy(&rt->redirect_lock);
@@ -403,6 +413,7 @@ int net_runtime_start(const Policy *p, pid_t root, NetTreeWalk walk)
 	rt->stub_udp = rt->stub_tcp = rt->stub_stop = -1;
 	pthread_rwlock_init(&rt->mode_lock, NULL);
 	pthread_mutex_init(&rt->redirect_lock, NULL);
+	pthread_mutex_init(&rt->ask_lock, NULL);
 	r = net_ratchet_init(&rt->ratchet, p->network.mode);
 	if (r < 0) {
 		free(rt);
@@ -411,6 +422,7 @@ int net_runtime_start(const Policy *p, pid_t root, NetTreeWalk walk)
 	/* Only a level some rule sets can be opened: every policy has a map (the defaults of
 	 * docs/policy.md), and a full-mode policy without levels keeps its calls in the
 	 * kernel. */
+	rt->lowest = p->network.mode;
 	for (size_t i = 0; i < p->n_rules; i++) {
 		int t = p->rules[i].level > SENSITIVITY_NONE
 				? net_ratchet_target(&p->network, p->rules[i].level)
@@ -418,6 +430,8 @@ int net_runtime_start(const Policy *p, pid_t root, NetTreeWalk walk)
 
 		if (t >= 0 && t < (int) p->network.mode)
 			rt->may_drop_below_full = true;
+		if (t >= 0 && t < (int) rt->lowest)
+			rt->lowest = (NetMode) t;
 	}
 	/* Addresses learned from DNS answers: only the stub adds them, and there is no stub
 	 * when the run starts in none (the ratchet only ever lowers the mode). */
@@ -494,8 +508,12 @@ int net_on_sensitive_open(const EmuRequest *req, Sensitivity level, const char *
 	r = net_ratchet_open(&rt->ratchet, &rt->policy->network, level, &old, &new);
 	if (r == 1) {
 		atomic_fetch_add(&rt->gen, 1);
-		if (rt->walk)
-			(void) rt->walk(rt->root, shut_visit, &c);
+		if (rt->walk) {
+			int w = rt->walk(rt->root, shut_visit, &c);
+
+			if (w < 0 && !c.error)
+				c.error = w; /* a part of the tree unvisited */
+		}
 	}
 	pthread_rwlock_unlock(&rt->mode_lock);
 	if (r != 1)
@@ -507,7 +525,12 @@ int net_on_sensitive_open(const EmuRequest *req, Sensitivity level, const char *
 		rt->event(rt->event_userdata, req ? req->tgid : 0, path, level, old, new, c.count);
 	if (req)
 		tell_child(req->tgid, net_ratchet_notice(new, level, line, sizeof(line)));
-	if (c.error == -EPERM || c.error == -ENOSYS)
-		return c.error; /* sockets out of reach: the caller kills the tree */
+	if (c.error < 0) {
+		/* Completeness not established (a non-dumpable process whose fds we may not
+		 * read, a thread pidfd the kernel refuses, a walk that failed): fail closed,
+		 * the caller kills the tree. */
+		log_debug_errno(c.error, "ratchet: cannot reach every socket of the tree");
+		return c.error;
+	}
 	return 1;
 }

@@ -14,10 +14,12 @@
 #include "policy/policy.h"
 
 /**
- * Shuts down the inet sockets among the open fds of pid (pidfd refers to the same process).
- * Fds that vanish meanwhile are skipped. Returns 0 with the number shut down in *ret_count
- * (optional), or -errno: -ESRCH when the process is gone, -EPERM/-ENOSYS from pidfd_getfd()
- * (then the sockets are out of reach: the caller fails closed and kills the tree).
+ * Shuts down the inet sockets among the open fds of pid (pidfd refers to the same process),
+ * in every fd table of its threads. Fds and threads that vanish meanwhile are skipped.
+ * Returns 0 with the number shut down in *ret_count (optional), or -errno: -ESRCH when the
+ * process is gone; any other error (-EACCES for the fds of a non-dumpable process, -EPERM or
+ * -ENOSYS from pidfd_getfd()) means some socket may be out of reach: the caller fails closed
+ * and kills the tree.
  */
 int net_shutdown_inet_sockets(int pidfd, pid_t pid, unsigned *ret_count);
 

@@ -560,7 +560,87 @@ static int read_proc_stat(pid_t pid, ProcStat *ret)
 
 typedef struct Sample {
 	uint64_t ticks, rss_pages, tasks, processes;
+	uint64_t memfd_bytes;	/* pages of memfds the tree holds open (once each) */
+	uint64_t deleted_bytes; /* unlinked-but-open files (and O_TMPFILEs) in the rw mounts */
 } Sample;
+
+/* ---- what the tree holds through its fds (issue 24, item 7) ----
+ *
+ * A memfd's pages belong to no process until mapped, so no RSS shows them; a file unlinked
+ * while open (or made with O_TMPFILE) takes disk space that no walk of the rw mounts finds.
+ * Both are held through fds: every sample lists each process's fds, and counts each such
+ * file once (by device and inode) at its allocated size. */
+#define FD_SCAN_MAX_FILES 4096
+
+typedef struct FdScan {
+	bool memory, disk;
+	dev_t *root_devs; /* devices of the rw mounts */
+	size_t n_root_devs;
+	struct {
+		dev_t dev;
+		ino_t ino;
+	} seen[FD_SCAN_MAX_FILES];
+	size_t n_seen;
+} FdScan;
+
+static bool fd_scan_new(FdScan *f, const struct stat *st)
+{
+	for (size_t i = 0; i < f->n_seen; i++)
+		if (f->seen[i].dev == st->st_dev && f->seen[i].ino == st->st_ino)
+			return false;
+	if (f->n_seen < FD_SCAN_MAX_FILES) {
+		f->seen[f->n_seen].dev = st->st_dev;
+		f->seen[f->n_seen].ino = st->st_ino;
+		f->n_seen++;
+	}
+	return true; /* beyond the cap: counted again rather than missed (errs high) */
+}
+
+static void fd_scan_process(FdScan *f, pid_t pid, Sample *s)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int) pid);
+	d = opendir(path);
+	if (!d)
+		return; /* gone, or not dumpable: its RSS still counts */
+	while ((de = readdir(d))) {
+		char link[PATH_MAX];
+		struct stat st;
+		bool memfd, deleted;
+		ssize_t n;
+
+		if (de->d_name[0] == '.')
+			continue;
+		n = readlinkat(dirfd(d), de->d_name, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = 0;
+		memfd = f->memory && strncmp(link, "/memfd:", 7) == 0;
+		deleted = f->disk && !memfd && n > 10 && streq(link + n - 10, " (deleted)");
+		if (!memfd && !deleted)
+			continue;
+		/* follows the magic link to the open file itself */
+		if (fstatat(dirfd(d), de->d_name, &st, 0) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (memfd) {
+			if (fd_scan_new(f, &st))
+				s->memfd_bytes += (uint64_t) st.st_blocks * 512;
+			continue;
+		}
+		if (st.st_nlink != 0)
+			continue;
+		for (size_t i = 0; i < f->n_root_devs; i++)
+			if (f->root_devs[i] == st.st_dev) {
+				if (fd_scan_new(f, &st))
+					s->deleted_bytes += (uint64_t) st.st_blocks * 512;
+				break;
+			}
+	}
+	closedir(d);
+}
 
 /* ---- walking the tree ---- */
 
@@ -667,7 +747,7 @@ static int push_children(pid_t pid, uint64_t threads, pid_t **stack, size_t *n, 
  * until a pass finds nothing new. (A program that makes itself a subreaper can still take
  * orphans out of sight of one count: docs/budgets.md.)
  */
-static int scan_tree(pid_t keeper, Sample *ret)
+static int scan_tree(pid_t keeper, FdScan *fds, Sample *ret)
 {
 	PidSet seen = {};
 	pid_t *stack = NULL;
@@ -692,6 +772,8 @@ static int scan_tree(pid_t keeper, Sample *ret)
 			s.tasks += MAX(ps.threads, (uint64_t) 1);
 			s.ticks += ps.utime + ps.stime + ps.cutime + ps.cstime;
 			s.rss_pages += ps.rss;
+			if (fds)
+				fd_scan_process(fds, pid, &s);
 			r = push_children(pid, ps.threads, &stack, &n, &cap);
 		}
 		if (r < 0 || s.processes == before)
@@ -1066,7 +1148,29 @@ const char *budget_sample(Budget *b, pid_t keeper, char *msg, size_t size)
 	const char *breach = NULL;
 	char lim[32], got[32];
 
-	(void) scan_tree(keeper, &s);
+	FdScan *fds = NULL;
+
+	if (is_set(l->memory) || (is_set(l->disk) && b->disk_roots))
+		fds = calloc(1, sizeof(*fds));
+	if (fds) {
+		size_t n_roots = 0;
+
+		fds->memory = is_set(l->memory);
+		fds->disk = is_set(l->disk) && b->disk_roots;
+		for (char **r = b->disk_roots; r && *r; r++)
+			n_roots++;
+		fds->root_devs = n_roots ? calloc(n_roots, sizeof(dev_t)) : NULL;
+		for (char **r = b->disk_roots; fds->root_devs && r && *r; r++) {
+			struct stat st;
+
+			if (stat(*r, &st) == 0)
+				fds->root_devs[fds->n_root_devs++] = st.st_dev;
+		}
+	}
+	(void) scan_tree(keeper, fds, &s);
+	if (fds)
+		free(fds->root_devs);
+	free(fds);
 	if (read_proc_stat(keeper, &ks) == 0)
 		s.ticks += ks.cutime + ks.cstime;
 
@@ -1077,7 +1181,7 @@ const char *budget_sample(Budget *b, pid_t keeper, char *msg, size_t size)
 		cpu_ms = b->cpu_last_ms;
 	}
 	b->cpu_last_ms = b->cpu_ms = cpu_ms;
-	b->memory = s.rss_pages * (uint64_t) b->page_size;
+	b->memory = s.rss_pages * (uint64_t) b->page_size + s.memfd_bytes;
 	b->memory_peak = MAX(b->memory_peak, b->memory);
 	pthread_mutex_lock(&b->lock);
 	b->tasks_peak = MAX(b->tasks_peak, s.tasks);
@@ -1091,12 +1195,14 @@ const char *budget_sample(Budget *b, pid_t keeper, char *msg, size_t size)
 		b->disk_walk_end_ns = now_monotonic_ns();
 		b->disk_walk_cost_ns = b->disk_walk_end_ns - w0;
 		b->disk_walks++;
-		b->disk_used = used > b->disk_baseline ? used - b->disk_baseline : 0;
-		b->disk_peak = MAX(b->disk_peak, b->disk_used);
+		b->disk_walk_used = used > b->disk_baseline ? used - b->disk_baseline : 0;
 		b->disk_interval_ns = MAX(b->disk_walk_cost_ns * 20, TICK_DISK_MIN_MS * 1000000ULL);
 		b->disk_next_ns = b->disk_walk_end_ns + b->disk_interval_ns;
 	}
 
+	/* the last walk, plus what the tree holds in files no walk can find (every sample) */
+	b->disk_used = b->disk_walk_used + s.deleted_bytes;
+	b->disk_peak = MAX(b->disk_peak, b->disk_used);
 	if (is_set(l->disk) && b->disk_roots && b->disk_used >= l->disk &&
 	    !atomic_load(&b->disk_full))
 		disk_now_full(b, keeper);

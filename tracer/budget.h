@@ -70,6 +70,7 @@ typedef struct Budget {
 
 	/* what was seen (the --json result, the breach message) */
 	uint64_t cpu_ms, memory, memory_peak, disk_used, disk_peak;
+	uint64_t disk_walk_used; /* what the last walk found (disk_used adds unlinked files) */
 	uint64_t tasks_peak, processes, clones_denied;
 	uint64_t sample_ns_total; /* the supervisor's own time spent sampling */
 	uint64_t samples;

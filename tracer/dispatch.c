@@ -213,6 +213,13 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 		d->error = s->deny_error;
 		d->denied = true;
 		d->why = "denied by policy";
+	} else if (s->host_ipc) {
+		/* notified only by the program of a command without a private IPC namespace:
+		 * ENOSYS, what a kernel without SysV IPC or POSIX mqueues says */
+		d->verdict = EMU_FAIL;
+		d->error = ENOSYS;
+		d->denied = true;
+		d->why = "host IPC: no private IPC namespace";
 	} else if (!s->handler) {
 		/* a bug: the filter is built from the same table */
 		d->verdict = EMU_FAIL;
@@ -268,8 +275,14 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 	if (d->verdict == EMU_KILL) {
 		char nb[64];
 
-		log_error("pid %d made syscall '%s', which the policy forbids: killing the sandbox",
-			  (int) n->pid, syscall_name(s, n->data.nr, nb, sizeof(nb)));
+		if (s && s->kill)
+			log_error("pid %d made syscall '%s', which the policy forbids: killing "
+				  "the sandbox",
+				  (int) n->pid, syscall_name(s, n->data.nr, nb, sizeof(nb)));
+		else
+			log_error("pid %d, syscall '%s': %s: killing the sandbox", (int) n->pid,
+				  syscall_name(s, n->data.nr, nb, sizeof(nb)),
+				  d->why ? d->why : "fail closed");
 	}
 }
 

@@ -394,7 +394,10 @@ bool tracer_filter_restartable(const TracerFilter *f, long nr, bool kernel_view)
 	return true;
 }
 
-static int build_kernel_view_prog(TracerFilter *f)
+/* A variant of the program: the kernel view's (path calls in the kernel), and/or the one
+ * for a command without a private IPC namespace (host_ipc slots notified, to be denied). */
+static int build_variant(TracerFilter *f, bool kernel_view, bool noipc, struct sock_filter **ret,
+			 size_t *ret_len)
 {
 	TracerSlot *slots = malloc(sizeof(f->slots));
 	int r;
@@ -405,14 +408,41 @@ static int build_kernel_view_prog(TracerFilter *f)
 	for (int nr = 0; nr < TRACER_NR_MAX; nr++) {
 		TracerSlot *s = &slots[nr];
 
-		if (!kview_runs_in_kernel(s))
+		if (noipc && s->host_ipc)
+			s->action = SECCOMP_RET_USER_NOTIF;
+		if (!kernel_view || !kview_runs_in_kernel(s))
 			continue;
 		s->action = SECCOMP_RET_ALLOW;
 		s->handler = NULL;
 	}
-	r = build_prog(slots, f->deny_errno, &f->kview_prog, &f->kview_len);
+	r = build_prog(slots, f->deny_errno, ret, ret_len);
 	free(slots);
 	return r;
+}
+
+/* The calls that reach the IPC namespace's objects by key, id or name: SysV shared memory,
+ * semaphores and message queues, and POSIX message queues by name (mq_timedsend and the
+ * others act on an mq fd, which only mq_open gives). Without a private IPC namespace they
+ * would reach the host's (docs/security.md, "A private IPC world"). */
+static const char *const host_ipc_calls[] = {
+	"shmget", "shmat",  "shmctl", "semget", "semop",   "semtimedop", "semctl",
+	"msgget", "msgsnd", "msgrcv", "msgctl", "mq_open", "mq_unlink",
+};
+
+static void mark_host_ipc(TracerFilter *f)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(host_ipc_calls); i++) {
+		int nr = resolve(host_ipc_calls[i]);
+		TracerSlot *s;
+
+		if (nr < 0)
+			continue;
+		s = &f->slots[nr];
+		/* what the policy made of it (deny, kill, log) stays as it is */
+		if (s->action == SECCOMP_RET_ALLOW && s->special == SLOT_PLAIN && !s->handler &&
+		    !s->deny_error && !s->kill)
+			s->host_ipc = true;
+	}
 }
 
 int tracer_filter_build(const Policy *p, TracerFilter **ret_filter)
@@ -481,10 +511,15 @@ int tracer_filter_build(const Policy *p, TracerFilter **ret_filter)
 		apply_override(&f->slots[nr], &p->syscalls[i], f->deny_errno);
 	}
 
+	mark_host_ipc(f);
 	budget_filter_apply(f, p);
 	r = build_prog(f->slots, f->deny_errno, &f->prog, &f->len);
+	if (r >= 0)
+		r = build_variant(f, false, true, &f->noipc_prog, &f->noipc_len);
 	if (r >= 0 && p->kernel_view != TRI_OFF)
-		r = build_kernel_view_prog(f);
+		r = build_variant(f, true, false, &f->kview_prog, &f->kview_len);
+	if (r >= 0 && p->kernel_view != TRI_OFF)
+		r = build_variant(f, true, true, &f->kview_noipc_prog, &f->kview_noipc_len);
 	if (r < 0) {
 		tracer_filter_free(f);
 		return r;
@@ -499,19 +534,34 @@ TracerFilter *tracer_filter_free(TracerFilter *f)
 		return NULL;
 	free(f->prog);
 	free(f->kview_prog);
+	free(f->noipc_prog);
+	free(f->kview_noipc_prog);
 	free(f);
 	return NULL;
 }
 
-int tracer_filter_install(const TracerFilter *f, bool kernel_view, bool *wait_killable)
+int tracer_ipcns_enter(void)
+{
+	/* root holds CAP_SYS_ADMIN, a command in a user namespace of ours holds it there */
+	return unshare(CLONE_NEWIPC) < 0 ? -errno : 0;
+}
+
+int tracer_filter_install(const TracerFilter *f, bool kernel_view, bool ipc_private,
+			  bool *wait_killable)
 {
 	struct sock_fprog prog = {.len = (unsigned short) f->len, .filter = f->prog};
 	unsigned long flags = SECCOMP_FILTER_FLAG_NEW_LISTENER;
 	long fd;
 
-	if (kernel_view) {
+	if (kernel_view && ipc_private) {
 		prog.len = (unsigned short) f->kview_len;
 		prog.filter = f->kview_prog;
+	} else if (kernel_view) {
+		prog.len = (unsigned short) f->kview_noipc_len;
+		prog.filter = f->kview_noipc_prog;
+	} else if (!ipc_private) {
+		prog.len = (unsigned short) f->noipc_len;
+		prog.filter = f->noipc_prog;
 	}
 	if (*wait_killable)
 		flags |= SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;

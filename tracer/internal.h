@@ -42,6 +42,8 @@ typedef struct TracerSlot {
 	int deny_error; /* > 0: notified only to be denied with this errno (and counted) */
 	bool log;	/* policy action "log" */
 	bool kill;	/* policy action "kill": the whole tree dies */
+	bool host_ipc;	/* SysV IPC, mq_open, mq_unlink: allowed in a private IPC namespace,
+			 * notified and denied (ENOSYS) without one */
 } TracerSlot;
 
 typedef struct TracerFilter {
@@ -51,6 +53,9 @@ typedef struct TracerFilter {
 	/* the same with the view in the kernel (tracer/kview.c); NULL when kernel_view is off */
 	struct sock_filter *kview_prog;
 	size_t kview_len;
+	/* both again for a command without a private IPC namespace: host_ipc slots notified */
+	struct sock_filter *noipc_prog, *kview_noipc_prog;
+	size_t noipc_len, kview_noipc_len;
 	int deny_errno;
 	bool ptrace; /* chdir, exec, clone under a tasks budget go through SECCOMP_RET_TRACE */
 } TracerFilter;
@@ -58,10 +63,14 @@ typedef struct TracerFilter {
 /** Builds the filter program and the dispatch slots from the table and the policy. */
 int tracer_filter_build(const Policy *p, TracerFilter **ret_filter);
 TracerFilter *tracer_filter_free(TracerFilter *f);
-/** Installs the filter (its kernel-view program when kernel_view) in the calling process,
- * returns the listener fd. *wait_killable: asks for WAIT_KILLABLE_RECV; false on return if
- * the kernel lacks it. Async-signal-safe. */
-int tracer_filter_install(const TracerFilter *f, bool kernel_view, bool *wait_killable);
+/** Installs the filter (its kernel-view program when kernel_view; the one that denies host
+ * IPC unless ipc_private) in the calling process, returns the listener fd. *wait_killable:
+ * asks for WAIT_KILLABLE_RECV; false on return if the kernel lacks it. Async-signal-safe. */
+int tracer_filter_install(const TracerFilter *f, bool kernel_view, bool ipc_private,
+			  bool *wait_killable);
+/** Puts the calling process in a private IPC namespace when it may (root, or in a user
+ * namespace of ours): 0, or -errno (EPERM: a plain user outside a user namespace). */
+int tracer_ipcns_enter(void);
 /** Whether the program installed (kernel_view: the kernel view's) notifies every call of nr
  * and the supervisor either answers it itself or lets the kernel run a call that cannot
  * return ERESTARTSYS (EMU_KERNEL_INTR marks the others), so that an ERESTARTSYS of such a
@@ -220,7 +229,19 @@ typedef struct Tracer {
 	pthread_t ptrace_thread; /* tracer/ptrace.c */
 	bool ptrace_started;
 	size_t n_workers;
+	struct TracerAsk *ask; /* tracer/ask.c: held connects; NULL unless unlisted = "ask" */
 } Tracer;
+
+typedef struct TracerAsk TracerAsk;
+/* tracer/ask.c: held connects (network.unlisted = "ask"). */
+int tracer_ask_start(Tracer *t);
+/** The run is ending: pending asks deny now (before the workers are stopped). */
+void tracer_ask_cancel(Tracer *t);
+/** After the workers: frees it all. */
+void tracer_ask_stop(Tracer *t);
+/** The command stopped: true when a terminal prompt holds the terminal (the stop is ours:
+ * the command is continued after the prompt, not treated as a Ctrl-Z). */
+bool tracer_ask_job_stopped(Tracer *t);
 
 extern const EmuProcessOps tracer_process_ops;
 

@@ -98,19 +98,20 @@ static _noreturn_ void child_fail(int sock, int kind, int error, const char *wha
  * Where pidfd_getfd() is refused (a container's default seccomp profile, issue 19), a
  * courier sends it with SCM_RIGHTS instead: see courier_start(). */
 /* The listener's number in C, and whether its filter has WAIT_KILLABLE_RECV. */
-static void fd_msg(Msg *m, int fd, pid_t pid, bool wait_killable, bool userns)
+static void fd_msg(Msg *m, int fd, pid_t pid, bool wait_killable, bool userns, bool ipcns)
 {
 	*m = (Msg){.kind = MSG_CHILD_PID, .value = pid};
 	memcpy(m->what, &fd, sizeof(fd));
 	m->what[sizeof(fd)] = wait_killable;
 	m->what[sizeof(fd) + 1] = userns;
+	m->what[sizeof(fd) + 2] = ipcns;
 }
 
-static int send_fd(int sock, int fd, pid_t pid, bool wait_killable, bool userns)
+static int send_fd(int sock, int fd, pid_t pid, bool wait_killable, bool userns, bool ipcns)
 {
 	Msg m;
 
-	fd_msg(&m, fd, pid, wait_killable, userns);
+	fd_msg(&m, fd, pid, wait_killable, userns, ipcns);
 	return send(sock, &m, sizeof(m), MSG_NOSIGNAL) < 0 ? -errno : 0;
 }
 
@@ -172,11 +173,11 @@ static int courier_start(Courier *c, int sock)
 }
 
 /* Under the filter now: write, wait4 and close run in the kernel. */
-static int courier_send(Courier *c, int listener, bool wait_killable, bool userns)
+static int courier_send(Courier *c, int listener, bool wait_killable, bool userns, bool ipcns)
 {
 	int status;
 
-	fd_msg(&c->msg, listener, getpid(), wait_killable, userns);
+	fd_msg(&c->msg, listener, getpid(), wait_killable, userns, ipcns);
 	c->listener = listener;
 	if (write(c->pipe[1], "g", 1) != 1)
 		return -EIO;
@@ -308,7 +309,7 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 	sigset_t none;
 	int listener, r;
 	pid_t keeper = getppid();
-	bool kview = false, wait_killable, userns = false;
+	bool kview = false, wait_killable, userns = false, ipcns;
 	Courier courier = {.pipe = {-1, -1}};
 	char go;
 
@@ -394,6 +395,12 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 			child_fail(l->sock_c, MSG_SETUP_FAILED, -r, "network namespace");
 	}
 
+	/* A private IPC world (docs/security.md): SysV objects and POSIX mqueues of its own,
+	 * freed by the kernel with the namespace when the last process of the tree is gone.
+	 * Root, and a command in a user namespace of ours, may make one; a plain user outside
+	 * one may not, and gets a filter that denies the IPC calls instead. */
+	ipcns = tracer_ipcns_enter() == 0;
+
 	/* Even under root the program runs without capabilities: CAP_SYS_PTRACE would reach
 	 * the supervisor's memory, CAP_DAC_OVERRIDE every file, and so on. */
 	r = drop_capabilities();
@@ -412,14 +419,14 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 			child_fail(l->sock_c, MSG_SETUP_FAILED, -r, "the listener's courier");
 	}
 	wait_killable = l->wait_killable;
-	listener = tracer_filter_install(l->filter, kview, &wait_killable);
+	listener = tracer_filter_install(l->filter, kview, ipcns, &wait_killable);
 	if (listener < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, -listener, "seccomp filter");
 	/* From here on every syscall goes through the filter. */
 	if (l->courier) {
-		if (courier_send(&courier, listener, wait_killable, userns) < 0)
+		if (courier_send(&courier, listener, wait_killable, userns, ipcns) < 0)
 			_exit(125);
-	} else if (send_fd(l->sock_c, listener, getpid(), wait_killable, userns) < 0)
+	} else if (send_fd(l->sock_c, listener, getpid(), wait_killable, userns, ipcns) < 0)
 		_exit(125);
 	if (read(l->sock_c, &go, 1) != 1)
 		_exit(125);
@@ -523,6 +530,13 @@ static _noreturn_ void keeper_main(Launch *l, int sock_w, pid_t supervisor)
 			 * and learn it first; S no longer walks the tree for this. Killed and
 			 * reaped before S is told, so that S need not wait for us. */
 			tree_kill_all(getpid(), true);
+			/* Our copies of the caller's descriptors go now, while we still have a
+			 * fair share of the CPU: S exits as soon as it is told, and a caller
+			 * that reads S's output to EOF (a pipe, `$(…)`, subprocess) waits for
+			 * these too. As SCHED_IDLE, below, we may not run for seconds on a busy
+			 * machine: runs that outlived their wall clock by 5 s and more under
+			 * load (issue 21, docs/budgets.md). */
+			close_all_but(sock_w, budget_disk_fd(l->budget));
 			/* SCHED_IDLE before S wakes: it then preempts us on this CPU (a change
 			 * of policy alone does not reschedule) */
 			(void) sched_setscheduler(0, SCHED_IDLE, &(struct sched_param){0});
@@ -544,14 +558,15 @@ kill:
 
 scratch:
 	/* What is left is the run's scratch directories (the skeleton, tmp mounts), and S
-	 * exits without waiting for them. SCHED_IDLE: S's threads, which end the run, go
-	 * first on our CPU. Every descriptor but two goes first (our caller's pipes must see
-	 * EOF when S exits). The disk budget's inotify instance stays open until S has
-	 * dropped its reference and closed the socket: the last close waits for an RCU grace
-	 * period (docs/performance.md), and it is then ours, not S's. */
+	 * exits without waiting for them. Every descriptor but two goes first, before
+	 * SCHED_IDLE (our caller's pipes must see EOF when S exits, not when an idle task
+	 * next gets a CPU). SCHED_IDLE: S's threads, which end the run, go first on our CPU.
+	 * The disk budget's inotify instance stays open until S has dropped its reference and
+	 * closed the socket: the last close waits for an RCU grace period
+	 * (docs/performance.md), and it is then ours, not S's. */
+	close_all_but(sock_w, budget_disk_fd(l->budget));
 	(void) sched_setscheduler(0, SCHED_IDLE, &(struct sched_param){0});
 	(void) sched_yield();
-	close_all_but(sock_w, budget_disk_fd(l->budget));
 	if (l->view)
 		sbx_view_remove_scratch(l->view);
 	if (budget_disk_fd(l->budget) >= 0) {
@@ -762,7 +777,7 @@ static int forward_signal(Tracer *t, int sig)
  * (fg), give the terminal to the command again and continue it. */
 static void job_stopped(Tracer *t, bool tty)
 {
-	if (!tty)
+	if (!tty || tracer_ask_job_stopped(t))
 		return;
 	(void) tcsetpgrp(STDIN_FILENO, getpgrp());
 	(void) kill(getpid(), SIGSTOP);
@@ -1006,8 +1021,12 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	r = net_runtime_start(p, keeper, tree_walk);
 	if (r < 0)
 		log_error_errno(r, "starting the network supervision");
-	else
+	else {
 		net_runtime_set_event(ratchet_event, &t);
+		r = tracer_ask_start(&t);
+		if (r < 0)
+			log_error_errno(r, "starting the approval channel of held connects");
+	}
 	/* The handlers that create files apply the child's umask themselves (emulation/fs.h). */
 	old_umask = umask(0);
 	sock_c_s = TAKE_FD(sp_c[0]);
@@ -1071,6 +1090,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 		if (r >= 0) {
 			atomic_store(&t.wait_killable, m.what[sizeof(int)] != 0);
 			res.userns = m.what[sizeof(int) + 1] != 0;
+			res.ipcns = m.what[sizeof(int) + 2] != 0;
 		}
 	}
 	if (r < 0) {
@@ -1303,8 +1323,10 @@ finish:
 	if (!res.duration_ms)
 		res.duration_ms = (now_monotonic_ns() - start) / 1000000;
 
+	tracer_ask_cancel(&t);
 	if (started_dispatch)
 		tracer_dispatch_stop(&t);
+	tracer_ask_stop(&t);
 	/* a creation refused on a handler thread just before the end found the disk budget
 	 * used up: the main loop may not have woken since, and its warning must not be lost */
 	report_disk_full(&t, &budget, p);

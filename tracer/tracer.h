@@ -21,6 +21,9 @@ typedef struct TracerOptions {
 	bool trace;	   /* a line per notified syscall on stderr */
 	bool quiet;	   /* no messages of our own but errors */
 	Audit *audit;	   /* the audit log and trace (audit/audit.h), borrowed; NULL: none */
+	/* held connects (network.unlisted = "ask"; tracer/ask.c): where decisions come from */
+	int approval_fd;	     /* > 2: ask over this descriptor (JSON lines); else none */
+	const char *approval_socket; /* serve the approval protocol on this path; NULL: none */
 } TracerOptions;
 
 typedef struct TracerResult {
@@ -46,6 +49,7 @@ typedef struct TracerResult {
 	char view_reason[256]; /* why it was not, "" when it was */
 	int landlock_abi;      /* the ABI of the Landlock layer in effect, 0: none */
 	bool userns;	       /* the command ran in a user namespace of ours */
+	bool ipcns;	       /* in a private IPC namespace (else host IPC calls were denied) */
 	bool ptrace;	       /* the supervisor traced the tree with ptrace */
 } TracerResult;
 

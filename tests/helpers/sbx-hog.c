@@ -12,6 +12,7 @@
  *   memhog STEP_MIB TOTAL   allocate and touch TOTAL MiB in steps: "allocated N" per step
  *   multihog N MIB          N children each touch MIB MiB: "child I" each
  *   spin THREADS            busy threads, forever
+ *   spinsleep ITERS MS      count to ITERS, then sleep MS, forever (issue 21's wall-clock case)
  *   fsize DIR KIB           DIR/keep (KIB KiB), then DIR/fill until a write fails:
  *                           "errno E size S"; exits 0
  *   diskfill DIR N KIB [MS] DIR/keep, then N files of KIB KiB each (MS ms apart): "file I"
@@ -32,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -225,6 +227,18 @@ static int spin(int n)
 	return 0;
 }
 
+static int spinsleep(long iters, long ms)
+{
+	volatile uint64_t x = 0;
+
+	for (;;) {
+		for (long i = 0; i < iters; i++)
+			x++;
+		sleep_ms(ms);
+	}
+	return 0;
+}
+
 static int write_file(const char *dir, const char *name, long kib, int *ret_errno, long *ret_size)
 {
 	char path[4096], buf[4096];
@@ -360,6 +374,63 @@ static int grow(const char *path, long long bytes)
 	return 0;
 }
 
+/*
+ * Holds MIB MiB of pages that belong to no process's RSS nor to any file a walk finds (issue
+ * 24, item 7): "memfd" writes them into a memfd never mapped; "unlinked" into a file of dir
+ * removed right after its creation; "tmpfile" into an O_TMPFILE of dir. 1 MiB at a time,
+ * printing "held N" (MiB); at an error prints it and stops writing; then waits 5 s, so the
+ * sampler has time to see what is held, and exits 0.
+ */
+/* One more file of the kind held() fills, or -1 (the error printed). */
+static int held_file(const char *kind, const char *dir, int i)
+{
+	char path[4096];
+	int fd = -1;
+
+	if (strcmp(kind, "memfd") == 0)
+		fd = (int) syscall(SYS_memfd_create, "held", 0);
+	else if (strcmp(kind, "tmpfile") == 0)
+		fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	else if (strcmp(kind, "unlinked") == 0) {
+		snprintf(path, sizeof(path), "%s/held-unlinked-%d", dir, i);
+		fd = open(path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+		if (fd >= 0 && unlink(path) < 0) {
+			printf("unlink errno %s\n", errname(errno));
+			return -1;
+		}
+	}
+	if (fd < 0)
+		printf("open errno %s\n", errname(errno));
+	return fd;
+}
+
+/*
+ * Holds MIB MiB of pages that belong to no process's RSS nor to any file a walk finds (issue
+ * 24, item 7): "memfd" writes them into memfds never mapped; "unlinked" into files of dir
+ * removed right after their creation; "tmpfile" into O_TMPFILEs of dir. 8 MiB per file (under
+ * any per-file limit), 1 MiB at a time, printing "held N" (MiB); at an error prints it and
+ * stops writing; then waits 5 s, so the sampler sees what is held, and exits 0.
+ */
+static int held(const char *kind, const char *dir, long mib)
+{
+	static char chunk[1 << 20];
+	int fd = -1;
+
+	memset(chunk, 'h', sizeof(chunk));
+	(void) signal(SIGXFSZ, SIG_IGN);
+	for (long i = 1; i <= mib; i++) {
+		if ((i - 1) % 8 == 0 && (fd = held_file(kind, dir, (int) i)) < 0)
+			break;
+		if (write(fd, chunk, sizeof(chunk)) != (ssize_t) sizeof(chunk)) {
+			printf("write errno %s\n", errname(errno));
+			break;
+		}
+		printf("held %ld\n", i);
+	}
+	sleep_ms(5000);
+	return 0;
+}
+
 int main(int argc, char *argv[])
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -377,6 +448,8 @@ int main(int argc, char *argv[])
 		return multihog(atoi(argv[2]), atol(argv[3]));
 	if (strcmp(m, "spin") == 0 && argc > 2)
 		return spin(atoi(argv[2]));
+	if (strcmp(m, "spinsleep") == 0 && argc > 3)
+		return spinsleep(atol(argv[2]), atol(argv[3]));
 	if (strcmp(m, "fsize") == 0 && argc > 3)
 		return fsize(argv[2], atol(argv[3]));
 	if (strcmp(m, "diskfill") == 0 && argc > 4)
@@ -386,6 +459,8 @@ int main(int argc, char *argv[])
 		return grow(argv[2], atoll(argv[3]));
 	if (strcmp(m, "flood") == 0 && argc > 2)
 		return flood(atoll(argv[2]));
+	if (strcmp(m, "held") == 0 && argc > 4)
+		return held(argv[2], argv[3], atol(argv[4]));
 	if (strcmp(m, "fdleak") == 0)
 		return fdleak();
 	if (strcmp(m, "sleep") == 0 && argc > 2) {

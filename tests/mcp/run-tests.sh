@@ -1,9 +1,8 @@
 #!/bin/sh
-# Run the SDK-driven MCP tests (tools.test.mjs) under node --test.
+# Run the SDK-driven MCP tests (every *.test.mjs here: tools, security, approval) under node --test.
 # Exit 77 (meson's "skipped") with a reason when the npm dependencies are not
 # installed (see install.sh) or node is missing; otherwise node's exit code.
-# usage: run-tests.sh [node --test options...]   (SBXTRACE_BIN: binary under test;
-#        MCP_TEST_FILES: the test files, default tools.test.mjs)
+# usage: run-tests.sh [node --test options...]   (SBXTRACE_BIN: binary under test)
 set -u
 MCP_TEST_DIR=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)
 . "$MCP_TEST_DIR/env.sh"
@@ -24,5 +23,4 @@ if [ ! -x "$SBXTRACE_BIN" ]; then
 	exit 1
 fi
 cd "$MCP_TEST_DIR" || exit 1
-# shellcheck disable=SC2086 # a list of file names
-exec "$node" --test --test-concurrency=1 "$@" ${MCP_TEST_FILES:-tools.test.mjs}
+exec "$node" --test --test-concurrency=1 "$@" ./*.test.mjs

@@ -34,7 +34,7 @@
 #define RO_TEXT "read-only content\n"
 
 static const char *fs_base;	 /* the host scratch directory (inside: a host path, invisible) */
-static char fs_secret[PATH_MAX]; /* host path of the secret */
+static __attribute__((unused)) char fs_secret[PATH_MAX]; /* host path of the secret */
 static int fs_failures;
 static bool fs_long;		 /* the slow variant: more iterations */
 static const char *fs_extra_set; /* one more "-s KEY=VALUE" for the run, set by a test */

@@ -156,9 +156,14 @@ TEST(preset_dir_env_comes_first)
 	ASSERT_EQ(setenv("SBXTRACE_PRESET_DIR", dir, 1), 0);
 	dirs = policy_preset_dirs();
 	EXPECT_STREQ(dirs[0], dir);
-	EXPECT_STREQ(dirs[1], SBX_SOURCE_PRESET_DIR);
-	EXPECT_STREQ(dirs[2], SBX_PRESET_DIR);
-	EXPECT_TRUE(dirs[3] == NULL);
+	if (SBX_SOURCE_PRESET_DIR[0]) {
+		EXPECT_STREQ(dirs[1], SBX_SOURCE_PRESET_DIR);
+		EXPECT_STREQ(dirs[2], SBX_PRESET_DIR);
+		EXPECT_TRUE(dirs[3] == NULL);
+	} else {
+		EXPECT_STREQ(dirs[1], SBX_PRESET_DIR);
+		EXPECT_TRUE(dirs[2] == NULL);
+	}
 	EXPECT_EQ(policy_load("standard", &vars, NULL, &p, &err), 0);
 	EXPECT_TRUE(p && streq(p->name, "shadowed"));
 	EXPECT_EQ(setenv("SBXTRACE_PRESET_DIR", preset_dir, 1), 0);
