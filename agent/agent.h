@@ -124,7 +124,12 @@ typedef struct AgentConfig {
 	char **allowed_hosts, **allowed_origins; /* HTTP: besides loopback */
 	ApprovalConfig approval;
 	AgentPackages packages;
+	char *shard; /* [a-z0-9]{1,16} or NULL: session ids are sbx_SHARD_… (docs/deploy.md) */
+	bool http_stateless; /* serve requests of unknown MCP sessions (docs/deploy.md) */
 } AgentConfig;
+
+/** Whether s is a shard name: 1 to 16 lowercase letters and digits. */
+bool agent_shard_valid(const char *s);
 
 /**
  * Loads the operator's config from path (NULL: the defaults of docs/agents.md). data_dir
@@ -133,6 +138,8 @@ typedef struct AgentConfig {
  */
 int agent_config_load(const char *path, const char *data_dir, AgentConfig **ret,
 		      char *reterr, size_t errsize);
+/** Sets the shard (--shard, overriding server.shard); -EINVAL when it is not a shard name. */
+int agent_config_set_shard(AgentConfig *c, const char *shard);
 AgentConfig *agent_config_free(AgentConfig *c);
 /** The tenant whose token this is (constant-time compare), or NULL. */
 const char *agent_config_tenant_for_token(const AgentConfig *c, const char *token);

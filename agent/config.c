@@ -56,6 +56,32 @@ static bool tenant_name_ok(const char *s)
 	return true;
 }
 
+bool agent_shard_valid(const char *s)
+{
+	size_t n = 0;
+
+	if (!s)
+		return false;
+	for (; s[n]; n++)
+		if (!((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= '0' && s[n] <= '9')) || n >= 16)
+			return false;
+	return n >= 1;
+}
+
+int agent_config_set_shard(AgentConfig *c, const char *shard)
+{
+	char *n;
+
+	if (!agent_shard_valid(shard))
+		return -EINVAL;
+	n = strdup(shard);
+	if (!n)
+		return -ENOMEM;
+	free(c->shard);
+	c->shard = n;
+	return 0;
+}
+
 /* Rejects keys of table t that are not in known[], with the closest known one. */
 static int check_keys(Ctx *x, const TomlValue *t, const char *section, const char *const *known)
 {
@@ -155,7 +181,7 @@ static int parse_server(Ctx *x, const TomlValue *t, AgentConfig *c)
 	static const char *const known[] = {"data_dir",	    "default_policy",  "policies",
 					    "idle_timeout", "max_sessions",    "store_code",
 					    "allowed_hosts", "allowed_origins", "audit_syscalls",
-					    NULL};
+					    "shard", "http_stateless", NULL};
 	_cleanup_free_ char *idle = NULL, *store = NULL;
 	const TomlValue *v;
 	int r;
@@ -170,7 +196,13 @@ static int parse_server(Ctx *x, const TomlValue *t, AgentConfig *c)
 	    (r = get_strv(x, t, "server", "allowed_hosts", &c->allowed_hosts)) < 0 ||
 	    (r = get_strv(x, t, "server", "allowed_origins", &c->allowed_origins)) < 0 ||
 	    (r = get_string(x, t, "server", "store_code", &store)) < 0 ||
-	    (r = get_bool(x, t, "server", "audit_syscalls", &c->audit_syscalls)) < 0)
+	    (r = get_bool(x, t, "server", "audit_syscalls", &c->audit_syscalls)) < 0 ||
+	    (r = get_string(x, t, "server", "shard", &c->shard)) < 0)
+		return r;
+	if (c->shard && !agent_shard_valid(c->shard))
+		return fail(x, toml_table_get(t, "shard"), "server.shard",
+			    "must be 1 to 16 lowercase letters and digits, like \"s0\"");
+	if ((r = get_bool(x, t, "server", "http_stateless", &c->http_stateless)) < 0)
 		return r;
 	v = toml_table_get(t, "idle_timeout");
 	if (v) {
@@ -659,6 +691,7 @@ AgentConfig *agent_config_free(AgentConfig *c)
 	free(c->packages.npm_registry);
 	strv_free(c->packages.registries);
 	strv_free(c->packages.allow);
+	free(c->shard);
 	for (size_t i = 0; i < c->n_tenants; i++) {
 		free(c->tenants[i].name);
 		free(c->tenants[i].token);

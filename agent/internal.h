@@ -9,6 +9,9 @@
 #include "agent/agent.h"
 
 #define SESSION_ID_LEN 28 /* "sbx_" + 24 base62 characters: 142 random bits */
+#define SESSION_SHARD_MAX 16
+/* "sbx_SHARD_" + 24 base62 when the server has a shard (server.shard, [a-z0-9]{1,16}) */
+#define SESSION_ID_MAX (SESSION_ID_LEN + SESSION_SHARD_MAX + 1)
 
 typedef struct Context Context;
 typedef struct Process Process;
@@ -24,7 +27,7 @@ typedef struct Running {
 typedef struct Session {
 	struct Session *next;
 	Agent *agent;
-	char id[SESSION_ID_LEN + 1];
+	char id[SESSION_ID_MAX + 1];
 	char tenant[64];
 	char *dir; /* DATA_DIR/TENANT/ID, canonical */
 	pthread_mutex_t lock; /* guards everything below */

@@ -22,6 +22,20 @@
  * state: the negotiated revision and which calls a notifications/cancelled may name. Sandbox
  * sessions are handles in tool arguments (docs/agents.md) and outlive them.
  *
+ * Stateless mode (o->stateless, for many servers behind a load balancer, docs/deploy.md): a
+ * request whose Mcp-Session-Id this server does not know, or that has none, is served as if
+ * initialized — with the revision of its MCP-Protocol-Version header (default the newest)
+ * and no client capabilities, so no elicitation or sampling — on a connection state made for
+ * that request alone and named by the client's Mcp-Session-Id, so that a notifications/
+ * cancelled reaching the same server still finds the call. Only the sandbox session needs a
+ * sticky route, and its id carries the shard (Sbx-Session header, below).
+ *
+ * Routing headers: a client in front of a router sends the sandbox session's id as
+ * Sbx-Session (ours) or Mcp-Param-Session-Id (the x-mcp-header mirror of the 2026 revision).
+ * On a tools/call they must agree with the arguments' session_id, else 400 with JSON-RPC
+ * -32020 (header mismatch): a request routed by one id never acts on another. Sbx-Session
+ * with no session_id in the arguments is a routing hint only (code_create_sandbox).
+ *
  * Security (transports.mdx, "Security Warning"): the Host header must name this server — a
  * loopback name when we listen on loopback — and an Origin header, when present, must be a
  * loopback origin or one the operator listed, so that a web page cannot reach the server
@@ -67,6 +81,8 @@ typedef struct HttpSession {
 	McpConn conn;
 	unsigned refs;
 	uint64_t last_used;
+	bool ephemeral; /* stateless mode: one request's, in no list, freed by its last put */
+	bool echo_id;	/* answer with Mcp-Session-Id (not for an ephemeral one without id) */
 } HttpSession;
 
 typedef struct HttpServer {
@@ -111,6 +127,7 @@ static HttpSession *session_new(HttpServer *h, const char *tenant)
 	session_id_new(s->conn.id, sizeof(s->conn.id));
 	snprintf(s->conn.tenant, sizeof(s->conn.tenant), "%s", tenant);
 	s->refs = 1;
+	s->echo_id = true;
 	s->last_used = now_monotonic_ns();
 	pthread_mutex_lock(&h->lock);
 	if (h->n_sessions >= HTTP_MAX_SESSIONS) {
@@ -152,11 +169,54 @@ static HttpSession *session_get(HttpServer *h, const char *id, const char *tenan
 	return found;
 }
 
+/* Stateless mode: the state of one request of an MCP session this server does not know (id:
+ * the client's Mcp-Session-Id, NULL when it sent none), as if initialized with the revision
+ * pv (NULL or unknown: the newest). */
+static HttpSession *session_ephemeral(const char *id, const char *tenant, const char *pv)
+{
+	HttpSession *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	if (id)
+		snprintf(s->conn.id, sizeof(s->conn.id), "%s", id);
+	else
+		session_id_new(s->conn.id, sizeof(s->conn.id));
+	snprintf(s->conn.tenant, sizeof(s->conn.tenant), "%s", tenant);
+	snprintf(s->conn.protocol, sizeof(s->conn.protocol), "%s", mcp_protocol_versions[0]);
+	for (size_t i = 0; pv && mcp_protocol_versions[i]; i++)
+		if (streq(pv, mcp_protocol_versions[i]))
+			snprintf(s->conn.protocol, sizeof(s->conn.protocol), "%s", pv);
+	s->conn.initialized = true;
+	s->refs = 1;
+	s->ephemeral = true;
+	s->echo_id = id != NULL;
+	s->last_used = now_monotonic_ns();
+	return s;
+}
+
 static void session_put(HttpServer *h, HttpSession *s)
 {
+	bool gone;
+
 	pthread_mutex_lock(&h->lock);
-	s->refs--;
+	gone = --s->refs == 0 && s->ephemeral;
 	pthread_mutex_unlock(&h->lock);
+	if (gone) {
+		mcp_conn_clear(&s->conn);
+		free(s);
+	}
+}
+
+/* An Mcp-Session-Id as the spec has it: 1 to 63 visible ASCII characters. */
+static bool session_id_sane(const char *id)
+{
+	size_t n = 0;
+
+	for (; id[n]; n++)
+		if (id[n] < 0x21 || id[n] > 0x7e || n >= 63)
+			return false;
+	return n > 0;
 }
 
 static bool session_delete(HttpServer *h, const char *id, const char *tenant)
@@ -306,7 +366,8 @@ typedef struct SseStream {
 	McpStream base;
 	HttpServer *h;
 	HttpSession *session; /* a reference, dropped when the call ends */
-	char conn_id[64];     /* the session's id, to cancel the call by */
+	char conn_id[64];     /* the session's id and tenant, to cancel the call by */
+	char conn_tenant[64];
 	json_t *msg;	      /* the tools/call request */
 	json_t *id;	      /* its id */
 	unsigned long stream_no;
@@ -416,6 +477,7 @@ static void sse_abandon(SseStream *st)
 	if (!running)
 		return;
 	snprintf(c.id, sizeof(c.id), "%s", st->conn_id);
+	snprintf(c.tenant, sizeof(c.tenant), "%s", st->conn_tenant);
 	mcp_server_cancel(st->h->server, &c, st->id);
 }
 
@@ -532,6 +594,7 @@ static struct MHD_Response *sse_start(HttpServer *h, struct MHD_Connection *c, H
 	st->h = h;
 	st->session = s;
 	snprintf(st->conn_id, sizeof(st->conn_id), "%s", s->conn.id);
+	snprintf(st->conn_tenant, sizeof(st->conn_tenant), "%s", s->conn.tenant);
 	st->id = json_deep_copy(json_object_get(msg, "id"));
 	st->sock_fd = ci ? ci->connect_fd : -1;
 	st->refs = 2;
@@ -551,7 +614,8 @@ static struct MHD_Response *sse_start(HttpServer *h, struct MHD_Connection *c, H
 	st->msg = msg;
 	MHD_add_response_header(r, "Content-Type", "text/event-stream");
 	MHD_add_response_header(r, "Cache-Control", "no-cache");
-	MHD_add_response_header(r, "Mcp-Session-Id", s->conn.id);
+	if (s->echo_id)
+		MHD_add_response_header(r, "Mcp-Session-Id", s->conn.id);
 
 	pthread_mutex_lock(&h->lock);
 	h->busy++; /* the call's thread; the request itself is busy already: no stopping check */
@@ -569,6 +633,32 @@ static struct MHD_Response *sse_start(HttpServer *h, struct MHD_Connection *c, H
 static const char *header(struct MHD_Connection *c, const char *name)
 {
 	return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
+}
+
+#define MCP_HEADER_MISMATCH (-32020) /* the 2026 revision's: a header disagrees with the body */
+
+/* Whether the routing headers of a tools/call agree with its arguments' session_id (see the
+ * top of the file); *why says how they do not. */
+static bool routing_headers_agree(struct MHD_Connection *c, const json_t *msg, const char **why)
+{
+	const char *sbx = header(c, "Sbx-Session"), *param = header(c, "Mcp-Param-Session-Id");
+	const json_t *params = json_object_get(msg, "params");
+	const char *arg;
+
+	if ((!sbx && !param) || !mcp_message_is_request(msg) ||
+	    !streq(json_string_value(json_object_get(msg, "method")), "tools/call"))
+		return true;
+	arg = json_string_value(json_object_get(json_object_get(params, "arguments"), "session_id"));
+	if (param && (!arg || !streq(param, arg))) {
+		*why = "header mismatch: Mcp-Param-Session-Id is not the arguments' session_id";
+		return false;
+	}
+	if (sbx && arg && !streq(sbx, arg)) {
+		*why = "header mismatch: Sbx-Session is not the arguments' session_id (a router "
+		       "sent this call by another session's id)";
+		return false;
+	}
+	return true;
 }
 
 /* The tenant of this request: 0 and *ret_tenant, or the HTTP status to refuse with. */
@@ -594,6 +684,7 @@ static MhdResult handle_post_counted(HttpServer *h, struct MHD_Connection *c, co
 {
 	const char *sid = header(c, "Mcp-Session-Id");
 	const char *pv = header(c, "MCP-Protocol-Version");
+	const char *why = NULL;
 	json_error_t je;
 	json_t *msg, *res;
 	HttpSession *s;
@@ -626,6 +717,18 @@ static MhdResult handle_post_counted(HttpServer *h, struct MHD_Connection *c, co
 			json_decref(msg);
 			return refuse(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
 		}
+	} else if (h->o->stateless) {
+		if (sid && !session_id_sane(sid)) {
+			json_decref(msg);
+			return refuse(c, MHD_HTTP_BAD_REQUEST, "malformed Mcp-Session-Id");
+		}
+		s = sid ? session_get(h, sid, tenant) : NULL;
+		if (!s)
+			s = session_ephemeral(sid, tenant, pv);
+		if (!s) {
+			json_decref(msg);
+			return refuse(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+		}
 	} else {
 		if (!sid) {
 			json_decref(msg);
@@ -638,6 +741,18 @@ static MhdResult handle_post_counted(HttpServer *h, struct MHD_Connection *c, co
 			return refuse(c, MHD_HTTP_NOT_FOUND,
 				      "unknown MCP session: send initialize again");
 		}
+	}
+	if (!routing_headers_agree(c, msg, &why)) {
+		_cleanup_free_ char *text = NULL;
+		json_t *e = json_pack("{s:s, s:O?, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
+				      json_object_get(msg, "id"), "error", "code",
+				      MCP_HEADER_MISMATCH, "message", why);
+
+		text = e ? json_dumps(e, JSON_COMPACT) : NULL;
+		json_decref(e);
+		json_decref(msg);
+		session_put(h, s);
+		return respond(c, MHD_HTTP_BAD_REQUEST, "application/json", text, NULL);
 	}
 	if (accepts_sse(header(c, "Accept")) && mcp_message_is_request(msg) &&
 	    streq(json_string_value(json_object_get(msg, "method")), "tools/call")) {
@@ -663,7 +778,7 @@ static MhdResult handle_post_counted(HttpServer *h, struct MHD_Connection *c, co
 		session_put(h, s);
 		return respond(c, MHD_HTTP_ACCEPTED, NULL, NULL, NULL);
 	}
-	ret = respond_json(c, res, s->conn.id);
+	ret = respond_json(c, res, s->echo_id ? s->conn.id : NULL);
 	json_decref(res);
 	session_put(h, s);
 	return ret;
@@ -749,8 +864,9 @@ static MhdResult handler(void *cls, struct MHD_Connection *c, const char *url, c
 	if (streq(method, "DELETE")) {
 		const char *sid = header(c, "Mcp-Session-Id");
 
-		if (!sid || !session_delete(h, sid, tenant))
+		if (!sid || (!session_delete(h, sid, tenant) && !h->o->stateless))
 			return refuse(c, MHD_HTTP_NOT_FOUND, "unknown MCP session");
+		/* stateless: this server may simply never have seen it; nothing to end here */
 		return respond(c, MHD_HTTP_OK, NULL, NULL, NULL);
 	}
 	return refuse(c, MHD_HTTP_METHOD_NOT_ALLOWED, "use POST");

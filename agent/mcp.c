@@ -632,7 +632,8 @@ void mcp_server_cancel(McpServer *s, const McpConn *c, const json_t *id)
 {
 	pthread_mutex_lock(&s->lock);
 	for (McpCall *call = s->calls; call; call = call->next)
-		if (streq(call->conn->id, c->id) && json_equal(call->id, (json_t *) id)) {
+		if (streq(call->conn->id, c->id) && streq(call->conn->tenant, c->tenant) &&
+		    json_equal(call->id, (json_t *) id)) {
 			call_cancel(call);
 			wake_pending(s, call);
 			break;

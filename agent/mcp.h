@@ -210,6 +210,10 @@ typedef struct McpHttpOptions {
 	char *const *allowed_hosts;   /* Host header names besides loopback and the bind host */
 	char *const *allowed_origins; /* Origin values ("https://app.example") besides loopback */
 	size_t max_body;	      /* bytes of one POST; 0: 4 MiB */
+	/* a request of an unknown or missing Mcp-Session-Id is served as if initialized (with
+	 * the MCP-Protocol-Version header's revision): any server behind a load balancer can
+	 * take any request */
+	bool stateless;
 	/* written once the socket listens (for tests and benches), may be NULL */
 	void (*listening)(void *userdata, const char *url);
 } McpHttpOptions;

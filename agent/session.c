@@ -13,9 +13,11 @@
  * so sessions (their files, network level, limits) survive a restart; processes do not, and
  * the next result says so. One server owns a data directory at a time.
  *
- * Ids are "sbx_" and 24 base62 characters from getrandom() (142 bits), checked against that
- * exact form before they come near a path, so an id can never name a directory of its own
- * choosing. A tenant reaches only DATA_DIR/ITS_NAME/: another tenant's id is "unknown",
+ * Ids are "sbx_" and 24 base62 characters from getrandom() (142 bits) — "sbx_SHARD_" and the
+ * same 24 when the operator set server.shard ([a-z0-9]{1,16}: what a router in front of many
+ * servers routes on, docs/deploy.md) — checked against that exact form before they come near
+ * a path, so an id can never name a directory of its own choosing. Either form is accepted
+ * whatever this server's shard: a server restarted under another name keeps its sessions. A tenant reaches only DATA_DIR/ITS_NAME/: another tenant's id is "unknown",
  * exactly as a made-up id is.
  *
  * References: the store holds one per live session; each tool call takes one for its
@@ -51,25 +53,51 @@ static uint64_t now_ms(void)
 
 bool session_id_valid(const char *id)
 {
-	if (!id || strlen(id) != SESSION_ID_LEN || strncmp(id, "sbx_", 4) != 0)
+	size_t len, tail = SESSION_ID_LEN - 4;
+	const char *p;
+
+	if (!id || strncmp(id, "sbx_", 4) != 0)
 		return false;
-	for (const char *p = id + 4; *p; p++)
+	len = strnlen(id, SESSION_ID_MAX + 1);
+	if (len < SESSION_ID_LEN || len == SESSION_ID_LEN + 1 || len > SESSION_ID_MAX)
+		return false;
+	if (len > SESSION_ID_LEN) {
+		/* sbx_SHARD_: the shard is lowercase letters and digits, then one '_' */
+		size_t shard = len - SESSION_ID_LEN - 1;
+
+		if (id[4 + shard] != '_')
+			return false;
+		for (size_t i = 4; i < 4 + shard; i++)
+			if (!((id[i] >= 'a' && id[i] <= 'z') || (id[i] >= '0' && id[i] <= '9')))
+				return false;
+	}
+	for (p = id + len - tail; *p; p++)
 		if (!strchr(base62, *p))
 			return false;
 	return true;
 }
 
-static void session_id_new(char id[SESSION_ID_LEN + 1])
+static void session_id_new(const char *shard, char id[SESSION_ID_MAX + 1])
 {
-	size_t n = 4;
+	size_t n = 4, end = SESSION_ID_LEN;
 
 	memcpy(id, "sbx_", 4);
-	while (n < SESSION_ID_LEN) {
+	if (shard && *shard) {
+		size_t sl = strlen(shard);
+
+		if (!agent_shard_valid(shard))
+			abort(); /* checked by the config */
+		memcpy(id + 4, shard, sl);
+		id[4 + sl] = '_';
+		n += sl + 1;
+		end += sl + 1;
+	}
+	while (n < end) {
 		uint8_t b[32];
 
 		if (getrandom(b, sizeof(b), 0) != sizeof(b))
 			abort(); /* never a guessable id */
-		for (size_t i = 0; i < sizeof(b) && n < SESSION_ID_LEN; i++)
+		for (size_t i = 0; i < sizeof(b) && n < end; i++)
 			if (b[i] < 248) /* 4 × 62: no modulo bias */
 				id[n++] = base62[b[i] % 62];
 	}
@@ -500,7 +528,7 @@ int session_create(Agent *a, const char *tenant, json_t *args, Session **ret, ch
 	const json_t *net = json_object_get(args, "network");
 	const json_t *limits = json_object_get(args, "limits");
 	const json_t *idle = json_object_get(args, "idle_timeout_s");
-	char id[SESSION_ID_LEN + 1];
+	char id[SESSION_ID_MAX + 1];
 	size_t n_tenant = 0;
 	Session *s;
 	int r;
@@ -526,7 +554,7 @@ int session_create(Agent *a, const char *tenant, json_t *args, Session **ret, ch
 		return -EPERM;
 	}
 
-	session_id_new(id);
+	session_id_new(c->shard, id);
 	s = session_alloc(a, tenant, id);
 	if (!s)
 		return -ENOMEM;

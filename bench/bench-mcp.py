@@ -73,7 +73,8 @@ class Http:
     def post(self, method, params):
         self.n += 1
         body = json.dumps({"jsonrpc": "2.0", "id": self.n, "method": method, "params": params})
-        h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        # JSON answers: with text/event-stream listed, a tools/call is answered as SSE
+        h = {"Content-Type": "application/json", "Accept": "application/json"}
         if self.sid:
             h["Mcp-Session-Id"] = self.sid
         self.conn.request("POST", "/mcp", body, h)

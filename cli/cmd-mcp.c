@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sbxtrace mcp [--http HOST:PORT] [--config FILE] [--data-dir DIR]
+ * sbxtrace mcp [--http HOST:PORT] [--config FILE] [--data-dir DIR] [--shard NAME]
+ *              [--http-stateless]
  *
  * Serves the agent layer's tools over MCP (docs/agents.md): stdio by default, Streamable HTTP
  * with --http. Everything on stdout belongs to the protocol; our messages go to stderr.
@@ -42,6 +43,12 @@ static void help(FILE *f)
 	      "                        config's [approval] requires approval (default:\n"
 	      "                        $XDG_RUNTIME_DIR/sbxtrace/approval-PID.sock; \"none\":\n"
 	      "                        only the client's elicitation)\n"
+	      "      --shard NAME      session ids become sbx_NAME_… (1-16 of a-z, 0-9): what\n"
+	      "                        a router in front of many servers routes on\n"
+	      "                        (overrides the config's shard; docs/deploy.md)\n"
+	      "      --http-stateless  answer requests of an unknown or missing MCP session\n"
+	      "                        as if initialized, so that any server behind a load\n"
+	      "                        balancer can take any request (docs/deploy.md)\n"
 	      "  -h, --help            show this help\n"
 	      "\n"
 	      "Examples:\n"
@@ -79,16 +86,21 @@ DEFINE_FREEP(AgentConfig, agent_config_free)
 
 int cmd_mcp(int argc, char *argv[])
 {
-	enum { ARG_HTTP = 0x100, ARG_CONFIG, ARG_DATA_DIR, ARG_APPROVAL_SOCKET };
+	enum { ARG_HTTP = 0x100, ARG_CONFIG, ARG_DATA_DIR, ARG_APPROVAL_SOCKET, ARG_SHARD,
+	       ARG_STATELESS };
 	static const struct option options[] = {{"http", required_argument, NULL, ARG_HTTP},
 						{"config", required_argument, NULL, ARG_CONFIG},
 						{"data-dir", required_argument, NULL, ARG_DATA_DIR},
 						{"approval-socket", required_argument, NULL,
 						 ARG_APPROVAL_SOCKET},
+						{"shard", required_argument, NULL, ARG_SHARD},
+						{"http-stateless", no_argument, NULL, ARG_STATELESS},
 						{"help", no_argument, NULL, 'h'},
 						{}};
 	_cleanup_(agent_config_freep) AgentConfig *config = NULL;
 	const char *http = NULL, *config_path = NULL, *data_dir = NULL, *socket_path = NULL;
+	const char *shard = NULL;
+	bool stateless = false;
 	char self[PATH_MAX], err[1024] = "";
 	McpServer *server;
 	Agent *agent = NULL;
@@ -110,6 +122,12 @@ int cmd_mcp(int argc, char *argv[])
 		case ARG_APPROVAL_SOCKET:
 			socket_path = optarg;
 			break;
+		case ARG_SHARD:
+			shard = optarg;
+			break;
+		case ARG_STATELESS:
+			stateless = true;
+			break;
 		case 'h':
 			help(stdout);
 			return 0;
@@ -127,6 +145,18 @@ int cmd_mcp(int argc, char *argv[])
 		log_error("mcp: %s", err);
 		return EXIT_SANDBOX_ERROR;
 	}
+	if (shard && agent_config_set_shard(config, shard) < 0) {
+		log_error("mcp: --shard '%.64s': must be 1 to 16 lowercase letters and digits, "
+			  "like 's0'",
+			  shard);
+		return EXIT_SANDBOX_ERROR;
+	}
+	if (stateless && !http) {
+		log_error("mcp: --http-stateless needs --http");
+		return EXIT_SANDBOX_ERROR;
+	}
+	if (stateless)
+		config->http_stateless = true;
 	if (http && config->n_tenants == 0 && !strncmp(http, "0.0.0.0", 7)) {
 		log_error("mcp: --http %s listens beyond this machine without tenants; add "
 			  "[[tenant]] entries with tokens to the config, or listen on 127.0.0.1",
@@ -176,6 +206,7 @@ int cmd_mcp(int argc, char *argv[])
 			.default_tenant = "local",
 			.allowed_hosts = config->allowed_hosts,
 			.allowed_origins = config->allowed_origins,
+			.stateless = config->http_stateless,
 			.listening = listening,
 		};
 
