@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 
+#include "audit/internal.h"
 #include "common/macros.h"
 
 #define LIST_MAX       20    /* entries per list in the text output */
@@ -24,20 +25,6 @@
 #define HTML_ROWS_MAX  2000  /* rows of the event table */
 #define HTML_PROCS_MAX 200   /* rows of the timeline */
 #define LINE_MAX_BYTES (1 << 20)
-
-typedef struct StrCount {
-	char *s;
-	unsigned n;
-	bool denied;
-} StrCount;
-
-/* Strings in insertion order with counts; a hash index makes lookups O(1). */
-typedef struct StrSet {
-	StrCount *v;
-	size_t n, cap;
-	size_t *idx; /* index + 1; 0: empty */
-	size_t idx_cap;
-} StrSet;
 
 typedef struct Proc {
 	long pid, ppid;
@@ -69,75 +56,6 @@ struct AuditReport {
 };
 
 /* ---- small containers ---- */
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char) *s) * 1099511628211ULL;
-	return h;
-}
-
-static int strset_grow_index(StrSet *set)
-{
-	size_t cap = set->idx_cap ? set->idx_cap * 2 : 64;
-	size_t *idx = calloc(cap, sizeof(size_t));
-
-	if (!idx)
-		return -ENOMEM;
-	for (size_t i = 0; i < set->n; i++) {
-		size_t h = (size_t) hash_str(set->v[i].s) & (cap - 1);
-
-		while (idx[h])
-			h = (h + 1) & (cap - 1);
-		idx[h] = i + 1;
-	}
-	free(set->idx);
-	set->idx = idx;
-	set->idx_cap = cap;
-	return 0;
-}
-
-static StrCount *strset_add(StrSet *set, const char *s)
-{
-	size_t h;
-
-	if ((set->n + 1) * 2 > set->idx_cap && strset_grow_index(set) < 0)
-		return NULL;
-	h = (size_t) hash_str(s) & (set->idx_cap - 1);
-	while (set->idx[h]) {
-		StrCount *c = &set->v[set->idx[h] - 1];
-
-		if (streq(c->s, s)) {
-			c->n++;
-			return c;
-		}
-		h = (h + 1) & (set->idx_cap - 1);
-	}
-	if (set->n == set->cap) {
-		size_t cap = set->cap ? set->cap * 2 : 16;
-		StrCount *v = realloc(set->v, cap * sizeof(StrCount));
-
-		if (!v)
-			return NULL;
-		set->v = v;
-		set->cap = cap;
-	}
-	set->v[set->n] = (StrCount){.s = strdup(s), .n = 1};
-	if (!set->v[set->n].s)
-		return NULL;
-	set->idx[h] = ++set->n;
-	return &set->v[set->n - 1];
-}
-
-static void strset_done(StrSet *set)
-{
-	for (size_t i = 0; i < set->n; i++)
-		free(set->v[i].s);
-	free(set->v);
-	free(set->idx);
-}
 
 static Proc *proc_get(AuditReport *r, long pid)
 {
@@ -226,30 +144,6 @@ static void arg_text(const json_t *v, char *buf, size_t size)
 		snprintf(buf, size, "?");
 }
 
-static bool is_write_open(const char *syscall, const char *flags)
-{
-	if (streq(syscall, "creat"))
-		return true;
-	return strstr(flags, "O_WRONLY") || strstr(flags, "O_RDWR") || strstr(flags, "O_CREAT") ||
-	       strstr(flags, "O_TRUNC");
-}
-
-static bool is_modifying(const char *s)
-{
-	static const char *const names[] = {
-		"mkdir",     "mkdirat",	  "mknod",     "mknodat",     "rmdir",	      "unlink",
-		"unlinkat",  "rename",	  "renameat",  "renameat2",   "link",	      "linkat",
-		"symlink",   "symlinkat", "chmod",     "fchmodat",    "fchmodat2",    "chown",
-		"lchown",    "fchownat",  "truncate",  "utime",	      "utimes",	      "utimensat",
-		"futimesat", "setxattr",  "lsetxattr", "removexattr", "lremovexattr",
-	};
-
-	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
-		if (streq(names[i], s))
-			return true;
-	return false;
-}
-
 static bool is_runtime_module(const char *m)
 {
 	const char *b = strrchr(m, '/');
@@ -313,7 +207,7 @@ static void on_syscall(AuditReport *r, const json_t *rec, uint64_t t)
 		p->comm = strdup(jstr(rec, "comm"));
 	}
 	p->n_syscalls++;
-	(void) strset_add(&p->syscalls, sys);
+	(void) audit_strset_add(&p->syscalls, sys);
 
 	/* one line: name(arguments) = result */
 	bappend(label, sizeof(label), "%s(", sys);
@@ -348,7 +242,7 @@ static void on_syscall(AuditReport *r, const json_t *rec, uint64_t t)
 		  label);
 
 	if (denied) {
-		(void) strset_add(&p->denials, label);
+		(void) audit_strset_add(&p->denials, label);
 		p->n_denied++;
 	}
 	if (streq(cat, "exec")) {
@@ -360,7 +254,7 @@ static void on_syscall(AuditReport *r, const json_t *rec, uint64_t t)
 		arg_text(json_object_get(args, "argv"), arg, sizeof(arg));
 		snprintf(what, sizeof(what), "%s%s%s%s", path[0] ? path : jstr(args, "path"),
 			 arg[0] ? " (" : "", arg, arg[0] ? ")" : "");
-		(void) strset_add(&p->execs, what);
+		(void) audit_strset_add(&p->execs, what);
 		if (arg[0]) {
 			free(p->cmdline);
 			p->cmdline = strdup(arg);
@@ -373,14 +267,15 @@ static void on_syscall(AuditReport *r, const json_t *rec, uint64_t t)
 		if (!file[0])
 			return;
 		if (strncmp(sys, "open", 4) == 0 || streq(sys, "creat")) {
-			StrCount *c = strset_add(
-				is_write_open(sys, jstr(args, "flags")) ? &p->writes : &p->reads,
-				file);
+			StrCount *c = audit_strset_add(audit_is_write_open(sys, jstr(args, "flags"))
+							       ? &p->writes
+							       : &p->reads,
+						       file);
 
 			if (c && denied)
 				c->denied = true;
-		} else if (is_modifying(sys)) {
-			StrCount *c = strset_add(&p->writes, file);
+		} else if (audit_is_modifying(sys)) {
+			StrCount *c = audit_strset_add(&p->writes, file);
 
 			if (c && denied)
 				c->denied = true;
@@ -393,7 +288,7 @@ static void on_syscall(AuditReport *r, const json_t *rec, uint64_t t)
 			StrCount *c;
 
 			snprintf(dest, sizeof(dest), "%s %s", sys, jstr(a, "text"));
-			c = strset_add(&p->net, dest);
+			c = audit_strset_add(&p->net, dest);
 			if (c && denied)
 				c->denied = true;
 		}
@@ -547,12 +442,12 @@ AuditReport *audit_report_free(AuditReport *r)
 		free(p->comm);
 		free(p->cmdline);
 		free(p->exit);
-		strset_done(&p->execs);
-		strset_done(&p->reads);
-		strset_done(&p->writes);
-		strset_done(&p->net);
-		strset_done(&p->denials);
-		strset_done(&p->syscalls);
+		audit_strset_done(&p->execs);
+		audit_strset_done(&p->reads);
+		audit_strset_done(&p->writes);
+		audit_strset_done(&p->net);
+		audit_strset_done(&p->denials);
+		audit_strset_done(&p->syscalls);
 	}
 	for (size_t i = 0; i < r->n_events; i++)
 		free(r->events[i].label);
@@ -592,31 +487,9 @@ static void t(FILE *out, const char *s)
 	}
 }
 
-/* Indices of set sorted by count, descending (stable). Caller frees. */
-static size_t *by_count(const StrSet *set)
-{
-	size_t *o = malloc((set->n ? set->n : 1) * sizeof(size_t));
-
-	if (!o)
-		return NULL;
-	for (size_t i = 0; i < set->n; i++)
-		o[i] = i;
-	/* insertion sort: lists are short, and most are printed only up to LIST_MAX */
-	for (size_t i = 1; i < set->n; i++) {
-		size_t k = o[i], j = i;
-
-		while (j > 0 && set->v[o[j - 1]].n < set->v[k].n) {
-			o[j] = o[j - 1];
-			j--;
-		}
-		o[j] = k;
-	}
-	return o;
-}
-
 static void text_list(FILE *out, const char *title, const StrSet *set, bool sorted)
 {
-	_cleanup_free_ size_t *o = sorted ? by_count(set) : NULL;
+	_cleanup_free_ size_t *o = sorted ? audit_strset_by_count(set) : NULL;
 
 	if (set->n == 0)
 		return;
@@ -659,7 +532,7 @@ int audit_report_write_text(const AuditReport *r, FILE *out)
 	fputc('\n', out);
 	for (size_t i = 0; i < r->n_procs; i++) {
 		const Proc *p = &r->procs[i];
-		_cleanup_free_ size_t *o = by_count(&p->syscalls);
+		_cleanup_free_ size_t *o = audit_strset_by_count(&p->syscalls);
 
 		fprintf(out, "\nprocess %ld (", p->pid);
 		t(out, p->comm ? p->comm : "?");

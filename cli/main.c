@@ -28,6 +28,9 @@ static void help(FILE *f)
 	      "                                       write a least-privilege policy from a run\n"
 	      "  mcp [--http HOST:PORT] [--config FILE]\n"
 	      "                                       serve sandbox sessions to AI agents (MCP)\n"
+	      "  batch TASKS.jsonl -o OUTDIR [POLICY] [-j N]\n"
+	      "                                       run many tasks, one audit log each, and\n"
+	      "                                       a results table (docs/research.md)\n"
 	      "\n"
 	      "POLICY is a .toml file or the name of a preset: permissive, standard, strict,\n"
 	      "python, node, shell.\n"
@@ -62,6 +65,7 @@ int main(int argc, char *argv[])
 		{ "report", cmd_report },
 		{ "learn", cmd_learn },
 		{ "mcp", cmd_mcp },
+		{ "batch", cmd_batch },
 	};
 	const char *e = getenv("SBXTRACE_LOG");
 

@@ -33,7 +33,7 @@ report-html)
 	[ ! -s "$scratch/out" ] || fail "-q printed something"
 	;;
 help-examples)
-	for c in run check learn report doctor; do
+	for c in run check learn report doctor batch; do
 		"$sbx" $c --help >"$scratch/out" 2>"$scratch/err" || fail "$c --help failed"
 		n=$(sed -n '/^Examples:$/,/^$/p' "$scratch/out" | grep -c "^  sbxtrace ")
 		[ "$n" -ge 2 ] && [ "$n" -le 3 ] || fail "$c --help has $n examples"
