@@ -73,8 +73,10 @@ static void on_syscall(AuditDigest *d, const json_t *rec)
 	if (oov[0]) {
 		d->n_out_of_view++;
 		(void) audit_strset_add(&d->oov_kinds, oov);
-		if (file[0])
-			(void) audit_strset_add(&d->out_of_view, file);
+		if (file[0]) {
+			snprintf(key, sizeof(key), "%s (%s)", file, oov);
+			(void) audit_strset_add(&d->out_of_view, key);
+		}
 	}
 	if (denied) {
 		d->n_denied++;

@@ -92,7 +92,7 @@ struct AuditDigest {
 	StrSet syscalls, categories;
 	StrSet denial_kinds;  /* why (or "CATEGORY ERRNO") → count */
 	StrSet denials;	      /* "syscall target: kind" → count */
-	StrSet out_of_view;   /* path → count */
+	StrSet out_of_view;   /* "PATH (KIND)" → count */
 	StrSet oov_kinds;     /* "hidden", "outside", "shadowed" → count */
 	StrSet network;	      /* destination → count; denied: some attempt was denied */
 	StrSet writes, reads; /* paths opened or changed successfully */

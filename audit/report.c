@@ -8,6 +8,7 @@
 #include "audit/report.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -34,12 +35,14 @@ typedef struct Proc {
 	uint64_t first_us, last_us;
 	unsigned n_syscalls, n_denied;
 	StrSet execs, reads, writes, net, denials, syscalls;
+	StrSet oov; /* "PATH (KIND)": names that exist on the host, not in the view */
 } Proc;
 
 typedef struct Event {
 	uint64_t t_us;
 	long pid;
-	char kind; /* a allowed, e emulated, d denied, k killed, p process, b budget, r ratchet */
+	char kind; /* a allowed, e emulated, d denied, k killed, o out of view, p process,
+		    * b budget, r ratchet */
 	char *label;
 } Event;
 
@@ -52,7 +55,7 @@ struct AuditReport {
 	unsigned records, skipped;
 	uint64_t max_us;
 	char *policy, *cmdline, *end; /* run start/end */
-	unsigned budgets, ratchets;
+	unsigned budgets, ratchets, oov;
 };
 
 /* ---- small containers ---- */
@@ -189,6 +192,7 @@ static void on_syscall(AuditReport *r, const json_t *rec, uint64_t t)
 {
 	const char *sys = jstr(rec, "syscall"), *cat = jstr(rec, "category");
 	const char *dec = jstr(rec, "decision"), *err = jstr(rec, "errno"), *why = jstr(rec, "why");
+	const char *oov = jstr(rec, "out_of_view");
 	const json_t *args = json_object_get(rec, "args"), *res = json_object_get(rec, "result");
 	bool denied = streq(dec, "denied") || streq(dec, "killed");
 	bool ok = !denied && !err[0];
@@ -234,8 +238,18 @@ static void on_syscall(AuditReport *r, const json_t *rec, uint64_t t)
 	bappend(label, sizeof(label), ")%s", result);
 	if (denied)
 		where(json_object_get(rec, "backtrace"), label, sizeof(label));
+	if (oov[0]) {
+		char what[PATH_MAX + 64];
+
+		/* the interesting ENOENT: the name exists on the host (docs/audit.md) */
+		bappend(label, sizeof(label), " [out of view: %s]", oov);
+		snprintf(what, sizeof(what), "%s (%s)", path[0] ? path : jstr(args, "path"), oov);
+		(void) audit_strset_add(&p->oov, what);
+		r->oov++;
+	}
 	add_event(r, t, p->pid,
-		  streq(dec, "allowed")	   ? 'a'
+		  oov[0]		   ? 'o'
+		  : streq(dec, "allowed")  ? 'a'
 		  : streq(dec, "emulated") ? 'e'
 		  : streq(dec, "denied")   ? 'd'
 					   : 'k',
@@ -448,6 +462,7 @@ AuditReport *audit_report_free(AuditReport *r)
 		audit_strset_done(&p->net);
 		audit_strset_done(&p->denials);
 		audit_strset_done(&p->syscalls);
+		audit_strset_done(&p->oov);
 	}
 	for (size_t i = 0; i < r->n_events; i++)
 		free(r->events[i].label);
@@ -529,6 +544,8 @@ int audit_report_write_text(const AuditReport *r, FILE *out)
 		fprintf(out, ", budget events: %u", r->budgets);
 	if (r->ratchets)
 		fprintf(out, ", ratchet events: %u", r->ratchets);
+	if (r->oov)
+		fprintf(out, ", out of view: %u", r->oov);
 	fputc('\n', out);
 	for (size_t i = 0; i < r->n_procs; i++) {
 		const Proc *p = &r->procs[i];
@@ -552,6 +569,8 @@ int audit_report_write_text(const AuditReport *r, FILE *out)
 		text_list(out, "files written", &p->writes, false);
 		text_list(out, "network", &p->net, false);
 		text_list(out, "denials", &p->denials, false);
+		text_list(out, "out of view (on the host, not shown; the program saw ENOENT)",
+			  &p->oov, true);
 		if (p->syscalls.n && o) {
 			fprintf(out, "  top syscalls (%u calls):", p->n_syscalls);
 			for (size_t k = 0; k < p->syscalls.n && k < 10; k++) {
@@ -656,6 +675,8 @@ static const char *kind_class(char k)
 		return "de";
 	case 'k':
 		return "ki";
+	case 'o':
+		return "oo";
 	default:
 		return "ev";
 	}
@@ -711,8 +732,8 @@ static void html_timeline(const AuditReport *r, FILE *out)
 			continue;
 		fprintf(out, "<circle cx='%.1f' cy='%zu' r='%d' class='%s'><title>%.3f ms: ",
 			left + (double) ev->t_us / span * width, i * row + 12,
-			ev->kind == 'd' || ev->kind == 'k' ? 5 : 3, kind_class(ev->kind),
-			(double) ev->t_us / 1000.0);
+			ev->kind == 'd' || ev->kind == 'k' || ev->kind == 'o' ? 5 : 3,
+			kind_class(ev->kind), (double) ev->t_us / 1000.0);
 		h(out, ev->label);
 		fputs("</title></circle>\n", out);
 		dots++;
@@ -744,7 +765,7 @@ int audit_report_write_html(const AuditReport *r, const char *title, FILE *out)
 	      "tr.de td,tr.ki td{background:#fde8ea}ul{margin:.2em 0 .2em 1.2em;padding:0}\n"
 	      ".lbl{font:11px monospace;fill:#333}.life{stroke:#bbb;stroke-width:2}\n"
 	      "circle.al{fill:#999}circle.em{fill:#1565c0}circle.de{fill:#d00}circle.ki{fill:#000}"
-	      "circle.ev{fill:#2e7d32}\n"
+	      "circle.ev{fill:#2e7d32}circle.oo{fill:#ef6c00}tr.oo td{background:#fff3e0}\n"
 	      "</style></head><body>\n<h1>sbxtrace report: ",
 	      out);
 	h(out, title);
@@ -761,7 +782,8 @@ int audit_report_write_html(const AuditReport *r, const char *title, FILE *out)
 	html_tree(r, out, -1, 0);
 
 	fputs("<h2>Timeline</h2>\n<p class=m>One row per process; dots are events (grey allowed, "
-	      "blue emulated, red denied, black killed, green process/budget/ratchet); hover for "
+	      "blue emulated, red denied, black killed, orange out of view, green "
+	      "process/budget/ratchet); hover for "
 	      "details.</p>\n",
 	      out);
 	html_timeline(r, out);
@@ -782,6 +804,26 @@ int audit_report_write_html(const AuditReport *r, const char *title, FILE *out)
 	if (!n_denials)
 		fputs("<p>None.</p>\n", out);
 
+	fputs("<h2>Out of view</h2>\n<p class=m>Names the program looked for that exist on the "
+	      "host but not in its view (hidden by a rule, outside every mount, or under a mount "
+	      "of another directory). The program saw ENOENT, as for any absent name.</p>\n",
+	      out);
+	if (r->oov) {
+		fputs("<table><tr><th>ms</th><th>pid</th><th>call</th></tr>\n", out);
+		for (size_t e = 0; e < r->n_events; e++) {
+			const Event *ev = &r->events[e];
+
+			if (ev->kind != 'o')
+				continue;
+			fprintf(out, "<tr class=oo><td>%.3f</td><td>%ld</td><td><code>",
+				(double) ev->t_us / 1000.0, ev->pid);
+			h(out, ev->label);
+			fputs("</code></td></tr>\n", out);
+		}
+		fputs("</table>\n", out);
+	} else
+		fputs("<p>None.</p>\n", out);
+
 	fputs("<h2>Processes</h2>\n", out);
 	for (size_t i = 0; i < r->n_procs; i++) {
 		const Proc *p = &r->procs[i];
@@ -795,6 +837,7 @@ int audit_report_write_html(const AuditReport *r, const char *title, FILE *out)
 		html_list(out, "Files written", &p->writes);
 		html_list(out, "Network", &p->net);
 		html_list(out, "Denials", &p->denials);
+		html_list(out, "Out of view", &p->oov);
 		html_list(out, "Syscalls", &p->syscalls);
 		fputs("</details>\n", out);
 	}
