@@ -3,7 +3,8 @@
 # Issue 25, item 1: sbxtrace batch. One case per invocation (meson registers each):
 #   results      tasks of every kind run, each in a fresh workspace with its own log; bad
 #                lines are reported with their line number and skipped (exit 1); the rows
-#                (CSV and JSONL) say what each task did; task fields become columns
+#                (CSV and JSONL) say what each task did; task fields become columns; the
+#                OUTDIR is a corpus for report --corpus
 #   resume       a second batch skips the finished tasks and rebuilds the same table
 #   interrupt    SIGINT stops the batch (130) and the runs; the tasks it stopped have no
 #                row and run on the next batch, the finished ones do not run again
@@ -81,6 +82,14 @@ EOF
 			fail "$t: the audit log has no end"
 	done
 	[ "$(field py execs)" != '[]' ] || fail "py: no exec"
+	# the batch's OUTDIR is a corpus (item 3): the rows' fields group it, the page links
+	# to each task's own report
+	"$sbx" report --corpus out --group-by model >corpus.txt 2>err || fail "report --corpus"
+	grep -q "^by model (2 groups):" corpus.txt || fail "corpus: not two groups"
+	grep -q " — 3 runs, " corpus.txt || fail "corpus: not three runs"
+	"$sbx" report -q --corpus out --html out/corpus.html 2>err || fail "report --corpus --html"
+	grep -q "<a href='tasks/argv/report.html'>report</a>" out/corpus.html ||
+		fail "corpus page: no link to a task's report"
 	;;
 resume)
 	printf '{"id": "t%d", "command": "echo %d > n.txt"}\n' 1 1 2 2 3 3 >tasks.jsonl
