@@ -515,7 +515,7 @@ static void text_runs(FILE *out, const char *title, const StrSet *runs, const St
 		t(out, x->s);
 		fprintf(out, "  %u run%s (%.1f%%)", x->n, x->n == 1 ? "" : "s", rate(x->n, total));
 		if (y)
-			fprintf(out, ", %u %s", y->n, unit);
+			fprintf(out, ", %u %s%s", y->n, unit, y->n == 1 ? "" : "s");
 		if (x->denied)
 			fputs("  [denied]", out);
 		fputc('\n', out);
@@ -565,9 +565,9 @@ static void text_agg(FILE *out, const Agg *a)
 		}
 		fputc('\n', out);
 	}
-	text_runs(out, "denials by kind", &a->denial_runs, &a->denial_n, a->runs, "denials");
+	text_runs(out, "denials by kind", &a->denial_runs, &a->denial_n, a->runs, "denial");
 	text_runs(out, "most reached-for names out of view", &a->oov_runs, &a->oov_n, a->runs,
-		  "attempts");
+		  "attempt");
 	text_runs(out, "network destinations", &a->net_runs, NULL, a->runs, "");
 	text_runs(out, "budgets tripped", &a->budget_runs, NULL, a->runs, "");
 }

@@ -8,6 +8,7 @@
 #   resume       a second batch skips the finished tasks and rebuilds the same table
 #   interrupt    SIGINT stops the batch (130) and the runs; the tasks it stopped have no
 #                row and run on the next batch, the finished ones do not run again
+#   progress     a progress line on standard error when it is a terminal, none otherwise
 #   crash        a run whose sbxtrace is killed is a "crashed" row; the others are whole
 # usage: test-batch.sh SBXTRACE CASE
 set -u
@@ -138,6 +139,18 @@ interrupt)
 	"$sbx" batch tasks.jsonl -o out -j 3 2>err || fail "the second batch"
 	grep -q "2 ran (0 not ok), 1 finished before" err || fail "not the two stopped tasks ran"
 	grep -q '"stdout":"again\\n"' out/tasks/long1/result.json || fail "long1 did not run again"
+	;;
+progress)
+	# a progress line on a terminal only (script(1) gives the batch one)
+	printf '{"id": "p%d", "command": "true"}\n' 1 2 3 >tasks.jsonl
+	"$sbx" batch tasks.jsonl -o out -j 2 2>err || fail "batch without a terminal"
+	grep -q $'\033\\[K' err && fail "a progress line without a terminal"
+	command -v script >/dev/null || { echo "skip: no script(1) for a terminal"; exit 77; }
+	rm -rf out
+	script -qec "'$sbx' batch tasks.jsonl -o out -j 2" /dev/null >err 2>&1 ||
+		fail "batch on a terminal"
+	grep -q $'\r\033\\[K\\[3/3\\] 0 running, 3 done, 0 failed, 0 skipped, ' err ||
+		fail "no final progress line"
 	;;
 crash)
 	{
