@@ -132,6 +132,9 @@ typedef struct AuditRecord {
 	size_t n_frames;
 	/* a backtrace was due and could not be taken: why (NULL otherwise) */
 	const char *backtrace_error;
+	/* an ENOENT for a name that exists on the host though the view does not show it:
+	 * "hidden", "outside" or "shadowed" (emulation/path/view.h); NULL otherwise */
+	const char *out_of_view;
 } AuditRecord;
 
 typedef struct AuditOptions {

@@ -8,6 +8,7 @@
 #include "audit/report.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -16,6 +17,7 @@
 
 #include <jansson.h>
 
+#include "audit/internal.h"
 #include "common/macros.h"
 
 #define LIST_MAX       20    /* entries per list in the text output */
@@ -25,20 +27,6 @@
 #define HTML_PROCS_MAX 200   /* rows of the timeline */
 #define LINE_MAX_BYTES (1 << 20)
 
-typedef struct StrCount {
-	char *s;
-	unsigned n;
-	bool denied;
-} StrCount;
-
-/* Strings in insertion order with counts; a hash index makes lookups O(1). */
-typedef struct StrSet {
-	StrCount *v;
-	size_t n, cap;
-	size_t *idx; /* index + 1; 0: empty */
-	size_t idx_cap;
-} StrSet;
-
 typedef struct Proc {
 	long pid, ppid;
 	char *comm;
@@ -47,12 +35,14 @@ typedef struct Proc {
 	uint64_t first_us, last_us;
 	unsigned n_syscalls, n_denied;
 	StrSet execs, reads, writes, net, denials, syscalls;
+	StrSet oov; /* "PATH (KIND)": names that exist on the host, not in the view */
 } Proc;
 
 typedef struct Event {
 	uint64_t t_us;
 	long pid;
-	char kind; /* a allowed, e emulated, d denied, k killed, p process, b budget, r ratchet */
+	char kind; /* a allowed, e emulated, d denied, k killed, o out of view, p process,
+		    * b budget, r ratchet */
 	char *label;
 } Event;
 
@@ -65,79 +55,10 @@ struct AuditReport {
 	unsigned records, skipped;
 	uint64_t max_us;
 	char *policy, *cmdline, *end; /* run start/end */
-	unsigned budgets, ratchets;
+	unsigned budgets, ratchets, oov;
 };
 
 /* ---- small containers ---- */
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char) *s) * 1099511628211ULL;
-	return h;
-}
-
-static int strset_grow_index(StrSet *set)
-{
-	size_t cap = set->idx_cap ? set->idx_cap * 2 : 64;
-	size_t *idx = calloc(cap, sizeof(size_t));
-
-	if (!idx)
-		return -ENOMEM;
-	for (size_t i = 0; i < set->n; i++) {
-		size_t h = (size_t) hash_str(set->v[i].s) & (cap - 1);
-
-		while (idx[h])
-			h = (h + 1) & (cap - 1);
-		idx[h] = i + 1;
-	}
-	free(set->idx);
-	set->idx = idx;
-	set->idx_cap = cap;
-	return 0;
-}
-
-static StrCount *strset_add(StrSet *set, const char *s)
-{
-	size_t h;
-
-	if ((set->n + 1) * 2 > set->idx_cap && strset_grow_index(set) < 0)
-		return NULL;
-	h = (size_t) hash_str(s) & (set->idx_cap - 1);
-	while (set->idx[h]) {
-		StrCount *c = &set->v[set->idx[h] - 1];
-
-		if (streq(c->s, s)) {
-			c->n++;
-			return c;
-		}
-		h = (h + 1) & (set->idx_cap - 1);
-	}
-	if (set->n == set->cap) {
-		size_t cap = set->cap ? set->cap * 2 : 16;
-		StrCount *v = realloc(set->v, cap * sizeof(StrCount));
-
-		if (!v)
-			return NULL;
-		set->v = v;
-		set->cap = cap;
-	}
-	set->v[set->n] = (StrCount){.s = strdup(s), .n = 1};
-	if (!set->v[set->n].s)
-		return NULL;
-	set->idx[h] = ++set->n;
-	return &set->v[set->n - 1];
-}
-
-static void strset_done(StrSet *set)
-{
-	for (size_t i = 0; i < set->n; i++)
-		free(set->v[i].s);
-	free(set->v);
-	free(set->idx);
-}
 
 static Proc *proc_get(AuditReport *r, long pid)
 {
@@ -226,30 +147,6 @@ static void arg_text(const json_t *v, char *buf, size_t size)
 		snprintf(buf, size, "?");
 }
 
-static bool is_write_open(const char *syscall, const char *flags)
-{
-	if (streq(syscall, "creat"))
-		return true;
-	return strstr(flags, "O_WRONLY") || strstr(flags, "O_RDWR") || strstr(flags, "O_CREAT") ||
-	       strstr(flags, "O_TRUNC");
-}
-
-static bool is_modifying(const char *s)
-{
-	static const char *const names[] = {
-		"mkdir",     "mkdirat",	  "mknod",     "mknodat",     "rmdir",	      "unlink",
-		"unlinkat",  "rename",	  "renameat",  "renameat2",   "link",	      "linkat",
-		"symlink",   "symlinkat", "chmod",     "fchmodat",    "fchmodat2",    "chown",
-		"lchown",    "fchownat",  "truncate",  "utime",	      "utimes",	      "utimensat",
-		"futimesat", "setxattr",  "lsetxattr", "removexattr", "lremovexattr",
-	};
-
-	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
-		if (streq(names[i], s))
-			return true;
-	return false;
-}
-
 static bool is_runtime_module(const char *m)
 {
 	const char *b = strrchr(m, '/');
@@ -295,6 +192,7 @@ static void on_syscall(AuditReport *r, const json_t *rec, uint64_t t)
 {
 	const char *sys = jstr(rec, "syscall"), *cat = jstr(rec, "category");
 	const char *dec = jstr(rec, "decision"), *err = jstr(rec, "errno"), *why = jstr(rec, "why");
+	const char *oov = jstr(rec, "out_of_view");
 	const json_t *args = json_object_get(rec, "args"), *res = json_object_get(rec, "result");
 	bool denied = streq(dec, "denied") || streq(dec, "killed");
 	bool ok = !denied && !err[0];
@@ -313,7 +211,7 @@ static void on_syscall(AuditReport *r, const json_t *rec, uint64_t t)
 		p->comm = strdup(jstr(rec, "comm"));
 	}
 	p->n_syscalls++;
-	(void) strset_add(&p->syscalls, sys);
+	(void) audit_strset_add(&p->syscalls, sys);
 
 	/* one line: name(arguments) = result */
 	bappend(label, sizeof(label), "%s(", sys);
@@ -340,15 +238,25 @@ static void on_syscall(AuditReport *r, const json_t *rec, uint64_t t)
 	bappend(label, sizeof(label), ")%s", result);
 	if (denied)
 		where(json_object_get(rec, "backtrace"), label, sizeof(label));
+	if (oov[0]) {
+		char what[PATH_MAX + 64];
+
+		/* the interesting ENOENT: the name exists on the host (docs/audit.md) */
+		bappend(label, sizeof(label), " [out of view: %s]", oov);
+		snprintf(what, sizeof(what), "%s (%s)", path[0] ? path : jstr(args, "path"), oov);
+		(void) audit_strset_add(&p->oov, what);
+		r->oov++;
+	}
 	add_event(r, t, p->pid,
-		  streq(dec, "allowed")	   ? 'a'
+		  oov[0]		   ? 'o'
+		  : streq(dec, "allowed")  ? 'a'
 		  : streq(dec, "emulated") ? 'e'
 		  : streq(dec, "denied")   ? 'd'
 					   : 'k',
 		  label);
 
 	if (denied) {
-		(void) strset_add(&p->denials, label);
+		(void) audit_strset_add(&p->denials, label);
 		p->n_denied++;
 	}
 	if (streq(cat, "exec")) {
@@ -360,7 +268,7 @@ static void on_syscall(AuditReport *r, const json_t *rec, uint64_t t)
 		arg_text(json_object_get(args, "argv"), arg, sizeof(arg));
 		snprintf(what, sizeof(what), "%s%s%s%s", path[0] ? path : jstr(args, "path"),
 			 arg[0] ? " (" : "", arg, arg[0] ? ")" : "");
-		(void) strset_add(&p->execs, what);
+		(void) audit_strset_add(&p->execs, what);
 		if (arg[0]) {
 			free(p->cmdline);
 			p->cmdline = strdup(arg);
@@ -373,14 +281,15 @@ static void on_syscall(AuditReport *r, const json_t *rec, uint64_t t)
 		if (!file[0])
 			return;
 		if (strncmp(sys, "open", 4) == 0 || streq(sys, "creat")) {
-			StrCount *c = strset_add(
-				is_write_open(sys, jstr(args, "flags")) ? &p->writes : &p->reads,
-				file);
+			StrCount *c = audit_strset_add(audit_is_write_open(sys, jstr(args, "flags"))
+							       ? &p->writes
+							       : &p->reads,
+						       file);
 
 			if (c && denied)
 				c->denied = true;
-		} else if (is_modifying(sys)) {
-			StrCount *c = strset_add(&p->writes, file);
+		} else if (audit_is_modifying(sys)) {
+			StrCount *c = audit_strset_add(&p->writes, file);
 
 			if (c && denied)
 				c->denied = true;
@@ -393,7 +302,7 @@ static void on_syscall(AuditReport *r, const json_t *rec, uint64_t t)
 			StrCount *c;
 
 			snprintf(dest, sizeof(dest), "%s %s", sys, jstr(a, "text"));
-			c = strset_add(&p->net, dest);
+			c = audit_strset_add(&p->net, dest);
 			if (c && denied)
 				c->denied = true;
 		}
@@ -547,12 +456,13 @@ AuditReport *audit_report_free(AuditReport *r)
 		free(p->comm);
 		free(p->cmdline);
 		free(p->exit);
-		strset_done(&p->execs);
-		strset_done(&p->reads);
-		strset_done(&p->writes);
-		strset_done(&p->net);
-		strset_done(&p->denials);
-		strset_done(&p->syscalls);
+		audit_strset_done(&p->execs);
+		audit_strset_done(&p->reads);
+		audit_strset_done(&p->writes);
+		audit_strset_done(&p->net);
+		audit_strset_done(&p->denials);
+		audit_strset_done(&p->syscalls);
+		audit_strset_done(&p->oov);
 	}
 	for (size_t i = 0; i < r->n_events; i++)
 		free(r->events[i].label);
@@ -592,31 +502,9 @@ static void t(FILE *out, const char *s)
 	}
 }
 
-/* Indices of set sorted by count, descending (stable). Caller frees. */
-static size_t *by_count(const StrSet *set)
-{
-	size_t *o = malloc((set->n ? set->n : 1) * sizeof(size_t));
-
-	if (!o)
-		return NULL;
-	for (size_t i = 0; i < set->n; i++)
-		o[i] = i;
-	/* insertion sort: lists are short, and most are printed only up to LIST_MAX */
-	for (size_t i = 1; i < set->n; i++) {
-		size_t k = o[i], j = i;
-
-		while (j > 0 && set->v[o[j - 1]].n < set->v[k].n) {
-			o[j] = o[j - 1];
-			j--;
-		}
-		o[j] = k;
-	}
-	return o;
-}
-
 static void text_list(FILE *out, const char *title, const StrSet *set, bool sorted)
 {
-	_cleanup_free_ size_t *o = sorted ? by_count(set) : NULL;
+	_cleanup_free_ size_t *o = sorted ? audit_strset_by_count(set) : NULL;
 
 	if (set->n == 0)
 		return;
@@ -656,10 +544,12 @@ int audit_report_write_text(const AuditReport *r, FILE *out)
 		fprintf(out, ", budget events: %u", r->budgets);
 	if (r->ratchets)
 		fprintf(out, ", ratchet events: %u", r->ratchets);
+	if (r->oov)
+		fprintf(out, ", out of view: %u", r->oov);
 	fputc('\n', out);
 	for (size_t i = 0; i < r->n_procs; i++) {
 		const Proc *p = &r->procs[i];
-		_cleanup_free_ size_t *o = by_count(&p->syscalls);
+		_cleanup_free_ size_t *o = audit_strset_by_count(&p->syscalls);
 
 		fprintf(out, "\nprocess %ld (", p->pid);
 		t(out, p->comm ? p->comm : "?");
@@ -679,6 +569,8 @@ int audit_report_write_text(const AuditReport *r, FILE *out)
 		text_list(out, "files written", &p->writes, false);
 		text_list(out, "network", &p->net, false);
 		text_list(out, "denials", &p->denials, false);
+		text_list(out, "out of view (on the host, not shown; the program saw ENOENT)",
+			  &p->oov, true);
 		if (p->syscalls.n && o) {
 			fprintf(out, "  top syscalls (%u calls):", p->n_syscalls);
 			for (size_t k = 0; k < p->syscalls.n && k < 10; k++) {
@@ -783,6 +675,8 @@ static const char *kind_class(char k)
 		return "de";
 	case 'k':
 		return "ki";
+	case 'o':
+		return "oo";
 	default:
 		return "ev";
 	}
@@ -838,8 +732,8 @@ static void html_timeline(const AuditReport *r, FILE *out)
 			continue;
 		fprintf(out, "<circle cx='%.1f' cy='%zu' r='%d' class='%s'><title>%.3f ms: ",
 			left + (double) ev->t_us / span * width, i * row + 12,
-			ev->kind == 'd' || ev->kind == 'k' ? 5 : 3, kind_class(ev->kind),
-			(double) ev->t_us / 1000.0);
+			ev->kind == 'd' || ev->kind == 'k' || ev->kind == 'o' ? 5 : 3,
+			kind_class(ev->kind), (double) ev->t_us / 1000.0);
 		h(out, ev->label);
 		fputs("</title></circle>\n", out);
 		dots++;
@@ -871,7 +765,7 @@ int audit_report_write_html(const AuditReport *r, const char *title, FILE *out)
 	      "tr.de td,tr.ki td{background:#fde8ea}ul{margin:.2em 0 .2em 1.2em;padding:0}\n"
 	      ".lbl{font:11px monospace;fill:#333}.life{stroke:#bbb;stroke-width:2}\n"
 	      "circle.al{fill:#999}circle.em{fill:#1565c0}circle.de{fill:#d00}circle.ki{fill:#000}"
-	      "circle.ev{fill:#2e7d32}\n"
+	      "circle.ev{fill:#2e7d32}circle.oo{fill:#ef6c00}tr.oo td{background:#fff3e0}\n"
 	      "</style></head><body>\n<h1>sbxtrace report: ",
 	      out);
 	h(out, title);
@@ -888,7 +782,8 @@ int audit_report_write_html(const AuditReport *r, const char *title, FILE *out)
 	html_tree(r, out, -1, 0);
 
 	fputs("<h2>Timeline</h2>\n<p class=m>One row per process; dots are events (grey allowed, "
-	      "blue emulated, red denied, black killed, green process/budget/ratchet); hover for "
+	      "blue emulated, red denied, black killed, orange out of view, green "
+	      "process/budget/ratchet); hover for "
 	      "details.</p>\n",
 	      out);
 	html_timeline(r, out);
@@ -909,6 +804,26 @@ int audit_report_write_html(const AuditReport *r, const char *title, FILE *out)
 	if (!n_denials)
 		fputs("<p>None.</p>\n", out);
 
+	fputs("<h2>Out of view</h2>\n<p class=m>Names the program looked for that exist on the "
+	      "host but not in its view (hidden by a rule, outside every mount, or under a mount "
+	      "of another directory). The program saw ENOENT, as for any absent name.</p>\n",
+	      out);
+	if (r->oov) {
+		fputs("<table><tr><th>ms</th><th>pid</th><th>call</th></tr>\n", out);
+		for (size_t e = 0; e < r->n_events; e++) {
+			const Event *ev = &r->events[e];
+
+			if (ev->kind != 'o')
+				continue;
+			fprintf(out, "<tr class=oo><td>%.3f</td><td>%ld</td><td><code>",
+				(double) ev->t_us / 1000.0, ev->pid);
+			h(out, ev->label);
+			fputs("</code></td></tr>\n", out);
+		}
+		fputs("</table>\n", out);
+	} else
+		fputs("<p>None.</p>\n", out);
+
 	fputs("<h2>Processes</h2>\n", out);
 	for (size_t i = 0; i < r->n_procs; i++) {
 		const Proc *p = &r->procs[i];
@@ -922,6 +837,7 @@ int audit_report_write_html(const AuditReport *r, const char *title, FILE *out)
 		html_list(out, "Files written", &p->writes);
 		html_list(out, "Network", &p->net);
 		html_list(out, "Denials", &p->denials);
+		html_list(out, "Out of view", &p->oov);
 		html_list(out, "Syscalls", &p->syscalls);
 		fputs("</details>\n", out);
 	}

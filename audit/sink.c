@@ -758,6 +758,10 @@ static void log_syscall(Audit *a, const AuditSyscallInfo *info, const AuditRecor
 		jw_key(&w, "why");
 		jw_string(&w, r->why);
 	}
+	if (r->out_of_view) {
+		jw_key(&w, "out_of_view");
+		jw_string(&w, r->out_of_view);
+	}
 	jw_key(&w, "latency_us");
 	jw_uint(&w, r->latency_ns / 1000);
 	if (r->ip) {

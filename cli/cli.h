@@ -52,3 +52,4 @@ int cmd_learn(int argc, char *argv[]);
 int cmd_mcp(int argc, char *argv[]);
 int cmd_approve(int argc, char *argv[]);
 int cmd_approvals(int argc, char *argv[]);
+int cmd_batch(int argc, char *argv[]);

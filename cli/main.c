@@ -31,6 +31,9 @@ static void help(FILE *f)
 	      "  approvals [--socket PATH]            list tool calls waiting for a human's approval\n"
 	      "  approve ID --allow|--allow-session|--deny\n"
 	      "                                       decide one of them\n"
+	      "  batch TASKS.jsonl -o OUTDIR [POLICY] [-j N]\n"
+	      "                                       run many tasks, one audit log each, and\n"
+	      "                                       a results table (docs/research.md)\n"
 	      "\n"
 	      "POLICY is a .toml file or the name of a preset: permissive, standard, strict,\n"
 	      "python, node, shell.\n"
@@ -67,6 +70,7 @@ int main(int argc, char *argv[])
 		{ "mcp", cmd_mcp },
 		{ "approve", cmd_approve },
 		{ "approvals", cmd_approvals },
+		{ "batch", cmd_batch },
 	};
 	const char *e = getenv("SBXTRACE_LOG");
 

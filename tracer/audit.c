@@ -13,6 +13,7 @@
 #include "tracer/internal.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <signal.h>
@@ -25,6 +26,7 @@
 #include "audit/audit.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "emulation/path/view.h"
 #include "net/sockaddr.h"
 #include "policy/policy.h"
 #include "tracer/budget.h"
@@ -216,6 +218,54 @@ void tracer_audit_backtrace_late(Tracer *t, const struct seccomp_notif *n, const
 	backtrace_begin(t, n, d, c);
 }
 
+/*
+ * An ENOENT for a path (a file or exec call the view answered "no such file"): its canonical
+ * virtual path, for tracer_audit_emit() to look up on the host after the reply. Relative
+ * paths need the caller's cwd (or dirfd), read now, while it is blocked in the call. Lexical:
+ * ".." pops the path as written, which is what the program asked for.
+ */
+static void oov_capture(Tracer *t, const struct seccomp_notif *n, const EmuDecision *d,
+			const AuditSyscallInfo *info, TracerAuditCtx *c)
+{
+	const AuditRecord *r = &c->rec;
+	const SbxHooks *h;
+	const char *path = NULL;
+	char dir[PATH_MAX], vdir[PATH_MAX], joined[2 * PATH_MAX];
+	int dirfd = AT_FDCWD;
+
+	c->oov_vpath[0] = 0;
+	/* a hidden name is a denial (decision "denied") that the program sees as ENOENT */
+	if (!t->view || d->verdict != EMU_FAIL || d->error != ENOENT ||
+	    !(info->category & (AUDIT_EVENT_FILE | AUDIT_EVENT_EXEC)))
+		return;
+	if (d->path[0]) {
+		/* the handler named it (a hidden object, reported as absent) */
+		snprintf(c->oov_vpath, sizeof(c->oov_vpath), "%s", d->path);
+		return;
+	}
+	for (size_t i = 0; i < info->n_args && !path; i++) {
+		if (info->type[i] == AUDIT_ARG_DIRFD)
+			dirfd = (int) (int32_t) r->args[i];
+		else if (info->type[i] == AUDIT_ARG_PATH)
+			path = r->data[i].truncated ? NULL : r->data[i].str;
+	}
+	if (!path || !path[0])
+		return;
+	if (path[0] == '/') {
+		if (sbx_path_normalize(path, c->oov_vpath, sizeof(c->oov_vpath)) < 0)
+			c->oov_vpath[0] = 0;
+		return;
+	}
+	h = sbx_view_hooks(t->view);
+	if (!h->get_path || h->get_path(h->ctx, (pid_t) n->pid, dirfd, dir, sizeof(dir)) < 0 ||
+	    dir[0] != '/' || sbx_view_vpath_of_child(t->view, dir, vdir, sizeof(vdir)) < 0)
+		return;
+	snprintf(joined, sizeof(joined), "%s/%s", vdir, path);
+	if (strlen(joined) >= PATH_MAX ||
+	    sbx_path_normalize(joined, c->oov_vpath, sizeof(c->oov_vpath)) < 0)
+		c->oov_vpath[0] = 0;
+}
+
 void tracer_audit_capture(Tracer *t, const struct seccomp_notif *n, const TracerSlot *s,
 			  const EmuDecision *d, uint64_t t0, TracerAuditCtx *c)
 {
@@ -301,6 +351,7 @@ void tracer_audit_capture_mem(Tracer *t, const struct seccomp_notif *n, const Tr
 			r->code = c->code;
 		}
 	}
+	oov_capture(t, n, d, info, c);
 	/* before the reply: an exec replaces the mappings */
 	c->tgid = caller_tgid_of(t, (pid_t) n->pid);
 	r->outside_libc = audit_outside_libc(t->audit, c->tgid, r->ip);
@@ -338,6 +389,18 @@ bool tracer_audit_emit(Tracer *t, const struct seccomp_notif *n, const EmuDecisi
 		r->error = 0;
 	r->why = d->why;
 	r->latency_ns = now_monotonic_ns() - c->t0;
+	/* after the reply, so that the program learns nothing of it, not even by the time its
+	 * call took: the host's answer goes to the log only */
+	if (c->oov_vpath[0]) {
+		SbxOutOfView k = sbx_view_out_of_view(t->view, c->oov_vpath, c->oov_host,
+						      sizeof(c->oov_host));
+
+		if (k != SBX_OOV_NONE) {
+			r->out_of_view = sbx_out_of_view_to_string(k);
+			r->path = c->oov_vpath;
+			r->host_path = c->oov_host;
+		}
+	}
 	audit_syscall(t->audit, r);
 	free(c->frames);
 	c->frames = NULL;

@@ -263,6 +263,10 @@ typedef struct TracerAuditCtx {
 	AuditFrame *frames; /* malloc'd when a backtrace is due, freed by tracer_audit_emit() */
 	bool bt_pending;    /* the caller stops after the reply: tracer_audit_emit() waits */
 	TracerBtReq bt;
+	/* an ENOENT for a path: its canonical virtual path, looked up on the host after the
+	 * reply (out_of_view); "" when none */
+	char oov_vpath[PATH_MAX];
+	char oov_host[PATH_MAX];
 } TracerAuditCtx;
 
 /** Picks the run's sink: opts->audit, else a trace-only one for --trace and "log" syscalls. */

@@ -1106,6 +1106,70 @@ SbxAccess sbx_view_access(const SbxView *v, const char *vpath, Sensitivity *ret_
 	}
 }
 
+const char *sbx_out_of_view_to_string(SbxOutOfView k)
+{
+	switch (k) {
+	case SBX_OOV_HIDDEN:
+		return "hidden";
+	case SBX_OOV_OUTSIDE:
+		return "outside";
+	case SBX_OOV_SHADOWED:
+		return "shadowed";
+	default:
+		return NULL;
+	}
+}
+
+/* Whether the host has an object at path (symlinks in the last component are objects). */
+static bool host_exists(const char *path)
+{
+	struct stat st;
+
+	/* AT_NO_AUTOMOUNT: a name under an autofs mount point must not mount anything */
+	return fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) == 0;
+}
+
+SbxOutOfView sbx_view_out_of_view(const SbxView *v, const char *vpath, char *ret_host, size_t size)
+{
+	const SbxMount *m;
+	SbxOutOfView k = SBX_OOV_NONE;
+	int n;
+
+	if (size)
+		ret_host[0] = 0;
+	if (!v || !vpath || vpath[0] != '/' || size == 0)
+		return SBX_OOV_NONE;
+	m = view_mount_of(v, vpath);
+	if (!m) {
+		/* the skeleton: nothing below it but the ways to mount points */
+		n = snprintf(ret_host, size, "%s", vpath);
+		k = SBX_OOV_OUTSIDE;
+	} else if (sbx_view_access(v, vpath, NULL) == SBX_ACCESS_HIDDEN ||
+		   m->kind == SBX_MOUNT_PROC) {
+		/* where the mount maps it: a hidden name exists in the mount's source */
+		if (m->kind == SBX_MOUNT_DEV)
+			n = snprintf(ret_host, size, "%s", vpath);
+		else
+			n = snprintf(ret_host, size, "%s%s", m->slen == 1 ? "" : m->source,
+				     vpath + (m->vlen == 1 ? 0 : m->vlen));
+		k = SBX_OOV_HIDDEN;
+	} else if (m->kind == SBX_MOUNT_DEV) {
+		/* not in the /dev allowlist */
+		n = snprintf(ret_host, size, "%s", vpath);
+		k = SBX_OOV_HIDDEN;
+	} else if (m->owned || m->slen != m->vlen || memcmp(m->source, m->vpath, m->vlen) != 0) {
+		/* a mount of another directory (or a private tmp one) stands in the host's */
+		n = snprintf(ret_host, size, "%s", vpath);
+		k = SBX_OOV_SHADOWED;
+	} else
+		return SBX_OOV_NONE; /* the source is that very path: the view looked already */
+	if (n < 0 || (size_t) n >= size || !host_exists(ret_host)) {
+		ret_host[0] = 0;
+		return SBX_OOV_NONE;
+	}
+	return k;
+}
+
 void sbx_view_set_kernel_paths(SbxView *v)
 {
 	v->kernel_paths = true;

@@ -144,6 +144,31 @@ const char *sbx_access_to_string(SbxAccess a);
  */
 SbxAccess sbx_view_access(const SbxView *v, const char *vpath, Sensitivity *ret_level);
 
+/* What a name the view answered ENOENT for is on the host (the audit log's out_of_view). */
+typedef enum SbxOutOfView {
+	SBX_OOV_NONE,	  /* absent on the host too, or it could not be told */
+	SBX_OOV_HIDDEN,	  /* the view has its place but hides it: a hide rule, the /dev
+			   * allowlist, another process in /proc; it exists where its mount maps */
+	SBX_OOV_OUTSIDE,  /* no mount covers it; it exists at the same path on the host */
+	SBX_OOV_SHADOWED, /* a mount of another directory covers it and lacks it; the same
+			   * path exists on the host (a tmp mount's /tmp, the workspace's place) */
+	_SBX_OOV_MAX,
+	_SBX_OOV_INVALID = -EINVAL,
+} SbxOutOfView;
+
+/** "hidden", "outside", "shadowed"; NULL for SBX_OOV_NONE. */
+const char *sbx_out_of_view_to_string(SbxOutOfView k);
+
+/**
+ * For the audit log only, never for a decision: whether vpath (canonical, absolute), which
+ * the view answered as absent, names something on the host that the policy does not show,
+ * and where (ret_host, the host path that exists; "" for SBX_OOV_NONE). One fstatat(2) with
+ * AT_SYMLINK_NOFOLLOW|AT_NO_AUTOMOUNT of a host path, made by the supervisor: nothing is
+ * opened and the program is not told (the caller makes it after the reply). Not asked for
+ * names inside a mount whose source is the same path (the view looked there already).
+ */
+SbxOutOfView sbx_view_out_of_view(const SbxView *v, const char *vpath, char *ret_host, size_t size);
+
 typedef enum SbxResolveFlags {
 	SBX_RESOLVE_FOLLOW = 1 << 0,	  /* follow a symlink in the last component */
 	SBX_RESOLVE_DIRECTORY = 1 << 1,	  /* the object must be a directory (ENOTDIR) */

@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "audit/internal.h"
+#include "audit/digest.h"
 #include "audit/report.h"
 #include "tests/fuzz/fuzz.h"
 
@@ -45,6 +48,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void) audit_report_write_text(r, out);
 		(void) audit_report_write_html(r, "fuzz", out);
 		audit_report_free(r);
+	}
+	/* the digest (batch rows, corpus, diff) reads the same bytes */
+	rewind(in);
+	{
+		AuditDigest *d = NULL;
+
+		if (audit_digest_load(in, NULL, NULL, &d) == 0) {
+			json_t *j = audit_digest_to_json(d, 50);
+
+			json_decref(j);
+			(void) audit_digest_write_diff(d, "a", d, "b", out);
+			audit_digest_free(d);
+		}
 	}
 	fclose(in);
 	fclose(out);

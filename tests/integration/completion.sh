@@ -42,7 +42,7 @@ done
 [ "$(echo "$_sbxtrace_presets" | wc -w)" -ge 6 ] || fail "fewer than 6 presets: '$_sbxtrace_presets'"
 
 # the options, as --help lists them
-for cmd in run check doctor report learn mcp; do
+for cmd in run check doctor report learn mcp batch; do
 	opts=$("$sbx" "$cmd" --help | grep -oE '^ +(-[a-zA-Z], )?--[a-z-]+' | tr ',' ' ')
 	[ -n "$opts" ] || [ "$cmd" = doctor ] || fail "$cmd --help lists no options"
 	offered=$(complete_line sbxtrace "$cmd" -)
@@ -68,6 +68,10 @@ expect network.ratchet.secret= sbxtrace check -s network.ratchet.s
 expect standard sbxtrace run -s limits.wall_time = 5s st
 expect python sbxtrace learn --from py
 expect --data-dir sbxtrace mcp --d
+expect batch sbxtrace ba
+expect --jobs sbxtrace batch --j
+expect --corpus sbxtrace report --co
+expect python sbxtrace batch tasks.jsonl -o out py
 [ -z "$(complete_line sbxtrace run standard st)" ] || fail "bash: a second policy offered"
 
 if command -v zsh >/dev/null 2>&1; then

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * `sbxtrace report --html` renders: the page for tests/data/audit-sample.jsonl is loaded in
- * headless Chromium, which must write a screenshot (a PNG). Skips (77) when no chromium is
- * installed: Debian's package is large, and CI installs it only where this check is wanted.
+ * headless Chromium, which must write a screenshot (a PNG). With the argument "corpus", the
+ * page of `report --corpus tests/data/corpus --group-by model` (issue 25). Skips (77) when no
+ * chromium is installed: Debian's package is large, and CI installs it only where this check is
+ * wanted.
  */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,8 +57,9 @@ static int run(char *const argv[], const char *home, const char *out)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-int main(void)
+int main(int argc, char *argv_[])
 {
+	bool corpus = argc > 1 && strcmp(argv_[1], "corpus") == 0;
 	const char *sbxtrace = getenv("SBXTRACE"), *t = getenv("TMPDIR");
 	char chromium[512], dir[512], html[600], png[600], shot[700], url[700], dom[600];
 	unsigned char sig[8];
@@ -76,7 +80,16 @@ int main(void)
 		return 1;
 	snprintf(html, sizeof(html), "%s/report.html", dir);
 	snprintf(png, sizeof(png), "%s/shot.png", dir);
-	{
+	if (corpus) {
+		char *argv[] = {(char *) sbxtrace, "report", "-q",     "--corpus", CORPUS_DIR,
+				"--group-by",	   "model",  "--html", html,	   NULL};
+
+		r = run(argv, NULL, NULL);
+		if (r != 0) {
+			fprintf(stderr, "report --corpus exited %d\n", r);
+			return 1;
+		}
+	} else {
 		char *argv[] = {(char *) sbxtrace, "report", "-q", "--html", html,
 				SAMPLE_LOG,	   NULL};
 
@@ -129,8 +142,13 @@ int main(void)
 			len = fread(text, 1, (4 << 20) - 1, f);
 		if (f)
 			fclose(f);
-		if (r != 0 || !len || !strstr(text, "class=\"life\"></line>") ||
-		    !strstr(text, "<circle cx=") || !strstr(text, "<h2>Denials</h2>")) {
+		if (corpus ? r != 0 || !len || !strstr(text, "class=\"bar\"></rect>") ||
+				     !strstr(text, "class=\"bar den\"></rect>") ||
+				     !strstr(text, "<h2>By model (2 groups)</h2>") ||
+				     !strstr(text, "<h2>Runs</h2>")
+			   : r != 0 || !len || !strstr(text, "class=\"life\"></line>") ||
+				     !strstr(text, "<circle cx=") ||
+				     !strstr(text, "<h2>Denials</h2>")) {
 			fprintf(stderr,
 				"chromium exited %d; the DOM lacks the timeline's elements\n", r);
 			free(text);

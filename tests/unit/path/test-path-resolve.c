@@ -527,6 +527,43 @@ TEST(rules_hide_deny_and_restrict)
 	fx_done(&fx, v);
 }
 
+/* The audit log's out_of_view (issue 25): what a name the view answers ENOENT for is on the
+ * host. The view's own answers are not changed (the tests above). */
+TEST(out_of_view_kinds)
+{
+	Fixture fx = {0};
+	SbxView *v = fx_view_flat(&fx, 0);
+	char host[PATH_MAX], want[PATH_MAX], vp[PATH_MAX];
+	SbxResolved r;
+
+	/* hidden by a rule, present in the mount's source */
+	EXPECT_EQ(sbx_view_out_of_view(v, "/etc/shadow", host, sizeof(host)), SBX_OOV_HIDDEN);
+	snprintf(want, sizeof(want), "%s/etc/shadow", fx.base);
+	EXPECT_STREQ(host, want);
+	EXPECT_EQ(sbx_view_out_of_view(v, "/workspace/.env", host, sizeof(host)), SBX_OOV_HIDDEN);
+	EXPECT_STREQ(sbx_out_of_view_to_string(SBX_OOV_HIDDEN), "hidden");
+	/* what the program saw is still plain ENOENT (not EACCES: no oracle) */
+	EXPECT_EQ(fx_resolve(v, "/etc/shadow", 0, &r), 0);
+	EXPECT_FALSE(r.exists);
+	EXPECT_EQ(r.access, SBX_ACCESS_HIDDEN);
+	sbx_resolved_done(&r);
+	/* absent everywhere */
+	EXPECT_EQ(sbx_view_out_of_view(v, "/etc/nope", host, sizeof(host)), SBX_OOV_NONE);
+	EXPECT_STREQ(host, "");
+	EXPECT_EQ(sbx_view_out_of_view(v, "/workspace/nope", host, sizeof(host)), SBX_OOV_NONE);
+	EXPECT_EQ(sbx_view_out_of_view(v, "/sbx-no-such-dir/x", host, sizeof(host)), SBX_OOV_NONE);
+	/* the fixture's secret, by its host path: outside every mount, or under the view's
+	 * private /tmp (a tmp mount of another directory) when TMPDIR is /tmp */
+	snprintf(vp, sizeof(vp), "%s/secret", fx.base);
+	EXPECT_EQ(sbx_view_out_of_view(v, vp, host, sizeof(host)),
+		  strncmp(vp, "/tmp/", 5) == 0 ? SBX_OOV_SHADOWED : SBX_OOV_OUTSIDE);
+	EXPECT_STREQ(host, vp);
+	/* only absolute canonical paths */
+	EXPECT_EQ(sbx_view_out_of_view(v, "etc/shadow", host, sizeof(host)), SBX_OOV_NONE);
+	EXPECT_EQ(sbx_view_out_of_view(v, "/etc/shadow", host, 8), SBX_OOV_NONE);
+	fx_done(&fx, v);
+}
+
 TEST(create_intent_and_trailing_slash)
 {
 	Fixture fx = {0};
