@@ -12,6 +12,7 @@
 
 #include "common/log.h"
 #include "common/macros.h"
+#include "common/util.h"
 
 static void help(FILE *f)
 {
@@ -90,8 +91,13 @@ int main(int argc, char *argv[])
 		return 0;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
-		if (streq(argv[1], cmds[i].name))
-			return cmds[i].fn(argc - 1, argv + 1);
+		if (streq(argv[1], cmds[i].name)) {
+			wall_trace("S main: %s", argv[1]);
+			int r = cmds[i].fn(argc - 1, argv + 1);
+
+			wall_trace("S main returns %d", r);
+			return r;
+		}
 
 	log_error("unknown command '%.64s'; try 'sbxtrace --help'", argv[1]);
 	return EXIT_SANDBOX_ERROR;

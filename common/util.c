@@ -222,6 +222,44 @@ uint64_t now_realtime_ns(void)
 	return now_ns(CLOCK_REALTIME);
 }
 
+/* read at start-up: W and the threads inherit it, and C's environ, which W shares until C
+ * execs, is the policy's */
+static const char *wall_trace_path;
+
+__attribute__((constructor)) static void wall_trace_init(void)
+{
+	const char *p = getenv("SBX_WALL_TRACE");
+
+	wall_trace_path = p && p[0] ? p : NULL;
+}
+
+void wall_trace(const char *fmt, ...)
+{
+	const char *path = wall_trace_path;
+	char buf[512];
+	uint64_t ns = now_monotonic_ns();
+	va_list ap;
+	int n, fd;
+
+	if (!path)
+		return;
+	n = snprintf(buf, sizeof(buf), "%llu.%06llu %d %d ", (unsigned long long) (ns / 1000000000),
+		     (unsigned long long) (ns % 1000000000 / 1000), (int) getpid(), (int) gettid());
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof(buf) - (size_t) n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int) sizeof(buf) - 2)
+		n = (int) sizeof(buf) - 2;
+	buf[n++] = '\n';
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return;
+	if (write(fd, buf, (size_t) n) < 0) {
+		/* nothing to be done */
+	}
+	(void) close(fd);
+}
+
 char *strdup_printf(const char *fmt, ...)
 {
 	va_list ap;

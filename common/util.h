@@ -79,6 +79,14 @@ int strv_push(char ***v, const char *s); /* copies s */
 char **strv_copy(char *const *v);
 bool strv_contains(char *const *v, const char *s);
 
+/**
+ * A timestamped line (CLOCK_MONOTONIC seconds, pid, tid, the text) appended to the file
+ * named by $SBX_WALL_TRACE, when set: the end of a run on a busy machine, step by step
+ * (docs/budgets.md, "The wall clock on a busy machine"). The file is opened for each line,
+ * so that the keeper can still write after it has closed its descriptors. Nothing when unset.
+ */
+void wall_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /** Monotonic and real clocks in nanoseconds. */
 uint64_t now_monotonic_ns(void);
 uint64_t now_realtime_ns(void);

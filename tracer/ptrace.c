@@ -630,8 +630,10 @@ static void *ptrace_main(void *userdata)
 		if (pid < 0) {
 			if (errno == EINTR)
 				continue;
+			wall_trace("T no tracee left");
 			break; /* ECHILD: no tracee left */
 		}
+		wall_trace("T %d: status %#x", (int) pid, status);
 		if (!WIFSTOPPED(status)) {
 			tracer_bt_on_exit(t, pid);
 			continue; /* exited: released to its real parent */

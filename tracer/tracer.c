@@ -507,6 +507,7 @@ static _noreturn_ void keeper_main(Launch *l, int sock_w, pid_t supervisor)
 
 		if (poll(p, 2, -1) < 0 && errno != EINTR)
 			break;
+		wall_trace("W woken: sock %#x signals %#x", p[0].revents, p[1].revents);
 		if (p[0].revents) {
 			char buf[64];
 
@@ -517,6 +518,7 @@ static _noreturn_ void keeper_main(Launch *l, int sock_w, pid_t supervisor)
 			if (si.ssi_signo != SIGCHLD)
 				end = true;
 		while ((pid = waitpid(-1, &status, WNOHANG | WUNTRACED | __WALL)) > 0) {
+			wall_trace("W reaped %d: status %#x", (int) pid, status);
 			if (pid != child)
 				continue;
 			if (WIFSTOPPED(status)) {
@@ -530,6 +532,7 @@ static _noreturn_ void keeper_main(Launch *l, int sock_w, pid_t supervisor)
 			 * and learn it first; S no longer walks the tree for this. Killed and
 			 * reaped before S is told, so that S need not wait for us. */
 			tree_kill_all(getpid(), true);
+			wall_trace("W tree killed and reaped");
 			/* Our copies of the caller's descriptors go now, while we still have a
 			 * fair share of the CPU: S exits as soon as it is told, and a caller
 			 * that reads S's output to EOF (a pipe, `$(…)`, subprocess) waits for
@@ -537,20 +540,24 @@ static _noreturn_ void keeper_main(Launch *l, int sock_w, pid_t supervisor)
 			 * machine: runs that outlived their wall clock by 5 s and more under
 			 * load (issue 21, docs/budgets.md). */
 			close_all_but(sock_w, budget_disk_fd(l->budget));
+			wall_trace("W descriptors closed");
 			/* SCHED_IDLE before S wakes: it then preempts us on this CPU (a change
 			 * of policy alone does not reschedule) */
 			(void) sched_setscheduler(0, SCHED_IDLE, &(struct sched_param){0});
 			m.kind = MSG_STATUS;
 			m.value = status;
 			m.what[0] = 1; /* and the keeper removes the scratch directories */
-			if (send(sock_w, &m, sizeof(m), MSG_NOSIGNAL) == sizeof(m))
+			if (send(sock_w, &m, sizeof(m), MSG_NOSIGNAL) == sizeof(m)) {
+				wall_trace("W status sent");
 				goto scratch;
+			}
 			goto kill;
 		}
 		if (end || getppid() != supervisor)
 			break;
 	}
 kill:
+	wall_trace("W told to end");
 	tree_kill_all(getpid(), true);
 	if (getppid() != supervisor)
 		goto scratch; /* S died: no one else will */
@@ -567,8 +574,10 @@ scratch:
 	close_all_but(sock_w, budget_disk_fd(l->budget));
 	(void) sched_setscheduler(0, SCHED_IDLE, &(struct sched_param){0});
 	(void) sched_yield();
+	wall_trace("W idle: removing the scratch directories");
 	if (l->view)
 		sbx_view_remove_scratch(l->view);
+	wall_trace("W scratch directories removed");
 	if (budget_disk_fd(l->budget) >= 0) {
 		char c;
 
@@ -679,6 +688,7 @@ static void capture_read(Capture *c, uint64_t *budget, uint64_t limit, bool *mar
 
 	if (n <= 0) {
 		if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+			wall_trace("S output pipe %d: EOF", c->fd);
 			(void) close(c->fd);
 			c->fd = -1;
 		}
@@ -752,7 +762,11 @@ static void format_ms(uint64_t ms, char *buf, size_t size)
 /* A budget or the wall clock ran out: SIGTERM to the tree, SIGKILL after kill_grace. */
 static void begin_stop(const Policy *p, pid_t keeper, int grace_tfd)
 {
-	(void) tree_signal_all(keeper, SIGTERM);
+	int n;
+
+	wall_trace("S SIGTERM to the tree");
+	n = tree_signal_all(keeper, SIGTERM);
+	wall_trace("S SIGTERM sent to %d", n);
 	arm(grace_tfd, p->limits.kill_grace_ms != LIMIT_UNSET ? p->limits.kill_grace_ms : 2000);
 }
 
@@ -872,7 +886,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	int sp_c[2] = {-1, -1}, sp_w[2] = {-1, -1}, po[2] = {-1, -1}, pe[2] = {-1, -1};
 	sigset_t ss, old_mask;
 	mode_t old_umask = (mode_t) -1;
-	uint64_t start, out_budget, out_limit;
+	uint64_t start, out_budget, out_limit, wall_armed = 0;
 	bool child_done = false, exec_known = false, keeper_gone = false, tree_killed = false;
 	bool started_dispatch = false, tty_taken = false, keeper_cleans = false;
 	int status = 0, exec_errno = 0, setup_errno = 0, r;
@@ -885,6 +899,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	Msg m;
 
 	start = now_monotonic_ns();
+	wall_trace("S tracer_run");
 	r = tracer_filter_build(p, &t.filter);
 	if (r < 0)
 		return log_error_errno(r, "building the seccomp filter");
@@ -898,6 +913,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 		log_error_errno(r, "preparing backtraces");
 		goto out_filter;
 	}
+	wall_trace("S setup: the view");
 	r = tracer_fs_setup(&t, p);
 	if (r < 0)
 		goto out_filter;
@@ -908,6 +924,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	t.notif_size = MAX((size_t) sizes.seccomp_notif, sizeof(struct seccomp_notif));
 	t.resp_size = MAX((size_t) sizes.seccomp_notif_resp, sizeof(struct seccomp_notif_resp));
 
+	wall_trace("S setup: the budgets");
 	r = budget_init(&budget, p, t.view);
 	if (r < 0) {
 		budget_done(&budget);
@@ -947,6 +964,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 		goto out_fds;
 	}
 
+	wall_trace("S setup: the kernel-view plan");
 	if (p->kernel_view != TRI_OFF) {
 		const char *no = tracer_kview_unsuitable(p, t.view, t.audit != NULL);
 		char why[256] = "";
@@ -1001,6 +1019,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	sigaddset(&ss, SIGTTOU);
 	sigprocmask(SIG_BLOCK, &ss, &old_mask);
 
+	wall_trace("S forking the keeper");
 	keeper = fork();
 	if (keeper < 0) {
 		r = log_error_errno(-errno, "fork");
@@ -1066,6 +1085,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	 * pid again once C has exec'd; the event loop ignores that) */
 	memset(&m, 0, sizeof(m));
 	r = recv_msg(sock_c_s, MSG_PREPARED, &m);
+	wall_trace("S C prepared");
 	if (r >= 0) {
 		t.child = m.value;
 		t.kview = m.what[0] != 0;
@@ -1086,6 +1106,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 			goto finish;
 		}
 		r = recv_fd(sock_c_s, &notify_fd, &m);
+		wall_trace("S listener received");
 		/* read by the tracer thread at stops, all after C's exec, which follows "go" */
 		if (r >= 0) {
 			atomic_store(&t.wait_killable, m.what[sizeof(int)] != 0);
@@ -1156,6 +1177,8 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 			}
 		}
 	}
+	wall_armed = now_monotonic_ns();
+	wall_trace("S wall clock armed");
 	if (p->limits.wall_time_ms != LIMIT_UNSET)
 		arm(wall_tfd, p->limits.wall_time_ms);
 	if (budget.tick_ms)
@@ -1168,6 +1191,9 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	while (!(child_done && exec_known && out.fd < 0 && err.fd < 0) && !keeper_gone) {
 		struct epoll_event evs[8];
 		int n = epoll_wait(epfd, evs, ARRAY_SIZE(evs), child_done ? 2000 : -1);
+
+		if (res.killed_by)
+			wall_trace("S epoll: %d events", n);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -1209,6 +1235,8 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 
 				if (read(wall_tfd, &exp, sizeof(exp)) <= 0)
 					continue;
+				wall_trace("S wall timer read: %.1f ms after it was armed",
+					   (double) (now_monotonic_ns() - wall_armed) / 1e6);
 				format_ms(p->limits.wall_time_ms, wb, sizeof(wb));
 				log_error(
 					"wall time limit of %s reached: stopping the process tree",
@@ -1246,7 +1274,9 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 
 				if (read(grace_tfd, &exp, sizeof(exp)) <= 0)
 					continue;
+				wall_trace("S kill_grace over: SIGKILL to the tree");
 				tree_kill_all(keeper, false);
+				wall_trace("S SIGKILL sweep done");
 				tree_killed = true;
 			} else if (fd == t.kill_eventfd) {
 				eventfd_t v;
@@ -1274,6 +1304,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 				if (k == sizeof(m) && m.kind == MSG_STOPPED) {
 					job_stopped(&t, tty_taken);
 				} else if (k == sizeof(m) && m.kind == MSG_STATUS) {
+					wall_trace("S status from the keeper: %#x", m.value);
 					status = m.value;
 					child_done = true;
 					/* the tree is gone, and the keeper removes the scratch
@@ -1288,6 +1319,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 					 * (keeper_main) */
 					tree_killed = true;
 				} else if (k == 0 && keeper_cleans) {
+					wall_trace("S keeper socket EOF");
 					(void) epoll_ctl(epfd, EPOLL_CTL_DEL, sock_w_s, NULL);
 				} else if (k == 0 || (k < 0 && errno != EAGAIN)) {
 					keeper_gone = true;
@@ -1300,6 +1332,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 		}
 	}
 	(void) tree_killed;
+	wall_trace("S event loop left");
 
 finish:
 	if (keeper_cleans)
@@ -1319,13 +1352,16 @@ finish:
 		reap_keeper(keeper);
 	}
 	/* the tracer thread ends when no tracee is left */
+	wall_trace("S joining the tracer thread");
 	tracer_ptrace_stop(&t);
+	wall_trace("S tracer thread joined");
 	if (!res.duration_ms)
 		res.duration_ms = (now_monotonic_ns() - start) / 1000000;
 
 	tracer_ask_cancel(&t);
 	if (started_dispatch)
 		tracer_dispatch_stop(&t);
+	wall_trace("S receivers stopped");
 	tracer_ask_stop(&t);
 	/* a creation refused on a handler thread just before the end found the disk budget
 	 * used up: the main loop may not have woken since, and its warning must not be lost */
@@ -1333,6 +1369,7 @@ finish:
 	res.net_mode_end = net_runtime_mode();
 	res.net_level_max = net_runtime_level();
 	net_runtime_stop();
+	wall_trace("S network runtime stopped");
 	/* The keeper exits (an address space torn down) while we stopped our threads above;
 	 * waiting for it only now keeps that off the critical path (docs/performance.md).
 	 * After a status it has killed and reaped the tree already and removes the scratch
@@ -1410,6 +1447,7 @@ finish:
 	if (notify_fd >= 0)
 		(void) close(notify_fd);
 	*ret_result = res;
+	wall_trace("S tracer_run done: exit %d", res.exit_code);
 	r = 0;
 out_fds:
 	for (int *fd = (int[]){sp_c[0], sp_c[1], sp_w[0], sp_w[1], po[0], po[1], pe[0], pe[1],
