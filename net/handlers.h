@@ -64,6 +64,16 @@ int net_handle_sendmsg(const EmuRequest *req, EmuDecision *ret_decision);
 int net_handle_sendmmsg(const EmuRequest *req, EmuDecision *ret_decision);
 int net_handle_recvfrom(const EmuRequest *req, EmuDecision *ret_decision);
 int net_handle_setsockopt(const EmuRequest *req, EmuDecision *ret_decision);
+int net_handle_accept(const EmuRequest *req, EmuDecision *ret_decision);
+int net_handle_close(const EmuRequest *req, EmuDecision *ret_decision);
+
+/**
+ * Where pidfd_getfd is refused (a container's default seccomp profile, issue 19) the
+ * supervisor creates the tree's sockets and keeps a reference (net/socktab.c): these entries
+ * (accept, accept4 emulated; close, close_range, dup2, dup3 notified to sweep the references)
+ * replace the table's ALLOW ones in the filter (tracer/filter.c).
+ */
+const EmuEntry *net_own_socket_entries(size_t *ret_n);
 
 /* Landlock network rules (net/landlock-apply.c), called by the launcher in the child before
  * exec, so async-signal-safe: no allocation. Fills the handled network access rights and the

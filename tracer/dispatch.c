@@ -235,6 +235,7 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 			.arch = n->data.arch,
 			.nr = n->data.nr,
 			.id = n->id,
+			.listener = t->notify_fd,
 			.tracer = t,
 			.view = t->view,
 		};
