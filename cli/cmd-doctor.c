@@ -87,9 +87,11 @@ int cmd_doctor(int argc, char *argv[])
 		       "signal handlers;\n"
 		       "    sockets from outside the tree fail closed (docs/network.md "
 		       "\"In a container\");\n"
-		       "  - fcntl(F_SETOWN*), FIOSETOWN, SIOCSPGRP on another process, "
-		       "pidfd_send_signal on\n"
-		       "    another process's pidfd, inotify_add_watch: EPERM/EBADF;\n"
+		       "  - inotify instances are made by the supervisor too; F_SETOWN_EX, "
+		       "FIOSETOWN and\n"
+		       "    SIOCSPGRP work on sockets only (EPERM on other fds), F_SETOWN runs "
+		       "in the kernel\n"
+		       "    after its check; pidfd_send_signal finds the pid through fdinfo;\n"
 		       "  - getdents64: a dup of the directory fd no longer shares its offset.\n");
 	if (!f.process_vm_readv)
 		printf("\nWithout process_vm_readv/writev (containerd's profile): child memory "

@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -124,9 +125,16 @@ static int caller_socket(const EmuRequest *req, uint64_t fdarg, int *ret_fd, int
 
 	if ((int) fdarg < 0)
 		return EBADF;
-	if (rt && rt->own_sockets)
+	if (rt && rt->own_sockets) {
 		/* pidfd_getfd refused: the supervisor's own reference (net/socktab.c) */
-		return net_socks_get(rt, req, (int) fdarg, false, ret_fd, ret_domain, ret_type);
+		int r = net_socks_get(rt, req, (int) fdarg, false, ret_fd, ret_domain, ret_type);
+
+		if (r == 0 && *ret_domain == NET_KIND_INOTIFY) {
+			(void) close(*ret_fd);
+			return ENOTSOCK;
+		}
+		return r;
+	}
 	pidfd = (int) syscall(SYS_pidfd_open, req->tgid, 0);
 	if (pidfd < 0)
 		return errno == ESRCH ? ESRCH : -errno;
@@ -590,7 +598,40 @@ int net_handle_close(const EmuRequest *req, EmuDecision *d)
 	return 0;
 }
 
+/* inotify_init(2), inotify_init1(2), there: an inotify instance is an anonymous inode that
+ * cannot be reopened, and inotify_add_watch needs it (net/socktab.c, its marker) */
+int net_handle_inotify_init(const EmuRequest *req, EmuDecision *d)
+{
+	NetRuntime *rt = net_runtime_get();
+	int flags = req->nr == SYS_inotify_init1 ? (int) req->args[0] : 0, fd = -1, r;
+	uint64_t key = 0;
+
+	if (!rt || !rt->own_sockets || req->listener <= 0) {
+		d->verdict = EMU_CONTINUE;
+		return 0;
+	}
+	if (flags & ~(IN_CLOEXEC | IN_NONBLOCK))
+		return fail(d, EINVAL, NULL, false);
+	r = net_inotify_new(rt, flags, &fd, &key);
+	if (r < 0)
+		return fail(d, -r, NULL, false);
+	r = net_socks_install(req, fd, flags & IN_CLOEXEC);
+	net_socks_installed(rt, key, r >= 0);
+	(void) close(fd);
+	if (r < 0)
+		return install_fail(d, r);
+	return ret_val(d, r, NULL);
+}
+
 static const EmuEntry own_socket_entries[] = {
+	{.name = "inotify_init",
+	 .handler = net_handle_inotify_init,
+	 .support = EMU_FULL,
+	 .flags = EMU_NOTIFY},
+	{.name = "inotify_init1",
+	 .handler = net_handle_inotify_init,
+	 .support = EMU_FULL,
+	 .flags = EMU_NOTIFY},
 	{.name = "accept",
 	 .handler = net_handle_accept,
 	 .support = EMU_PARTIAL,

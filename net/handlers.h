@@ -74,6 +74,13 @@ int net_handle_close(const EmuRequest *req, EmuDecision *ret_decision);
  * replace the table's ALLOW ones in the filter (tracer/filter.c).
  */
 const EmuEntry *net_own_socket_entries(size_t *ret_n);
+int net_handle_inotify_init(const EmuRequest *req, EmuDecision *ret_decision);
+/**
+ * There: a duplicate of the socket or inotify instance behind fd of thread tid, which the
+ * supervisor made for the tree (its file-system handlers' way to such an fd), or -errno
+ * (-ENOENT: none of those).
+ */
+int net_child_object_dup(pid_t tid, int fd);
 
 /* Landlock network rules (net/landlock-apply.c), called by the launcher in the child before
  * exec, so async-signal-safe: no allocation. Fills the handled network access rights and the

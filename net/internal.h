@@ -26,11 +26,16 @@ typedef struct NetRedirect {
 	socklen_t orig_len;
 } NetRedirect;
 
+/* Table keys of inotify instances: their marker's inode with this bit */
+#define NET_KEY_INOTIFY	 (1ULL << 63)
+#define NET_KIND_INOTIFY (-1)
+
 /* A socket the supervisor created for the tree and keeps (net/socktab.c). */
 typedef struct NetSock {
-	uint64_t ino; /* what /proc/PID/fd/N reads as: "socket:[INO]" */
-	int fd;	      /* the supervisor's reference */
-	int domain, type;
+	uint64_t ino;	     /* what /proc/PID/fd/N reads as: "socket:[INO]" */
+	int fd;		     /* the supervisor's reference */
+	int fd2;	     /* an inotify instance's marker (net/socktab.c), else -1 */
+	int domain, type;    /* domain NET_KIND_INOTIFY: an inotify instance */
 	uint64_t installed;  /* the sweep epoch when ADDFD installed it; 0: not yet */
 	uint64_t keep_until; /* monotonic ns: passed in SCM_RIGHTS, kept at least until then */
 } NetSock;
@@ -120,3 +125,6 @@ int net_socks_sweep(NetRuntime *rt);
  * holds a socket outside the table that may be an inet one, -errno when a table cannot be
  * read. */
 int net_socks_shutdown_inet(NetRuntime *rt, unsigned *ret_count);
+/* A new inotify instance (inotify_init1 flags) recorded in the table with its marker; the
+ * caller installs *ret_fd and calls net_socks_installed(*ret_key). 0 or -errno. */
+int net_inotify_new(NetRuntime *rt, int flags, int *ret_fd, uint64_t *ret_key);

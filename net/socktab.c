@@ -46,7 +46,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
@@ -111,6 +113,55 @@ static uint64_t link_socket_ino(const char *link)
 	return (uint64_t) ino;
 }
 
+/*
+ * The key of an inotify instance the supervisor made: every instance is the same anonymous
+ * inode, so each gets a watch of its own on a private memfd (a "marker", watch descriptor
+ * 1, on an inode nobody else reaches, so it never reports anything), and fdinfo's watch
+ * lines name the marker's inode. 0 when fdinfo names no marker of ours' shape.
+ */
+static uint64_t fdinfo_inotify_key(const char *fdinfo_path)
+{
+	char buf[4096], *p = buf;
+	int fd = open(fdinfo_path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	(void) close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	while ((p = strstr(p, "inotify wd:"))) {
+		unsigned wd = 0;
+		unsigned long long ino = 0;
+
+		if (sscanf(p, "inotify wd:%x ino:%llx", &wd, &ino) == 2 && wd == 1)
+			return (uint64_t) ino | NET_KEY_INOTIFY;
+		p += 11;
+	}
+	return 0;
+}
+
+/* The table key of what link (read from dir/name, a /proc/.../fd entry) names: a socket's
+ * inode, an inotify instance's marker, or 0. */
+static uint64_t link_key(const char *link, const char *dir, const char *name)
+{
+	char path[160];
+	size_t l;
+
+	if (strncmp(link, "socket:[", 8) == 0)
+		return link_socket_ino(link);
+	if (strcmp(link, "anon_inode:inotify") != 0)
+		return 0;
+	/* .../fd -> .../fdinfo/NAME */
+	l = strlen(dir);
+	if (l < 3 || strcmp(dir + l - 3, "/fd") != 0)
+		return 0;
+	snprintf(path, sizeof(path), "%sinfo/%s", dir, name);
+	return fdinfo_inotify_key(path);
+}
+
 /* One fd table (a /proc/.../fd directory): every socket inode, through visit(). */
 typedef void (*FdVisit)(void *userdata, const char *dir, const char *name, uint64_t ino);
 
@@ -132,7 +183,7 @@ static int read_table(const char *path, FdVisit visit, void *userdata)
 		if (n <= 0)
 			continue; /* closed since readdir() */
 		link[n] = 0;
-		ino = link_socket_ino(link);
+		ino = link_key(link, path, de->d_name);
 		if (ino)
 			visit(userdata, path, de->d_name, ino);
 	}
@@ -211,6 +262,8 @@ static NetSock *find(NetRuntime *rt, uint64_t ino)
 static void remove_at(NetRuntime *rt, size_t i)
 {
 	(void) close(rt->socks[i].fd);
+	if (rt->socks[i].fd2 >= 0)
+		(void) close(rt->socks[i].fd2);
 	rt->socks[i] = rt->socks[--rt->n_socks];
 }
 
@@ -350,8 +403,8 @@ void net_socks_done(NetRuntime *rt)
 	pthread_mutex_unlock(&rt->sock_lock);
 	if (rt->sweeper_running)
 		(void) pthread_join(rt->sweeper_thread, NULL);
-	for (size_t i = 0; i < rt->n_socks; i++)
-		(void) close(rt->socks[i].fd);
+	while (rt->n_socks > 0)
+		remove_at(rt, rt->n_socks - 1);
 	free(rt->socks);
 	rt->socks = NULL;
 	rt->n_socks = 0;
@@ -364,7 +417,9 @@ int net_socks_add(NetRuntime *rt, int fd, int domain, int type, uint64_t *ret_in
 	struct stat st;
 	int copy, r = 0;
 
-	if (fstat(fd, &st) < 0)
+	if (domain == NET_KIND_INOTIFY) {
+		st.st_ino = (ino_t) *ret_ino; /* the marker's key */
+	} else if (fstat(fd, &st) < 0)
 		return -errno;
 	copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	if (copy < 0)
@@ -388,18 +443,14 @@ int net_socks_add(NetRuntime *rt, int fd, int domain, int type, uint64_t *ret_in
 	if (r == 0) {
 		NetSock *old = find(rt, (uint64_t) st.st_ino);
 
-		if (old) {
-			/* only after an inode number wrapped: the newest wins */
-			(void) close(old->fd);
-			*old = (NetSock){};
-			old->fd = -1;
+		if (old) /* only after an inode number wrapped: the newest wins */
 			remove_at(rt, (size_t) (old - rt->socks));
-		}
 		rt->socks[rt->n_socks++] = (NetSock){
 			.ino = (uint64_t) st.st_ino,
 			.fd = copy,
+			.fd2 = domain == NET_KIND_INOTIFY ? type : -1,
 			.domain = domain,
-			.type = type,
+			.type = domain == NET_KIND_INOTIFY ? 0 : type,
 		};
 		if (rt->n_socks >= rt->sweep_at) {
 			rt->sweep_at = MAX(rt->n_socks * 2, (size_t) 64);
@@ -444,21 +495,23 @@ int net_socks_install(const EmuRequest *req, int fd, bool cloexec)
 
 uint64_t net_socks_child_ino(pid_t tid, int childfd, int *ret_error)
 {
-	char path[64], link[64];
+	char dir[64], name[16], path[96], link[64];
 	ssize_t n;
-	uint64_t ino;
+	uint64_t key;
 
-	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int) tid, childfd);
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int) tid);
+	snprintf(name, sizeof(name), "%d", childfd);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	n = readlink(path, link, sizeof(link) - 1);
 	if (n < 0) {
 		*ret_error = errno == ENOENT ? EBADF : errno == EACCES ? EPERM : errno;
 		return 0;
 	}
 	link[n] = 0;
-	ino = link_socket_ino(link);
-	if (!ino)
-		*ret_error = ENOTSOCK;
-	return ino;
+	key = link_key(link, dir, name);
+	if (!key)
+		*ret_error = strcmp(link, "anon_inode:inotify") == 0 ? EPERM : ENOTSOCK;
+	return key;
 }
 
 int net_socks_get(NetRuntime *rt, const EmuRequest *req, int childfd, bool passed, int *ret_fd,
@@ -534,7 +587,7 @@ static void outside_visit(void *userdata, const char *dir, const char *name, uin
 	char path[128], proto[32];
 	ssize_t n;
 
-	if (o->inet || net_socks_has(o->rt, ino))
+	if (o->inet || (ino & NET_KEY_INOTIFY) || net_socks_has(o->rt, ino))
 		return;
 	/* a socket the supervisor did not create: its protocol from sockfs's xattr, read
 	 * through the link (no open needed); anything but a unix socket may be an inet one */
@@ -574,4 +627,55 @@ int net_socks_shutdown_inet(NetRuntime *rt, unsigned *ret_count)
 	if (r < 0)
 		return r;
 	return o.inet ? -EPERM : 0;
+}
+
+/* ---- inotify instances ---- */
+
+int net_inotify_new(NetRuntime *rt, int flags, int *ret_fd, uint64_t *ret_key)
+{
+	_cleanup_close_ int ifd = -1, marker = -1;
+	char path[64];
+	struct stat st;
+	int wd, r;
+
+	ifd = inotify_init1((flags & IN_NONBLOCK) | IN_CLOEXEC);
+	if (ifd < 0)
+		return -errno;
+	marker = memfd_create("sbxtrace-inotify-marker", MFD_CLOEXEC);
+	if (marker < 0 || fstat(marker, &st) < 0)
+		return -errno;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", marker);
+	wd = inotify_add_watch(ifd, path, IN_ATTRIB);
+	if (wd != 1)
+		return wd < 0 ? -errno : -EIO;
+	*ret_key = (uint64_t) st.st_ino | NET_KEY_INOTIFY;
+	r = net_socks_add(rt, ifd, NET_KIND_INOTIFY, marker, ret_key);
+	if (r < 0)
+		return r;
+	marker = -1; /* the table's now (net_socks_add keeps it as fd2) */
+	*ret_fd = TAKE_FD(ifd);
+	return 0;
+}
+
+int net_child_object_dup(pid_t tid, int childfd)
+{
+	NetRuntime *rt = net_runtime_get();
+	int error = 0, fd = -ENOENT;
+	uint64_t key;
+	NetSock *e;
+
+	if (!rt || !rt->own_sockets)
+		return -ENOENT;
+	key = net_socks_child_ino(tid, childfd, &error);
+	if (!key)
+		return -ENOENT;
+	pthread_mutex_lock(&rt->sock_lock);
+	e = find(rt, key);
+	if (e) {
+		fd = fcntl(e->fd, F_DUPFD_CLOEXEC, 3);
+		if (fd < 0)
+			fd = -errno;
+	}
+	pthread_mutex_unlock(&rt->sock_lock);
+	return fd;
 }

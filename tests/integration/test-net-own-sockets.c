@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Sockets where the supervisor creates and keeps them (pidfd_getfd refused: net/socktab.c,
+ * Sockets and inotify instances where the supervisor creates and keeps them, and the
+ * pidfd_send_signal and owner calls that need the caller's descriptors (pidfd_getfd
+ * refused: net/socktab.c,
  * docs/network.md "In a container"); meson runs it under tests/helpers/deny-syscalls docker
  * and containerd, and once as it is (the pidfd_getfd path). Each case runs this program
  * under `sbxtrace run` in loopback mode and checks what a program sees natively:
@@ -12,7 +14,10 @@
  *  - a port bound again right after its listener was closed;
  *  - sockets and a pipe passed in SCM_RIGHTS work on the other side;
  *  - a socket shared with a forked child keeps working after the parent closed it;
- *  - thousands of sockets opened and closed: no EMFILE (references are dropped).
+ *  - thousands of sockets opened and closed: no EMFILE (references are dropped);
+ *  - inotify instances: watches added through a dup and a forked child, events, 300
+ *    instances opened and closed (over the default per-user limit of 128);
+ *  - pidfd_send_signal through a pidfd of the caller's.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -23,7 +28,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/inotify.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -315,6 +323,75 @@ static int in_many(void)
 	return 0;
 }
 
+/* inotify: an instance the supervisor made (its marker, net/socktab.c), reached through a
+ * dup and in a forked child; events arrive; 300 instances opened and closed (the user's
+ * limit is 128 by default: the supervisor's references must go) */
+static int in_inotify(void)
+{
+	char dir[] = "/tmp/sbx-own-inotify-XXXXXX", path[64], buf[4096];
+	int fd, fd2, wd, status;
+	pid_t pid;
+	ssize_t n;
+
+	CHECK(mkdtemp(dir) != NULL);
+	fd = inotify_init1(IN_CLOEXEC);
+	CHECK(fd >= 0);
+	fd2 = dup(fd);
+	CHECK(fd2 >= 0);
+	wd = inotify_add_watch(fd2, dir, IN_CREATE);
+	CHECK(wd > 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		_exit(inotify_add_watch(fd, "/tmp", IN_CREATE) > 0 ? 0 : 1);
+	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	snprintf(path, sizeof(path), "%s/new", dir);
+	CHECK(close(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600)) == 0);
+	n = read(fd, buf, sizeof(buf));
+	CHECK(n >= (ssize_t) sizeof(struct inotify_event));
+	{
+		struct inotify_event *e = (struct inotify_event *) buf;
+
+		CHECK(e->wd == wd && (e->mask & IN_CREATE) && strcmp(e->name, "new") == 0);
+	}
+	close(fd);
+	close(fd2);
+	unlink(path);
+	rmdir(dir);
+	for (int i = 0; i < 300; i++) {
+		int f = inotify_init1(IN_CLOEXEC);
+
+		CHECK(f >= 0);
+		close(f);
+		if (i % 50 == 49)
+			usleep(50 * 1000); /* the sweeps after the closes */
+	}
+	return 0;
+}
+
+/* pidfd_send_signal through the caller's own pidfd of a child */
+static int in_pidfd_signal(void)
+{
+	int pfd, status;
+	pid_t pid = fork();
+
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	pfd = (int) syscall(SYS_pidfd_open, pid, 0);
+	CHECK(pfd >= 0);
+	CHECK(syscall(SYS_pidfd_send_signal, pfd, SIGTERM, NULL, 0) == 0);
+	CHECK(waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) &&
+	      WTERMSIG(status) == SIGTERM);
+	/* exited: ESRCH, as Linux says */
+	errno = 0;
+	CHECK(syscall(SYS_pidfd_send_signal, pfd, SIGTERM, NULL, 0) < 0 && errno == ESRCH);
+	close(pfd);
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
@@ -326,6 +403,8 @@ static const struct {
 	{"scm-rights", in_scm_rights},
 	{"shared-after-parent-close", in_shared_after_parent_close},
 	{"many", in_many},
+	{"inotify", in_inotify},
+	{"pidfd-signal", in_pidfd_signal},
 };
 
 static int run_inside(const char *name)
@@ -365,6 +444,8 @@ CASE(port_bound_again_after_close, 3)
 CASE(sockets_and_pipes_pass_in_scm_rights, 4)
 CASE(socket_shared_with_a_child_outlives_the_parents_close, 5)
 CASE(thousands_of_sockets_no_emfile, 6)
+CASE(inotify_instances_watch_and_go, 7)
+CASE(pidfd_send_signal_through_the_callers_pidfd, 8)
 
 int main(int argc, char *argv[])
 {
