@@ -423,13 +423,14 @@ static bool own_sockets_for(NetRuntime *rt, const EmuRequest *req)
 		struct stat a, b;
 		char path[64];
 
-		/* the command cannot change it: C made it before the filter, which denies
-		 * unshare and setns */
+		/* network.unshare may be in effect: the caller's namespace. The command cannot
+		 * change it (C made it before the filter, which denies unshare and setns), so a
+		 * result is kept; a caller whose link we may not read (non-dumpable) is not
+		 * judged for the others, and its sockets stay its own */
 		snprintf(path, sizeof(path), "/proc/%d/ns/net", (int) req->tgid);
-		v = stat(path, &a) == 0 && stat("/proc/self/ns/net", &b) == 0 &&
-				    a.st_ino == b.st_ino && a.st_dev == b.st_dev
-			    ? 1
-			    : 2;
+		if (stat(path, &a) < 0 || stat("/proc/self/ns/net", &b) < 0)
+			return false;
+		v = a.st_ino == b.st_ino && a.st_dev == b.st_dev ? 1 : 2;
 		atomic_store(&rt->netns_differs, v);
 	}
 	return v == 1;

@@ -12,6 +12,7 @@
  * without a started run (unit tests of other families) decide as mode "none" would.
  */
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "emulation/emu.h"
@@ -33,6 +34,10 @@ typedef void (*NetRatchetEvent)(void *userdata, pid_t pid, const char *path, Sen
 				NetMode from, NetMode to, unsigned sockets_shut);
 /** Sets the ratchet event callback of the started run (NULL: none). */
 void net_runtime_set_event(NetRatchetEvent fn, void *userdata);
+
+/** Whether the command may run in a network namespace of its own (network.unshare): the
+ * supervisor then checks before it creates the tree's sockets (net/socktab.c). */
+void net_runtime_set_netns_private(bool maybe);
 
 /** Stops the stub thread and frees the state; safe to call when not started. */
 void net_runtime_stop(void);

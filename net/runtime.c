@@ -60,6 +60,12 @@ void net_runtime_set_event(NetRatchetEvent fn, void *userdata)
 	runtime->event_userdata = userdata;
 }
 
+void net_runtime_set_netns_private(bool maybe)
+{
+	if (runtime)
+		atomic_store(&runtime->netns_differs, maybe ? 0 : 1);
+}
+
 void net_redirect_add(NetRuntime *rt, dev_t dev, ino_t ino, const void *orig, socklen_t len)
 {
 	NetRedirect *e = NULL;

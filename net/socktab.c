@@ -180,6 +180,14 @@ static int read_table(const char *path, FdVisit visit, void *userdata)
 		if (de->d_name[0] < '0' || de->d_name[0] > '9')
 			continue;
 		n = readlinkat(dirfd(d), de->d_name, link, sizeof(link) - 1);
+		if (n < 0 && errno != ENOENT) {
+			/* EACCES: a non-dumpable process, whose fd directory root may list
+			 * (it owns it) but whose links it may not read: out of reach */
+			int e = -errno;
+
+			(void) closedir(d);
+			return e;
+		}
 		if (n <= 0)
 			continue; /* closed since readdir() */
 		link[n] = 0;

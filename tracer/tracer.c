@@ -1021,8 +1021,12 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	r = net_runtime_start(p, keeper, tree_walk);
 	if (r < 0)
 		log_error_errno(r, "starting the network supervision");
-	else
+	else {
 		net_runtime_set_event(ratchet_event, &t);
+		/* without network.unshare the tree is in our network namespace for good (the
+		 * filter denies unshare and setns) */
+		net_runtime_set_netns_private(l.netns != 0);
+	}
 	/* The handlers that create files apply the child's umask themselves (emulation/fs.h). */
 	old_umask = umask(0);
 	sock_c_s = TAKE_FD(sp_c[0]);
