@@ -10,7 +10,8 @@
  *
  * Files: config.c (the operator's TOML), session.c (the store: ids, directories, state files,
  * idle expiry), exec.c (one execution), files.c (the file tools' resolution and I/O),
- * record.c (the session's audit log and artifacts), tools.c (the MCP tool table).
+ * record.c (the session's audit log and artifacts), install.c (code_install_package), tools.c
+ * (the MCP tool table).
  */
 
 #include <jansson.h>
@@ -34,10 +35,73 @@ typedef enum StoreCode {
 	_STORE_CODE_INVALID = -EINVAL,
 } StoreCode;
 
+/* Human approval (docs/agents.md, "Human approval"): seed 003's risk levels. */
+typedef enum RiskLevel {
+	RISK_LOW,
+	RISK_MEDIUM,
+	RISK_HIGH,
+	RISK_CRITICAL,
+	_RISK_MAX,
+	_RISK_INVALID = -EINVAL,
+} RiskLevel;
+const char *risk_level_to_string(RiskLevel r);
+RiskLevel risk_level_from_string(const char *s); /* "HIGH" or "high"; _RISK_INVALID */
+
+/* One condition on a tool call's arguments: param (a key, or a dotted path into objects;
+ * "_session.network_mode" is the session's current mode, set by the server) equals a value,
+ * or matches a POSIX extended regex (a leading "(?i)" makes it case-insensitive). */
+typedef struct ApprovalCondition {
+	char *param;
+	json_t *equals;	 /* or NULL */
+	char *matches;	 /* or NULL; compiled into re */
+	void *re;	 /* regex_t *, owned */
+} ApprovalCondition;
+
+typedef struct ApprovalRule {
+	char **tools; /* tool names the rule applies to; "*": any */
+	ApprovalCondition *conditions; /* all must hold */
+	size_t n_conditions;
+	RiskLevel risk;
+	uint64_t timeout_s; /* how long a decision is awaited; then deny */
+	char *description;
+} ApprovalRule;
+
+typedef struct ApprovalConfig {
+	bool require[_RISK_MAX]; /* levels that need a human's approval; none by default */
+	ApprovalRule *rules;	 /* the operator's, tried first */
+	size_t n_rules;
+	bool default_rules; /* then seed 003's set (true unless default_rules = false) */
+	RiskLevel default_risk; /* for a call no rule matches: HIGH */
+	char *socket;		/* [approval] socket, NULL: the runtime directory's */
+} ApprovalConfig;
+
+/** Frees the rules' contents (not the array). */
+void approval_rule_clear(ApprovalRule *r);
+/** Compiles pattern into c->re (a leading "(?i)" is REG_ICASE); -EINVAL with the reason. */
+int approval_condition_compile(ApprovalCondition *c, const char *pattern, char *err,
+			       size_t errsize);
+
 typedef struct AgentTenant {
 	char *name;  /* [A-Za-z0-9_-]{1,63}: a directory name under data_dir */
 	char *token; /* bearer token over HTTP */
 } AgentTenant;
+
+/* [packages]: code_install_package (agent/install.c). */
+typedef enum PackageManager {
+	PACKAGE_MANAGER_PIP,
+	PACKAGE_MANAGER_NPM,
+	_PACKAGE_MANAGER_MAX,
+} PackageManager;
+
+typedef struct AgentPackages {
+	bool managers[_PACKAGE_MANAGER_MAX]; /* which an agent may use */
+	char *pip_index;    /* NULL: the host's pip configuration, else pip's default */
+	char *npm_registry; /* NULL: `npm config get registry` */
+	char **registries;  /* other URLs an agent may name in `registry` */
+	char **allow;	    /* more destinations opened with every install ("host:port") */
+	uint64_t timeout_s; /* of one install (wall and CPU time) */
+	bool install_scripts; /* npm lifecycle scripts, pip builds from source */
+} AgentPackages;
 
 typedef struct AgentConfig {
 	char *path;	      /* the file it came from, NULL: defaults */
@@ -47,13 +111,19 @@ typedef struct AgentConfig {
 	uint64_t idle_timeout_s;
 	uint64_t max_sessions; /* per tenant */
 	StoreCode store_code;
+	bool audit_syscalls; /* executions write the run's audit log, merged into audit.jsonl */
 	AgentLimits max_limits; /* the most an agent may ask for */
 	bool net_modes[_NET_MODE_MAX];
 	char **allowed_domains; /* entries an agent may list in allowlist mode ("*.pypi.org:443") */
 	char **trusted;		/* the allowlist left after a confidential level, may be empty */
+	bool net_ask;		/* [network] unlisted = "ask": sessions' connects outside their
+				 * allowlist are held for a decision (docs/agents.md) */
+	uint64_t net_ask_timeout_s; /* 0: the policy's default (30 s) */
 	AgentTenant *tenants;
 	size_t n_tenants;
 	char **allowed_hosts, **allowed_origins; /* HTTP: besides loopback */
+	ApprovalConfig approval;
+	AgentPackages packages;
 } AgentConfig;
 
 /**
@@ -67,6 +137,17 @@ AgentConfig *agent_config_free(AgentConfig *c);
 /** The tenant whose token this is (constant-time compare), or NULL. */
 const char *agent_config_tenant_for_token(const AgentConfig *c, const char *token);
 
+/**
+ * The allowlist entry ("host:port", "1.2.3.4:port", "[::1]:port") that an index or registry
+ * URL needs: http or https, a host name, IPv4 address or [IPv6], an optional port, then a
+ * path of printable ASCII without quotes, backslashes or spaces. 0, or -EINVAL for any other
+ * URL. ret may be NULL (a check only). agent/install.c.
+ */
+int install_url_allow_entry(const char *url, char *ret, size_t size);
+/** A packages.allow entry: HOST:PORTS, *.DOMAIN:PORTS, ADDRESS:PORTS or [IPV6]:PORTS (a port
+ * or N-M). */
+bool install_allow_entry_ok(const char *entry);
+
 typedef struct Agent Agent;
 
 /**
@@ -78,6 +159,21 @@ int agent_new(const AgentConfig *config, const char *self_exe, Agent **ret, char
 	      size_t errsize);
 /** Stops the reaper, kills what still runs; sessions stay on disk. NULL is fine. */
 void agent_free(Agent *a);
+
+/**
+ * Human approval: when the config requires approval for some level (or socket_path is
+ * given), listens on the approval socket (socket_path, else the config's, else
+ * $XDG_RUNTIME_DIR/sbxtrace/approval-PID.sock) and makes agent_register_tools() guard each
+ * tool. Call before agent_register_tools(). *ret_socket: the socket's path (borrowed), NULL
+ * when approval is off.
+ */
+int agent_approval_start(Agent *a, const char *socket_path, const char **ret_socket,
+			 char *reterr, size_t errsize);
+/** The directory of the default approval sockets (owned): $XDG_RUNTIME_DIR/sbxtrace,
+ * /run/user/UID/sbxtrace, else /tmp/sbxtrace-UID. */
+char *agent_approval_socket_dir(void);
+/** Denies what waits, stops the socket (before agent_free). NULL-safe. */
+void agent_approval_stop(Agent *a);
 
 /** Registers the agent's tools (code_*) on server s. */
 int agent_register_tools(Agent *a, McpServer *s);

@@ -136,11 +136,26 @@ static int get_uint(Ctx *x, const TomlValue *t, const char *section, const char 
 	return 0;
 }
 
+static int get_bool(Ctx *x, const TomlValue *t, const char *section, const char *key, bool *ret)
+{
+	const TomlValue *v = toml_table_get(t, key);
+	char k[128];
+
+	if (!v)
+		return 0;
+	snprintf(k, sizeof(k), "%s.%s", section, key);
+	if (v->type != TOML_BOOL)
+		return fail(x, v, k, "must be true or false");
+	*ret = v->boolean;
+	return 0;
+}
+
 static int parse_server(Ctx *x, const TomlValue *t, AgentConfig *c)
 {
 	static const char *const known[] = {"data_dir",	    "default_policy",  "policies",
 					    "idle_timeout", "max_sessions",    "store_code",
-					    "allowed_hosts", "allowed_origins", NULL};
+					    "allowed_hosts", "allowed_origins", "audit_syscalls",
+					    NULL};
 	_cleanup_free_ char *idle = NULL, *store = NULL;
 	const TomlValue *v;
 	int r;
@@ -154,7 +169,8 @@ static int parse_server(Ctx *x, const TomlValue *t, AgentConfig *c)
 	    (r = get_uint(x, t, "server", "max_sessions", &c->max_sessions)) < 0 ||
 	    (r = get_strv(x, t, "server", "allowed_hosts", &c->allowed_hosts)) < 0 ||
 	    (r = get_strv(x, t, "server", "allowed_origins", &c->allowed_origins)) < 0 ||
-	    (r = get_string(x, t, "server", "store_code", &store)) < 0)
+	    (r = get_string(x, t, "server", "store_code", &store)) < 0 ||
+	    (r = get_bool(x, t, "server", "audit_syscalls", &c->audit_syscalls)) < 0)
 		return r;
 	v = toml_table_get(t, "idle_timeout");
 	if (v) {
@@ -201,14 +217,25 @@ static int parse_limits(Ctx *x, const TomlValue *t, AgentLimits *l)
 
 static int parse_network(Ctx *x, const TomlValue *t, AgentConfig *c)
 {
-	static const char *const known[] = {"modes", "allowed_domains", "trusted", NULL};
+	static const char *const known[] = {"modes", "allowed_domains", "trusted", "unlisted",
+					    "ask_timeout", NULL};
 	_cleanup_(strv_freep) char **modes = NULL;
+	_cleanup_free_ char *unlisted = NULL;
 	int r = check_keys(x, t, "network", known);
 
 	if (r < 0 || (r = get_strv(x, t, "network", "modes", &modes)) < 0 ||
 	    (r = get_strv(x, t, "network", "allowed_domains", &c->allowed_domains)) < 0 ||
-	    (r = get_strv(x, t, "network", "trusted", &c->trusted)) < 0)
+	    (r = get_strv(x, t, "network", "trusted", &c->trusted)) < 0 ||
+	    (r = get_string(x, t, "network", "unlisted", &unlisted)) < 0 ||
+	    (r = get_uint(x, t, "network", "ask_timeout", &c->net_ask_timeout_s)) < 0)
 		return r;
+	if (unlisted && !streq(unlisted, "deny") && !streq(unlisted, "ask"))
+		return fail(x, toml_table_get(t, "unlisted"), "network.unlisted",
+			    "must be \"deny\" or \"ask\"");
+	c->net_ask = unlisted && streq(unlisted, "ask");
+	if (toml_table_get(t, "ask_timeout") && (c->net_ask_timeout_s < 1 || c->net_ask_timeout_s > 3600))
+		return fail(x, toml_table_get(t, "ask_timeout"), "network.ask_timeout",
+			    "must be seconds from 1 to 3600");
 	if (modes) {
 		for (size_t i = 0; i < _NET_MODE_MAX; i++)
 			c->net_modes[i] = false;
@@ -222,6 +249,75 @@ static int parse_network(Ctx *x, const TomlValue *t, AgentConfig *c)
 			c->net_modes[m] = true;
 		}
 		c->net_modes[NET_MODE_NONE] = true; /* "off" is always allowed */
+	}
+	return 0;
+}
+
+/* An index or registry URL: http or https, a host name, an IPv4 address or [IPv6], an
+ * optional port, a path of printable characters. Checked again by install.c, which derives
+ * the allowlist entry from it. */
+static bool url_ok(const char *u)
+{
+	return install_url_allow_entry(u, NULL, 0) == 0;
+}
+
+static int parse_packages(Ctx *x, const TomlValue *t, AgentPackages *p)
+{
+	static const char *const known[] = {"managers", "pip_index", "npm_registry", "registries",
+					    "allow", "timeout", "install_scripts", NULL};
+	_cleanup_(strv_freep) char **managers = NULL;
+	const TomlValue *v;
+	int r = check_keys(x, t, "packages", known);
+
+	if (r < 0 || (r = get_strv(x, t, "packages", "managers", &managers)) < 0 ||
+	    (r = get_string(x, t, "packages", "pip_index", &p->pip_index)) < 0 ||
+	    (r = get_string(x, t, "packages", "npm_registry", &p->npm_registry)) < 0 ||
+	    (r = get_strv(x, t, "packages", "registries", &p->registries)) < 0 ||
+	    (r = get_strv(x, t, "packages", "allow", &p->allow)) < 0)
+		return r;
+	if (managers) {
+		p->managers[PACKAGE_MANAGER_PIP] = p->managers[PACKAGE_MANAGER_NPM] = false;
+		for (size_t i = 0; managers[i]; i++) {
+			if (streq(managers[i], "pip"))
+				p->managers[PACKAGE_MANAGER_PIP] = true;
+			else if (streq(managers[i], "npm"))
+				p->managers[PACKAGE_MANAGER_NPM] = true;
+			else
+				return fail(x, toml_table_get(t, "managers"), "packages.managers",
+					    "'%.32s' is not a package manager (pip, npm)", managers[i]);
+		}
+	}
+	if (p->pip_index && !url_ok(p->pip_index))
+		return fail(x, toml_table_get(t, "pip_index"), "packages.pip_index",
+			    "must be an http:// or https:// URL with a host name or address");
+	if (p->npm_registry && !url_ok(p->npm_registry))
+		return fail(x, toml_table_get(t, "npm_registry"), "packages.npm_registry",
+			    "must be an http:// or https:// URL with a host name or address");
+	for (size_t i = 0; p->registries && p->registries[i]; i++)
+		if (!url_ok(p->registries[i]))
+			return fail(x, toml_table_get(t, "registries"), "packages.registries",
+				    "'%.200s' is not an http:// or https:// URL with a host name or "
+				    "address", p->registries[i]);
+	for (size_t i = 0; p->allow && p->allow[i]; i++)
+		if (!install_allow_entry_ok(p->allow[i]))
+			return fail(x, toml_table_get(t, "allow"), "packages.allow",
+				    "'%.200s' is not HOST:PORT, ADDRESS:PORT or [IPV6]:PORT",
+				    p->allow[i]);
+	v = toml_table_get(t, "timeout");
+	if (v) {
+		uint64_t ms;
+
+		if (v->type != TOML_STRING || policy_parse_duration_ms(v->str.ptr, &ms) < 0 ||
+		    ms < 1000 || ms > 24 * 3600 * 1000ull)
+			return fail(x, v, "packages.timeout",
+				    "must be a duration from 1s to 24h, like \"5m\"");
+		p->timeout_s = ms / 1000;
+	}
+	v = toml_table_get(t, "install_scripts");
+	if (v) {
+		if (v->type != TOML_BOOL)
+			return fail(x, v, "packages.install_scripts", "must be true or false");
+		p->install_scripts = v->boolean;
 	}
 	return 0;
 }
@@ -274,6 +370,170 @@ static int parse_tenants(Ctx *x, const TomlValue *arr, AgentConfig *c)
 	return 0;
 }
 
+/* A TOML value as JSON (for `equals`): strings, integers, floats, booleans. */
+static json_t *toml_to_json(const TomlValue *v)
+{
+	switch (v->type) {
+	case TOML_STRING:
+		return json_stringn(v->str.ptr, v->str.len);
+	case TOML_INTEGER:
+		return json_integer(v->integer);
+	case TOML_FLOAT:
+		return json_real(v->flt);
+	case TOML_BOOL:
+		return json_boolean(v->boolean);
+	default:
+		return NULL;
+	}
+}
+
+static int parse_condition(Ctx *x, const TomlValue *t, ApprovalCondition *c)
+{
+	static const char *const known[] = {"param", "equals", "matches", NULL};
+	const TomlValue *eq = toml_table_get(t, "equals");
+	_cleanup_free_ char *matches = NULL;
+	char err[200];
+	int r;
+
+	if (t->type != TOML_TABLE)
+		return fail(x, t, "approval.rule.conditions",
+			    "must be an array of tables like { param = \"code\", matches = \"…\" }");
+	r = check_keys(x, t, "approval.rule.conditions", known);
+	if (r < 0 || (r = get_string(x, t, "approval.rule.conditions", "param", &c->param)) < 0 ||
+	    (r = get_string(x, t, "approval.rule.conditions", "matches", &matches)) < 0)
+		return r;
+	if (!c->param || !*c->param)
+		return fail(x, t, "approval.rule.conditions.param", "each condition needs a param");
+	if (!!eq == !!matches)
+		return fail(x, t, "approval.rule.conditions",
+			    "give either equals (a value) or matches (a regex)");
+	if (eq) {
+		c->equals = toml_to_json(eq);
+		if (!c->equals)
+			return fail(x, eq, "approval.rule.conditions.equals",
+				    "must be a string, a number or a boolean");
+	} else {
+		r = approval_condition_compile(c, matches, err, sizeof(err));
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0)
+			return fail(x, toml_table_get(t, "matches"), "approval.rule.conditions.matches",
+				    "%s", err);
+	}
+	return 0;
+}
+
+static int parse_rule(Ctx *x, const TomlValue *t, ApprovalRule *rule)
+{
+	static const char *const known[] = {"tool",	   "tools",	  "risk",
+					    "timeout",	   "description", "conditions", NULL};
+	const TomlValue *v, *conds;
+	_cleanup_free_ char *tool = NULL, *risk = NULL;
+	int r;
+
+	if (t->type != TOML_TABLE)
+		return fail(x, t, "approval.rule", "must be a table ([[approval.rule]])");
+	r = check_keys(x, t, "approval.rule", known);
+	if (r < 0 || (r = get_string(x, t, "approval.rule", "tool", &tool)) < 0 ||
+	    (r = get_strv(x, t, "approval.rule", "tools", &rule->tools)) < 0 ||
+	    (r = get_string(x, t, "approval.rule", "risk", &risk)) < 0 ||
+	    (r = get_string(x, t, "approval.rule", "description", &rule->description)) < 0)
+		return r;
+	if (tool) {
+		if (!rule->tools && !(rule->tools = calloc(1, sizeof(char *))))
+			return -ENOMEM;
+		if (strv_push(&rule->tools, tool) < 0)
+			return -ENOMEM;
+	}
+	if (!rule->tools || !rule->tools[0])
+		return fail(x, t, "approval.rule.tool", "each rule names a tool (or tools = [...])");
+	if (!risk || (rule->risk = risk_level_from_string(risk)) < 0)
+		return fail(x, t, "approval.rule.risk",
+			    "each rule needs a risk: LOW, MEDIUM, HIGH or CRITICAL");
+	v = toml_table_get(t, "timeout");
+	if (v) {
+		uint64_t ms;
+
+		if (v->type == TOML_INTEGER && v->integer > 0)
+			rule->timeout_s = (uint64_t) v->integer;
+		else if (v->type == TOML_STRING && policy_parse_duration_ms(v->str.ptr, &ms) >= 0 &&
+			 ms >= 1000)
+			rule->timeout_s = ms / 1000;
+		else
+			return fail(x, v, "approval.rule.timeout",
+				    "must be a duration of at least 1s, like \"60s\", or seconds");
+	}
+	conds = toml_table_get(t, "conditions");
+	if (conds) {
+		if (conds->type != TOML_ARRAY)
+			return fail(x, conds, "approval.rule.conditions",
+				    "must be an array of tables like { param = \"code\", matches = \"…\" }");
+		rule->conditions = calloc(conds->array.n + 1, sizeof(*rule->conditions));
+		if (!rule->conditions)
+			return -ENOMEM;
+		for (size_t i = 0; i < conds->array.n; i++) {
+			r = parse_condition(x, conds->array.items[i], &rule->conditions[i]);
+			rule->n_conditions = i + 1;
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+static int parse_approval(Ctx *x, const TomlValue *t, AgentConfig *c)
+{
+	static const char *const known[] = {"require", "rule",	 "default_rules",
+					    "default_risk", "socket", NULL};
+	_cleanup_(strv_freep) char **require = NULL;
+	_cleanup_free_ char *dflt = NULL;
+	const TomlValue *v;
+	int r;
+
+	if (t->type != TOML_TABLE)
+		return fail(x, t, "approval", "must be a table");
+	r = check_keys(x, t, "approval", known);
+	if (r < 0 || (r = get_strv(x, t, "approval", "require", &require)) < 0 ||
+	    (r = get_string(x, t, "approval", "default_risk", &dflt)) < 0 ||
+	    (r = get_string(x, t, "approval", "socket", &c->approval.socket)) < 0)
+		return r;
+	for (size_t i = 0; require && require[i]; i++) {
+		RiskLevel l = risk_level_from_string(require[i]);
+
+		if (l < 0)
+			return fail(x, toml_table_get(t, "require"), "approval.require",
+				    "'%.32s' is not a level (LOW, MEDIUM, HIGH, CRITICAL)", require[i]);
+		c->approval.require[l] = true;
+	}
+	if (dflt && (c->approval.default_risk = risk_level_from_string(dflt)) < 0)
+		return fail(x, toml_table_get(t, "default_risk"), "approval.default_risk",
+			    "must be LOW, MEDIUM, HIGH or CRITICAL");
+	v = toml_table_get(t, "default_rules");
+	if (v) {
+		if (v->type != TOML_BOOL)
+			return fail(x, v, "approval.default_rules", "must be true or false");
+		c->approval.default_rules = v->boolean;
+	}
+	if (c->approval.socket && c->approval.socket[0] != '/')
+		return fail(x, toml_table_get(t, "socket"), "approval.socket",
+			    "must be an absolute path");
+	v = toml_table_get(t, "rule");
+	if (v) {
+		if (v->type != TOML_ARRAY)
+			return fail(x, v, "approval.rule", "must be an array of tables ([[approval.rule]])");
+		c->approval.rules = calloc(v->array.n + 1, sizeof(*c->approval.rules));
+		if (!c->approval.rules)
+			return -ENOMEM;
+		for (size_t i = 0; i < v->array.n; i++) {
+			r = parse_rule(x, v->array.items[i], &c->approval.rules[i]);
+			c->approval.n_rules = i + 1;
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
 static int set_defaults(AgentConfig *c)
 {
 	static const char *const presets[] = {"standard", "strict", "python", "node", "shell",
@@ -292,6 +552,10 @@ static int set_defaults(AgentConfig *c)
 				      .output_kb = 64 * 1024};
 	c->net_modes[NET_MODE_NONE] = true;
 	c->net_modes[NET_MODE_LOOPBACK] = true;
+	c->approval.default_rules = true;
+	c->approval.default_risk = RISK_HIGH;
+	c->packages.managers[PACKAGE_MANAGER_PIP] = c->packages.managers[PACKAGE_MANAGER_NPM] = true;
+	c->packages.timeout_s = 300;
 	return c->default_policy && c->policies ? 0 : -ENOMEM;
 }
 
@@ -312,7 +576,8 @@ int agent_config_load(const char *path, const char *data_dir, AgentConfig **ret,
 	if (r < 0)
 		goto fail;
 	if (path) {
-		static const char *const known[] = {"server", "limits", "network", "tenant", NULL};
+		static const char *const known[] = {"server", "limits", "network", "packages",
+						    "tenant", "approval", NULL};
 		const TomlValue *v;
 
 		c->path = strdup(path);
@@ -336,7 +601,12 @@ int agent_config_load(const char *path, const char *data_dir, AgentConfig **ret,
 			goto fail;
 		if ((v = toml_table_get(root, "network")) && (r = parse_network(&x, v, c)) < 0)
 			goto fail;
+		if ((v = toml_table_get(root, "packages")) &&
+		    (r = parse_packages(&x, v, &c->packages)) < 0)
+			goto fail;
 		if ((v = toml_table_get(root, "tenant")) && (r = parse_tenants(&x, v, c)) < 0)
+			goto fail;
+		if ((v = toml_table_get(root, "approval")) && (r = parse_approval(&x, v, c)) < 0)
 			goto fail;
 		if (c->default_policy && !strv_contains(c->policies, c->default_policy)) {
 			r = fail(&x, toml_table_get(toml_table_get(root, "server"), "default_policy"),
@@ -385,11 +655,19 @@ AgentConfig *agent_config_free(AgentConfig *c)
 	strv_free(c->trusted);
 	strv_free(c->allowed_hosts);
 	strv_free(c->allowed_origins);
+	free(c->packages.pip_index);
+	free(c->packages.npm_registry);
+	strv_free(c->packages.registries);
+	strv_free(c->packages.allow);
 	for (size_t i = 0; i < c->n_tenants; i++) {
 		free(c->tenants[i].name);
 		free(c->tenants[i].token);
 	}
 	free(c->tenants);
+	for (size_t i = 0; i < c->approval.n_rules; i++)
+		approval_rule_clear(&c->approval.rules[i]);
+	free(c->approval.rules);
+	free(c->approval.socket);
 	free(c);
 	return NULL;
 }

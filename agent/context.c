@@ -50,7 +50,12 @@
 #define FRAME_MAGIC   "\x1eSBX"
 #define FRAME_END     '\x1f'
 #define PROGRESS_MS   250
+#define HEARTBEAT_MS  2000
 #define FRAME_MAX     (64u << 20)
+/* Each context is a live `sbxtrace run` and an interpreter (tens of MiB): without a bound, one
+ * session could hold any number of them by naming new context_ids (max_sessions bounds only
+ * sessions). code_reset_context makes room. */
+#define CONTEXTS_MAX  8
 
 extern char **environ;
 
@@ -65,6 +70,11 @@ struct Context {
 	bool dead;
 	volatile bool killed; /* killed from outside (destroy, ratchet): remade on next use */
 	uint64_t count; /* executions so far */
+	/* [server] audit_syscalls: the run's --audit log, merged into audit.jsonl after each
+	 * call (record_import_run_log) */
+	char *audit_path;
+	char run_id[128];
+	uint64_t audit_off, audit_n;
 };
 
 /* ---- the spawner ---- */
@@ -207,6 +217,7 @@ void context_free_all(Session *s)
 		s->contexts = c->next;
 		context_kill(c);
 		pthread_mutex_destroy(&c->lock);
+		free(c->audit_path);
 		free(c);
 	}
 }
@@ -234,8 +245,14 @@ int context_reset(Session *s, const char *language, const char *id)
 			(void) kill(c->pid, SIGKILL);
 			pthread_mutex_lock(&c->lock); /* a running execution ends with the kill */
 			context_kill(c);
+			if (c->audit_path) {
+				record_import_run_log(s, c->audit_path, &c->audit_off, &c->audit_n,
+						      c->run_id);
+				(void) unlink(c->audit_path);
+			}
 			pthread_mutex_unlock(&c->lock);
 			pthread_mutex_destroy(&c->lock);
+			free(c->audit_path);
 			free(c);
 			n++;
 			pthread_mutex_lock(&s->lock);
@@ -265,7 +282,7 @@ static int context_start(Session *s, Context *c, char *err, size_t errsize)
 	const char *interp = NULL, *file = NULL, *text = NULL;
 	_cleanup_free_ char *host = NULL, *vpath = NULL, *ws = NULL, *policy = NULL;
 	int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1}, res[2] = {-1, -1};
-	char *argv[20];
+	char *argv[24];
 	size_t argc = 0;
 	pid_t pid;
 
@@ -296,7 +313,8 @@ static int context_start(Session *s, Context *c, char *err, size_t errsize)
 	{
 		/* the driver as this binary carries it, written anew (never a file the code made:
 		 * run/ is read-only inside) */
-		_cleanup_free_ char *tmp = strdup_printf("%s.tmp", host);
+		/* unique: two contexts of one language may start at once */
+		_cleanup_free_ char *tmp = strdup_printf("%s.%d.%p.tmp", host, (int) gettid(), (void *) c);
 		_cleanup_close_ int fd = tmp ? open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644) : -1;
 
 		if (fd < 0 || write_all(fd, text, strlen(text)) < 0 || rename(tmp, host) < 0) {
@@ -328,6 +346,18 @@ static int context_start(Session *s, Context *c, char *err, size_t errsize)
 	argv[argc++] = (char *) "3";
 	argv[argc++] = (char *) "-w";
 	argv[argc++] = ws;
+	free(c->audit_path);
+	c->audit_path = NULL;
+	if (s->agent->config->audit_syscalls) {
+		snprintf(c->run_id, sizeof(c->run_id), "context-%s-%s-%llu", c->language, c->id,
+			 (unsigned long long) (now_realtime_ns() / 1000));
+		c->audit_off = c->audit_n = 0;
+		c->audit_path = record_run_log_path(s, c->run_id);
+		if (c->audit_path) {
+			argv[argc++] = (char *) "--audit";
+			argv[argc++] = c->audit_path;
+		}
+	}
 	argv[argc++] = (char *) "-s";
 	argv[argc++] = (char *) "limits.wall_time=" CONTEXT_WALL;
 	argv[argc++] = policy;
@@ -368,18 +398,22 @@ static int context_start(Session *s, Context *c, char *err, size_t errsize)
 }
 
 /* The context for (language, id), made if missing; with a reference on nothing: contexts
- * live as long as the session. */
-static Context *context_get(Session *s, const char *language, const char *id)
+ * live as long as the session. NULL with *full set when the session has CONTEXTS_MAX. */
+static Context *context_get(Session *s, const char *language, const char *id, bool *full)
 {
 	char key[96];
 	Context *c;
+	size_t n = 0;
 
+	*full = false;
 	snprintf(key, sizeof(key), "%s/%s", language, id);
 	pthread_mutex_lock(&s->lock);
-	for (c = s->contexts; c; c = c->next)
+	for (c = s->contexts; c; c = c->next, n++)
 		if (streq(c->key, key))
 			break;
-	if (!c) {
+	if (!c && n >= CONTEXTS_MAX)
+		*full = true;
+	else if (!c) {
 		c = calloc(1, sizeof(*c));
 		if (c) {
 			snprintf(c->key, sizeof(c->key), "%s", key);
@@ -467,9 +501,11 @@ static json_t *json_text(const char *p, size_t len)
  * for id when one is complete. */
 typedef struct Parser {
 	Buf pending;
+	size_t frame_max; /* an unterminated frame may hold at most this much */
 	Buf *out;
 	uint64_t id;
 	json_t *done;
+	bool barrier; /* the err-done frame of id came (stderr's parser) */
 } Parser;
 
 static void parse(Parser *P)
@@ -507,12 +543,15 @@ static void parse(Parser *P)
 				json_t *f = json_loadb(m + 4, (size_t) (end - m - 4), 0, NULL);
 				const char *t = json_string_value(json_object_get(f, "t"));
 
-				if (t && streq(t, "done") &&
-				    (uint64_t) json_integer_value(json_object_get(f, "id")) == P->id &&
-				    !P->done)
+				bool mine = (uint64_t) json_integer_value(json_object_get(f, "id")) == P->id;
+
+				if (t && streq(t, "done") && mine && !P->done)
 					P->done = f;
-				else
+				else {
+					if (t && streq(t, "err-done") && mine)
+						P->barrier = true;
 					json_decref(f);
+				}
 			}
 			used = (size_t) (end + 1 - p);
 			memmove(p, p + used, len - used);
@@ -538,7 +577,7 @@ static bool drain(int fd, Buf *into, Parser *P)
 		if (P) {
 			size_t cap = P->pending.max;
 
-			P->pending.max = FRAME_MAX;
+			P->pending.max = P->frame_max ? P->frame_max : FRAME_MAX;
 			buf_add(&P->pending, tmp, (size_t) n);
 			P->pending.max = cap;
 			parse(P);
@@ -593,18 +632,21 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 	Context *c;
 	_cleanup_free_ char *code64 = NULL, *req = NULL;
 	Buf out = {}, errb = {};
-	Parser P = {.out = &out};
+	Parser P = {.out = &out}, E = {.out = &errb};
 	Interrupt intr = {};
 	uint64_t start = now_monotonic_ns(), timeout_ms, deadline, grace_until = 0, last_progress = 0;
-	uint64_t kill_grace_ms;
+	uint64_t kill_grace_ms, barrier_until = 0;
 	size_t sent_out = 0, sent_err = 0;
-	bool interrupted = false, died = false, restarted = false;
+	bool interrupted = false, died = false, restarted = false, full;
 	json_t *res, *death = NULL, *notices;
 	int status = 0, r;
 
 	if (!pol)
 		return -EINVAL;
 	out.max = errb.max = pol->limits.output == LIMIT_UNSET ? (64u << 20) : pol->limits.output;
+	/* a frame is small (results, an error); a figure is a few hundred KiB: bound what an
+	 * unterminated one can make us hold by the session's output limit */
+	P.frame_max = E.frame_max = MIN((size_t) FRAME_MAX, (size_t) out.max + (4u << 20));
 	kill_grace_ms = pol->limits.kill_grace_ms;
 	timeout_ms = p->timeout_s ? p->timeout_s * 1000
 				  : (pol->limits.wall_time_ms == LIMIT_UNSET ? 0 : pol->limits.wall_time_ms);
@@ -617,7 +659,14 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 			 (unsigned long long) (pol->limits.wall_time_ms / 1000));
 		return -EINVAL;
 	}
-	c = context_get(s, p->language, context_id);
+	c = context_get(s, p->language, context_id, &full);
+	if (!c && full) {
+		snprintf(err, errsize,
+			 "this session already has %d interpreter contexts, the most it may hold; "
+			 "end one with code_reset_context, or run with fresh: true",
+			 CONTEXTS_MAX);
+		return -EUSERS;
+	}
 	if (!c)
 		return -ENOMEM;
 	pthread_mutex_lock(&c->lock);
@@ -636,7 +685,7 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 		}
 	}
 	intr.c = c;
-	P.id = ++c->count;
+	P.id = E.id = ++c->count;
 	code64 = b64(p->code);
 	req = code64 ? strdup_printf("%llu %s\n", (unsigned long long) P.id, code64) : NULL;
 	if (!req) {
@@ -651,7 +700,10 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 		died = true;
 	deadline = timeout_ms ? start / 1000000 + timeout_ms : UINT64_MAX;
 
-	while (!died && !P.done) {
+	/* until the done frame on stdout, and the barrier frame on stderr that the driver wrote
+	 * just before it (the run relays the two streams through pipes of their own, so stderr
+	 * can arrive after stdout's frame); the barrier is awaited at most a second */
+	while (!died && (!P.done || (!E.barrier && now_monotonic_ns() / 1000000 < barrier_until))) {
 		struct pollfd pf[2] = {{.fd = c->out_fd, .events = POLLIN},
 				       {.fd = c->err_fd, .events = POLLIN}};
 		uint64_t now;
@@ -659,8 +711,10 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 		(void) poll(pf, 2, 100);
 		if (drain(c->out_fd, NULL, &P))
 			died = true;
-		(void) drain(c->err_fd, &errb, NULL);
+		(void) drain(c->err_fd, NULL, &E);
 		now = now_monotonic_ns() / 1000000;
+		if (P.done && !barrier_until)
+			barrier_until = now + 1000;
 		if (!interrupted && (now >= deadline || intr.cancelled)) {
 			interrupted = true;
 			(void) kill(c->pid, SIGINT);
@@ -672,6 +726,12 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 		if (waitpid(c->pid, &status, WNOHANG) == c->pid) {
 			c->pid = -1;
 			died = true;
+		}
+		if (now - last_progress >= HEARTBEAT_MS && out.len == sent_out && errb.len == sent_err) {
+			/* a heartbeat while the code is silent: clients that reset their request
+			 * timeout on progress keep waiting */
+			mcp_call_progress(call, (double) (now - start / 1000000), 0, NULL);
+			last_progress = now;
 		}
 		if (now - last_progress >= PROGRESS_MS &&
 		    (out.len > sent_out || errb.len > sent_err)) {
@@ -689,7 +749,7 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 		}
 	}
 	mcp_call_on_cancel(call, NULL, NULL);
-	(void) drain(c->err_fd, &errb, NULL);
+	(void) drain(c->err_fd, NULL, &E);
 	if (died) {
 		if (c->pid > 0) {
 			(void) kill(c->pid, SIGKILL);
@@ -697,10 +757,18 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 			c->pid = -1;
 		}
 		(void) drain(c->out_fd, NULL, &P);
-		(void) drain(c->err_fd, &errb, NULL);
+		(void) drain(c->err_fd, NULL, &E);
 		death = death_result(c);
 		context_close(c);
 		c->dead = true;
+	}
+	if (c->audit_path) {
+		record_import_run_log(s, c->audit_path, &c->audit_off, &c->audit_n, c->run_id);
+		if (died) {
+			(void) unlink(c->audit_path);
+			free(c->audit_path);
+			c->audit_path = NULL;
+		}
 	}
 	pthread_mutex_unlock(&c->lock);
 	pthread_mutex_lock(&s->lock);
@@ -718,6 +786,8 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 	free(out.p);
 	free(errb.p);
 	free(P.pending.p);
+	free(E.pending.p);
+	json_decref(E.done);
 	if (!res) {
 		json_decref(P.done);
 		json_decref(death);

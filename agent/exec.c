@@ -31,6 +31,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,6 +41,7 @@
 
 #define RESULT_MAX_BYTES (96u << 20) /* the JSON result: output limit plus escaping */
 #define ERR_MAX_BYTES	 (64u << 10)
+#define HEARTBEAT_MS	 2000 /* progress while waiting, for clients that reset their timeout on it */
 
 extern char **environ;
 
@@ -151,7 +153,7 @@ typedef struct Spawned {
 	int out, err;
 } Spawned;
 
-static int spawn(const char *exe, char *const *argv, int stdin_fd, Spawned *ret)
+static int spawn(const char *exe, char *const *argv, int stdin_fd, int fd3, Spawned *ret)
 {
 	int po[2] = {-1, -1}, pe[2] = {-1, -1};
 	pid_t ppid = getpid(), pid;
@@ -181,7 +183,13 @@ static int spawn(const char *exe, char *const *argv, int stdin_fd, Spawned *ret)
 		(void) sigprocmask(SIG_SETMASK, &none, NULL);
 		if (dup2(stdin_fd, 0) < 0 || dup2(po[1], 1) < 0 || dup2(pe[1], 2) < 0)
 			_exit(125);
-		(void) syscall(SYS_close_range, 3, ~0U, 0);
+		if (fd3 >= 0) {
+			/* the run's --approval-fd 3 (held connects) */
+			if (fd3 == 3 ? fcntl(3, F_SETFD, 0) < 0 : dup2(fd3, 3) < 0)
+				_exit(125);
+			(void) syscall(SYS_close_range, 4, ~0U, 0);
+		} else
+			(void) syscall(SYS_close_range, 3, ~0U, 0);
 		execve(exe, argv, environ);
 		_exit(127);
 	}
@@ -192,9 +200,13 @@ static int spawn(const char *exe, char *const *argv, int stdin_fd, Spawned *ret)
 }
 
 /* Reads both pipes to their end (bounded; the rest is drained and dropped). */
-static void collect(Spawned *sp, char **ret_out, size_t *ret_out_len, char **ret_err,
-		    size_t *ret_err_len)
+/* Reads both pipes to their end (bounded; the rest is drained and dropped). While waiting,
+ * a heartbeat every HEARTBEAT_MS through call's progress (when the client asked for
+ * progress): the output itself comes only at the end, in the result. */
+static void collect(Spawned *sp, McpCall *call, char **ret_out, size_t *ret_out_len,
+		    char **ret_err, size_t *ret_err_len)
 {
+	uint64_t start = now_monotonic_ns() / 1000000, last = start;
 	struct {
 		int fd;
 		char *buf;
@@ -213,10 +225,18 @@ static void collect(Spawned *sp, char **ret_out, size_t *ret_out_len, char **ret
 				pf[n] = (struct pollfd){.fd = s[i].fd, .events = POLLIN};
 				map[n++] = i;
 			}
-		if (poll(pf, n, -1) < 0) {
+		if (poll(pf, n, HEARTBEAT_MS) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
+		}
+		{
+			uint64_t now = now_monotonic_ns() / 1000000;
+
+			if (call && now - last >= HEARTBEAT_MS) {
+				mcp_call_progress(call, (double) (now - start), 0, NULL);
+				last = now;
+			}
 		}
 		for (nfds_t k = 0; k < n; k++) {
 			int i = map[k];
@@ -258,6 +278,42 @@ typedef struct CancelCtx {
 	Session *s;
 	Running *run;
 } CancelCtx;
+
+/* The held connects of one run (network.unlisted = "ask"): a thread serves its
+ * --approval-fd, asking through the call in flight. */
+typedef struct Held {
+	Session *s;
+	McpCall *call;
+	int fd;
+	json_t *notes;
+	pthread_t thread;
+	bool started;
+} Held;
+
+static McpCall *held_call(void *userdata)
+{
+	return ((Held *) userdata)->call;
+}
+
+static void *held_thread(void *userdata)
+{
+	Held *h = userdata;
+
+	approval_serve_held(h->s->agent, h->s, h->fd, held_call, h, h->notes);
+	return NULL;
+}
+
+/* Whether the session's runs hold connects for a decision (session.c writes unlisted). */
+static bool session_asks(Session *s)
+{
+	bool yes;
+
+	pthread_mutex_lock(&s->lock);
+	yes = s->agent->config->net_ask &&
+	      (s->mode == NET_MODE_ALLOWLIST || s->mode == NET_MODE_LOOPBACK);
+	pthread_mutex_unlock(&s->lock);
+	return yes;
+}
 
 static void cancel_run(void *userdata)
 {
@@ -322,13 +378,15 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 	_cleanup_close_ int in_fd = -1;
 	const char *interp = NULL;
 	_cleanup_free_ char **argv = NULL;
-	_cleanup_free_ char *cwd = NULL;
+	_cleanup_free_ char *cwd = NULL, *audit_path = NULL;
 	char exec_id[40];
 	uint8_t rnd[4];
 	size_t argc = 0, out_len = 0, err_len = 0;
 	Running run = {};
 	CancelCtx cc = {.s = s, .run = &run};
 	Spawned sp = {.pid = -1, .out = -1, .err = -1};
+	Held held = {.s = s, .call = call, .fd = -1};
+	int held_child = -1;
 	json_t *res, *notices;
 	json_error_t je;
 	uint64_t start = now_monotonic_ns(), wall_s;
@@ -360,7 +418,7 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 			return -EINVAL;
 		}
 	}
-	argv = calloc(24 + strv_length(p->argv), sizeof(char *));
+	argv = calloc(24 + strv_length(p->argv) + 2 * strv_length(p->overrides), sizeof(char *));
 	if (!argv)
 		return -ENOMEM;
 	pol = session_policy(s, err, errsize);
@@ -423,6 +481,21 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 	argv[argc++] = (char *) "-q";
 	argv[argc++] = (char *) "-w";
 	argv[argc++] = ws;
+	if (session_asks(s)) {
+		int sp2[2];
+
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp2) == 0) {
+			held.fd = sp2[0];
+			held_child = sp2[1];
+			held.notes = json_array();
+			argv[argc++] = (char *) "--approval-fd";
+			argv[argc++] = (char *) "3";
+		}
+	}
+	if (s->agent->config->audit_syscalls && (audit_path = record_run_log_path(s, exec_id))) {
+		argv[argc++] = (char *) "--audit";
+		argv[argc++] = audit_path;
+	}
 	if (wall) {
 		argv[argc++] = (char *) "-s";
 		argv[argc++] = wall;
@@ -434,6 +507,10 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 	if (cwd) {
 		argv[argc++] = (char *) "-s";
 		argv[argc++] = cwd;
+	}
+	for (size_t i = 0; p->overrides && p->overrides[i]; i++) {
+		argv[argc++] = (char *) "-s";
+		argv[argc++] = p->overrides[i];
 	}
 	argv[argc++] = policy;
 	argv[argc++] = (char *) "--";
@@ -453,9 +530,10 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 		pthread_mutex_unlock(&s->lock);
 		unlink_maybe(code_path);
 		snprintf(err, errsize, "the session was destroyed");
-		return -EINVAL;
+		r = -EINVAL;
+		goto held_fail;
 	}
-	r = spawn(s->agent->self_exe, argv, in_fd, &sp);
+	r = spawn(s->agent->self_exe, argv, in_fd, held_child, &sp);
 	if (r >= 0) {
 		run.pid = sp.pid;
 		run.next = s->running;
@@ -466,20 +544,43 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 	if (r < 0) {
 		unlink_maybe(code_path);
 		snprintf(err, errsize, "cannot start the sandbox: %s", strerror(-r));
-		return r;
+		goto held_fail;
+	}
+	if (held_child >= 0) {
+		close(held_child);
+		held.started = r >= 0 && pthread_create(&held.thread, NULL, held_thread, &held) == 0;
 	}
 	mcp_call_on_cancel(call, cancel_run, &cc);
-	collect(&sp, &out, &out_len, &serr, &err_len);
+	collect(&sp, call, &out, &out_len, &serr, &err_len);
 	close(sp.out);
 	close(sp.err);
 	while (waitpid(sp.pid, &status, 0) < 0 && errno == EINTR)
 		;
+	if (held.started)
+		pthread_join(held.thread, NULL); /* EOF: the run (and its supervisor) ended */
+	if (held.fd >= 0)
+		close(held.fd);
 	mcp_call_on_cancel(call, NULL, NULL);
 	pthread_mutex_lock(&s->lock);
 	running_remove_locked(s, &run);
 	pthread_mutex_unlock(&s->lock);
 	unlink_maybe(code_path);
+	if (audit_path) {
+		uint64_t off = 0, n = 0;
 
+		record_import_run_log(s, audit_path, &off, &n, exec_id);
+		(void) unlink(audit_path);
+	}
+
+	/* sbxtrace's own messages name the session's host paths: the agent sees <session> */
+	if (serr) {
+		size_t dl = strlen(s->dir);
+
+		for (char *m = strstr(serr, s->dir); m; m = strstr(m, s->dir)) {
+			memcpy(m, "<session>", 9);
+			memmove(m + 9, m + dl, strlen(m + dl) + 1);
+		}
+	}
 	res = out ? json_loadb(out, out_len, 0, &je) : NULL;
 	if (!json_is_object(res)) {
 		/* no result: sbxtrace itself failed (a sandbox error) or was killed */
@@ -526,6 +627,17 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 	pthread_mutex_unlock(&s->lock);
 	if (run.killed && !json_object_get(res, "sandbox_error"))
 		json_array_append_new(notices, json_string(run.why));
+	if (held.notes) {
+		size_t i;
+		json_t *n;
+
+		json_array_foreach(held.notes, i, n)
+			json_array_append(notices, n);
+		if (json_array_size(held.notes))
+			json_object_set_new(res, "held_connects_denied",
+					    json_integer((json_int_t) json_array_size(held.notes)));
+		json_decref(held.notes);
+	}
 	json_object_set_new(res, "notices", notices);
 	json_object_set_new(res, "session_id", json_string(s->id));
 	json_object_set_new(res, "execution_id", json_string(exec_id));
@@ -539,4 +651,12 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 	}
 	*ret = res;
 	return 0;
+
+held_fail:
+	if (held_child >= 0)
+		close(held_child);
+	if (held.fd >= 0)
+		close(held.fd);
+	json_decref(held.notes);
+	return r;
 }

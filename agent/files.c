@@ -415,35 +415,117 @@ int files_list(Session *s, const char *path, bool recursive, size_t max_entries,
 	return *ret ? 0 : -ENOMEM;
 }
 
-int files_remove_tree(int parent, const char *name)
+/* How deep the removal descends before it moves a subtree up (below). */
+#define REMOVE_DEPTH_MAX 16
+
+/*
+ * Empties the directory dfd, never following a symlink (fstatat and openat with NOFOLLOW,
+ * everything relative to pinned fds). The code in the session may have made a tree of any
+ * depth (a few renames of deep chains make it as deep as it likes): rather than hold an fd
+ * and a stack frame per level — which runs the server out of fds for every tenant, or out of
+ * stack — a directory REMOVE_DEPTH_MAX levels down is renamed up into top, under a fresh
+ * name, and *moved tells the caller to go over top again.
+ * TOCTOU: the tree is the code's; a name swapped between the fstatat and the open is at worst
+ * a failed open or a directory removed later, never a host object outside the tree.
+ */
+static int remove_contents(int dfd, int top, unsigned depth, bool *moved)
 {
-	struct stat st;
-	DIR *d;
+	static unsigned long counter;
 	struct dirent *de;
+	DIR *d;
 	int fd, r = 0;
 
-	if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (!S_ISDIR(st.st_mode))
-		return unlinkat(parent, name, 0) < 0 ? -errno : 0;
-	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	/* a directory the code made unreadable or unwritable is ours to open up again */
-	(void) fchmod(fd, 0700);
 	d = fdopendir(fd);
 	if (!d) {
 		close(fd);
 		return -errno;
 	}
-	while ((de = readdir(d)))
-		if (!streq(de->d_name, ".") && !streq(de->d_name, "..")) {
-			int e = files_remove_tree(dirfd(d), de->d_name);
+	while ((de = readdir(d))) {
+		struct stat st;
+		int child;
+
+		if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (!S_ISDIR(st.st_mode)) {
+			if (unlinkat(dirfd(d), de->d_name, 0) < 0 && errno != ENOENT)
+				r = -errno;
+			continue;
+		}
+		/* a directory the code made unreadable or unwritable (0000) is ours to open up
+		 * again — before the open, which fails on it unless we are root — and a directory
+		 * moved to another parent must be writable itself. NOFOLLOW: a name swapped for a
+		 * symlink meanwhile is not followed (EOPNOTSUPP, ignored). */
+		if (fchmodat(dirfd(d), de->d_name, 0700, AT_SYMLINK_NOFOLLOW) < 0) {
+			/* ENOENT, EOPNOTSUPP (a symlink now): the open below decides */
+		}
+		child = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (child < 0) {
+			if (errno != ENOENT)
+				r = -errno;
+			continue;
+		}
+		if (depth + 1 >= REMOVE_DEPTH_MAX) {
+			close(child);
+			for (;;) {
+				char up[64];
+
+				snprintf(up, sizeof(up), ".sbxtrace-remove-%lu",
+					 __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
+				if (renameat2(dirfd(d), de->d_name, top, up, RENAME_NOREPLACE) == 0) {
+					*moved = true;
+					break;
+				}
+				if (errno != EEXIST) {
+					r = -errno;
+					break;
+				}
+			}
+			continue;
+		}
+		{
+			int e = remove_contents(child, top, depth + 1, moved);
 
 			if (e < 0)
 				r = e;
 		}
+		close(child);
+		if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+			r = -errno;
+	}
 	closedir(d);
+	return r;
+}
+
+int files_remove_tree(int parent, const char *name)
+{
+	struct stat st;
+	bool moved;
+	int fd, r;
+
+	if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode))
+		return unlinkat(parent, name, 0) < 0 ? -errno : 0;
+	if (fchmodat(parent, name, 0700, AT_SYMLINK_NOFOLLOW) < 0) {
+		/* the open below decides */
+	}
+	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* each pass removes what lies within REMOVE_DEPTH_MAX levels and moves the rest up;
+	 * the tree is finite, so passes end (bounded anyway) */
+	for (unsigned pass = 0; pass < 1000000; pass++) {
+		moved = false;
+		r = remove_contents(fd, fd, 0, &moved);
+		if (!moved)
+			break;
+	}
+	close(fd);
 	if (unlinkat(parent, name, AT_REMOVEDIR) < 0)
 		r = -errno;
 	return r;

@@ -62,6 +62,7 @@ struct Agent {
 	bool stopping;
 	pthread_t reaper;
 	bool reaper_started;
+	struct Approval *approval; /* approval.c, NULL when no level needs approval */
 };
 
 /* session.c */
@@ -102,6 +103,8 @@ typedef struct ExecParams {
 	uint64_t timeout_s; /* 0: the session's wall limit */
 	char *const *argv;  /* code_run_command: run this instead of code (language unused) */
 	const char *cwd;    /* virtual working directory, NULL: the policy's */
+	char *const *overrides; /* more `-s KEY=VALUE`, after the others (built by the server,
+				 * never from arguments: code_install_package's network) */
 } ExecParams;
 /** Runs code in s. Fills *ret (the structured result) and returns 0; a refusal before
  * anything ran is -EINVAL with err set. */
@@ -137,6 +140,9 @@ int process_action(Session *s, json_t *args, json_t **ret, char *err, size_t err
 void process_kill_all_locked(Session *s);
 void process_free_all(Session *s);
 
+/* install.c: code_install_package, the tool's handler (userdata: the Agent) */
+int install_tool(McpCall *call, json_t *args, void *userdata, json_t **ret);
+
 /* files.c: paths as the sandbox sees them, resolved in the session's view. Errors for the
  * agent in err, return -errno. */
 int files_write(Session *s, const char *path, const void *data, size_t len, bool append,
@@ -148,11 +154,31 @@ int files_list(Session *s, const char *path, bool recursive, size_t max_entries,
 /** Removes a directory tree without following any symlink in it. */
 int files_remove_tree(int dirfd, const char *name);
 
+/* approval.c */
+/** Serves the held connects (network.unlisted = "ask") a run of s asks about over fd (its
+ * --approval-fd) until EOF: the elicitation of current()'s call when it has one whose client
+ * takes it, else the approval socket, else approval_required. Denials and approval_required
+ * are appended to notes (an array, may be NULL) for the result. */
+void approval_serve_held(Agent *a, Session *s, int fd, McpCall *(*current)(void *),
+			 void *userdata, json_t *notes);
+/** Makes t (its handler and userdata already set) ask for approval first, when approval is
+ * on (agent_approval_start()). */
+void approval_wrap_tool(Agent *a, McpTool *t);
+
 /* record.c */
 /** Appends one record to the session's audit.jsonl (best effort). */
 void record_event(Session *s, const char *kind, json_t *fields);
 /** Writes artifacts/executions/<timestamp>_<hash>.json; returns its path inside the session
  * directory (owned) or NULL. */
 char *record_execution(Session *s, const ExecParams *p, json_t *result, bool failed);
+/** Merges the complete lines of a run's --audit log from *offset on into audit.jsonl
+ * (kind "syscall" or "sandbox_<type>"); advances *offset, counts into *imported. */
+void record_import_run_log(Session *s, const char *path, uint64_t *offset, uint64_t *imported,
+			   const char *execution_id);
+/** SESSION/audit-runs/ID.jsonl (the directory made), owned; NULL on failure. */
+char *record_run_log_path(Session *s, const char *execution_id);
+/** code_audit: the records after since_seq (of kinds, NULL: all), at most limit:
+ * {session_id, events, next_seq, has_more}. */
+int record_page(Session *s, uint64_t since_seq, size_t limit, char *const *kinds, json_t **ret);
 /** Hex SHA-256 of data into out[65]. */
 void record_sha256(const void *data, size_t len, char out[65]);

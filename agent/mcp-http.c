@@ -87,6 +87,7 @@ typedef struct HttpRequest {
 	char *body;
 	size_t len;
 	bool too_large;
+	const char *tenant; /* authenticated at the first call, before any of the body */
 } HttpRequest;
 
 /* ---- MCP sessions of the transport ---- */
@@ -197,9 +198,21 @@ static void host_part(const char *s, char *buf, size_t size)
 	snprintf(buf, size, "%.*s", end ? (int) (end - s) : (int) strlen(s), s);
 }
 
+/* "localhost" or a loopback *address*: a name that merely begins with "127." (such as
+ * 127.attacker.example, which the attacker's DNS may answer with 127.0.0.1) is not one, or a
+ * web page could reach us through DNS rebinding. */
 static bool is_loopback_name(const char *h)
 {
-	return streq(h, "localhost") || streq(h, "::1") || strncmp(h, "127.", 4) == 0;
+	struct in_addr a4;
+	struct in6_addr a6;
+
+	if (streq(h, "localhost"))
+		return true;
+	if (inet_pton(AF_INET, h, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	if (inet_pton(AF_INET6, h, &a6) == 1)
+		return IN6_IS_ADDR_LOOPBACK(&a6);
+	return false;
 }
 
 static bool host_allowed(const HttpServer *h, const char *host_header)
@@ -686,9 +699,26 @@ static MhdResult handler(void *cls, struct MHD_Connection *c, const char *url, c
 
 	(void) version;
 	if (!req) {
+		const char *cl = header(c, "Content-Length");
+
+		/* Everything that refuses a request is decided from its headers, at this first
+		 * call, before we buffer a byte of its body: an unauthenticated client must not
+		 * make us hold max_body per connection, nor wait for a body it never sends. */
+		if (!host_allowed(h, header(c, "Host")))
+			return refuse(c, MHD_HTTP_FORBIDDEN, "Host header not allowed");
+		if (!origin_allowed(h, header(c, "Origin")))
+			return refuse(c, MHD_HTTP_FORBIDDEN, "Origin not allowed");
+		if (!streq(url, "/mcp"))
+			return refuse(c, MHD_HTTP_NOT_FOUND, "the MCP endpoint is /mcp");
+		status = authenticate(h, c, &tenant);
+		if (status)
+			return refuse(c, status, "a valid bearer token is required");
+		if (cl && strtoull(cl, NULL, 10) > max)
+			return refuse(c, 413, "message too large");
 		req = calloc(1, sizeof(*req));
 		if (!req)
 			return MHD_NO;
+		req->tenant = tenant;
 		*con_cls = req;
 		return MHD_YES;
 	}
@@ -710,15 +740,7 @@ static MhdResult handler(void *cls, struct MHD_Connection *c, const char *url, c
 		return MHD_YES;
 	}
 
-	if (!host_allowed(h, header(c, "Host")))
-		return refuse(c, MHD_HTTP_FORBIDDEN, "Host header not allowed");
-	if (!origin_allowed(h, header(c, "Origin")))
-		return refuse(c, MHD_HTTP_FORBIDDEN, "Origin not allowed");
-	if (!streq(url, "/mcp"))
-		return refuse(c, MHD_HTTP_NOT_FOUND, "the MCP endpoint is /mcp");
-	status = authenticate(h, c, &tenant);
-	if (status)
-		return refuse(c, status, "a valid bearer token is required");
+	tenant = req->tenant;
 	if (streq(method, "POST")) {
 		if (req->too_large)
 			return refuse(c, 413, "message too large");
@@ -831,7 +853,7 @@ int mcp_serve_http(McpServer *s, const McpHttpOptions *o)
 			     0, NULL, NULL, handler, &h, MHD_OPTION_LISTEN_SOCKET, fd,
 			     MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
 			     MHD_OPTION_CONNECTION_LIMIT, (unsigned) HTTP_MAX_CONNECTIONS,
-			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) 3600, MHD_OPTION_END);
+			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) 300, MHD_OPTION_END);
 	if (!d) {
 		close(fd);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -45,6 +45,8 @@ struct Process {
 	int status;
 	json_t *result; /* the run's --json result, NULL if none */
 	uint64_t started_ms;
+	char *audit_path; /* [server] audit_syscalls: the run's log, merged at its end */
+	char run_id[48];
 };
 
 static void stream_add(Stream *st, const char *data, size_t n)
@@ -106,6 +108,12 @@ static void *reader(void *userdata)
 	}
 	while (waitpid(pr->pid, &status, 0) < 0 && errno == EINTR)
 		;
+	if (pr->audit_path) {
+		uint64_t off = 0, n = 0;
+
+		record_import_run_log(s, pr->audit_path, &off, &n, pr->run_id);
+		(void) unlink(pr->audit_path);
+	}
 	{
 		Stream r = {.max = 1u << 20};
 		ssize_t n;
@@ -140,6 +148,7 @@ static void process_free(Process *pr)
 	free(pr->out.p);
 	free(pr->err.p);
 	free(pr->command);
+	free(pr->audit_path);
 	pthread_mutex_destroy(&pr->lock);
 	pthread_cond_destroy(&pr->changed);
 	free(pr);
@@ -176,7 +185,7 @@ int process_start(Session *s, const ExecParams *p, json_t **ret, char *err, size
 	_cleanup_free_ char *policy = strdup_printf("%s/policy.toml", s->dir);
 	_cleanup_free_ char *wall = NULL, *cwd = NULL;
 	int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1}, res[2] = {-1, -1};
-	char **argv = NULL, *cmd = NULL;
+	char **argv = NULL, *cmd = NULL, *audit_path = NULL, run_id[48] = "";
 	size_t argc = 0, n = 0;
 	Process *pr;
 	pthread_t th;
@@ -201,7 +210,7 @@ int process_start(Session *s, const ExecParams *p, json_t **ret, char *err, size
 		snprintf(err, errsize, "cwd must be an absolute path inside the sandbox");
 		return -EINVAL;
 	}
-	argv = calloc(16 + strv_length(p->argv), sizeof(char *));
+	argv = calloc(20 + strv_length(p->argv), sizeof(char *));
 	{
 		char *buf = NULL;
 		size_t size = 0;
@@ -225,6 +234,15 @@ int process_start(Session *s, const ExecParams *p, json_t **ret, char *err, size
 	argv[argc++] = (char *) "3";
 	argv[argc++] = (char *) "-w";
 	argv[argc++] = ws;
+	if (s->agent->config->audit_syscalls) {
+		snprintf(run_id, sizeof(run_id), "process-%llu",
+			 (unsigned long long) (now_realtime_ns() / 1000));
+		audit_path = record_run_log_path(s, run_id);
+		if (audit_path) {
+			argv[argc++] = (char *) "--audit";
+			argv[argc++] = audit_path;
+		}
+	}
 	if (wall) {
 		argv[argc++] = (char *) "-s";
 		argv[argc++] = wall;
@@ -289,6 +307,7 @@ int process_start(Session *s, const ExecParams *p, json_t **ret, char *err, size
 		close(in[1]), close(out[0]), close(er[0]), close(res[0]);
 		free(cmd);
 		free(pr);
+		free(audit_path);
 		if (pid != -EINVAL)
 			snprintf(err, errsize, "cannot start the process: %s", strerror((int) -pid));
 		return (int) pid;
@@ -296,6 +315,8 @@ int process_start(Session *s, const ExecParams *p, json_t **ret, char *err, size
 	pr->s = s;
 	pr->pid = pid;
 	pr->command = cmd;
+	pr->audit_path = audit_path;
+	memcpy(pr->run_id, run_id, sizeof(run_id));
 	pr->in_fd = in[1];
 	pr->out_fd = out[0];
 	pr->err_fd = er[0];

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/macros.h"
@@ -126,4 +127,125 @@ char *record_execution(Session *s, const ExecParams *p, json_t *result, bool fai
 		return NULL;
 	}
 	return rel;
+}
+
+/*
+ * The syscall-level records of a run ([server] audit_syscalls: the run was given --audit
+ * FILE in the session directory), merged into audit.jsonl so that code_audit pages one log:
+ * each complete line from *offset on becomes a record of kind "syscall" (the run's syscall
+ * records) or "sandbox_<type>" (its run, process, budget, ratchet, approval records), with
+ * the execution id and the run's record as "record". At most RUN_IMPORT_MAX a run; what is
+ * left over is counted in a "sandbox_records_dropped" record.
+ */
+#define RUN_IMPORT_MAX 100000
+
+void record_import_run_log(Session *s, const char *path, uint64_t *offset, uint64_t *imported,
+			   const char *execution_id)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	FILE *f;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	uint64_t dropped = 0;
+
+	if (fd < 0 || lseek(fd, (off_t) *offset, SEEK_SET) < 0)
+		return;
+	f = fdopen(fd, "r");
+	if (!f)
+		return;
+	fd = -1;
+	while ((n = getline(&line, &cap, f)) > 0) {
+		json_t *j;
+		const char *type;
+		char kind[48];
+
+		if (line[n - 1] != '\n')
+			break; /* a line the run is still writing: next time */
+		*offset += (uint64_t) n;
+		if (*imported >= RUN_IMPORT_MAX) {
+			dropped++;
+			continue;
+		}
+		j = json_loadb(line, (size_t) n, 0, NULL);
+		type = json_string_value(json_object_get(j, "type"));
+		if (!json_is_object(j) || !type) {
+			json_decref(j);
+			continue;
+		}
+		if (streq(type, "syscall"))
+			snprintf(kind, sizeof(kind), "syscall");
+		else
+			snprintf(kind, sizeof(kind), "sandbox_%.32s", type);
+		(*imported)++;
+		record_event(s, kind, json_pack("{s:s, s:o}", "execution_id", execution_id, "record", j));
+	}
+	free(line);
+	fclose(f);
+	if (dropped)
+		record_event(s, "sandbox_records_dropped",
+			     json_pack("{s:s, s:I, s:I}", "execution_id", execution_id, "dropped",
+				       (json_int_t) dropped, "max", (json_int_t) RUN_IMPORT_MAX));
+}
+
+char *record_run_log_path(Session *s, const char *execution_id)
+{
+	_cleanup_free_ char *dir = strdup_printf("%s/audit-runs", s->dir);
+
+	if (!dir || (mkdir(dir, 0700) < 0 && errno != EEXIST))
+		return NULL;
+	return strdup_printf("%s/%s.jsonl", dir, execution_id);
+}
+
+int record_page(Session *s, uint64_t since_seq, size_t limit, char *const *kinds, json_t **ret)
+{
+	_cleanup_free_ char *path = strdup_printf("%s/audit.jsonl", s->dir);
+	json_t *events = json_array(), *o;
+	uint64_t next = since_seq, last = since_seq;
+	bool more = false;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	FILE *f;
+
+	if (!path || !events) {
+		json_decref(events);
+		return -ENOMEM;
+	}
+	f = fopen(path, "re");
+	while (f && (n = getline(&line, &cap, f)) > 0) {
+		json_t *j = json_loadb(line, (size_t) n, 0, NULL);
+		uint64_t seq = (uint64_t) json_integer_value(json_object_get(j, "seq"));
+		const char *kind = json_string_value(json_object_get(j, "kind"));
+
+		if (!json_is_object(j) || seq <= since_seq) {
+			json_decref(j);
+			continue;
+		}
+		if (json_array_size(events) >= limit) {
+			/* full: anything after the last one returned is for the next page */
+			more = true;
+			json_decref(j);
+			break;
+		}
+		last = seq;
+		if (kinds && kinds[0] && (!kind || !strv_contains(kinds, kind))) {
+			json_decref(j);
+			continue;
+		}
+		json_array_append_new(events, j);
+		next = seq;
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	/* without more, every line up to `last` was read: the next page starts after it */
+	if (!more)
+		next = last;
+	o = json_pack("{s:s, s:o, s:I, s:b}", "session_id", s->id, "events", events, "next_seq",
+		      (json_int_t) next, "has_more", more);
+	if (!o)
+		return -ENOMEM;
+	*ret = o;
+	return 0;
 }

@@ -180,6 +180,15 @@ static int write_policy_locked(Session *s, bool add_workspace)
 		conf = s->mode;
 	fprintf(f, "ratchet = { confidential = \"%s\", secret = \"none\" }\n",
 		net_mode_to_string(conf));
+	if (c->net_ask && (s->mode == NET_MODE_ALLOWLIST || s->mode == NET_MODE_LOOPBACK)) {
+		/* held connects: the server is asked over each run's --approval-fd */
+		fputs("unlisted = \"ask\"\n", f);
+		if (c->net_ask_timeout_s)
+			fprintf(f, "ask_timeout = \"%llus\"\n", (unsigned long long) c->net_ask_timeout_s);
+	}
+	/* what code_install_package installs, for every run of the session (agent/install.c) */
+	fputs("\n[process]\nenv = { set = { PYTHONPATH = \"/workspace/.packages/python\", "
+	      "NODE_PATH = \"/workspace/node_modules\" } }\n", f);
 	fputs("\n[limits]\n", f);
 	if (s->limits.wall_s)
 		fprintf(f, "wall_time = \"%llus\"\n", (unsigned long long) s->limits.wall_s);
@@ -628,6 +637,20 @@ int session_create(Agent *a, const char *tenant, json_t *args, Session **ret, ch
 	}
 
 	pthread_mutex_lock(&a->lock);
+	/* counted again under the lock that inserts: concurrent creations cannot pass the cap */
+	n_tenant = 0;
+	for (Session *x = a->sessions; x; x = x->next)
+		if (streq(x->tenant, tenant))
+			n_tenant++;
+	if (c->max_sessions && n_tenant >= c->max_sessions) {
+		pthread_mutex_unlock(&a->lock);
+		snprintf(err, errsize,
+			 "this tenant has %zu sessions, the most this server allows; destroy one "
+			 "first (code_destroy_sandbox)",
+			 n_tenant);
+		r = -EPERM;
+		goto fail_dir;
+	}
 	s->next = a->sessions;
 	a->sessions = s;
 	s->refs++; /* the caller's */
@@ -721,6 +744,9 @@ void session_put(Session *s)
 	pthread_mutex_unlock(&s->lock);
 	if (!last)
 		return;
+	/* the contexts' runs first, waited for: a context still writing into the workspace
+	 * would race the removal (safely: nothing is followed) and leave files behind */
+	context_free_all(s);
 	if (s->destroyed)
 		remove_dir(s);
 	session_free(s);

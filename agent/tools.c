@@ -549,7 +549,8 @@ static int tool_mark_private(McpCall *call, json_t *args, void *userdata, json_t
 		 dataset ? " (dataset '" : "", dataset ? dataset : "", dataset ? "')" : "");
 	pthread_mutex_lock(&s->lock);
 	before = s->mode;
-	if (dataset && !strv_contains(s->datasets, dataset))
+	/* the names are kept for info and audit: a bounded list */
+	if (dataset && !strv_contains(s->datasets, dataset) && strv_length(s->datasets) < 64)
 		(void) strv_push(&s->datasets, dataset);
 	r = session_raise_level_locked(s, level, cause);
 	o = json_pack("{s:s, s:s, s:s, s:s, s:b}", "session_id", s->id, "level",
@@ -742,6 +743,49 @@ static int tool_reset_context(McpCall *call, json_t *args, void *userdata, json_
 		return -ENOMEM;
 	*ret = structured(o, false);
 	return 0;
+}
+
+static int tool_audit(McpCall *call, json_t *args, void *userdata, json_t **ret)
+{
+	Agent *a = userdata;
+	const char *sid = json_string_value(json_object_get(args, "session_id"));
+	const json_t *since = json_object_get(args, "since_seq"), *lim = json_object_get(args, "limit");
+	const json_t *kinds = json_object_get(args, "kinds"), *k;
+	Session *s = session_get(a, tenant_of(call), sid);
+	char **kv = NULL;
+	json_t *o = NULL;
+	char text[160];
+	size_t i;
+	int r;
+
+	if (!s) {
+		*ret = unknown_session(sid);
+		return 0;
+	}
+	if (json_is_array(kinds) && json_array_size(kinds) > 0) {
+		kv = calloc(1, sizeof(char *));
+		json_array_foreach((json_t *) kinds, i, k)
+			if (!kv || strv_push(&kv, json_string_value(k)) < 0) {
+				strv_free(kv);
+				session_put(s);
+				return -ENOMEM;
+			}
+	}
+	/* not itself audited: polling the log must not grow it */
+	r = record_page(s, since ? (uint64_t) json_integer_value(since) : 0,
+			lim ? (size_t) json_integer_value(lim) : 100, kv, &o);
+	strv_free(kv);
+	session_put(s);
+	if (r < 0)
+		return r;
+	snprintf(text, sizeof(text), "%zu audit events; next_seq %lld%s",
+		 json_array_size(json_object_get(o, "events")),
+		 (long long) json_integer_value(json_object_get(o, "next_seq")),
+		 json_is_true(json_object_get(o, "has_more"))
+			 ? " (more: call again with since_seq = next_seq)"
+			 : "");
+	*ret = mcp_result_structured(o, text, false);
+	return *ret ? 0 : -ENOMEM;
 }
 
 /* ---- the table ---- */
@@ -951,6 +995,36 @@ static const McpTool tools[] = {
 		.handler = tool_process,
 	},
 	{
+		.name = "code_install_package",
+		.title = "Install packages in a sandbox",
+		.description =
+			"Install Python (pip) or Node (npm) packages into a session from the "
+			"server's registry: pip into /workspace/.packages/python (importable by "
+			"later code_execute calls), npm into /workspace/node_modules. Only the "
+			"package manager reaches the registry, for this install alone; the "
+			"session's code keeps its network mode. packages are names with optional "
+			"versions (\"requests==2.31.0\", \"lodash@^4\"). Returns installed "
+			"[{name, version}], exit_code, stdout, stderr.",
+		.input_schema =
+			"{\"type\":\"object\",\"additionalProperties\":false,\"required\":["
+			"\"session_id\",\"manager\",\"packages\"],\"properties\":{"
+			"\"session_id\":" SID_SCHEMA ","
+			"\"manager\":{\"type\":\"string\",\"enum\":[\"pip\",\"npm\"]},"
+			"\"packages\":{\"type\":\"array\",\"minItems\":1,\"maxItems\":64,"
+			"\"items\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":256}},"
+			"\"registry\":{\"type\":\"string\",\"maxLength\":1024,\"description\":"
+			"\"an index or registry URL the server lists; default: the server's\"}}}",
+		.output_schema =
+			"{\"type\":\"object\",\"required\":[\"installed\",\"exit_code\",\"stdout\","
+			"\"stderr\"],\"properties\":{\"installed\":{\"type\":\"array\",\"items\":{"
+			"\"type\":\"object\",\"required\":[\"name\",\"version\"],\"properties\":{"
+			"\"name\":{\"type\":\"string\"},\"version\":{\"type\":\"string\"}}}},"
+			"\"exit_code\":{\"type\":\"integer\"},\"stdout\":{\"type\":\"string\"},"
+			"\"stderr\":{\"type\":\"string\"},\"registry\":{\"type\":\"string\"},"
+			"\"network_mode\":{\"type\":\"string\"}}}",
+		.handler = install_tool,
+	},
+	{
 		.name = "code_reset_context",
 		.title = "Reset interpreter state",
 		.description = "Drop a session's interpreter context(s): the next code_execute in "
@@ -965,6 +1039,31 @@ static const McpTool tools[] = {
 				 "\"reset\":{\"type\":\"integer\"}}}",
 		.annotations = "{\"destructiveHint\":true,\"idempotentHint\":true}",
 		.handler = tool_reset_context,
+	},
+	{
+		.name = "code_audit",
+		.title = "Read a session's audit log",
+		.description =
+			"Page through a session's audit events, oldest first: tool calls, session "
+			"events (created, ratchet), approval requests and decisions, and, when the "
+			"operator enables them, the sandbox's syscall records. Each event has seq, "
+			"kind, time_ms and prev_sha256 (the SHA-256 of the line before it). Pass "
+			"next_seq as since_seq to continue; kinds filters by kind.",
+		.input_schema =
+			"{\"type\":\"object\",\"additionalProperties\":false,\"required\":["
+			"\"session_id\"],\"properties\":{\"session_id\":" SID_SCHEMA ","
+			"\"since_seq\":{\"type\":\"integer\",\"minimum\":0,\"description\":"
+			"\"return events with a larger seq (default 0: from the start)\"},"
+			"\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000,"
+			"\"description\":\"at most this many events (default 100)\"},"
+			"\"kinds\":{\"type\":\"array\",\"items\":{\"type\":\"string\","
+			"\"maxLength\":64},\"maxItems\":32}}}",
+		.output_schema = "{\"type\":\"object\",\"required\":[\"events\",\"next_seq\"],"
+				 "\"properties\":{\"events\":{\"type\":\"array\",\"items\":{"
+				 "\"type\":\"object\"}},\"next_seq\":{\"type\":\"integer\"},"
+				 "\"has_more\":{\"type\":\"boolean\"}}}",
+		.annotations = "{\"readOnlyHint\":true}",
+		.handler = tool_audit,
 	},
 	{
 		.name = "code_destroy_sandbox",
@@ -986,6 +1085,7 @@ int agent_register_tools(Agent *a, McpServer *s)
 		int r;
 
 		t.userdata = a;
+		approval_wrap_tool(a, &t); /* human approval first, when the operator wants it */
 		r = mcp_server_add_tool(s, &t);
 		if (r < 0)
 			return r;

@@ -208,3 +208,11 @@ void audit_budget_event(Audit *a, const char *budget, uint64_t limit, uint64_t u
  */
 void audit_ratchet_event(Audit *a, pid_t pid, const char *path, const char *level,
 			 const char *from_mode, const char *to_mode, unsigned sockets_shut);
+/** A held connect (network.unlisted = "ask"): event "request" or "decision"; type
+ * "approval". Written whatever [audit] events says. decision/decider/note/reason may be
+ * NULL. */
+void audit_approval_event(Audit *a, const char *event, const char *id, pid_t pid, const char *op,
+			  const char *destination, const char *name, const char *channel,
+			  const char *decision, const char *decider, const char *note,
+			  const char *reason, uint64_t waited_ms, bool timed_out,
+			  uint64_t timeout_ms);

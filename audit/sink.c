@@ -1141,3 +1141,64 @@ void audit_ratchet_event(Audit *a, pid_t pid, const char *path, const char *leve
 	jw_uint(&w, sockets_shut);
 	end_record(a, &w);
 }
+
+void audit_approval_event(Audit *a, const char *event, const char *id, pid_t pid, const char *op,
+			  const char *destination, const char *name, const char *channel,
+			  const char *decision, const char *decider, const char *note,
+			  const char *reason, uint64_t waited_ms, bool timed_out,
+			  uint64_t timeout_ms)
+{
+	JsonWriter w;
+
+	if (!a)
+		return;
+	if (a->trace) {
+		char line[1024];
+		int n = snprintf(line, sizeof(line), "[pid %d] +++ ask %s %s: %s %s%s%s%s%s%s +++\n",
+				 (int) pid, id ? id : "?", event, op ? op : "?",
+				 destination ? destination : "?", name ? " (" : "", name ? name : "",
+				 name ? ")" : "", decision ? ": " : "", decision ? decision : "");
+
+		trace_write(line, (size_t) MIN(n, (int) sizeof(line) - 1));
+	}
+	if (a->fd < 0)
+		return;
+	begin_record(a, &w, "approval");
+	jw_key(&w, "event");
+	jw_string(&w, event);
+	jw_key(&w, "id");
+	jw_string(&w, id ? id : "");
+	jw_key(&w, "pid");
+	jw_int(&w, pid);
+	jw_key(&w, "op");
+	jw_string(&w, op ? op : "");
+	jw_key(&w, "destination");
+	jw_string(&w, destination ? destination : "");
+	if (name) {
+		jw_key(&w, "name");
+		jw_string(&w, name);
+	}
+	jw_key(&w, "channel");
+	jw_string(&w, channel ? channel : "");
+	jw_key(&w, "timeout_ms");
+	jw_uint(&w, timeout_ms);
+	if (decision) {
+		jw_key(&w, "decision");
+		jw_string(&w, decision);
+		jw_key(&w, "decider");
+		jw_string(&w, decider ? decider : "");
+		jw_key(&w, "waited_ms");
+		jw_uint(&w, waited_ms);
+		jw_key(&w, "timed_out");
+		jw_bool(&w, timed_out);
+	}
+	if (note) {
+		jw_key(&w, "note");
+		jw_string(&w, note);
+	}
+	if (reason) {
+		jw_key(&w, "reason");
+		jw_string(&w, reason);
+	}
+	end_record(a, &w);
+}

@@ -50,3 +50,5 @@ int cmd_doctor(int argc, char *argv[]);
 int cmd_report(int argc, char *argv[]);
 int cmd_learn(int argc, char *argv[]);
 int cmd_mcp(int argc, char *argv[]);
+int cmd_approve(int argc, char *argv[]);
+int cmd_approvals(int argc, char *argv[]);

@@ -37,6 +37,11 @@ static void help(FILE *f)
 	      "                        directory, presets, limits, network, tenants and tokens\n"
 	      "      --data-dir DIR    where sessions live (overrides the config's data_dir;\n"
 	      "                        default ~/.local/state/sbxtrace/sessions)\n"
+	      "      --approval-socket PATH\n"
+	      "                        where `sbxtrace approve` reaches this server when the\n"
+	      "                        config's [approval] requires approval (default:\n"
+	      "                        $XDG_RUNTIME_DIR/sbxtrace/approval-PID.sock; \"none\":\n"
+	      "                        only the client's elicitation)\n"
 	      "  -h, --help            show this help\n"
 	      "\n"
 	      "Examples:\n"
@@ -54,25 +59,36 @@ static const char *tenant_for_token(void *userdata, const char *token)
 	return agent_config_tenant_for_token(userdata, token);
 }
 
+static const char *approval_socket;
+
+static void say_approval_socket(void)
+{
+	if (approval_socket)
+		fprintf(stderr, "approval socket %s\n", approval_socket);
+	fflush(stderr);
+}
+
 static void listening(void *userdata, const char *url)
 {
 	(void) userdata;
-	fprintf(stderr, "listening on %s\n", url);
-	fflush(stderr);
+	fprintf(stderr, "listening on %s\n", url); /* the first line: tests and scripts read it */
+	say_approval_socket();
 }
 
 DEFINE_FREEP(AgentConfig, agent_config_free)
 
 int cmd_mcp(int argc, char *argv[])
 {
-	enum { ARG_HTTP = 0x100, ARG_CONFIG, ARG_DATA_DIR };
+	enum { ARG_HTTP = 0x100, ARG_CONFIG, ARG_DATA_DIR, ARG_APPROVAL_SOCKET };
 	static const struct option options[] = {{"http", required_argument, NULL, ARG_HTTP},
 						{"config", required_argument, NULL, ARG_CONFIG},
 						{"data-dir", required_argument, NULL, ARG_DATA_DIR},
+						{"approval-socket", required_argument, NULL,
+						 ARG_APPROVAL_SOCKET},
 						{"help", no_argument, NULL, 'h'},
 						{}};
 	_cleanup_(agent_config_freep) AgentConfig *config = NULL;
-	const char *http = NULL, *config_path = NULL, *data_dir = NULL;
+	const char *http = NULL, *config_path = NULL, *data_dir = NULL, *socket_path = NULL;
 	char self[PATH_MAX], err[1024] = "";
 	McpServer *server;
 	Agent *agent = NULL;
@@ -90,6 +106,9 @@ int cmd_mcp(int argc, char *argv[])
 			break;
 		case ARG_DATA_DIR:
 			data_dir = optarg;
+			break;
+		case ARG_APPROVAL_SOCKET:
+			socket_path = optarg;
 			break;
 		case 'h':
 			help(stdout);
@@ -128,9 +147,17 @@ int cmd_mcp(int argc, char *argv[])
 		log_error("mcp: %s", err);
 		return EXIT_SANDBOX_ERROR;
 	}
+	r = agent_approval_start(agent, socket_path, &approval_socket, err, sizeof(err));
+	if (r < 0) {
+		log_error("mcp: %s", *err ? err : strerror(-r));
+		agent_approval_stop(agent);
+		agent_free(agent);
+		return EXIT_SANDBOX_ERROR;
+	}
 	server = mcp_server_new("sbxtrace", SBX_VERSION);
 	if (!server || agent_register_tools(agent, server) < 0) {
 		log_error("mcp: out of memory");
+		agent_approval_stop(agent);
 		agent_free(agent);
 		mcp_server_free(server);
 		return EXIT_SANDBOX_ERROR;
@@ -155,8 +182,11 @@ int cmd_mcp(int argc, char *argv[])
 		r = mcp_serve_http(server, &o);
 		if (r < 0)
 			log_error_errno(r, "mcp: cannot listen on '%.64s' (HOST:PORT)", http);
-	} else
+	} else {
+		say_approval_socket();
 		r = mcp_serve_stdio(server, "local", STDIN_FILENO, STDOUT_FILENO);
+	}
+	agent_approval_stop(agent);
 	agent_free(agent);
 	mcp_server_free(server);
 	return r < 0 ? EXIT_SANDBOX_ERROR : 0;

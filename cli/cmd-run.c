@@ -36,6 +36,10 @@ static void help(FILE *f)
 	      "      --trace          print a line per interposed syscall on stderr\n"
 	      "      --audit FILE     write the audit log (JSON Lines, docs/audit.md) to FILE\n"
 	      "      --result-fd N    write the --json result to descriptor N, output not captured\n"
+	      "      --approval-fd N  ask for held connects (network.unlisted = \"ask\") over\n"
+	      "                       descriptor N (JSON lines; docs/network.md)\n"
+	      "      --approval-socket PATH  serve the approval socket on PATH for held connects\n"
+	      "                       (sbxtrace approvals/approve --socket PATH)\n"
 	      "  -q, --quiet          print only errors of our own\n"
 	      "  -h, --help           show this help\n"
 	      "\n"
@@ -104,7 +108,8 @@ int cli_run_recorded(const Policy *policy, TracerOptions *o, Audit *audit, Trace
 
 int cmd_run(int argc, char *argv[])
 {
-	enum { ARG_JSON = 0x100, ARG_TRACE, ARG_AUDIT, ARG_RESULT_FD };
+	enum { ARG_JSON = 0x100, ARG_TRACE, ARG_AUDIT, ARG_RESULT_FD, ARG_APPROVAL_FD,
+	       ARG_APPROVAL_SOCKET };
 	static const struct option options[] = {
 		{"workspace", required_argument, NULL, 'w'},
 		{"set", required_argument, NULL, 's'},
@@ -113,6 +118,8 @@ int cmd_run(int argc, char *argv[])
 		{"trace", no_argument, NULL, ARG_TRACE},
 		{"audit", required_argument, NULL, ARG_AUDIT},
 		{"result-fd", required_argument, NULL, ARG_RESULT_FD},
+		{"approval-fd", required_argument, NULL, ARG_APPROVAL_FD},
+		{"approval-socket", required_argument, NULL, ARG_APPROVAL_SOCKET},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{}};
@@ -159,6 +166,24 @@ int cmd_run(int argc, char *argv[])
 			(void) fcntl(result_fd, F_SETFD, FD_CLOEXEC);
 			break;
 		}
+		case ARG_APPROVAL_FD: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+
+			if (*end || v < 3 || v > 1000000 || fcntl((int) v, F_GETFD) < 0) {
+				log_error("run: --approval-fd needs an open descriptor above 2, not "
+					  "'%.32s'", optarg);
+				policy_args_done(&pa);
+				return EXIT_SANDBOX_ERROR;
+			}
+			o.approval_fd = (int) v;
+			/* the supervisor's own: the command never has it */
+			(void) fcntl(o.approval_fd, F_SETFD, FD_CLOEXEC);
+			break;
+		}
+		case ARG_APPROVAL_SOCKET:
+			o.approval_socket = optarg;
+			break;
 		case 'q':
 			o.quiet = true;
 			break;

@@ -28,6 +28,9 @@ static void help(FILE *f)
 	      "                                       write a least-privilege policy from a run\n"
 	      "  mcp [--http HOST:PORT] [--config FILE]\n"
 	      "                                       serve sandbox sessions to AI agents (MCP)\n"
+	      "  approvals [--socket PATH]            list tool calls waiting for a human's approval\n"
+	      "  approve ID --allow|--allow-session|--deny\n"
+	      "                                       decide one of them\n"
 	      "\n"
 	      "POLICY is a .toml file or the name of a preset: permissive, standard, strict,\n"
 	      "python, node, shell.\n"
@@ -62,6 +65,8 @@ int main(int argc, char *argv[])
 		{ "report", cmd_report },
 		{ "learn", cmd_learn },
 		{ "mcp", cmd_mcp },
+		{ "approve", cmd_approve },
+		{ "approvals", cmd_approvals },
 	};
 	const char *e = getenv("SBXTRACE_LOG");
 

@@ -328,6 +328,31 @@ bool net_learned_match(NetLearned *l, const PolicyNetAllow *entry, int family, c
 	return found;
 }
 
+bool net_learned_name_of(NetLearned *l, int family, const void *ip, char *buf, size_t size)
+{
+	bool found = false;
+	uint64_t now;
+
+	if (!l || (family != AF_INET && family != AF_INET6) || size == 0)
+		return false;
+	if (pthread_rwlock_rdlock(&l->lock) != 0)
+		return false;
+	now = l->clock(l->userdata);
+	for (int32_t idx = l->buckets[bucket_of(l, family, ip)]; idx >= 0;
+	     idx = l->entries[idx].next) {
+		const LearnedEntry *e = &l->entries[idx];
+
+		if (e->family == family && memcmp(e->ip, ip, ip_len(family)) == 0 &&
+		    e->expiry_ns > now) {
+			snprintf(buf, size, "%s", e->name);
+			found = true;
+			break;
+		}
+	}
+	(void) pthread_rwlock_unlock(&l->lock);
+	return found;
+}
+
 size_t net_learned_count(NetLearned *l)
 {
 	size_t n = 0;
@@ -638,6 +663,8 @@ int net_decide_address(const NetContext *ctx, NetOp op, int sock_family, int soc
 	if (ctx->mode == NET_MODE_LOOPBACK) {
 		if (net_addr_is_loopback(&dest))
 			return decide(ret, NET_VERDICT_ALLOW, 0, "loopback");
+		if (ctx->ask_unlisted && op == NET_OP_CONNECT)
+			return decide(ret, NET_VERDICT_ASK, connect_errno(ctx), "not loopback: ask");
 		return decide(ret, NET_VERDICT_DENY, connect_errno(ctx), "not loopback");
 	}
 
@@ -649,6 +676,10 @@ int net_decide_address(const NetContext *ctx, NetOp op, int sock_family, int soc
 	}
 	if (learned_allows(ctx, &dest))
 		return decide(ret, NET_VERDICT_ALLOW, 0, "in allowlist (resolved name)");
+	/* unlisted = "ask": the supervisor holds the connect for a human's decision; a denial
+	 * (connect_errno) when nobody can be asked */
+	if (ctx->ask_unlisted && op == NET_OP_CONNECT)
+		return decide(ret, NET_VERDICT_ASK, connect_errno(ctx), "not in allowlist: ask");
 	return decide(ret, NET_VERDICT_DENY, connect_errno(ctx), "not in allowlist");
 }
 
@@ -690,6 +721,7 @@ const char *net_verdict_to_string(NetVerdict v)
 		[NET_VERDICT_DENY] = "deny",
 		[NET_VERDICT_DNS] = "dns",
 		[NET_VERDICT_UNIX_PATH] = "unix-path",
+		[NET_VERDICT_ASK] = "ask",
 	};
 
 	return v >= 0 && v < _NET_VERDICT_MAX ? table[v] : NULL;

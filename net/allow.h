@@ -31,6 +31,7 @@ typedef enum NetVerdict {
 	NET_VERDICT_DENY,      /* fail with .error */
 	NET_VERDICT_DNS,       /* a query to a resolver: redirect it to the supervisor's DNS stub */
 	NET_VERDICT_UNIX_PATH, /* AF_UNIX path: decide through the filesystem view */
+	NET_VERDICT_ASK,       /* unlisted = "ask": hold the call for a decision (.error if none) */
 	_NET_VERDICT_MAX,
 	_NET_VERDICT_INVALID = -EINVAL,
 } NetVerdict;
@@ -76,6 +77,10 @@ int net_learned_add(NetLearned *l, const char *name, int family, const void *ip,
  */
 bool net_learned_match(NetLearned *l, const PolicyNetAllow *entry, int family, const void *ip);
 
+/** A name the address was learned for (unexpired), into buf; false when none. For the
+ * prompt of a held connect: the name the program looked up. */
+bool net_learned_name_of(NetLearned *l, int family, const void *ip, char *buf, size_t size);
+
 /** Number of live (unexpired) entries. */
 size_t net_learned_count(NetLearned *l);
 
@@ -102,6 +107,8 @@ typedef struct NetContext {
 	NetLearned *learned;	  /* may be NULL: HOST/DOMAIN entries then match nothing */
 	const NetAddr *resolvers; /* addresses (with port) the child believes are its resolvers */
 	size_t n_resolvers;
+	bool ask_unlisted; /* connects outside the list are NET_VERDICT_ASK: the policy's
+			    * unlisted = "ask", in its own mode (never after a ratchet drop) */
 } NetContext;
 
 /** True when CIDR entry (family, addr, prefix) contains the IP of a. */

@@ -282,7 +282,13 @@ int net_dns_decide(const PolicyNetwork *pn, NetMode mode, const NetDnsQuery *q, 
 		return 1;
 	/* An allowed name is forwarded for the usual query types (qtype_forwarded()); only A and
 	 * AAAA answers unlock addresses. */
-	if (mode == NET_MODE_ALLOWLIST && q->name_valid && net_name_allowed(pn, q->name)) {
+	/* unlisted = "ask" (in the policy's own mode, not after a ratchet drop): an unlisted name
+	 * is answered too — its addresses are learned under it, and a connect to them is held
+	 * for a decision that shows the name. The lookup itself reaches the upstream unasked. */
+	if (q->name_valid &&
+	    ((mode == NET_MODE_ALLOWLIST && net_name_allowed(pn, q->name)) ||
+	     (pn->ask_unlisted && mode == pn->mode &&
+	      (mode == NET_MODE_ALLOWLIST || mode == NET_MODE_LOOPBACK)))) {
 		if (qtype_forwarded(q->qtype))
 			return 1;
 		*ret_rcode = NET_DNS_RCODE_NOERROR;

@@ -102,6 +102,10 @@ static void ctx_init(NetRuntime *rt, const EmuRequest *req, NetContext *ctx)
 		.resolvers = rt ? rt->resolvers : NULL,
 		.n_resolvers = rt ? rt->n_resolvers : 0,
 	};
+	/* asking only in the policy's own mode: after a ratchet drop (private data entered the
+	 * run) an unlisted destination is denied without asking */
+	ctx->ask_unlisted = rt && req->policy->network.ask_unlisted &&
+			    ctx->mode == req->policy->network.mode;
 }
 
 static int connect_errno(const EmuRequest *req)
@@ -317,8 +321,19 @@ static int unix_view_target(const EmuRequest *req, NetOp op, const NetAddr *a, T
  * and fills *t. Called with the mode lock held for reading. Returns 0 when allowed, or fills
  * d with the denial and returns 1.
  */
+static int decide_ask(NetRuntime *rt, const EmuRequest *req, NetOp op, int domain, int type,
+		      const uint8_t *buf, size_t len, Target *t, EmuDecision *d, NetAddr *ask);
+
 static int decide(NetRuntime *rt, const EmuRequest *req, NetOp op, int domain, int type,
 		  const uint8_t *buf, size_t len, Target *t, EmuDecision *d)
+{
+	return decide_ask(rt, req, op, domain, type, buf, len, t, d, NULL);
+}
+
+/* As decide(); with ask, a NET_VERDICT_ASK returns 2 with the address in *ask (d filled with
+ * the denial that applies when nobody allows it). */
+static int decide_ask(NetRuntime *rt, const EmuRequest *req, NetOp op, int domain, int type,
+		      const uint8_t *buf, size_t len, Target *t, EmuDecision *d, NetAddr *ask)
 {
 	NetContext ctx;
 	NetDecision nd;
@@ -362,12 +377,81 @@ static int decide(NetRuntime *rt, const EmuRequest *req, NetOp op, int domain, i
 			return 1;
 		}
 		return 0;
+	case NET_VERDICT_ASK:
+		fail(d, nd.error > 0 ? nd.error : connect_errno(req), "not in allowlist", true);
+		if (!ask)
+			return 1;
+		*ask = a;
+		return 2;
 	case NET_VERDICT_DENY:
 	default:
 		fail(d, nd.error > 0 ? nd.error : EACCES, nd.why ? nd.why : "denied",
 		     nd.error != EINVAL && nd.error != EAFNOSUPPORT);
 		return 1;
 	}
+}
+
+static bool ask_allowed_find(NetRuntime *rt, const NetAddr *a)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&rt->ask_lock);
+	for (size_t i = 0; i < rt->n_ask_allowed && !found; i++)
+		found = rt->ask_allowed[i].port == a->port && net_addr_ip_equal(&rt->ask_allowed[i], a);
+	pthread_mutex_unlock(&rt->ask_lock);
+	return found;
+}
+
+static void ask_allowed_add(NetRuntime *rt, const NetAddr *a)
+{
+	pthread_mutex_lock(&rt->ask_lock);
+	if (!rt->ask_allowed)
+		rt->ask_allowed = calloc(NET_MAX_ASK_ALLOWED, sizeof(NetAddr));
+	if (rt->ask_allowed && rt->n_ask_allowed < NET_MAX_ASK_ALLOWED)
+		rt->ask_allowed[rt->n_ask_allowed++] = *a;
+	pthread_mutex_unlock(&rt->ask_lock);
+}
+
+/*
+ * A connect outside the allowlist under unlisted = "ask": the child waits in its syscall (the
+ * seccomp notification is held) while the asker seeks a decision. Called on a worker without
+ * the mode lock (a human may take the whole ask_timeout; a ratchet drop must not wait for
+ * that). Returns true when the connect may go on; the caller re-checks the ratchet's
+ * generation afterwards.
+ */
+static bool ask_connect(NetRuntime *rt, const EmuRequest *req, const NetAddr *a, EmuDecision *d)
+{
+	char dest[NET_ADDR_FORMAT_MAX], name[256];
+	NetAskRequest rq = {
+		.pid = req->pid,
+		.tgid = req->tgid,
+		.op = "connect",
+		.destination = net_addr_format(a, dest, sizeof(dest)),
+		.why = "not in allowlist",
+		.timeout_ms = req->policy->network.ask_timeout_ms,
+	};
+	NetAskAnswer ans;
+
+	if (ask_allowed_find(rt, a)) {
+		d->why = "allowed for the session by an earlier decision";
+		return true;
+	}
+	if (!rt->ask) {
+		d->why = "not in allowlist (nobody to ask)";
+		return false;
+	}
+	if (net_learned_name_of(rt->learned, a->ip_family, a->addr, name, sizeof(name)))
+		rq.name = name;
+	ans = rt->ask(rt->ask_userdata, &rq);
+	if (ans == NET_ASK_ALLOW_SESSION)
+		ask_allowed_add(rt, a);
+	if (ans == NET_ASK_DENY) {
+		d->why = "not in allowlist (denied when asked)";
+		return false;
+	}
+	d->why = ans == NET_ASK_ALLOW_SESSION ? "allowed when asked (for the session)"
+					      : "allowed when asked (once)";
+	return true;
 }
 
 /*
@@ -708,6 +792,7 @@ int net_handle_connect(const EmuRequest *req, EmuDecision *d)
 	int domain, type, r, e = 0;
 	unsigned gen = 0;
 	Target t = {};
+	NetAddr asked;
 
 	if (full_for_good(rt, req)) {
 		d->verdict = EMU_CONTINUE; /* register-only: every address is allowed */
@@ -726,9 +811,25 @@ int net_handle_connect(const EmuRequest *req, EmuDecision *d)
 		pthread_rwlock_rdlock(&rt->mode_lock);
 		gen = atomic_load(&rt->gen);
 	}
-	r = decide(rt, req, NET_OP_CONNECT, domain, type, buf, len, &t, d);
+	r = decide_ask(rt, req, NET_OP_CONNECT, domain, type, buf, len, &t, d, &asked);
 	if (rt)
 		pthread_rwlock_unlock(&rt->mode_lock);
+	if (r == 2) {
+		/* held: decided without the mode lock; a ratchet drop meanwhile (gen moved)
+		 * voids the answer — under the new mode nothing is asked, so it is denied */
+		if (!ask_connect(rt, req, &asked, d))
+			return 0;
+		pthread_rwlock_rdlock(&rt->mode_lock);
+		if (atomic_load(&rt->gen) != gen) {
+			pthread_rwlock_unlock(&rt->mode_lock);
+			return fail(d, connect_errno(req), "network restricted while asking", true);
+		}
+		pthread_rwlock_unlock(&rt->mode_lock);
+		memcpy(&t.ss, buf, len);
+		t.len = (socklen_t) len;
+		t.redirected = false;
+		r = 0;
+	}
 	if (r > 0)
 		return 0;
 

@@ -39,6 +39,28 @@ void net_runtime_set_event(NetRatchetEvent fn, void *userdata);
  * supervisor then checks before it creates the tree's sockets (net/socktab.c). */
 void net_runtime_set_netns_private(bool maybe);
 
+/* Held connects (network.unlisted = "ask", docs/network.md "Held connects"). */
+typedef enum NetAskAnswer {
+	NET_ASK_DENY,
+	NET_ASK_ALLOW_ONCE,
+	NET_ASK_ALLOW_SESSION, /* this destination (address and port) for the rest of the run */
+} NetAskAnswer;
+
+typedef struct NetAskRequest {
+	pid_t pid, tgid;
+	const char *op;		 /* "connect" */
+	const char *destination; /* net_addr_format(): "AF_INET, 1.2.3.4:443" */
+	const char *name;	 /* the name the address was looked up as, NULL if none */
+	const char *why;	 /* "not in allowlist" */
+	uint64_t timeout_ms;	 /* the policy's ask_timeout: no decision by then denies */
+} NetAskRequest;
+
+/* Asks for a decision, blocking up to rq->timeout_ms; called on a worker thread, without
+ * the network mode lock, while the child waits in its syscall. */
+typedef NetAskAnswer (*NetAskFn)(void *userdata, const NetAskRequest *rq);
+/** Sets the asker of the started run (NULL: a held connect is denied at once). */
+void net_runtime_set_asker(NetAskFn fn, void *userdata);
+
 /** Stops the stub thread and frees the state; safe to call when not started. */
 void net_runtime_stop(void);
 

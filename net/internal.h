@@ -17,6 +17,7 @@
 
 #define NET_MAX_RESOLVERS 8
 #define NET_MAX_REDIRECTS 256
+#define NET_MAX_ASK_ALLOWED 256
 
 /* A socket of the child that was redirected to the stub, and where the child meant to go. */
 typedef struct NetRedirect {
@@ -69,6 +70,13 @@ typedef struct NetRuntime {
 	socklen_t upstream_lens[NET_MAX_RESOLVERS];
 	size_t n_upstreams;
 	atomic_uint stub_tcp_clients;
+
+	/* held connects: the asker, and destinations allowed for the session */
+	NetAskFn ask;
+	void *ask_userdata;
+	pthread_mutex_t ask_lock;
+	NetAddr *ask_allowed; /* NET_MAX_ASK_ALLOWED, allocated on the first allow_session */
+	size_t n_ask_allowed;
 
 	pthread_mutex_t redirect_lock;
 	NetRedirect *redirects; /* NET_MAX_REDIRECTS, allocated on the first redirect */

@@ -66,6 +66,14 @@ void net_runtime_set_netns_private(bool maybe)
 		atomic_store(&runtime->netns_differs, maybe ? 0 : 1);
 }
 
+void net_runtime_set_asker(NetAskFn fn, void *userdata)
+{
+	if (!runtime)
+		return;
+	runtime->ask = fn;
+	runtime->ask_userdata = userdata;
+}
+
 void net_redirect_add(NetRuntime *rt, dev_t dev, ino_t ino, const void *orig, socklen_t len)
 {
 	NetRedirect *e = NULL;
@@ -374,6 +382,8 @@ static void runtime_free(NetRuntime *rt)
 	net_socks_done(rt);
 	net_learned_free(rt->learned);
 	free(rt->redirects);
+	free(rt->ask_allowed);
+	pthread_mutex_destroy(&rt->ask_lock);
 	net_ratchet_done(&rt->ratchet);
 	pthread_rwlock_destroy(&rt->mode_lock);
 	pthread_mutex_destroy(&rt->redirect_lock);
@@ -411,6 +421,7 @@ int net_runtime_start(const Policy *p, pid_t root, NetTreeWalk walk)
 	pthread_rwlock_init(&rt->mode_lock, NULL);
 	pthread_mutex_init(&rt->redirect_lock, NULL);
 	net_socks_init(rt, !pidfd_getfd_usable());
+	pthread_mutex_init(&rt->ask_lock, NULL);
 	r = net_ratchet_init(&rt->ratchet, p->network.mode);
 	if (r < 0) {
 		net_socks_done(rt);

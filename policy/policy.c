@@ -1089,7 +1089,9 @@ static int apply_network(Doc *d, const TomlValue *t)
 {
 	static const char *const known[] = {"mode",	     "allow",	     "dns",
 					    "unix",	     "ratchet",	     "unshare",
-					    "connect_errno", "socket_errno", NULL};
+					    "connect_errno", "socket_errno", "unlisted",
+					    "ask_timeout",   NULL};
+	static const char *const unlisted_names[] = {"deny", "ask"};
 	Loader *l = d->l;
 	PolicyNetwork *net = &l->p->network;
 	char key[128];
@@ -1129,7 +1131,27 @@ static int apply_network(Doc *d, const TomlValue *t)
 				l->unshare_at = *l->err;
 			}
 		}
-		else if (streq(kv->key, "connect_errno") || streq(kv->key, "socket_errno")) {
+		else if (streq(kv->key, "unlisted")) {
+			r = want_enum(d, kv->value, key, unlisted_names, 0, 2);
+			if (r >= 0)
+				net->ask_unlisted = r == 1;
+		} else if (streq(kv->key, "ask_timeout")) {
+			uint64_t ms = 0;
+
+			if (kv->value->type == TOML_INTEGER && kv->value->integer > 0 &&
+			    kv->value->integer <= 3600)
+				ms = (uint64_t) kv->value->integer * 1000;
+			else if (kv->value->type == TOML_STRING &&
+				 !policy_duration_reason(kv->value->str.ptr, &ms))
+				;
+			else
+				ms = 0;
+			if (ms < 1000 || ms > 3600 * 1000)
+				r = fail_at(d, kv->value, key,
+					    "must be a duration from 1s to 1h, such as \"30s\"");
+			else
+				net->ask_timeout_ms = ms;
+		} else if (streq(kv->key, "connect_errno") || streq(kv->key, "socket_errno")) {
 			r = want_string(d, kv->value, key);
 			if (r >= 0)
 				r = want_errno(d, kv->value, key, kv->value->str.ptr,
@@ -1925,11 +1947,12 @@ static int finish(Loader *l, const char *display)
 		if (p->syscalls[i].action == SYSCALL_ACTION_DENY && p->syscalls[i].error == 0)
 			p->syscalls[i].error = p->deny_errno;
 
-	if (p->network.mode == NET_MODE_ALLOWLIST && p->network.n_allow == 0) {
+	if (p->network.mode == NET_MODE_ALLOWLIST && p->network.n_allow == 0 &&
+	    !p->network.ask_unlisted) {
 		*l->err = l->mode_at;
 		snprintf(l->err->message, sizeof(l->err->message),
 			 "mode = \"allowlist\" with no entries in network.allow (use \"none\" to "
-			 "allow nothing)");
+			 "allow nothing, or unlisted = \"ask\" to ask for each destination)");
 		return -EINVAL;
 	}
 	/* The ratchet map a level on a rule means without one written (issue 21): internal
@@ -2000,6 +2023,7 @@ static Policy *policy_new(void)
 	/* off unless asked for: making the namespaces costs every start 0.3-0.8 ms here, and
 	 * mode none already denies every inet, packet and netlink socket (docs/network.md) */
 	p->network.unshare_netns = 0;
+	p->network.ask_timeout_ms = 30000;
 	p->limits = (PolicyLimits){
 		.wall_time_ms = LIMIT_UNSET,
 		.cpu_time_ms = LIMIT_UNSET,

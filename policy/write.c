@@ -179,6 +179,11 @@ int policy_write_toml(const Policy *p, FILE *out)
 			fputs(" }\n", out);
 	}
 	write_tristate(out, "unshare", p->network.unshare_netns);
+	write_kv_string(out, "unlisted", p->network.ask_unlisted ? "ask" : "deny", false);
+	if (p->network.ask_unlisted || p->network.ask_timeout_ms != 30000) {
+		policy_format_duration_ms(p->network.ask_timeout_ms, buf, sizeof(buf));
+		write_kv_string(out, "ask_timeout", buf, false);
+	}
 	write_kv_string(out, "connect_errno", errno_name(p->network.connect_errno), false);
 	write_kv_string(out, "socket_errno", errno_name(p->network.socket_errno), false);
 

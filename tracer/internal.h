@@ -229,7 +229,19 @@ typedef struct Tracer {
 	pthread_t ptrace_thread; /* tracer/ptrace.c */
 	bool ptrace_started;
 	size_t n_workers;
+	struct TracerAsk *ask; /* tracer/ask.c: held connects; NULL unless unlisted = "ask" */
 } Tracer;
+
+typedef struct TracerAsk TracerAsk;
+/* tracer/ask.c: held connects (network.unlisted = "ask"). */
+int tracer_ask_start(Tracer *t);
+/** The run is ending: pending asks deny now (before the workers are stopped). */
+void tracer_ask_cancel(Tracer *t);
+/** After the workers: frees it all. */
+void tracer_ask_stop(Tracer *t);
+/** The command stopped: true when a terminal prompt holds the terminal (the stop is ours:
+ * the command is continued after the prompt, not treated as a Ctrl-Z). */
+bool tracer_ask_job_stopped(Tracer *t);
 
 extern const EmuProcessOps tracer_process_ops;
 

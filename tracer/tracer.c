@@ -777,7 +777,7 @@ static int forward_signal(Tracer *t, int sig)
  * (fg), give the terminal to the command again and continue it. */
 static void job_stopped(Tracer *t, bool tty)
 {
-	if (!tty)
+	if (!tty || tracer_ask_job_stopped(t))
 		return;
 	(void) tcsetpgrp(STDIN_FILENO, getpgrp());
 	(void) kill(getpid(), SIGSTOP);
@@ -1026,6 +1026,9 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 		/* without network.unshare the tree is in our network namespace for good (the
 		 * filter denies unshare and setns) */
 		net_runtime_set_netns_private(l.netns != 0);
+		r = tracer_ask_start(&t);
+		if (r < 0)
+			log_error_errno(r, "starting the approval channel of held connects");
 	}
 	/* The handlers that create files apply the child's umask themselves (emulation/fs.h). */
 	old_umask = umask(0);
@@ -1337,8 +1340,10 @@ finish:
 	if (!res.duration_ms)
 		res.duration_ms = (now_monotonic_ns() - start) / 1000000;
 
+	tracer_ask_cancel(&t);
 	if (started_dispatch)
 		tracer_dispatch_stop(&t);
+	tracer_ask_stop(&t);
 	/* a creation refused on a handler thread just before the end found the disk budget
 	 * used up: the main loop may not have woken since, and its warning must not be lost */
 	report_disk_full(&t, &budget, p);

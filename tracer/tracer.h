@@ -21,6 +21,9 @@ typedef struct TracerOptions {
 	bool trace;	   /* a line per notified syscall on stderr */
 	bool quiet;	   /* no messages of our own but errors */
 	Audit *audit;	   /* the audit log and trace (audit/audit.h), borrowed; NULL: none */
+	/* held connects (network.unlisted = "ask"; tracer/ask.c): where decisions come from */
+	int approval_fd;	     /* > 2: ask over this descriptor (JSON lines); else none */
+	const char *approval_socket; /* serve the approval protocol on this path; NULL: none */
 } TracerOptions;
 
 typedef struct TracerResult {

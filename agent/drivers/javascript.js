@@ -8,14 +8,20 @@ const vm = require('vm');
 const util = require('util');
 
 const protoIn = 0; // the server's pipe; the code should not read stdin in a context
+// require() resolves as a script in the cwd (/workspace) would, as Node's REPL does: the
+// packages code_install_package put in /workspace/node_modules, and the code's own files
+const cwdRequire = require('module').createRequire(require('path').join(process.cwd(), '<repl>'));
 const ctx = vm.createContext({
-  console, process, require, Buffer, setTimeout, clearTimeout, setInterval, clearInterval,
+  console, process, require: cwdRequire, Buffer, setTimeout, clearTimeout, setInterval, clearInterval,
   setImmediate, clearImmediate, URL, TextEncoder, TextDecoder, fetch: globalThis.fetch,
 });
 ctx.globalThis = ctx;
 process.on('SIGINT', () => {}); // breakOnSigint interrupts running code; otherwise ignore
 
 function send(obj) {
+  // a barrier on stderr first: the server waits for it, so no stderr of this call arrives
+  // after the result
+  if (obj.t === 'done') fs.writeSync(2, '\x1eSBX' + JSON.stringify({ t: 'err-done', id: obj.id }) + '\x1f');
   fs.writeSync(1, '\x1eSBX' + JSON.stringify(obj) + '\x1f');
 }
 
@@ -64,7 +70,7 @@ async function main() {
       const value = isErr ? String(e.message) : util.inspect(e);
       // the cell's frames, not the driver's
       const stack = isErr
-        ? e.stack.split('\n').filter((l) => !l.includes('/run/sbxtrace/driver.js') && !l.includes('node:internal')).join('\n')
+        ? e.stack.split('\n').filter((l) => !l.includes('/run/sbxtrace/driver.js') && !l.includes('(node:')).join('\n')
         : `Uncaught ${value}`;
       reply.exit_code = 1;
       reply.error = { name, value, traceback: stack };

@@ -10,6 +10,7 @@
 # is /dev/null. The code can write a reply frame itself: it can only lie about its own result.
 import ast
 import base64
+import importlib
 import io
 import json
 import linecache
@@ -36,13 +37,20 @@ os.close(_null)
 sys.stdin = open(os.devnull)
 
 
+def _write(fd, data):
+    while data:
+        n = os.write(fd, data)
+        data = data[n:]
+
+
 def _send(obj):
     sys.stdout.flush()
     sys.stderr.flush()
-    data = b"\x1eSBX" + json.dumps(obj).encode() + b"\x1f"
-    while data:
-        n = os.write(1, data)
-        data = data[n:]
+    if obj.get("t") == "done":
+        # a barrier on stderr first: the server waits for it, so no stderr of this call
+        # arrives after the result
+        _write(2, b"\x1eSBX" + json.dumps({"t": "err-done", "id": obj["id"]}).encode() + b"\x1f")
+    _write(1, b"\x1eSBX" + json.dumps(obj).encode() + b"\x1f")
 
 
 def _readline():
@@ -73,6 +81,28 @@ def _figures():
     except Exception:
         pass
     return out
+
+
+# Packages that code_install_package puts in the session (pip --target): on sys.path where
+# PYTHONPATH would put them (also when the session's policy predates it), and the import
+# caches dropped when the directory changes, so that a package installed while this context
+# lives imports at once (a module imported before keeps its old version until a reset).
+_PACKAGES = "/workspace/.packages/python"
+if _PACKAGES not in sys.path:
+    sys.path.insert(1 if sys.path else 0, _PACKAGES)
+_packages_seen = None
+
+
+def _packages_changed():
+    global _packages_seen
+    try:
+        st = os.stat(_PACKAGES)
+        now = (st.st_ino, st.st_mtime_ns)
+    except OSError:
+        now = None
+    if now != _packages_seen:
+        _packages_seen = now
+        importlib.invalidate_caches()
 
 
 _ns = {"__name__": "__main__", "__builtins__": __builtins__}
@@ -118,6 +148,7 @@ while True:
         continue
     reply = {"t": "done", "id": int(rid), "exit_code": 0, "results": []}
     try:
+        _packages_changed()
         reply["results"] = _run(code)
     except SystemExit as e:
         c = e.code

@@ -10,5 +10,6 @@ while IFS=' ' read -r __sbx_id __sbx_b64 <&3; do
 	__sbx_code=$(printf '%s' "$__sbx_b64" | base64 -d)
 	eval "$__sbx_code"
 	__sbx_rc=$?
+	printf '\036SBX{"t":"err-done","id":%s}\037' "$__sbx_id" >&2
 	printf '\036SBX{"t":"done","id":%s,"exit_code":%d,"results":[]}\037' "$__sbx_id" "$__sbx_rc"
 done

@@ -1,9 +1,12 @@
 """A small MCP client for ``sbxtrace mcp``: JSON-RPC 2.0 over the stdio of a spawned server
-(newline-delimited messages) or over Streamable HTTP (one POST per message, JSON replies).
+(newline-delimited messages) or over Streamable HTTP (one POST per message; a ``tools/call``
+is answered with JSON or, since the client accepts ``text/event-stream``, an SSE stream).
 
-Only what the sandbox API needs: ``initialize``, ``tools/list``, ``tools/call``,
-``notifications/cancelled``, and answering the server's ``ping``. Whatever this client does
-an MCP host can do too: there is no second protocol.
+Only what the sandbox API needs: ``initialize``, ``tools/list``, ``tools/call`` (with a
+``progressToken`` when the caller wants live output: ``notifications/progress`` are handed to
+its callback, on the calling thread, while it waits for the answer), ``notifications/cancelled``,
+and answering the server's ``ping``. Whatever this client does an MCP host can do too: there
+is no second protocol.
 
 A spawned server that dies is detected (its stdout reaches EOF); the call in flight fails
 with :class:`~sbxtrace.errors.ServerDied` and the next call spawns a new server on the same
@@ -18,12 +21,15 @@ import functools
 import itertools
 import json
 import os
+import queue
 import shutil
 import subprocess
 import threading
+import time
 import urllib.error
 import urllib.request
-from typing import Any, Callable, Deque, Dict, List, Optional, Sequence, Tuple, TypeVar
+from typing import (Any, Callable, Deque, Dict, Iterable, List, Optional, Sequence, Tuple,
+                    TypeVar)
 
 from .errors import (ApprovalRequired, BinaryNotFound, ProtocolError, SandboxError,
                      SandboxTimeout, ServerDied, SessionNotFound)
@@ -82,12 +88,40 @@ def classify_tool_error(tool: str, structured: Optional[Dict[str, Any]], text: s
                         result=structured)
 
 
-class _Pending:
-    __slots__ = ("event", "msg")
+#: A callback for a call's ``notifications/progress`` (their ``params``).
+ProgressCallback = Callable[[Dict[str, Any]], Any]
 
-    def __init__(self) -> None:
-        self.event = threading.Event()
-        self.msg: Optional[Dict[str, Any]] = None
+
+class _Pending:
+    """A request waiting for its answer: the reader thread puts ``("progress", params)``,
+    then ``("answer", msg)`` (or ``("dead", None)``) on its queue."""
+
+    __slots__ = ("q", "token")
+
+    def __init__(self, token: Optional[str] = None) -> None:
+        self.q: "queue.Queue[Tuple[str, Any]]" = queue.Queue()
+        self.token = token
+
+
+def _wait_answer(p: _Pending, timeout: float,
+                 on_progress: Optional[ProgressCallback]) -> Tuple[str, Any]:
+    """Wait for ``p``'s answer until ``timeout``, running ``on_progress`` for the progress
+    notifications that come first (on this thread). Returns ``("answer", msg)``,
+    ``("dead", None)`` or ``("timeout", None)``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return "timeout", None
+        try:
+            kind, val = p.q.get(timeout=left)
+        except queue.Empty:
+            return "timeout", None
+        if kind == "progress":
+            if on_progress is not None:
+                on_progress(val)
+            continue
+        return kind, val
 
 
 class StdioTransport:
@@ -97,6 +131,7 @@ class StdioTransport:
         self.argv = list(argv)
         self._ids = itertools.count(1)
         self._pending: Dict[int, _Pending] = {}
+        self._progress: Dict[str, _Pending] = {}
         self._lock = threading.Lock()
         self._wlock = threading.Lock()
         self._stderr: Deque[str] = collections.deque(maxlen=40)
@@ -116,18 +151,45 @@ class StdioTransport:
         """Whether the server is running and its stdout open."""
         return not self._dead and self.proc.poll() is None
 
+    @staticmethod
+    def _lines_of(f: Any) -> Iterable[bytes]:
+        """The lines of the pipe ``f``, read in chunks by the calling thread, which alone
+        closes it at the end: a pipe closed by another thread while this one reads could
+        see its descriptor reused by the next server's pipes, and steal their bytes."""
+        pending = b""
+        try:
+            while True:
+                try:
+                    chunk = f.read(65536)
+                except (OSError, ValueError):
+                    return
+                if not chunk:
+                    if pending:
+                        yield pending
+                    return
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    yield line + b"\n"
+        finally:
+            try:
+                f.close()
+            except OSError:
+                pass
+
     def _drain_stderr(self) -> None:
-        assert self.proc.stderr is not None
-        for raw in iter(self.proc.stderr.readline, b""):
+        for raw in self._lines_of(self.proc.stderr):
             self._stderr.append(raw.decode("utf-8", "replace").rstrip())
+
+    def _lines(self) -> Iterable[bytes]:
+        return self._lines_of(self.proc.stdout)
 
     def stderr_tail(self) -> str:
         """The last lines the server wrote on stderr."""
         return "\n".join(self._stderr)
 
     def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for raw in iter(self.proc.stdout.readline, b""):
+        for raw in self._lines():
             try:
                 msg = json.loads(raw)
             except ValueError:
@@ -136,30 +198,41 @@ class StdioTransport:
                 continue
             if "method" in msg:
                 if "id" in msg:  # a request from the server
-                    if msg["method"] == "ping":
-                        self._send({"jsonrpc": "2.0", "id": msg["id"], "result": {}})
-                    else:
-                        self._send({"jsonrpc": "2.0", "id": msg["id"], "error": {
-                            "code": -32601, "message": "not supported by this client"}})
+                    try:
+                        self._send(_answer_server_request(msg))
+                    except ServerDied:
+                        pass
+                elif msg["method"] == "notifications/progress":
+                    params = msg.get("params") or {}
+                    with self._lock:
+                        p = self._progress.get(str(params.get("progressToken")))
+                    if p:
+                        p.q.put(("progress", params))
                 continue
             with self._lock:
                 p = self._pending.pop(msg.get("id"), None)  # type: ignore[arg-type]
+                if p and p.token is not None:
+                    self._progress.pop(p.token, None)
             if p:
-                p.msg = msg
-                p.event.set()
+                p.q.put(("answer", msg))
         self._dead = True
         with self._lock:
             pending, self._pending = list(self._pending.values()), {}
+            self._progress = {}
         for p in pending:
-            p.event.set()
+            p.q.put(("dead", None))
 
     def _send(self, msg: Dict[str, Any]) -> None:
         data = (json.dumps(msg, separators=(",", ":")) + "\n").encode()
         try:
             with self._wlock:
                 assert self.proc.stdin is not None
-                self.proc.stdin.write(data)
-                self.proc.stdin.flush()
+                view = memoryview(data)
+                while view:  # unbuffered: a write may take only a part
+                    n = self.proc.stdin.write(view)
+                    if not n:
+                        raise BrokenPipeError("the server's stdin takes no more")
+                    view = view[n:]
         except (BrokenPipeError, OSError, ValueError) as e:
             self._dead = True
             raise ServerDied(self._died_message()) from e
@@ -179,43 +252,62 @@ class StdioTransport:
             msg["params"] = params
         self._send(msg)
 
-    def request(self, method: str, params: Optional[Dict[str, Any]],
-                timeout: float) -> Dict[str, Any]:
-        """Send a request and wait for its answer; returns the JSON-RPC ``result``."""
+    def request(self, method: str, params: Optional[Dict[str, Any]], timeout: float,
+                on_progress: Optional[ProgressCallback] = None) -> Dict[str, Any]:
+        """Send a request and wait for its answer; returns the JSON-RPC ``result``. With
+        ``on_progress``, the request carries a ``progressToken`` and the server's
+        ``notifications/progress`` for it are handed to ``on_progress`` meanwhile."""
         rid = next(self._ids)
-        p = _Pending()
+        token = f"sbxtrace-py-{rid}" if on_progress is not None else None
+        p = _Pending(token)
         with self._lock:
             if self._dead:
                 raise ServerDied(self._died_message())
             self._pending[rid] = p
+            if token is not None:
+                self._progress[token] = p
         msg: Dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
         if params is not None:
-            msg["params"] = params
+            msg["params"] = _with_token(params, token)
         try:
             self._send(msg)
         except ServerDied:
             with self._lock:
                 self._pending.pop(rid, None)
+                if token is not None:
+                    self._progress.pop(token, None)
             raise
-        if not p.event.wait(timeout):
-            with self._lock:
-                self._pending.pop(rid, None)
-            try:
-                self.notify("notifications/cancelled",
-                            {"requestId": rid, "reason": "client timeout"})
-            except ServerDied:
-                pass
+        try:
+            kind, answer = _wait_answer(p, timeout, on_progress)
+        except BaseException:  # the callback raised (or KeyboardInterrupt): cancel the call
+            self._forget(rid, token, "the client stopped waiting")
+            raise
+        if kind == "timeout":
+            self._forget(rid, token, "client timeout")
             raise SandboxTimeout(f"{method}: no answer from sbxtrace mcp within "
                                  f"{timeout:g} s; the request was cancelled")
-        if p.msg is None:
+        if kind == "dead":
             raise ServerDied(self._died_message())
-        return _unwrap(p.msg, method)
+        return _unwrap(answer, method)
+
+    def _forget(self, rid: int, token: Optional[str], reason: Optional[str]) -> None:
+        with self._lock:
+            self._pending.pop(rid, None)
+            if token is not None:
+                self._progress.pop(token, None)
+        if reason is not None:
+            try:
+                self.notify("notifications/cancelled", {"requestId": rid, "reason": reason})
+            except ServerDied:
+                pass
 
     def close(self) -> None:
-        """Stop the server: close its stdin, then terminate it if it lingers."""
+        """Stop the server: close its stdin, then terminate it if it lingers. Its stdout and
+        stderr are closed by the threads that read them, when they end."""
         try:
-            if self.proc.stdin:
-                self.proc.stdin.close()
+            with self._wlock:
+                if self.proc.stdin:
+                    self.proc.stdin.close()
         except OSError:
             pass
         try:
@@ -227,12 +319,24 @@ class StdioTransport:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        for f in (self.proc.stdout, self.proc.stderr):
-            try:
-                if f:
-                    f.close()
-            except OSError:
-                pass
+
+
+def _with_token(params: Dict[str, Any], token: Optional[str]) -> Dict[str, Any]:
+    """``params`` with ``_meta.progressToken`` when there is a token."""
+    if token is None:
+        return params
+    meta = dict(params.get("_meta") or {})
+    meta["progressToken"] = token
+    return {**params, "_meta": meta}
+
+
+def _answer_server_request(msg: Dict[str, Any]) -> Dict[str, Any]:
+    """The answer to a request from the server: ``ping`` is answered; everything else
+    (sampling, elicitation, which this client does not declare) is refused."""
+    if msg.get("method") == "ping":
+        return {"jsonrpc": "2.0", "id": msg["id"], "result": {}}
+    return {"jsonrpc": "2.0", "id": msg["id"],
+            "error": {"code": -32601, "message": "not supported by this client"}}
 
 
 def _unwrap(msg: Dict[str, Any], method: str) -> Dict[str, Any]:
@@ -265,7 +369,8 @@ class HttpTransport:
         """Always true: a remote server's health shows in its answers."""
         return True
 
-    def _post(self, msg: Dict[str, Any], timeout: float) -> Tuple[int, Dict[str, str], bytes]:
+    def _open(self, msg: Dict[str, Any], timeout: float) -> Any:
+        """POST ``msg``; returns the open response (the caller closes it)."""
         headers = {"Content-Type": "application/json",
                    "Accept": "application/json, text/event-stream",
                    "MCP-Protocol-Version": PROTOCOL_VERSION}
@@ -276,8 +381,7 @@ class HttpTransport:
         req = urllib.request.Request(self.url, data=json.dumps(msg).encode(), headers=headers,
                                      method="POST")
         try:
-            with urllib.request.urlopen(req, timeout=timeout) as r:
-                return r.status, {k.lower(): v for k, v in r.headers.items()}, r.read()
+            return urllib.request.urlopen(req, timeout=timeout)
         except urllib.error.HTTPError as e:
             body = e.read().decode("utf-8", "replace")[:500]
             if e.code == 404 and self.mcp_session_id:
@@ -287,9 +391,16 @@ class HttpTransport:
                                    "bearer token (token=...)") from e
             raise SandboxError(f"{self.url}: HTTP {e.code}: {body}") from e
         except (TimeoutError, OSError) as e:
-            if "timed out" in str(e):
-                raise SandboxTimeout(f"{self.url}: no answer within {timeout:g} s") from e
-            raise SandboxError(f"{self.url}: cannot reach sbxtrace mcp: {e}") from e
+            raise _net_error(self.url, e, timeout) from e
+
+    def _post(self, msg: Dict[str, Any], timeout: float) -> Tuple[int, Dict[str, str], bytes]:
+        r = self._open(msg, timeout)
+        try:
+            return r.status, {k.lower(): v for k, v in r.headers.items()}, r.read()
+        except (TimeoutError, OSError) as e:
+            raise _net_error(self.url, e, timeout) from e
+        finally:
+            r.close()
 
     def notify(self, method: str, params: Optional[Dict[str, Any]] = None) -> None:
         """Send a JSON-RPC notification (the server answers 202)."""
@@ -298,24 +409,80 @@ class HttpTransport:
             msg["params"] = params
         self._post(msg, 30)
 
-    def request(self, method: str, params: Optional[Dict[str, Any]],
-                timeout: float) -> Dict[str, Any]:
-        """POST a request; returns the JSON-RPC ``result``."""
+    def request(self, method: str, params: Optional[Dict[str, Any]], timeout: float,
+                on_progress: Optional[ProgressCallback] = None) -> Dict[str, Any]:
+        """POST a request; returns the JSON-RPC ``result``. An SSE answer is read as it
+        comes: ``notifications/progress`` for this call go to ``on_progress`` (the request
+        carries a ``progressToken`` when it is given), the server's requests are answered,
+        and the response ends it. Past ``timeout`` the stream is closed, which cancels the
+        call on the server."""
         rid = next(self._ids)
+        token = f"sbxtrace-py-{rid}" if on_progress is not None else None
         msg: Dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
         if params is not None:
-            msg["params"] = params
-        _, headers, body = self._post(msg, timeout)
-        if method == "initialize" and headers.get("mcp-session-id"):
-            self.mcp_session_id = headers["mcp-session-id"]
-        if headers.get("content-type", "").startswith("text/event-stream"):
-            for line in body.decode("utf-8", "replace").splitlines():
-                if line.startswith("data:"):
-                    m = json.loads(line[5:])
-                    if isinstance(m, dict) and m.get("id") == rid:
+            msg["params"] = _with_token(params, token)
+        deadline = time.monotonic() + timeout
+        r = self._open(msg, timeout)
+        try:
+            headers = {k.lower(): v for k, v in r.headers.items()}
+            if method == "initialize" and headers.get("mcp-session-id"):
+                self.mcp_session_id = headers["mcp-session-id"]
+            if headers.get("content-type", "").startswith("text/event-stream"):
+                return self._read_stream(r, rid, token, method, deadline, timeout, on_progress)
+            try:
+                body = r.read()
+            except (TimeoutError, OSError) as e:
+                raise _net_error(self.url, e, timeout) from e
+            return _unwrap(json.loads(body), method)
+        finally:
+            r.close()
+
+    def _read_stream(self, r: Any, rid: int, token: Optional[str], method: str,
+                     deadline: float, timeout: float,
+                     on_progress: Optional[ProgressCallback]) -> Dict[str, Any]:
+        data: List[str] = []
+
+        def event(text: str) -> Optional[Dict[str, Any]]:
+            try:
+                m = json.loads(text)
+            except ValueError:
+                return None
+            if not isinstance(m, dict):
+                return None
+            if "method" in m:
+                if "id" in m:  # the server's request: answered by a POST of its own
+                    self._post(_answer_server_request(m), 30)
+                elif m["method"] == "notifications/progress" and on_progress is not None:
+                    params = m.get("params") or {}
+                    if str(params.get("progressToken")) == token:
+                        on_progress(params)
+                return None
+            return m if m.get("id") == rid else None
+
+        while True:
+            if time.monotonic() > deadline:
+                raise SandboxTimeout(f"{method}: no answer from {self.url} within "
+                                     f"{timeout:g} s; the stream was closed, which cancels "
+                                     "the call")
+            try:
+                raw = r.readline()
+            except (TimeoutError, OSError) as e:
+                raise _net_error(self.url, e, timeout) from e
+            line = raw.decode("utf-8", "replace").rstrip("\r\n") if raw else ""
+            if not raw or line == "":  # the end of an event (or of the stream)
+                if data:
+                    m = event("\n".join(data))
+                    data = []
+                    if m is not None:
                         return _unwrap(m, method)
-            raise SandboxError(f"{method}: the event stream ended without an answer")
-        return _unwrap(json.loads(body), method)
+                if not raw:
+                    raise SandboxError(f"{method}: the event stream ended without an answer")
+                continue
+            if line.startswith(":"):  # a comment: the keepalive
+                continue
+            name, _, value = line.partition(":")
+            if name == "data":
+                data.append(value[1:] if value.startswith(" ") else value)
 
     def close(self) -> None:
         """End the MCP session (HTTP DELETE); the sandbox sessions stay."""
@@ -330,6 +497,12 @@ class HttpTransport:
         except (urllib.error.URLError, OSError):
             pass
         self.mcp_session_id = None
+
+
+def _net_error(url: str, e: BaseException, timeout: float) -> SandboxError:
+    if isinstance(e, TimeoutError) or "timed out" in str(e):
+        return SandboxTimeout(f"{url}: no answer within {timeout:g} s")
+    return SandboxError(f"{url}: cannot reach sbxtrace mcp: {e}")
 
 
 class _SessionGone(Exception):
@@ -401,17 +574,21 @@ class Client:
         return t.pid if isinstance(t, StdioTransport) else None
 
     def request(self, method: str, params: Optional[Dict[str, Any]] = None,
-                timeout: float = DEFAULT_REQUEST_TIMEOUT_S) -> Dict[str, Any]:
-        """One JSON-RPC request, connecting (or restarting a dead server) first."""
+                timeout: float = DEFAULT_REQUEST_TIMEOUT_S,
+                on_progress: Optional[ProgressCallback] = None) -> Dict[str, Any]:
+        """One JSON-RPC request, connecting (or restarting a dead server) first. With
+        ``on_progress``, the request carries a ``progressToken`` and each
+        ``notifications/progress`` for it is passed (its ``params``) to ``on_progress``,
+        on the calling thread, before the answer is returned."""
         t = self._connect()
         try:
-            return t.request(method, params, timeout)
+            return t.request(method, params, timeout, on_progress)
         except _SessionGone:
             with self._lock:
                 if self._transport is t:
                     t.mcp_session_id = None
                     self._initialize(t)
-            return t.request(method, params, timeout)
+            return t.request(method, params, timeout, on_progress)
 
     def tools(self) -> List[str]:
         """The names of the server's tools (``tools/list``, cached)."""
@@ -422,12 +599,15 @@ class Client:
 
     def call_tool(self, name: str, arguments: Dict[str, Any], *,
                   timeout: float = DEFAULT_REQUEST_TIMEOUT_S,
-                  error_is_result: bool = False) -> Tuple[Dict[str, Any], bool]:
+                  error_is_result: bool = False,
+                  on_progress: Optional[ProgressCallback] = None) -> Tuple[Dict[str, Any], bool]:
         """Call a tool; returns ``(structuredContent, isError)``.
 
         A result with ``isError`` raises (see :func:`classify_tool_error`) unless
-        ``error_is_result`` and the result is a structured one (code that failed)."""
-        res = self.request("tools/call", {"name": name, "arguments": arguments}, timeout)
+        ``error_is_result`` and the result is a structured one (code that failed).
+        ``on_progress``: see :meth:`request` (``code_execute`` sends its live output so)."""
+        res = self.request("tools/call", {"name": name, "arguments": arguments}, timeout,
+                           on_progress)
         structured = res.get("structuredContent")
         is_error = bool(res.get("isError"))
         text = " ".join(c.get("text", "") for c in res.get("content", [])

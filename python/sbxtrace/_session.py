@@ -8,7 +8,7 @@ import os
 import posixpath
 import shlex
 import threading
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from ._client import GRACE_S, Client, get_client
 from .errors import SandboxError
@@ -17,6 +17,59 @@ from .results import ExecutionResult, FileEntry, ListResult, ReadResult, WriteRe
 WORKSPACE = "/workspace"
 #: The most a read through :meth:`Session.read_bytes` asks for.
 MAX_READ = 16 * 2**20  # the server's cap for code_read_file
+
+
+#: ``on_output(stream, text)``: live output of an execution, ``stream`` is ``"stdout"`` or
+#: ``"stderr"``.
+OutputCallback = Callable[[str, str], Any]
+
+
+def split_progress(message: str) -> Tuple[str, str]:
+    """The ``(stdout, stderr)`` chunks of a ``code_execute`` progress message: the server
+    sends ``"stdout: …"``, ``"\nstderr: …"`` or ``"stdout: …\nstderr: …"`` (when a chunk
+    itself holds ``"\nstderr: "``, the split is at its first occurrence)."""
+    if message.startswith("stdout: "):
+        out, sep, err = message[len("stdout: "):].partition("\nstderr: ")
+        return out, err if sep else ""
+    if message.startswith("\nstderr: "):
+        return "", message[len("\nstderr: "):]
+    return "", ""
+
+
+class LiveOutput:
+    """Feeds ``on_output`` from an execution's progress notifications and, when the answer
+    comes, with what the notifications did not carry (the server coalesces them, at most 4
+    a second, and the last output comes with the answer)."""
+
+    def __init__(self, on_output: OutputCallback) -> None:
+        self.on_output = on_output
+        self.sent = {"stdout": "", "stderr": ""}
+        self.chunks: Dict[str, List[str]] = {"stdout": [], "stderr": []}
+        self.lost = False
+
+    def progress(self, params: Dict[str, Any]) -> None:
+        """A ``notifications/progress``'s ``params``."""
+        out, err = split_progress(str(params.get("message") or ""))
+        for stream, text in (("stdout", out), ("stderr", err)):
+            if text:
+                self.sent[stream] += text
+                self.chunks[stream].append(text)
+                self.on_output(stream, text)
+
+    def finish(self, stdout: str, stderr: str) -> None:
+        """The whole output from the answer: send what is left. When the notifications
+        were not a prefix of it (the server sends at most 2 KiB of each stream per
+        notification), ``lost`` is set and ``chunks`` become the whole output."""
+        for stream, whole in (("stdout", stdout), ("stderr", stderr)):
+            sent = self.sent[stream]
+            if whole.startswith(sent):
+                rest = whole[len(sent):]
+                if rest:
+                    self.chunks[stream].append(rest)
+                    self.on_output(stream, rest)
+            else:
+                self.lost = True
+                self.chunks[stream] = [whole] if whole else []
 
 
 def ws_path(path: str) -> str:
@@ -63,11 +116,23 @@ class Session:
 
     def execute(self, code: str, language: str = "shell", timeout: Optional[float] = None,
                 stdin: Optional[str] = None, env: Optional[Dict[str, str]] = None,
-                one_shot: bool = False) -> ExecutionResult:
-        """``code_execute``: run code in the session (or in a one-shot sandbox)."""
+                one_shot: bool = False, fresh: bool = True,
+                context_id: Optional[str] = None,
+                on_output: Optional[OutputCallback] = None) -> ExecutionResult:
+        """``code_execute``: run code in the session (or in a one-shot sandbox).
+
+        ``fresh`` (the default) runs a stateless process of its own, as every interface of
+        the seeds expects; ``fresh=False`` runs in the session's interpreter context for
+        ``language`` and ``context_id`` (default ``default``), whose state persists between
+        calls (``stdin`` or ``env`` make the server run it fresh anyway). ``on_output``
+        gets the output live (``progressToken``), then what the answer adds."""
         args: Dict[str, Any] = {"language": language, "code": code}
         if not one_shot:
             args["session_id"] = self.id
+            if fresh:
+                args["fresh"] = True
+            elif context_id:
+                args["context_id"] = context_id
         if timeout is not None:
             args["timeout"] = max(1, int(round(timeout)))
         if stdin is not None:
@@ -75,9 +140,67 @@ class Session:
         if env:
             args["env"] = dict(env)
         deadline = (timeout if timeout is not None else self.wall_s()) + GRACE_S
+        live = LiveOutput(on_output) if on_output is not None else None
         s, _ = self.client.call_tool("code_execute", args, timeout=deadline,
-                                     error_is_result=True)
-        return ExecutionResult.from_structured(s)
+                                     error_is_result=True,
+                                     on_progress=live.progress if live else None)
+        r = ExecutionResult.from_structured(s)
+        if live is not None:
+            live.finish(r.stdout, r.stderr)
+            r.meta["output_chunks"] = live.chunks
+        return r
+
+    def reset_context(self, language: Optional[str] = None,
+                      context_id: Optional[str] = None) -> int:
+        """``code_reset_context``: drop interpreter contexts (all of them without
+        arguments); returns how many were dropped."""
+        args: Dict[str, Any] = {"session_id": self.id}
+        if language:
+            args["language"] = language
+        if context_id:
+            args["context_id"] = context_id
+        s, _ = self.client.call_tool("code_reset_context", args)
+        return int(s.get("reset", 0))
+
+    def run_command(self, command: Union[str, Sequence[str]], *, cwd: Optional[str] = None,
+                    env: Optional[Dict[str, str]] = None, stdin: Optional[str] = None,
+                    timeout: Optional[float] = None,
+                    background: bool = False) -> Dict[str, Any]:
+        """``code_run_command``: ``command`` is a shell line (a string) or an argv list.
+        In the foreground, returns the structured result (``stdout``, ``exit_code``,
+        ``timed_out``…; a non-zero exit is a result, not an exception); with
+        ``background``, ``{process_id, pid, command}`` at once (see :meth:`process`)."""
+        args: Dict[str, Any] = {"session_id": self.id}
+        if isinstance(command, str):
+            args["command"] = command
+        else:
+            args["argv"] = [str(a) for a in command]
+        if cwd:
+            args["cwd"] = ws_path(cwd)
+        if env:
+            args["env"] = dict(env)
+        if stdin is not None:
+            args["stdin"] = stdin
+        if timeout is not None:
+            args["timeout"] = max(1, int(round(timeout)))
+        if background:
+            args["background"] = True
+        deadline = (timeout if timeout is not None else self.wall_s()) + GRACE_S
+        s, _ = self.client.call_tool("code_run_command", args, timeout=deadline,
+                                     error_is_result=not background)
+        return s
+
+    def process(self, action: str, process_id: Optional[str] = None,
+                **kwargs: Any) -> Dict[str, Any]:
+        """``code_process``: ``list``, ``output`` (``since_stdout``, ``since_stderr``),
+        ``wait`` (``timeout``), ``kill`` (``signal``), ``write_stdin`` (``data``, ``eof``)."""
+        args: Dict[str, Any] = {"session_id": self.id, "action": action}
+        if process_id is not None:
+            args["process_id"] = process_id
+        args.update({k: v for k, v in kwargs.items() if v is not None})
+        wait = float(kwargs.get("timeout") or 30) if action == "wait" else 0.0
+        s, _ = self.client.call_tool("code_process", args, timeout=wait + GRACE_S)
+        return s
 
     def write(self, path: str, content: Any, append: bool = False) -> WriteResult:
         """``code_write_file``: text is written as UTF-8, bytes as base64."""

@@ -25,12 +25,19 @@ class SandboxManager:
     seed's 512): ``code_execute`` has no per-call limits, so ``execute_code`` accepts
     ``max_memory_mb`` equal to the session's and raises :class:`NotImplementedError`
     for another value.
+
+    Each ``execute_code`` runs its code as a fresh process, as the seed injects a script
+    into the workspace and runs it: files persist between executions, variables do not.
+    ``stateful=True`` runs them in the session's interpreter context instead (variables
+    and imports persist; the result's ``results`` has a final expression's value).
     """
 
     def __init__(self, client: Optional[Client] = None, *, url: Optional[str] = None,
                  token: Optional[str] = None, data_dir: Optional[str] = None,
-                 default_max_memory_mb: int = 512, default_timeout_s: int = 30) -> None:
+                 default_max_memory_mb: int = 512, default_timeout_s: int = 30,
+                 stateful: bool = False) -> None:
         self.client = client or get_client(url=url, token=token, data_dir=data_dir)
+        self.stateful = stateful
         self.default_max_memory_mb = default_max_memory_mb
         self.default_timeout_s = default_timeout_s
         self._sessions: Dict[str, Session] = {}
@@ -84,7 +91,7 @@ class SandboxManager:
                 f"this session's memory limit is {have} MiB, fixed at code_create_sandbox "
                 "(SandboxManager(default_max_memory_mb=...))")
         lang = self._languages.get(sandbox_id) or s.info.get("language") or "python"
-        return s.execute(code, lang, timeout=timeout)
+        return s.execute(code, lang, timeout=timeout, fresh=not self.stateful)
 
     def install_package_sync(self, sandbox_id: str, package: str,
                              registry: str = "pypi") -> InstallResult:

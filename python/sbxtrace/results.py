@@ -48,6 +48,24 @@ class ExecutionResult:
         return self.ok
 
     @property
+    def results(self) -> List[Dict[str, str]]:
+        """In a stateful context: the value of a final expression and figures, as
+        ``[{"text/plain": …, "image/png": base64}]`` (empty otherwise)."""
+        return list(self.meta.get("results") or [])
+
+    @property
+    def error(self) -> Optional[Dict[str, str]]:
+        """In a stateful context: the exception, ``{name, value, traceback}``, if any."""
+        e = self.meta.get("error")
+        return e if isinstance(e, dict) else None
+
+    @property
+    def execution_count(self) -> Optional[int]:
+        """In a stateful context: the context's execution counter."""
+        c = self.meta.get("execution_count")
+        return int(c) if c is not None else None
+
+    @property
     def network_mode(self) -> str:
         """The session's network mode after this execution (``none``, ``loopback``, …)."""
         return str(self.meta.get("network_mode", ""))

@@ -247,7 +247,9 @@ class Sandbox:
 
     def execute_sync(self, command: str, timeout: int = 30,
                      env: Optional[Dict[str, str]] = None) -> ExecutionResult:
-        """Seed 004: run a shell command in ``/workspace``."""
+        """Seed 004: run a shell command in ``/workspace``, a fresh ``sh -c`` each time (as
+        the seed's ``docker exec``): files persist between commands, a ``cd`` or a variable
+        does not."""
         return self.session.execute(command, "shell", timeout=timeout, env=env)
 
     async def start(self) -> None:
@@ -292,7 +294,8 @@ class Sandbox:
         tightens), else :class:`NotImplementedError`; ``False`` is the session's mode.
         ``isolate_pid``: the sandbox always runs its own process tree that cannot see
         (no ``/proc``) or signal anything outside it; ``False`` cannot loosen that.
-        A timeout is reported as ``timed_out=True`` (exit code 124), not raised.
+        A timeout is reported as ``timed_out=True`` (exit code 124), not raised. Each run
+        is a process of its own (the session's files persist, nothing else does).
         """
         mounts = list(bind_mounts)
         for m in mounts:

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Run the SDK-driven MCP tests (tools.test.mjs) under node --test.
+# Run the SDK-driven MCP tests (every *.test.mjs here: tools, security, approval) under node --test.
 # Exit 77 (meson's "skipped") with a reason when the npm dependencies are not
 # installed (see install.sh) or node is missing; otherwise node's exit code.
 # usage: run-tests.sh [node --test options...]   (SBXTRACE_BIN: binary under test)
@@ -23,4 +23,4 @@ if [ ! -x "$SBXTRACE_BIN" ]; then
 	exit 1
 fi
 cd "$MCP_TEST_DIR" || exit 1
-exec "$node" --test --test-concurrency=1 "$@" tools.test.mjs
+exec "$node" --test --test-concurrency=1 "$@" ./*.test.mjs

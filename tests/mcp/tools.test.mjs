@@ -1126,6 +1126,28 @@ for (const kind of ['stdio', 'http']) {
       assert.equal(gone.structuredContent.error.name, 'NameError');
     }));
 
+    test('a 20 s job streams its output as progress and outlives a 5 s client timeout', { timeout: 120_000 }, () => withServer(kind, async ({ client }) => {
+      const sid = await create(client);
+      const messages = [];
+      const res = await client.callTool(
+        { name: 'code_execute', arguments: {
+          session_id: sid, language: 'python',
+          code: 'import time\nfor i in range(10):\n    print(i)\n    time.sleep(1)\ntime.sleep(7)\nprint("done")',
+        } },
+        undefined,
+        { timeout: 5_000, resetTimeoutOnProgress: true, maxTotalTimeout: 90_000, onprogress: (p) => messages.push(p) },
+      );
+      assert.notEqual(res.isError, true, textOf(res));
+      const expected = [...Array(10).keys()].map((i) => `${i}\n`).join('') + 'done\n';
+      assert.equal(res.structuredContent.stdout, expected);
+      // progress values grow; the streamed stdout, in order, is the start of the output
+      for (let i = 1; i < messages.length; i++) assert.ok(messages[i].progress > messages[i - 1].progress);
+      const streamed = messages.map((m) => (m.message || '').split('\nstderr: ')[0])
+        .filter((m) => m.startsWith('stdout: ')).map((m) => m.slice(8)).join('');
+      assert.ok(streamed.length >= 6 && expected.startsWith(streamed), `streamed ${JSON.stringify(streamed)}`);
+      assert.ok(messages.some((m) => !m.message), 'heartbeats during the silent 7 s');
+    }));
+
     test('a matplotlib figure comes back as image/png', { ...T, skip: HAVE_MATPLOTLIB ? false : 'python3-matplotlib is not installed' }, () => withServer(kind, async ({ client }) => {
       const sid = await create(client, { policy: 'python' });
       const r = await call(client, 'code_execute', {

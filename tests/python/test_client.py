@@ -1,6 +1,6 @@
 """The client itself: restart after the server is killed (the workspace survives), the
-exceptions, sync and asyncio over one client, and a shared HTTP server with two
-clients (and two tenants with tokens)."""
+exceptions, sync and asyncio over one client, progress notifications over stdio, and a
+shared HTTP server with two clients (and two tenants with tokens, live output over SSE)."""
 from __future__ import annotations
 
 import asyncio
@@ -47,6 +47,22 @@ class Restart(ServerTest):
             sb.execute_sync("sleep 5")
         t.join()
         self.assertEqual(sb.execute_sync("cat f").stdout, "x\n")
+
+    def test_repeated_restarts(self):
+        # the old server's pipes are closed only by the threads that read them: closed from
+        # elsewhere, their descriptors could be reused by the new server's pipes while an
+        # old reader still reads, which stole the new server's answers
+        sb = Sandbox(client=self.client)
+        self.addCleanup(sb.stop_sync)
+        sb.execute_sync("echo n > n")
+        for _ in range(15):
+            self.client.kill_server()
+            self.assertEqual(sb.execute_sync("cat n", timeout=5).stdout, "n\n")
+
+    def test_large_answer(self):
+        r = Sandbox(client=self.client).session.execute(
+            "print('x' * 3000000)", "python", one_shot=True)
+        self.assertEqual(len(r.stdout), 3000001)
 
     def test_async_after_restart(self):
         async def flow():
@@ -130,6 +146,66 @@ class Errors(ServerTest):
         self.assertEqual([r.stdout for r in rs], [f"1\n{i}\n" for i in range(4)])
 
 
+class Progress(ServerTest):
+    """notifications/progress over stdio: handed to the caller's callback while it waits."""
+
+    CODE = ("import time\nfor i in range(3):\n    print(i, flush=True)\n"
+            "    time.sleep(0.5)\n")
+
+    def test_progress_while_waiting(self):
+        sb = Sandbox(client=self.client)
+        self.addCleanup(sb.stop_sync)
+        seen = []
+        start = time.monotonic()
+        s, is_error = self.client.call_tool(
+            "code_execute", {"session_id": sb.session_id, "language": "python",
+                             "code": self.CODE},
+            on_progress=lambda p: seen.append((time.monotonic() - start,
+                                               threading.current_thread(), p)))
+        total = time.monotonic() - start
+        self.assertFalse(is_error)
+        self.assertEqual(s["stdout"], "0\n1\n2\n")
+        self.assertTrue(seen)
+        self.assertLess(seen[0][0], total - 0.5)
+        self.assertTrue(all(t is threading.current_thread() for _, t, _ in seen))
+        self.assertTrue(seen[0][2]["message"].startswith("stdout: "))
+        # the session's high-level path: live chunks, then what the answer adds
+        chunks = []
+        r = sb.session.execute(self.CODE, "python", fresh=False,
+                               on_output=lambda st, t: chunks.append((st, t)))
+        self.assertEqual("".join(t for st, t in chunks if st == "stdout"), r.stdout)
+        self.assertGreater(len(chunks), 1)
+
+    def test_callback_error_cancels_the_call(self):
+        sb = Sandbox(client=self.client)
+        self.addCleanup(sb.stop_sync)
+
+        def boom(params):
+            raise RuntimeError("stop here")
+        start = time.monotonic()
+        with self.assertRaisesRegex(RuntimeError, "stop here"):
+            sb.session.execute("import time\nprint(1, flush=True)\ntime.sleep(20)",
+                               "python", fresh=False, context_id="cancelled",
+                               on_output=lambda st, t: boom(t))
+        self.assertLess(time.monotonic() - start, 10)
+        # the server got notifications/cancelled: the cell stops at once. (In a context of
+        # its own because the server sends SIGINT twice on a cancel — on_cancel and its
+        # poll loop — and the second one can end that driver or interrupt its next cell.)
+        deadline = time.monotonic() + 5
+        while sb.session.sandbox_info()["running"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(sb.session.sandbox_info()["running"], 0)
+        r = sb.session.execute("print('again')", "python", fresh=False)
+        self.assertEqual(r.stdout, "again\n")
+
+    def test_split_progress(self):
+        from sbxtrace._session import split_progress
+        self.assertEqual(split_progress("stdout: a\nb"), ("a\nb", ""))
+        self.assertEqual(split_progress("\nstderr: e"), ("", "e"))
+        self.assertEqual(split_progress("stdout: o\n\nstderr: e"), ("o\n", "e"))
+        self.assertEqual(split_progress("working"), ("", ""))
+
+
 class Http(unittest.TestCase):
     """One shared ``sbxtrace mcp --http 127.0.0.1:0`` and two clients."""
 
@@ -167,6 +243,39 @@ class Http(unittest.TestCase):
         self.assertIsNotNone(a._transport.mcp_session_id)
         self.assertNotEqual(a._transport.mcp_session_id, b._transport.mcp_session_id)
         sa.stop_sync()
+
+    def test_live_output_over_sse(self):
+        url, _ = self.start_server()
+        c = Client(url=url)
+        self.addCleanup(c.close)
+        from sbxtrace.e2b import Sandbox as E2B
+        with E2B.create(client=c) as sandbox:
+            seen = []
+            start = time.monotonic()
+            ex = sandbox.run_code("import time\nfor i in range(3):\n    print(i, flush=True)\n"
+                                  "    time.sleep(0.5)\nx = 5\nx",
+                                  on_stdout=lambda m: seen.append((time.monotonic() - start,
+                                                                   m)))
+            total = time.monotonic() - start
+            self.assertEqual(ex.text, "5")
+            self.assertEqual("".join(m for _, m in seen), "0\n1\n2\n")
+            self.assertLess(seen[0][0], total - 0.5, seen)
+            # past the client's deadline the stream is closed, which cancels the call (in a
+            # context of its own: see Progress.test_callback_error_cancels_the_call)
+            t = time.monotonic()
+            with self.assertRaises(SandboxTimeout):
+                c.call_tool("code_execute", {"session_id": sandbox.sandbox_id,
+                                             "language": "python", "context_id": "slow",
+                                             "code": "import time\ntime.sleep(20)"},
+                            timeout=1.5, on_progress=lambda p: None)
+            self.assertEqual(sandbox.run_code("x * 2").text, "10")
+            self.assertLess(time.monotonic() - t, 10)
+            deadline = time.monotonic() + 5  # the server sees the closed stream promptly
+            while sandbox.get_info()["running"] and time.monotonic() < deadline:
+                time.sleep(0.05)
+            self.assertEqual(sandbox.get_info()["running"], 0)
+            h = sandbox.commands.run("echo bg; sleep 0.2", background=True)
+            self.assertEqual(h.wait().stdout, "bg\n")
 
     def test_tenants_with_tokens(self):
         tmp = tempfile.mkdtemp(prefix="sbxtrace-py-conf-")

@@ -31,6 +31,10 @@ class Seed000(ServerTest):
         self.assertEqual((r.exit_code, r.stdout, r.timed_out), (0, "/workspace/sub\n", False))
         r = sb.run_sync("ls", cwd="/workspace/sub")
         self.assertEqual(r.exit_code, 0)
+        # each run is a process of its own: a cwd or a variable does not leak into the next
+        sb.run_sync("export LEAK=1", cwd="/workspace/sub")
+        r = sb.run_sync("pwd; echo ${LEAK:-none}")
+        self.assertEqual(r.stdout, "/workspace\nnone\n")
 
     def test_timeout_is_a_result(self):
         r = self.sandbox().run_sync(["sleep", "20"], timeout=1)

@@ -74,6 +74,10 @@ class Seed002(ServerTest):
         sb.execute("open('/workspace/x', 'w').write('1')")
         r = sb.execute("import os; print(os.path.exists('/workspace/x'))")
         self.assertEqual(r.stdout, "False\n")
+        sb.execute("x = 1")
+        r = sb.execute("print(x)")  # each execute is fresh: no state carries over
+        self.assertIn("NameError", r.stderr)
+        self.assertEqual(r.results, [])
 
     def test_truncation_reported_in_meta(self):
         sb = Sandbox(client=self.client, limits={"output_kb": 1})

@@ -3,9 +3,17 @@ with start/execute/stop, async with, validate_workspace)."""
 from __future__ import annotations
 
 import asyncio
+import base64
+import functools
+import hashlib
+import http.server
 import os
+import shutil
+import subprocess
 import tempfile
+import threading
 import unittest
+import zipfile
 from pathlib import Path
 
 from sbxtrace import (ExecutionResult, InvalidWorkspace, ListResult, ReadResult, Sandbox,
@@ -42,8 +50,6 @@ class Seed003(ServerTest):
             self.assertTrue(sh.startswith("sbx_"))
             r = await mgr.execute_code(sh, 'echo "Shell: $0"; ls -la /workspace | head -1')
             self.assertEqual(r.exit_code, 0, r.stderr)
-            with self.assertRaisesRegex(NotImplementedError, "code_install_package"):
-                await mgr.install_package(sid, "requests==2.31.0", registry="pypi")
             with self.assertRaisesRegex(NotImplementedError, "per-execution"):
                 await mgr.execute_code(sid, "print(1)", max_memory_mb=1024)
             net = await mgr.create_sandbox("python", network_enabled=True,
@@ -55,6 +61,73 @@ class Seed003(ServerTest):
             with self.assertRaises(SessionNotFound):
                 await mgr.read_file(sid, "output.txt")
         asyncio.run(flow())
+
+    def test_install_package(self):
+        # code_install_package from a loopback PEP 503 index serving a wheel made here (no
+        # internet): the server's config names the index, the package imports afterwards
+        py = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else "/usr/local/bin/python3"
+        if subprocess.run([py, "-m", "pip", "--version"], capture_output=True).returncode != 0:
+            self.skipTest(f"no pip for {py} (apt-get install python3-pip)")
+        root = Path(tempfile.mkdtemp(prefix="sbxtrace-py-index-"))
+        self.addCleanup(shutil.rmtree, root, True)
+        (root / "simple" / "sbxseed").mkdir(parents=True)
+        whl = "sbxseed-1.0-py3-none-any.whl"
+        files = {"sbxseed/__init__.py": "GREETING = 'hello from a wheel'\n",
+                 "sbxseed-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: sbxseed\nVersion: 1.0\n",
+                 "sbxseed-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\n"
+                                               "Root-Is-Purelib: true\nTag: py3-none-any\n"}
+        record = "".join(
+            f"{n},sha256={base64.urlsafe_b64encode(hashlib.sha256(c.encode()).digest()).rstrip(b'=').decode()},{len(c)}\n"
+            for n, c in files.items()) + "sbxseed-1.0.dist-info/RECORD,,\n"
+        with zipfile.ZipFile(root / "simple" / "sbxseed" / whl, "w") as z:
+            for n, c in {**files, "sbxseed-1.0.dist-info/RECORD": record}.items():
+                z.writestr(n, c)
+        (root / "simple" / "sbxseed" / "index.html").write_text(f'<a href="{whl}">{whl}</a>\n')
+        handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+        handler.log_message = lambda *a: None
+        httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        self.addCleanup(httpd.server_close)
+        self.addCleanup(httpd.shutdown)
+        config = os.path.join(self.tmp, "mcp-packages.toml")
+        with open(config, "w") as f:
+            f.write(f'[packages]\npip_index = "http://127.0.0.1:{httpd.server_address[1]}/simple"\n')
+        c = type(self.client)(data_dir=self.data_dir + "-packages", config=config)
+        self.addCleanup(c.close)
+
+        async def flow():
+            mgr = SandboxManager(c)
+            sid = await mgr.create_sandbox("python")
+            r = await mgr.install_package(sid, "sbxseed==1.0", registry="pypi")
+            self.assertTrue(r.success, r.stderr)
+            self.assertEqual(r.meta["installed"][0]["name"], "sbxseed")
+            self.assertEqual(r.meta["network_mode"], "none")
+            e = await mgr.execute_code(sid, "import sbxseed\nprint(sbxseed.GREETING)")
+            self.assertEqual(e.stdout, "hello from a wheel\n", e.stderr)
+            await mgr.destroy_sandbox(sid)
+        asyncio.run(flow())
+
+    def test_fresh_by_default_stateful_on_request(self):
+        async def flow(stateful):
+            mgr = SandboxManager(self.client, stateful=stateful)
+            sid = await mgr.create_sandbox("python")
+            await mgr.execute_code(sid, "v = 41\nopen('f', 'w').write('kept')")
+            r = await mgr.execute_code(sid, "print(open('f').read())\nv + 1")
+            sh = await mgr.create_sandbox("shell")
+            await mgr.execute_code(sh, "cd /tmp; S=1")
+            r2 = await mgr.execute_code(sh, "pwd; echo ${S:-none}")
+            for s in (sid, sh):
+                await mgr.destroy_sandbox(s)
+            return r, r2
+        r, r2 = asyncio.run(flow(False))
+        self.assertEqual(r.stdout, "kept\n")  # the files persist
+        self.assertEqual(r.results, [])  # a script, not a cell
+        self.assertEqual(r2.stdout, "/workspace\nnone\n")
+        r, r2 = asyncio.run(flow(True))
+        self.assertTrue(r.success, r.stderr)
+        self.assertEqual((r.stdout, r.results), ("kept\n", [{"text/plain": "42"}]))
+        self.assertIsNone(r.error)
+        self.assertEqual(r2.stdout, "/tmp\n1\n")
 
     def test_concurrent_executions(self):
         async def flow():
@@ -91,6 +164,10 @@ class Seed004(ServerTest):
                 slow = await sandbox.execute("sleep 10", timeout=1)
                 self.assertTrue(slow.timed_out)
                 self.assertFalse(slow.ok)
+                # a fresh `sh -c` each time, as docker exec: cd and variables do not stay
+                await sandbox.execute("cd /tmp; export K=1")
+                here = await sandbox.execute("pwd; echo ${K:-none}")
+                self.assertEqual(here.stdout, "/workspace\nnone\n")
         asyncio.run(flow())
         self.assertEqual((ws / "made.txt").read_text(), "made\n")
 

@@ -1,0 +1,1234 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Human approval of tool calls (docs/agents.md, "Human approval"; seed 003's HITL gate).
+ *
+ * Before a tool runs, the first rule that matches the call (the operator's [[approval.rule]],
+ * then seed 003's set) gives its risk level; when the operator requires approval for that
+ * level ([approval] require), the call waits for a decision — allow_once, allow_session or
+ * deny — asked, in order, through:
+ *   1. the MCP client's elicitation (a form), when the client declared that capability;
+ *   2. the approval socket: a Unix socket of this server (mode 0600, in the user's runtime
+ *      directory, never inside a session's view) that `sbxtrace approvals` lists and
+ *      `sbxtrace approve ID --allow|--allow-session|--deny` answers;
+ * and with neither, the call fails with approval_required. A timeout denies. allow_session
+ * remembers the rule for the session (for calls outside one: the MCP connection).
+ *
+ * A decision never comes from the call itself: its arguments are only matched against the
+ * rules (and the tools' schemas refuse unknown keys before we run); the answer comes from
+ * the client's human or from the socket, whose peer must be this user or root.
+ *
+ * Every request, decision, decider and timing goes to the session's audit log (record.c);
+ * calls outside a session go to DATA_DIR/TENANT/audit.jsonl.
+ */
+#include "agent/internal.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pwd.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/approval-wire.h"
+#include "common/log.h"
+#include "common/macros.h"
+#include "common/util.h"
+
+#define MAX_TOOLS 64
+#define REQUEST_MAX (64u * 1024)
+#define HEARTBEAT_S 5
+
+/* ---- levels, rules ---- */
+
+static const char *const risk_names[_RISK_MAX] = {"LOW", "MEDIUM", "HIGH", "CRITICAL"};
+
+const char *risk_level_to_string(RiskLevel r)
+{
+	return r >= 0 && r < _RISK_MAX ? risk_names[r] : NULL;
+}
+
+RiskLevel risk_level_from_string(const char *s)
+{
+	for (int i = 0; s && i < _RISK_MAX; i++)
+		if (strcasecmp(s, risk_names[i]) == 0)
+			return i;
+	return _RISK_INVALID;
+}
+
+int approval_condition_compile(ApprovalCondition *c, const char *pattern, char *err,
+			       size_t errsize)
+{
+	int flags = REG_EXTENDED | REG_NOSUB, r;
+	const char *p = pattern;
+	regex_t *re;
+
+	if (strncmp(p, "(?i)", 4) == 0) {
+		flags |= REG_ICASE;
+		p += 4;
+	}
+	re = calloc(1, sizeof(*re));
+	c->matches = strdup(pattern);
+	if (!re || !c->matches) {
+		free(re);
+		return -ENOMEM;
+	}
+	r = regcomp(re, p, flags);
+	if (r != 0) {
+		char msg[160];
+
+		regerror(r, re, msg, sizeof(msg));
+		snprintf(err, errsize, "not a POSIX extended regex: %s", msg);
+		free(re);
+		return -EINVAL;
+	}
+	c->re = re;
+	return 0;
+}
+
+void approval_rule_clear(ApprovalRule *r)
+{
+	strv_free(r->tools);
+	for (size_t i = 0; i < r->n_conditions; i++) {
+		ApprovalCondition *c = &r->conditions[i];
+
+		free(c->param);
+		json_decref(c->equals);
+		free(c->matches);
+		if (c->re) {
+			regfree(c->re);
+			free(c->re);
+		}
+	}
+	free(r->conditions);
+	free(r->description);
+	*r = (ApprovalRule){};
+}
+
+/* Seed 003's rule set, in our tools' terms (docs/agents.md lists it). */
+#define DANGEROUS "(?i)(rm\\s+-rf|curl.*\\|\\s*sh|eval\\(|exec\\()"
+static const struct {
+	const char *tools[8];
+	const char *param, *matches, *equals;
+	RiskLevel risk;
+	uint64_t timeout_s;
+	const char *description;
+} default_rules[] = {
+	{{"code_execute", "code_run_command"}, "_session.network_mode", "^(allowlist|full)$", NULL,
+	 RISK_CRITICAL, 30, "Code execution with network access"},
+	{{"code_execute"}, "code", DANGEROUS, NULL, RISK_CRITICAL, 30,
+	 "Dangerous code patterns detected"},
+	{{"code_run_command"}, "command", DANGEROUS, NULL, RISK_CRITICAL, 30,
+	 "Dangerous code patterns detected"},
+	{{"code_run_command"}, "argv", DANGEROUS, NULL, RISK_CRITICAL, 30,
+	 "Dangerous code patterns detected"},
+	{{"code_execute", "code_run_command"}, NULL, NULL, NULL, RISK_HIGH, 60,
+	 "Code execution in sandbox"},
+	{{"code_install_package"}, NULL, NULL, NULL, RISK_HIGH, 60, "Package installation"},
+	{{"code_process"}, "action", NULL, "write_stdin", RISK_HIGH, 60,
+	 "Input to a running process"},
+	{{"code_write_file"}, "path", "(?i)\\.(sh|bash|py|js|mjs|cjs|pl|rb)$", NULL, RISK_HIGH, 60,
+	 "Writing an executable file"},
+	{{"code_write_file", "code_read_file", "code_list_files"}, NULL, NULL, NULL, RISK_MEDIUM,
+	 120, "Reading or writing files in the workspace"},
+	{{"code_destroy_sandbox", "code_sandbox_info", "code_reset_context", "code_create_sandbox",
+	  "code_mark_private", "code_process", "code_audit"},
+	 NULL, NULL, NULL, RISK_LOW, 300, "Sandbox lifecycle and metadata"},
+};
+
+static int build_default_rules(ApprovalRule **ret, size_t *ret_n)
+{
+	ApprovalRule *v = calloc(ARRAY_SIZE(default_rules), sizeof(*v));
+	char err[200];
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < ARRAY_SIZE(default_rules); i++) {
+		ApprovalRule *r = &v[i];
+
+		*ret_n = i + 1;
+		r->tools = strv_copy((char *const *) default_rules[i].tools);
+		r->description = strdup(default_rules[i].description);
+		r->risk = default_rules[i].risk;
+		r->timeout_s = default_rules[i].timeout_s;
+		if (!r->tools || !r->description)
+			goto oom;
+		if (default_rules[i].param) {
+			r->conditions = calloc(1, sizeof(*r->conditions));
+			if (!r->conditions)
+				goto oom;
+			r->n_conditions = 1;
+			r->conditions[0].param = strdup(default_rules[i].param);
+			if (!r->conditions[0].param)
+				goto oom;
+			if (default_rules[i].equals)
+				r->conditions[0].equals = json_string(default_rules[i].equals);
+			else if (approval_condition_compile(&r->conditions[0], default_rules[i].matches,
+							    err, sizeof(err)) < 0)
+				goto oom;
+		}
+	}
+	*ret = v;
+	return 0;
+oom:
+	for (size_t i = 0; i < *ret_n; i++)
+		approval_rule_clear(&v[i]);
+	free(v);
+	return -ENOMEM;
+}
+
+/* The value at a dotted path of view, or NULL. */
+static const json_t *lookup(const json_t *view, const char *path)
+{
+	char key[128];
+
+	while (view && *path) {
+		size_t n = strcspn(path, ".");
+
+		if (n >= sizeof(key))
+			return NULL;
+		memcpy(key, path, n);
+		key[n] = 0;
+		view = json_object_get(view, key);
+		path += n + (path[n] == '.');
+	}
+	return view;
+}
+
+/* What `matches` is matched against: a string as it is, an array's strings joined by
+ * spaces (argv), anything else as JSON. */
+static char *match_text(const json_t *v)
+{
+	if (json_is_string(v))
+		return strdup(json_string_value(v));
+	if (json_is_array(v)) {
+		char *buf = NULL;
+		size_t size = 0, i;
+		const json_t *x;
+		FILE *f = open_memstream(&buf, &size);
+
+		if (!f)
+			return NULL;
+		json_array_foreach((json_t *) v, i, x) {
+			if (i)
+				fputc(' ', f);
+			if (json_is_string(x))
+				fputs(json_string_value(x), f);
+			else {
+				char *t = json_dumps(x, JSON_COMPACT | JSON_ENCODE_ANY);
+
+				fputs(t ? t : "", f);
+				free(t);
+			}
+		}
+		fclose(f);
+		return buf;
+	}
+	return json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+}
+
+static bool rule_matches(const ApprovalRule *r, const char *tool, const json_t *view)
+{
+	if (!strv_contains(r->tools, tool) && !strv_contains(r->tools, "*"))
+		return false;
+	for (size_t i = 0; i < r->n_conditions; i++) {
+		const ApprovalCondition *c = &r->conditions[i];
+		const json_t *v = lookup(view, c->param);
+
+		if (!v)
+			return false;
+		if (c->equals) {
+			if (!json_equal((json_t *) v, c->equals))
+				return false;
+		} else {
+			_cleanup_free_ char *t = match_text(v);
+
+			if (!t || regexec(c->re, t, 0, NULL, 0) != 0)
+				return false;
+		}
+	}
+	return true;
+}
+
+/* ---- the state ---- */
+
+typedef enum Decision {
+	DECISION_NONE = -1,
+	DECISION_ALLOW_ONCE,
+	DECISION_ALLOW_SESSION,
+	DECISION_DENY,
+	_DECISION_MAX,
+} Decision;
+
+static const char *const decision_names[_DECISION_MAX] = {"allow_once", "allow_session", "deny"};
+
+static Decision decision_from_string(const char *s)
+{
+	for (int i = 0; s && i < _DECISION_MAX; i++)
+		if (streq(s, decision_names[i]))
+			return i;
+	return DECISION_NONE;
+}
+
+typedef struct Approval Approval;
+
+/* A call waiting on the socket. */
+typedef struct Waiter {
+	struct Waiter *next;
+	char id[32];
+	json_t *info; /* what `sbxtrace approvals` shows */
+	uint64_t start_ns;
+	Decision decision;
+	char *note;
+	char decider[160];
+	bool cancelled;
+} Waiter;
+
+/* An allow_session: rule index in scope (a session id, or "conn:" and the connection's). */
+typedef struct Remembered {
+	struct Remembered *next;
+	char tenant[64];
+	char scope[96];
+	size_t rule;
+} Remembered;
+
+typedef struct ToolWrap {
+	Approval *ap;
+	const char *name;
+	McpToolHandler handler;
+	void *userdata;
+} ToolWrap;
+
+/* The audit log of a tenant's calls outside a session: record_event() on a stand-in. */
+typedef struct TenantLog {
+	struct TenantLog *next;
+	Session s;
+} TenantLog;
+
+struct Approval {
+	Agent *agent;
+	const ApprovalConfig *cfg;
+	const ApprovalRule **rules; /* the operator's, then the defaults */
+	size_t n_rules;
+	ApprovalRule *defaults;
+	size_t n_defaults;
+	char *socket_path;
+	int listen_fd, stop_pipe[2];
+	pthread_t thread;
+	bool thread_started;
+	pthread_mutex_t lock; /* guards what follows */
+	pthread_cond_t cond;  /* CLOCK_MONOTONIC */
+	Waiter *waiters;
+	bool stopping;
+	Remembered *remembered;
+	TenantLog *logs;
+	ToolWrap wraps[MAX_TOOLS];
+	size_t n_wraps;
+};
+
+static void new_id(char out[32])
+{
+	static const char b62[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+	uint8_t b[16];
+	size_t n = 0;
+
+	if (getrandom(b, sizeof(b), 0) != sizeof(b))
+		for (size_t i = 0; i < sizeof(b); i++)
+			b[i] = (uint8_t) (now_monotonic_ns() >> (i % 8));
+	memcpy(out, "apr_", 4);
+	for (size_t i = 0; i < sizeof(b) && n < 16; i++)
+		if (b[i] < 248) /* 248 = 4 * 62: no bias */
+			out[4 + n++] = b62[b[i] % 62];
+	while (n < 16)
+		out[4 + n++] = '0';
+	out[20] = 0;
+}
+
+static void audit(Approval *ap, Session *s, const char *tenant, const char *kind, json_t *f)
+{
+	TenantLog *l;
+
+	if (s) {
+		record_event(s, kind, f);
+		return;
+	}
+	pthread_mutex_lock(&ap->lock);
+	for (l = ap->logs; l; l = l->next)
+		if (streq(l->s.tenant, tenant))
+			break;
+	if (!l && (l = calloc(1, sizeof(*l)))) {
+		snprintf(l->s.tenant, sizeof(l->s.tenant), "%s", tenant);
+		l->s.dir = strdup_printf("%s/%s", ap->agent->data_dir, tenant);
+		pthread_mutex_init(&l->s.lock, NULL);
+		if (l->s.dir)
+			(void) mkdir(l->s.dir, 0700);
+		l->next = ap->logs;
+		ap->logs = l;
+	}
+	pthread_mutex_unlock(&ap->lock);
+	if (l && l->s.dir)
+		record_event(&l->s, kind, f);
+	else
+		json_decref(f);
+}
+
+/* ---- asking ---- */
+
+typedef struct Request {
+	char id[32];
+	const char *tool, *tenant, *session_id;
+	RiskLevel risk;
+	const char *rule; /* description */
+	uint64_t timeout_s;
+	char *shown; /* the arguments for a human, JSON */
+} Request;
+
+typedef struct Outcome {
+	Decision decision;
+	char decider[160];
+	char *note;
+	const char *channel; /* "elicitation", "socket", "none" */
+	bool timed_out, cancelled;
+	char reason[300]; /* when denied without a human */
+} Outcome;
+
+static int ask_elicitation(McpCall *call, const Request *rq, Outcome *o)
+{
+	_cleanup_free_ char *msg = strdup_printf(
+		"sbxtrace asks for approval (request %s)\n%s risk: %s\nTool: %s%s%s\nArguments: "
+		"%.4000s%s\nDecide within %llu s, or it is denied.",
+		rq->id, risk_level_to_string(rq->risk), rq->rule, rq->tool,
+		rq->session_id ? " in session " : "", rq->session_id ? rq->session_id : "",
+		rq->shown, strlen(rq->shown) > 4000 ? "…" : "", (unsigned long long) rq->timeout_s);
+	json_t *params, *res = NULL;
+	const char *action, *d;
+	int r;
+
+	if (!msg)
+		return -ENOMEM;
+	params = json_pack(
+		"{s:s, s:{s:s, s:{s:{s:s, s:s, s:s, s:[sss]}, s:{s:s, s:s, s:s, s:i}}, s:[s]}}",
+		"message", msg, "requestedSchema", "type", "object", "properties", "decision",
+		"type", "string", "title", "Decision", "description",
+		"allow_once: run this call; allow_session: also later calls of this rule in the "
+		"session; deny: refuse it",
+		"enum", "allow_once", "allow_session", "deny", "note", "type", "string", "title", "Note",
+		"description", "optional, recorded in the audit log and shown to the agent",
+		"maxLength", 1000, "required", "decision");
+	if (!params)
+		return -ENOMEM;
+	r = mcp_call_request(call, "elicitation/create", params, (int) (rq->timeout_s * 1000), &res);
+	json_decref(params);
+	o->channel = "elicitation";
+	switch (r) {
+	case 0:
+		action = json_string_value(json_object_get(res, "action"));
+		d = json_string_value(json_object_get(json_object_get(res, "content"), "decision"));
+		o->note = json_is_string(json_object_get(json_object_get(res, "content"), "note"))
+				  ? strdup(json_string_value(json_object_get(json_object_get(res, "content"), "note")))
+				  : NULL;
+		snprintf(o->decider, sizeof(o->decider), "elicitation (the MCP client's user, action %s)",
+			 action ? action : "?");
+		if (action && streq(action, "accept") && decision_from_string(d) != DECISION_NONE)
+			o->decision = decision_from_string(d);
+		else {
+			o->decision = DECISION_DENY;
+			if (action && streq(action, "accept"))
+				snprintf(o->reason, sizeof(o->reason), "the form's decision was not one of "
+					 "allow_once, allow_session, deny");
+			else
+				snprintf(o->reason, sizeof(o->reason), "the user answered %s",
+					 action ? action : "without an action");
+		}
+		json_decref(res);
+		return 0;
+	case -ETIMEDOUT:
+		o->decision = DECISION_DENY;
+		o->timed_out = true;
+		snprintf(o->decider, sizeof(o->decider), "timeout");
+		snprintf(o->reason, sizeof(o->reason), "no answer to the elicitation within %llu s",
+			 (unsigned long long) rq->timeout_s);
+		return 0;
+	case -ECANCELED:
+		o->decision = DECISION_DENY;
+		o->cancelled = true;
+		snprintf(o->decider, sizeof(o->decider), "cancelled");
+		snprintf(o->reason, sizeof(o->reason), "the tool call was cancelled");
+		return 0;
+	default:
+		/* no channel after all (an HTTP client without SSE) or the client failed: next */
+		json_decref(res);
+		return r == -ENOMEM ? r : 1;
+	}
+}
+
+typedef struct CancelCtx {
+	Approval *ap;
+	Waiter *w;
+} CancelCtx;
+
+static void cancel_waiter(void *userdata)
+{
+	CancelCtx *c = userdata;
+
+	pthread_mutex_lock(&c->ap->lock);
+	c->w->cancelled = true;
+	pthread_cond_broadcast(&c->ap->cond);
+	pthread_mutex_unlock(&c->ap->lock);
+}
+
+static int wait_socket(Approval *ap, McpCall *call, const Request *rq, Outcome *o)
+{
+	Waiter w = {.decision = DECISION_NONE, .start_ns = now_monotonic_ns()};
+	CancelCtx cc = {ap, &w};
+	uint64_t deadline = w.start_ns + rq->timeout_s * 1000000000ull, next_beat;
+	_cleanup_free_ char *line = NULL;
+	struct timespec ts;
+
+	memcpy(w.id, rq->id, sizeof(w.id));
+	w.info = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s, s:I, s:I}", "id", rq->id, "tool",
+			   rq->tool, "risk", risk_level_to_string(rq->risk), "rule", rq->rule,
+			   "session_id", rq->session_id, "tenant", rq->tenant, "timeout_s",
+			   (json_int_t) rq->timeout_s, "requested_ms",
+			   (json_int_t) (now_realtime_ns() / 1000000));
+	if (!w.info)
+		return -ENOMEM;
+	json_object_set_new(w.info, "arguments", json_string(rq->shown));
+	o->channel = "socket";
+
+	pthread_mutex_lock(&ap->lock);
+	if (ap->stopping) {
+		pthread_mutex_unlock(&ap->lock);
+		json_decref(w.info);
+		o->decision = DECISION_DENY;
+		snprintf(o->decider, sizeof(o->decider), "server stopping");
+		snprintf(o->reason, sizeof(o->reason), "the server is stopping");
+		return 0;
+	}
+	w.next = ap->waiters;
+	ap->waiters = &w;
+	pthread_mutex_unlock(&ap->lock);
+
+	line = strdup_printf("approval %s: %s risk, %s: %s%s%s; answer with `sbxtrace approve %s "
+			     "--allow|--allow-session|--deny` within %llu s",
+			     rq->id, risk_level_to_string(rq->risk), rq->rule, rq->tool,
+			     rq->session_id ? " in session " : "", rq->session_id ? rq->session_id : "",
+			     rq->id, (unsigned long long) rq->timeout_s);
+	if (line) {
+		fprintf(stderr, "%s\n", line);
+		fflush(stderr);
+		if (call)
+			mcp_call_log(call, MCP_LOG_WARNING, line);
+	}
+	if (call)
+		mcp_call_on_cancel(call, cancel_waiter, &cc);
+
+	next_beat = w.start_ns + HEARTBEAT_S * 1000000000ull;
+	pthread_mutex_lock(&ap->lock);
+	for (;;) {
+		uint64_t now = now_monotonic_ns(), until;
+
+		if (w.decision != DECISION_NONE || w.cancelled || ap->stopping || now >= deadline)
+			break;
+		if (now >= next_beat) {
+			/* progress while waiting, for clients that reset their timeout on it */
+			pthread_mutex_unlock(&ap->lock);
+			if (call)
+				mcp_call_progress(call, (double) (now - w.start_ns) / 1e9, 0,
+						  "waiting for a human's approval");
+			pthread_mutex_lock(&ap->lock);
+			next_beat += HEARTBEAT_S * 1000000000ull;
+			continue;
+		}
+		until = deadline < next_beat ? deadline : next_beat;
+		ts.tv_sec = (time_t) (until / 1000000000ull);
+		ts.tv_nsec = (long) (until % 1000000000ull);
+		(void) pthread_cond_timedwait(&ap->cond, &ap->lock, &ts);
+	}
+	for (Waiter **p = &ap->waiters; *p; p = &(*p)->next)
+		if (*p == &w) {
+			*p = w.next;
+			break;
+		}
+	pthread_mutex_unlock(&ap->lock);
+	if (call)
+		mcp_call_on_cancel(call, NULL, NULL);
+	json_decref(w.info);
+
+	if (w.decision != DECISION_NONE) {
+		o->decision = w.decision;
+		o->note = w.note;
+		memcpy(o->decider, w.decider, sizeof(o->decider));
+		return 0;
+	}
+	o->decision = DECISION_DENY;
+	if (w.cancelled) {
+		o->cancelled = true;
+		snprintf(o->decider, sizeof(o->decider), "cancelled");
+		snprintf(o->reason, sizeof(o->reason), "the tool call was cancelled");
+	} else if (ap->stopping) {
+		snprintf(o->decider, sizeof(o->decider), "server stopping");
+		snprintf(o->reason, sizeof(o->reason), "the server is stopping");
+	} else {
+		o->timed_out = true;
+		snprintf(o->decider, sizeof(o->decider), "timeout");
+		snprintf(o->reason, sizeof(o->reason), "no decision within %llu s",
+			 (unsigned long long) rq->timeout_s);
+	}
+	return 0;
+}
+
+/* The refusal the model reads: isError, the reason in the text, the details in _meta. */
+static json_t *refusal(const char *key, const Request *rq, const Outcome *o, const char *text)
+{
+	json_t *res = mcp_result_error("%s", text), *m;
+
+	if (!res)
+		return NULL;
+	m = json_pack("{s:b, s:s, s:s, s:s, s:s, s:s, s:s?, s:s, s:s?}", key, 1, "approval_id", rq->id,
+		      "tool", rq->tool, "risk", risk_level_to_string(rq->risk), "rule", rq->rule,
+		      "reason", o->reason, "decider", o->decider[0] ? o->decider : NULL, "channel",
+		      o->channel, "note", o->note);
+	if (m)
+		json_object_set_new(res, "_meta", json_pack("{s:o}", "io.sbxtrace/approval", m));
+	return res;
+}
+
+static bool remembered(Approval *ap, const char *tenant, const char *scope, size_t rule)
+{
+	bool yes = false;
+
+	pthread_mutex_lock(&ap->lock);
+	for (Remembered *m = ap->remembered; m; m = m->next)
+		if (m->rule == rule && streq(m->tenant, tenant) && streq(m->scope, scope))
+			yes = true;
+	pthread_mutex_unlock(&ap->lock);
+	return yes;
+}
+
+static void remember(Approval *ap, const char *tenant, const char *scope, size_t rule)
+{
+	Remembered *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return;
+	snprintf(m->tenant, sizeof(m->tenant), "%s", tenant);
+	snprintf(m->scope, sizeof(m->scope), "%s", scope);
+	m->rule = rule;
+	pthread_mutex_lock(&ap->lock);
+	m->next = ap->remembered;
+	ap->remembered = m;
+	pthread_mutex_unlock(&ap->lock);
+}
+
+static int guarded(McpCall *call, json_t *args, void *userdata, json_t **ret)
+{
+	ToolWrap *tw = userdata;
+	Approval *ap = tw->ap;
+	const McpConn *conn = mcp_call_conn(call);
+	const char *sid = json_string_value(json_object_get(args, "session_id"));
+	const ApprovalRule *rule = NULL;
+	Request rq = {.tool = tw->name, .tenant = conn->tenant};
+	Outcome o = {.decision = DECISION_NONE, .channel = "none"};
+	char scope[96], dig[65];
+	size_t idx = SIZE_MAX;
+	Session *s = NULL;
+	json_t *view;
+	uint64_t t0;
+	int r;
+
+	if (sid) {
+		s = session_get(ap->agent, conn->tenant, sid);
+		if (!s) /* the tool answers "unknown session"; nothing to approve */
+			return tw->handler(call, args, tw->userdata, ret);
+	}
+	/* what the rules see: the arguments, and the server's own view of the session */
+	view = json_deep_copy(args);
+	if (!view) {
+		session_put(s);
+		return -ENOMEM;
+	}
+	if (s) {
+		pthread_mutex_lock(&s->lock);
+		json_object_set_new(view, "_session",
+				    json_pack("{s:s, s:s, s:s}", "network_mode", net_mode_to_string(s->mode),
+					      "policy", s->policy_name, "level",
+					      s->level ? sensitivity_to_string(s->level) : "none"));
+		pthread_mutex_unlock(&s->lock);
+	} else
+		json_object_del(view, "_session");
+	for (size_t i = 0; i < ap->n_rules; i++)
+		if (rule_matches(ap->rules[i], tw->name, view)) {
+			rule = ap->rules[i];
+			idx = i;
+			break;
+		}
+	json_decref(view);
+	rq.risk = rule ? rule->risk : ap->cfg->default_risk;
+	if (!ap->cfg->require[rq.risk]) {
+		session_put(s);
+		return tw->handler(call, args, tw->userdata, ret);
+	}
+	rq.rule = rule && rule->description ? rule->description
+					    : (rule ? "operator rule" : "no rule matched (default risk)");
+	rq.timeout_s = rule && rule->timeout_s ? rule->timeout_s
+			: rq.risk == RISK_CRITICAL ? 30
+			: rq.risk == RISK_HIGH	   ? 60
+						   : 120;
+	rq.session_id = s ? s->id : NULL;
+	if (s)
+		snprintf(scope, sizeof(scope), "%s", s->id);
+	else
+		snprintf(scope, sizeof(scope), "conn:%.80s", conn->id);
+	new_id(rq.id);
+	{
+		_cleanup_free_ char *text = json_dumps(args, JSON_COMPACT | JSON_SORT_KEYS);
+
+		record_sha256(text ? text : "", text ? strlen(text) : 0, dig);
+	}
+
+	if (idx != SIZE_MAX && remembered(ap, conn->tenant, scope, idx)) {
+		audit(ap, s, conn->tenant, "approval_decision",
+		      json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:b}", "approval_id", rq.id,
+				"tool", rq.tool, "risk", risk_level_to_string(rq.risk), "rule", rq.rule,
+				"decision", "allow_session", "decider",
+				"remembered (an earlier allow_session of this rule)", "channel",
+				"session", "waited_ms", (json_int_t) 0, "timed_out", 0));
+		session_put(s);
+		return tw->handler(call, args, tw->userdata, ret);
+	}
+
+	rq.shown = json_dumps(args, JSON_INDENT(1) | JSON_SORT_KEYS);
+	if (!rq.shown) {
+		session_put(s);
+		return -ENOMEM;
+	}
+	t0 = now_monotonic_ns();
+	r = 1;
+	if (mcp_call_client_supports(call, "elicitation")) {
+		audit(ap, s, conn->tenant, "approval_request",
+		      json_pack("{s:s, s:s, s:s, s:s, s:I, s:s, s:s}", "approval_id", rq.id, "tool",
+				rq.tool, "risk", risk_level_to_string(rq.risk), "rule", rq.rule,
+				"timeout_s", (json_int_t) rq.timeout_s, "channel", "elicitation",
+				"args_sha256", dig));
+		r = ask_elicitation(call, &rq, &o);
+	}
+	if (r > 0 && ap->listen_fd >= 0) {
+		audit(ap, s, conn->tenant, "approval_request",
+		      json_pack("{s:s, s:s, s:s, s:s, s:I, s:s, s:s}", "approval_id", rq.id, "tool",
+				rq.tool, "risk", risk_level_to_string(rq.risk), "rule", rq.rule,
+				"timeout_s", (json_int_t) rq.timeout_s, "channel", "socket",
+				"args_sha256", dig));
+		r = wait_socket(ap, call, &rq, &o);
+	}
+	if (r < 0) {
+		free(rq.shown);
+		free(o.note);
+		session_put(s);
+		return r;
+	}
+	if (r > 0) {
+		o.decision = DECISION_DENY;
+		o.channel = "none";
+		snprintf(o.decider, sizeof(o.decider), "none");
+		snprintf(o.reason, sizeof(o.reason),
+			 "%s risk (%s) needs a human's approval, and there is no channel to ask: the "
+			 "client did not declare elicitation and the server has no approval socket",
+			 risk_level_to_string(rq.risk), rq.rule);
+	}
+	audit(ap, s, conn->tenant, "approval_decision",
+	      json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s?, s:s?, s:I, s:b}", "approval_id",
+			rq.id, "tool", rq.tool, "risk", risk_level_to_string(rq.risk), "rule", rq.rule,
+			"decision", r > 0 ? "approval_required" : decision_names[o.decision], "decider",
+			o.decider, "channel", o.channel, "note", o.note, "reason",
+			o.reason[0] ? o.reason : NULL, "waited_ms",
+			(json_int_t) ((now_monotonic_ns() - t0) / 1000000), "timed_out", o.timed_out));
+	free(rq.shown);
+	session_put(s);
+
+	if (r > 0) {
+		char text[600];
+
+		snprintf(text, sizeof(text), "approval_required: %s. Ask the operator to approve "
+			 "through an MCP client with elicitation, or to run the server with an "
+			 "approval socket (sbxtrace approve).", o.reason);
+		*ret = refusal("approval_required", &rq, &o, text);
+	} else if (o.decision == DECISION_DENY) {
+		char text[900];
+
+		snprintf(text, sizeof(text), "denied: %s of %s (%s risk: %s) was not approved (%s%s%s)%s%s",
+			 rq.id, rq.tool, risk_level_to_string(rq.risk), rq.rule, o.decider,
+			 o.reason[0] ? ": " : "", o.reason, o.note ? ". Note: " : "",
+			 o.note ? o.note : "");
+		*ret = refusal("approval_denied", &rq, &o, text);
+	} else {
+		if (o.decision == DECISION_ALLOW_SESSION && idx != SIZE_MAX)
+			remember(ap, conn->tenant, scope, idx);
+		free(o.note);
+		return tw->handler(call, args, tw->userdata, ret);
+	}
+	free(o.note);
+	return *ret ? 0 : -ENOMEM;
+}
+
+/* ---- the socket ---- */
+
+static json_t *handle_request(Approval *ap, const json_t *req, const struct ucred *cred)
+{
+	const char *op = json_string_value(json_object_get(req, "op"));
+
+	if (op && streq(op, "list")) {
+		json_t *list = json_array();
+		uint64_t now = now_monotonic_ns();
+
+		pthread_mutex_lock(&ap->lock);
+		for (Waiter *w = ap->waiters; w && list; w = w->next)
+			if (w->decision == DECISION_NONE) {
+				json_t *x = json_deep_copy(w->info);
+
+				if (x)
+					json_object_set_new(x, "waited_s",
+							    json_integer((json_int_t) ((now - w->start_ns) / 1000000000ull)));
+				json_array_append_new(list, x);
+			}
+		pthread_mutex_unlock(&ap->lock);
+		return json_pack("{s:b, s:o}", "ok", 1, "pending", list ? list : json_array());
+	}
+	if (op && streq(op, "decide")) {
+		const char *id = json_string_value(json_object_get(req, "id"));
+		const char *note = json_string_value(json_object_get(req, "note"));
+		Decision d = decision_from_string(json_string_value(json_object_get(req, "decision")));
+		struct passwd *pw;
+		char who[64];
+		bool found = false;
+
+		if (!id || d == DECISION_NONE)
+			return json_pack("{s:b, s:s}", "ok", 0, "error",
+					 "decide needs id and decision (allow_once, allow_session, deny)");
+		pw = getpwuid(cred->uid); /* the socket thread's only caller: not reentrant is fine */
+		snprintf(who, sizeof(who), "%s", pw ? pw->pw_name : "?");
+		pthread_mutex_lock(&ap->lock);
+		for (Waiter *w = ap->waiters; w; w = w->next)
+			if (streq(w->id, id) && w->decision == DECISION_NONE) {
+				w->decision = d;
+				w->note = note ? strndup(note, 1000) : NULL;
+				snprintf(w->decider, sizeof(w->decider),
+					 "approval socket (uid %u %s, pid %d)", (unsigned) cred->uid, who,
+					 (int) cred->pid);
+				found = true;
+				pthread_cond_broadcast(&ap->cond);
+			}
+		pthread_mutex_unlock(&ap->lock);
+		if (!found)
+			return json_pack("{s:b, s:s}", "ok", 0, "error",
+					 "no pending approval request with that id (decided, timed "
+					 "out, or never asked)");
+		return json_pack("{s:b, s:s, s:s}", "ok", 1, "id", id, "decision", decision_names[d]);
+	}
+	return json_pack("{s:b, s:s}", "ok", 0, "error", "unknown op (list, decide)");
+}
+
+/* Whether pid is this server or one of its descendants — a sandbox we started runs as our
+ * user, so the uid cannot tell; the ancestry can. Unknown ancestry counts as ours (refused). */
+static bool descends_from_us(pid_t pid)
+{
+	return approval_pid_descends_from(pid, getpid());
+}
+
+static void serve_client(Approval *ap, int fd)
+{
+	struct timeval tv = {.tv_sec = 5};
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	char *buf = malloc(REQUEST_MAX + 1);
+	size_t n = 0;
+	json_t *req, *reply;
+	char *text;
+
+	if (!buf)
+		return;
+	(void) setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	(void) setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
+	    (cred.uid != geteuid() && cred.uid != 0)) {
+		free(buf);
+		return; /* 0600 keeps others out already; this is the second lock */
+	}
+	if (cred.pid <= 0 || descends_from_us(cred.pid)) {
+		/* a process of ours (a sandbox, should a policy ever expose the socket): no */
+		static const char no[] = "{\"ok\":false,\"error\":\"refused: a process started by "
+					 "this server cannot decide its approvals\"}\n";
+
+		(void) write_all(fd, no, sizeof(no) - 1);
+		free(buf);
+		return;
+	}
+	while (n < REQUEST_MAX) {
+		ssize_t k = read(fd, buf + n, REQUEST_MAX - n);
+
+		if (k <= 0)
+			break;
+		n += (size_t) k;
+		if (memchr(buf, '\n', n))
+			break;
+	}
+	buf[n] = 0;
+	req = json_loadb(buf, strcspn(buf, "\n"), 0, NULL);
+	free(buf);
+	reply = json_is_object(req) ? handle_request(ap, req, &cred)
+				    : json_pack("{s:b, s:s}", "ok", 0, "error", "not a JSON object");
+	json_decref(req);
+	text = reply ? json_dumps(reply, JSON_COMPACT) : NULL;
+	json_decref(reply);
+	if (text) {
+		(void) write_all(fd, text, strlen(text));
+		(void) write_all(fd, "\n", 1);
+	}
+	free(text);
+}
+
+static void *socket_thread(void *userdata)
+{
+	Approval *ap = userdata;
+
+	for (;;) {
+		struct pollfd p[2] = {{.fd = ap->listen_fd, .events = POLLIN},
+				      {.fd = ap->stop_pipe[0], .events = POLLIN}};
+		int fd;
+
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[1].revents)
+			break;
+		fd = accept4(ap->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		serve_client(ap, fd);
+		close(fd);
+	}
+	return NULL;
+}
+
+/* The default directory: $XDG_RUNTIME_DIR/sbxtrace, /run/user/UID/sbxtrace, else
+ * /tmp/sbxtrace-UID; made 0700 and checked to be ours. */
+static char *default_socket_dir(void)
+{
+	const char *x = getenv("XDG_RUNTIME_DIR");
+	char run[64];
+	struct stat st;
+
+	snprintf(run, sizeof(run), "/run/user/%u", (unsigned) geteuid());
+	if (x && *x == '/' && stat(x, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid())
+		return strdup_printf("%s/sbxtrace", x);
+	if (stat(run, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid())
+		return strdup_printf("%s/sbxtrace", run);
+	return strdup_printf("/tmp/sbxtrace-%u", (unsigned) geteuid());
+}
+
+char *agent_approval_socket_dir(void)
+{
+	return default_socket_dir();
+}
+
+static int open_socket(Approval *ap, const char *path, char *err, size_t errsize)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	_cleanup_free_ char *dir = strdup(path);
+	char real[PATH_MAX];
+	struct stat st;
+	mode_t old;
+	int fd, r;
+
+	if (!dir)
+		return -ENOMEM;
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errsize, "approval socket path '%.200s' is too long", path);
+		return -ENAMETOOLONG;
+	}
+	*strrchr(dir, '/') = 0;
+	if (!*dir)
+		strcpy(dir, "/");
+	if (!realpath(dir, real)) {
+		r = -errno;
+		snprintf(err, errsize, "approval socket directory '%.200s': %s", dir, strerror(errno));
+		return r;
+	}
+	{
+		size_t n = strlen(ap->agent->data_dir);
+
+		if (strncmp(real, ap->agent->data_dir, n) == 0 && (real[n] == 0 || real[n] == '/')) {
+			snprintf(err, errsize, "the approval socket must not be inside the data "
+				 "directory '%s' (sessions' workspaces live there)", ap->agent->data_dir);
+			return -EPERM;
+		}
+	}
+	if (stat(real, &st) < 0 || (st.st_uid != geteuid() && st.st_uid != 0) ||
+	    (st.st_mode & 0022 && !(st.st_mode & S_ISVTX))) {
+		snprintf(err, errsize, "approval socket directory '%.200s' must be ours and not "
+			 "writable by others", real);
+		return -EPERM;
+	}
+	strcpy(sa.sun_path, path);
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			snprintf(err, errsize, "'%.200s' exists and is not a socket", path);
+			return -EEXIST;
+		}
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && connect(fd, (struct sockaddr *) &sa, sizeof(sa)) == 0) {
+			close(fd);
+			snprintf(err, errsize, "another server listens on '%.200s'", path);
+			return -EADDRINUSE;
+		}
+		if (fd >= 0)
+			close(fd);
+		(void) unlink(path); /* stale */
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	old = umask(0177); /* at startup, before any other file is made: mode 0600 */
+	r = bind(fd, (struct sockaddr *) &sa, sizeof(sa));
+	umask(old);
+	if (r < 0 || chmod(path, 0600) < 0 || listen(fd, 16) < 0) {
+		r = -errno;
+		snprintf(err, errsize, "approval socket '%.200s': %s", path, strerror(-r));
+		close(fd);
+		return r;
+	}
+	ap->listen_fd = fd;
+	return 0;
+}
+
+int agent_approval_start(Agent *a, const char *socket_path, const char **ret_socket,
+			 char *reterr, size_t errsize)
+{
+	const ApprovalConfig *cfg = &a->config->approval;
+	pthread_condattr_t attr;
+	Approval *ap;
+	bool any = false;
+	int r;
+
+	*ret_socket = NULL;
+	for (int i = 0; i < _RISK_MAX; i++)
+		any |= cfg->require[i];
+	any |= a->config->net_ask; /* held connects are asked through the same channels */
+	if (!any)
+		return 0; /* nothing to approve: tools run unguarded, no socket */
+	ap = calloc(1, sizeof(*ap));
+	if (!ap)
+		return -ENOMEM;
+	ap->agent = a;
+	ap->cfg = cfg;
+	ap->listen_fd = ap->stop_pipe[0] = ap->stop_pipe[1] = -1;
+	pthread_mutex_init(&ap->lock, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&ap->cond, &attr);
+	pthread_condattr_destroy(&attr);
+	a->approval = ap;
+	if (cfg->default_rules && (r = build_default_rules(&ap->defaults, &ap->n_defaults)) < 0)
+		return r;
+	ap->rules = calloc(cfg->n_rules + ap->n_defaults + 1, sizeof(*ap->rules));
+	if (!ap->rules)
+		return -ENOMEM;
+	for (size_t i = 0; i < cfg->n_rules; i++)
+		ap->rules[ap->n_rules++] = &cfg->rules[i];
+	for (size_t i = 0; i < ap->n_defaults; i++)
+		ap->rules[ap->n_rules++] = &ap->defaults[i];
+
+	if (!socket_path)
+		socket_path = cfg->socket;
+	if (socket_path && streq(socket_path, "none"))
+		return 0; /* elicitation only */
+	if (socket_path)
+		ap->socket_path = strdup(socket_path);
+	else {
+		_cleanup_free_ char *dir = default_socket_dir();
+		struct stat st;
+
+		if (!dir)
+			return -ENOMEM;
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+			r = -errno;
+			snprintf(reterr, errsize, "approval socket directory '%s': %s", dir, strerror(-r));
+			return r;
+		}
+		if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+		    (st.st_mode & 0077)) {
+			snprintf(reterr, errsize, "approval socket directory '%s' must be a directory "
+				 "of ours with mode 0700", dir);
+			return -EPERM;
+		}
+		ap->socket_path = strdup_printf("%s/approval-%d.sock", dir, (int) getpid());
+	}
+	if (!ap->socket_path)
+		return -ENOMEM;
+	r = open_socket(ap, ap->socket_path, reterr, errsize);
+	if (r < 0) {
+		free(ap->socket_path);
+		ap->socket_path = NULL;
+		return r;
+	}
+	if (pipe2(ap->stop_pipe, O_CLOEXEC) < 0)
+		return -errno;
+	if ((r = pthread_create(&ap->thread, NULL, socket_thread, ap)) != 0)
+		return -r;
+	ap->thread_started = true;
+	*ret_socket = ap->socket_path;
+	return 0;
+}
+
+void agent_approval_stop(Agent *a)
+{
+	Approval *ap = a ? a->approval : NULL;
+
+	if (!ap)
+		return;
+	pthread_mutex_lock(&ap->lock);
+	ap->stopping = true;
+	pthread_cond_broadcast(&ap->cond);
+	pthread_mutex_unlock(&ap->lock);
+	if (ap->thread_started) {
+		if (write(ap->stop_pipe[1], "x", 1) < 0)
+			log_debug("approval: cannot wake the socket thread");
+		pthread_join(ap->thread, NULL);
+	}
+	if (ap->listen_fd >= 0) {
+		close(ap->listen_fd);
+		(void) unlink(ap->socket_path);
+	}
+	if (ap->stop_pipe[0] >= 0) {
+		close(ap->stop_pipe[0]);
+		close(ap->stop_pipe[1]);
+	}
+	/* calls still waiting see `stopping`, deny and leave; the state stays allocated (the
+	 * process is ending, and a call may still be on its way out through it) */
+}
+
+void approval_wrap_tool(Agent *a, McpTool *t)
+{
+	Approval *ap = a->approval;
+	ToolWrap *w;
+
+	if (!ap || ap->n_wraps >= MAX_TOOLS)
+		return;
+	w = &ap->wraps[ap->n_wraps++];
+	*w = (ToolWrap){.ap = ap, .name = t->name, .handler = t->handler, .userdata = t->userdata};
+	t->handler = guarded;
+	t->userdata = w;
+}
+
+/* ---- held connects of a session's runs (network.unlisted = "ask") ---- */
+
+void approval_serve_held(Agent *a, Session *s, int fd, McpCall *(*current)(void *), void *userdata,
+			 json_t *notes)
+{
+	Approval *ap = a->approval;
+	json_t *req;
+
+	while ((req = approval_read_json(fd, 64 * 1024, -1))) {
+		const char *op = json_string_value(json_object_get(req, "op"));
+		const char *id = json_string_value(json_object_get(req, "id"));
+		const char *dest = json_string_value(json_object_get(req, "destination"));
+		const char *name = json_string_value(json_object_get(req, "name"));
+		json_int_t tmo = json_integer_value(json_object_get(req, "timeout_s"));
+		Request rq = {.tool = "connect", .tenant = s->tenant, .session_id = s->id,
+			      .risk = RISK_HIGH};
+		Outcome o = {.decision = DECISION_NONE, .channel = "none"};
+		McpCall *call = current ? current(userdata) : NULL;
+		uint64_t t0 = now_monotonic_ns();
+		char rule[160];
+		json_t *rep;
+		int r = 1;
+
+		if (!op || !streq(op, "ask") || !id || !dest) {
+			json_decref(req); /* "cancel": the run stopped waiting; we answer anyway */
+			continue;
+		}
+		snprintf(rq.id, sizeof(rq.id), "%.31s", id);
+		snprintf(rule, sizeof(rule), "network.unlisted = \"ask\": a connect outside the "
+			 "session's allowlist");
+		rq.rule = rule;
+		rq.timeout_s = tmo > 0 && tmo <= 3600 ? (uint64_t) tmo : 30;
+		{
+			json_t *shown = json_pack("{s:s, s:s?, s:I, s:s}", "destination", dest, "name",
+						  name, "pid",
+						  json_integer_value(json_object_get(req, "pid")),
+						  "reason",
+						  json_string_value(json_object_get(req, "reason")) ?: "");
+
+			rq.shown = shown ? json_dumps(shown, JSON_INDENT(1) | JSON_SORT_KEYS) : NULL;
+			json_decref(shown);
+		}
+		if (!rq.shown) {
+			json_decref(req);
+			break;
+		}
+		if (ap && call && mcp_call_client_supports(call, "elicitation")) {
+			record_event(s, "approval_request",
+				     json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:I, s:s}", "approval_id",
+					       rq.id, "tool", "connect", "risk", "HIGH", "rule", rule,
+					       "destination", dest, "name", name, "timeout_s",
+					       (json_int_t) rq.timeout_s, "channel", "elicitation"));
+			r = ask_elicitation(call, &rq, &o);
+		}
+		if (r > 0 && ap && ap->listen_fd >= 0) {
+			record_event(s, "approval_request",
+				     json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:I, s:s}", "approval_id",
+					       rq.id, "tool", "connect", "risk", "HIGH", "rule", rule,
+					       "destination", dest, "name", name, "timeout_s",
+					       (json_int_t) rq.timeout_s, "channel", "socket"));
+			r = wait_socket(ap, call, &rq, &o);
+		}
+		if (r != 0) {
+			o.decision = DECISION_DENY;
+			o.channel = "none";
+			snprintf(o.decider, sizeof(o.decider), "none");
+			snprintf(o.reason, sizeof(o.reason),
+				 "approval_required: a connect to %.120s%s%.80s%s was held for a "
+				 "decision, and there is no channel to ask (no call in flight whose "
+				 "client takes elicitation, no approval socket)",
+				 dest, name ? " (" : "", name ? name : "", name ? ")" : "");
+			if (notes)
+				json_array_append_new(notes, json_string(o.reason));
+		} else if (o.decision == DECISION_DENY && notes) {
+			char text[600];
+
+			snprintf(text, sizeof(text), "denied: a connect to %.120s%s%.80s%s was not "
+				 "approved (%.100s%s%.150s)", dest, name ? " (" : "", name ? name : "",
+				 name ? ")" : "", o.decider, o.reason[0] ? ": " : "", o.reason);
+			json_array_append_new(notes, json_string(text));
+		}
+		record_event(s, "approval_decision",
+			     json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:s, s:s, s:s, s:s?, s:s?, "
+				       "s:I, s:b}",
+				       "approval_id", rq.id, "tool", "connect", "risk", "HIGH", "rule",
+				       rule, "destination", dest, "name", name, "decision",
+				       r != 0 ? "approval_required" : decision_names[o.decision],
+				       "decider", o.decider, "channel", o.channel, "note", o.note,
+				       "reason", o.reason[0] ? o.reason : NULL, "waited_ms",
+				       (json_int_t) ((now_monotonic_ns() - t0) / 1000000), "timed_out",
+				       o.timed_out));
+		rep = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s?, s:b}", "id", rq.id, "decision",
+				decision_names[o.decision], "decider", o.decider, "channel", o.channel,
+				"note", o.note, "reason", o.reason[0] ? o.reason : NULL, "timed_out",
+				o.timed_out);
+		if (rep)
+			(void) approval_write_json(fd, rep);
+		json_decref(rep);
+		free(rq.shown);
+		free(o.note);
+		json_decref(req);
+	}
+}
