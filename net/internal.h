@@ -39,6 +39,7 @@ typedef struct NetSock {
 	int domain, type;    /* domain NET_KIND_INOTIFY: an inotify instance */
 	uint64_t installed;  /* the sweep epoch when ADDFD installed it; 0: not yet */
 	uint64_t keep_until; /* monotonic ns: passed in SCM_RIGHTS, kept at least until then */
+	bool dropping;	     /* net_socks_sweep(): disarmed, to be closed */
 } NetSock;
 
 typedef struct NetRuntime {

@@ -35,6 +35,8 @@
  *  - A socket passed in SCM_RIGHTS (every sendmsg is the supervisor's) is in no fd table
  *    while in flight: it is kept at least NET_SOCK_PASSED_NS after the send.
  *  - A sweep that cannot read every table (a non-dumpable process) drops nothing.
+ *  - What a sweep drops it disarms first, all of them before it closes any (disarm()): the
+ *    tree closed those sockets, and their SIGIO owner must get nothing from their release.
  * Every mistake here is fail-closed: a reference dropped too early makes the socket
  * unknown, and the calls that need the supervisor then fail with EPERM (and a ratchet kills
  * the tree); one kept too long delays the close.
@@ -275,6 +277,31 @@ static void remove_at(NetRuntime *rt, size_t i)
 	rt->socks[i] = rt->socks[--rt->n_socks];
 }
 
+/*
+ * Before a sweep closes the supervisor's reference to an entry no table holds (the last
+ * reference): no SIGIO owner and no O_ASYNC. In the kernel the tree's last close of the
+ * socket removed its O_ASYNC registration (__fput), so its owner got nothing more from it;
+ * here that close left the registration on the supervisor's reference, and closing the
+ * references later signals it: unix_release_sock() wakes the peer with POLL_HUP
+ * (sk_wake_async), so closing s[1] while s[0] still has its owner sent that owner SIGIO (or
+ * its F_SETSIG signal) a sweep after the program had closed both, in the middle of whatever
+ * it did then (a signal it counted twice, a call interrupted with EINTR). The owner is the
+ * tree's (checked when set); the file is nobody else's any more.
+ */
+static void disarm(int fd)
+{
+	struct f_owner_ex ex = {};
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl >= 0 && (fl & O_ASYNC))
+		(void) fcntl(fd, F_SETFL, fl & ~O_ASYNC);
+	/* the owner too: a TCP socket's urgent data sends SIGURG without O_ASYNC */
+	if (fcntl(fd, F_GETOWN_EX, &ex) == 0 && ex.pid != 0) {
+		ex = (struct f_owner_ex){.type = F_OWNER_PID, .pid = 0};
+		(void) fcntl(fd, F_SETOWN_EX, &ex);
+	}
+}
+
 static void request_locked(NetRuntime *rt, uint64_t delay_ns, bool again)
 {
 	uint64_t due = now_monotonic_ns() + delay_ns;
@@ -330,11 +357,18 @@ int net_socks_sweep(NetRuntime *rt)
 	qsort(h2.v, h2.n, sizeof(*h2.v), cmp_u64);
 	now = now_monotonic_ns();
 	pthread_mutex_lock(&rt->sock_lock);
-	for (size_t i = 0; i < rt->n_socks;) {
+	/* every entry that goes is disarmed before any is closed: closing one wakes its peer,
+	 * which may go in this sweep too */
+	for (size_t i = 0; i < rt->n_socks; i++) {
 		NetSock *s = &rt->socks[i];
 
-		if (s->installed && s->installed < epoch && s->keep_until < now &&
-		    !held_has(&h, s->ino) && !held_has(&h2, s->ino)) {
+		s->dropping = s->installed && s->installed < epoch && s->keep_until < now &&
+			      !held_has(&h, s->ino) && !held_has(&h2, s->ino);
+		if (s->dropping)
+			disarm(s->fd);
+	}
+	for (size_t i = 0; i < rt->n_socks;) {
+		if (rt->socks[i].dropping) {
 			remove_at(rt, i);
 			dropped++;
 		} else
