@@ -90,18 +90,8 @@ char *env_override(json_t *env, char *err, size_t errsize)
 			free(buf);
 			return NULL;
 		}
-		fprintf(f, "%s%s = \"", first ? " " : ", ", k);
-		for (const char *s = val; *s; s++) {
-			unsigned char c = (unsigned char) *s;
-
-			if (c == '"' || c == '\\')
-				fprintf(f, "\\%c", c);
-			else if (c < 0x20 || c == 0x7f)
-				fprintf(f, "\\u%04x", c);
-			else
-				fputc(c, f);
-		}
-		fputc('"', f);
+		fprintf(f, "%s%s = ", first ? " " : ", ", k);
+		policy_write_string(f, val, false);
 		first = false;
 	}
 	fputs(" }", f);
@@ -129,18 +119,8 @@ char *toml_string_override(const char *prefix, const char *value)
 	f = open_memstream(&buf, &size);
 	if (!f)
 		return NULL;
-	fprintf(f, "%s\"", prefix);
-	for (const char *s = value; *s; s++) {
-		unsigned char c = (unsigned char) *s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
+	fputs(prefix, f);
+	policy_write_string(f, value, true);
 	if (fclose(f) != 0) {
 		free(buf);
 		return NULL;

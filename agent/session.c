@@ -106,23 +106,6 @@ static void session_id_new(const char *shard, char id[SESSION_ID_MAX + 1])
 
 /* ---- policy ---- */
 
-/* A TOML basic string for s (any bytes but NUL), appended to f. */
-static void toml_quote(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char) *s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 NetMode session_mode_for_level(const Session *s, Sensitivity level)
 {
 	const AgentConfig *c = s->agent->config;
@@ -178,14 +161,14 @@ static int write_policy_locked(Session *s, bool add_workspace)
 	fprintf(f, "# The policy of sbxtrace mcp session %s, written by the server: changes are\n"
 		   "# overwritten. docs/agents.md\nextends = ",
 		s->id);
-	toml_quote(f, s->policy_name);
+	policy_write_string(f, s->policy_name, false);
 	fputs("\n\n[sandbox]\nname = ", f);
-	toml_quote(f, s->policy_name);
+	policy_write_string(f, s->policy_name, false);
 	fputs("\n\n[[mount]]\npath = \"/run/sbxtrace\"\nsource = ", f);
 	{
 		_cleanup_free_ char *run = strdup_printf("%s/run", s->dir);
 
-		toml_quote(f, run ? run : "/nonexistent");
+		policy_write_string(f, run ? run : "/nonexistent", true);
 	}
 	fputs("\nmode = \"ro\"\n", f);
 	if (add_workspace)
@@ -196,7 +179,7 @@ static int write_policy_locked(Session *s, bool add_workspace)
 		fputs("allow = [", f);
 		for (size_t i = 0; allow && allow[i]; i++) {
 			fputs(i ? ", " : "", f);
-			toml_quote(f, allow[i]);
+			policy_write_string(f, allow[i], false);
 		}
 		fputs("]\n", f);
 	}

@@ -185,23 +185,6 @@ static const char *language_interp(const Language *l)
 	return NULL;
 }
 
-/* A TOML basic string of s, quoted. */
-static void toml_quote(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char) *s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 /* A JSON value as the VALUE of -s KEY=VALUE (read as TOML, else as a string): strings as
  * they are, numbers and booleans as text, arrays of scalars in TOML syntax. NULL: no. */
 static char *override_value(const json_t *v)
@@ -230,7 +213,7 @@ static char *override_value(const json_t *v)
 		if (i)
 			fputs(", ", f);
 		if (json_is_string(e))
-			toml_quote(f, json_string_value(e));
+			policy_write_string(f, json_string_value(e), false);
 		else if (json_is_integer(e))
 			fprintf(f, "%lld", (long long) json_integer_value(e));
 		else if (json_is_boolean(e))
@@ -697,7 +680,7 @@ static int task_start(Batch *b, Task *t)
 		if (!f)
 			return -ENOMEM;
 		fputs("mount=[{path = \"/run/sbxtrace\", mode = \"ro\", source = ", f);
-		toml_quote(f, cdir);
+		policy_write_string(f, cdir, true);
 		fputs("}]", f);
 		if (fclose(f) != 0)
 			return -ENOMEM;

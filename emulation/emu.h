@@ -72,7 +72,9 @@ typedef struct EmuRequest {
 	uint32_t arch; /* AUDIT_ARCH_* */
 	int nr;
 	uint64_t args[6];
-	uint64_t id; /* notification id */
+	uint64_t id;  /* notification id */
+	int listener; /* > 0: the seccomp listener, for handlers that install several fds
+		       * themselves (SECCOMP_IOCTL_NOTIF_ADDFD without SEND); 0: none (tests) */
 	void *tracer; /* opaque: the tracer's per-run state, for handlers that need pidfds */
 } EmuRequest;
 

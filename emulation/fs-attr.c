@@ -283,6 +283,24 @@ int emu_handle_utimes(const EmuRequest *req, EmuDecision *d)
 				return fs_fail(d, cfd == -ENOENT ? -EBADF : cfd, NULL);
 			if (fd_check_change(req, cfd, d))
 				return 0;
+			if (!pidfd_getfd_usable()) {
+				/* COMPAT: cfd is an O_PATH reopen (no pidfd_getfd): through its
+				 * link, which the kernel checks as it checks the fd (owner, or
+				 * write access for the current time); the child's own O_PATH fd
+				 * is EBADF, as Linux answers */
+				int fl = 0;
+				char p[64];
+
+				r = child_fd_info(req->pid, dirfd, NULL, &fl, NULL);
+				if (r < 0)
+					return fs_fail(d, r, NULL);
+				if (fl & O_PATH)
+					return fs_fail(d, -EBADF, NULL);
+				fs_fd_path(cfd, p);
+				if (utimensat(AT_FDCWD, p, have_times ? ts : NULL, 0) < 0)
+					return fs_fail(d, -errno, NULL);
+				return fs_ok(d, 0);
+			}
 			if (futimens(cfd, have_times ? ts : NULL) < 0)
 				return fs_fail(d, -errno, NULL);
 			return fs_ok(d, 0);
@@ -623,6 +641,33 @@ int emu_handle_fs_ioctl(const EmuRequest *req, EmuDecision *d)
 		return fs_fail(d, cfd == -ENOENT ? -EBADF : cfd, NULL);
 	if (fd_check_change(req, cfd, d))
 		return 0;
+	if (!pidfd_getfd_usable()) {
+		/* COMPAT: cfd is an O_PATH reopen (no pidfd_getfd), on which an ioctl is EBADF:
+		 * a reopen with the child's access mode, of a regular file or a directory only
+		 * (fd_check_change() refused device nodes; the flags ioctls are ENOTTY on pipes
+		 * and sockets anyway). These ioctls act on the inode, which the reopen shares. */
+		struct stat st;
+		char p[64];
+		int fl = 0, r2 = child_fd_info(req->pid, (int) req->args[0], NULL, &fl, NULL);
+
+		if (r2 < 0)
+			return fs_fail(d, r2, NULL);
+		if (fl & O_PATH)
+			return fs_fail(d, -EBADF, NULL);
+		if (fstat(cfd, &st) < 0)
+			return fs_fail(d, -errno, NULL);
+		if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+			return fs_fail(d, -ENOTTY, NULL);
+		/* TOCTOU: reopened from cfd, the object checked, not from the child's fd number,
+		 * which another thread may have swapped meanwhile */
+		fs_fd_path(cfd, p);
+		r2 = open(p, (fl & O_ACCMODE) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
+				     (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0));
+		if (r2 < 0)
+			return fs_fail(d, -errno, NULL);
+		(void) close(cfd);
+		cfd = r2;
+	}
 	if (ioctl(cfd, cmd, &arg) < 0)
 		return fs_fail(d, -errno, NULL);
 	return fs_ok(d, 0);

@@ -45,6 +45,12 @@ static void fail(EmuDecision *d, int error, bool denied, const char *why)
 
 static int finish(int r, EmuDecision *d)
 {
+	if (r == -EXDEV) {
+		/* the fd is out of the supervisor's reach (no pidfd_getfd, not a socket it
+		 * made): fail closed */
+		fail(d, EPERM, true, "descriptor out of the supervisor's reach (no pidfd_getfd)");
+		return 0;
+	}
 	if (r < 0)
 		return r;
 	if (r > 0) {
@@ -335,6 +341,14 @@ int emu_handle_fcntl_owner(const EmuRequest *req, EmuDecision *ret_decision)
 				   (void *) (intptr_t) (int) req->args[2]);
 	else
 		r = ops->fcntl_dup(req->tracer, req, fd, cmd, &ex);
+	if (r == -EXDEV && cmd == F_SETOWN) {
+		/* an fd the supervisor cannot reach (no pidfd_getfd, not a socket of its
+		 * own): the owner is a register, checked above, so the kernel may run it; the
+		 * residual risk of prlimit64's: the target reaped and its pid reused between
+		 * the check and the call */
+		ret_decision->verdict = EMU_CONTINUE;
+		return 0;
+	}
 	return finish(r, ret_decision);
 }
 

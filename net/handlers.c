@@ -33,10 +33,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -45,6 +48,7 @@
 #include <unistd.h>
 
 #include "common/macros.h"
+#include "common/missing-seccomp.h"
 #include "common/util.h"
 #include "emulation/path/view.h"
 #include "net/child.h"
@@ -119,11 +123,22 @@ static int caller_socket(const EmuRequest *req, uint64_t fdarg, int *ret_fd, int
 			 int *ret_type)
 {
 	_cleanup_close_ int pidfd = -1, fd = -1;
+	NetRuntime *rt = net_runtime_get();
 	socklen_t l = sizeof(int);
 	int domain = 0, type = 0;
 
 	if ((int) fdarg < 0)
 		return EBADF;
+	if (rt && rt->own_sockets) {
+		/* pidfd_getfd refused: the supervisor's own reference (net/socktab.c) */
+		int r = net_socks_get(rt, req, (int) fdarg, false, ret_fd, ret_domain, ret_type);
+
+		if (r == 0 && *ret_domain == NET_KIND_INOTIFY) {
+			(void) close(*ret_fd);
+			return ENOTSOCK;
+		}
+		return r;
+	}
 	pidfd = (int) syscall(SYS_pidfd_open, req->tgid, 0);
 	if (pidfd < 0)
 		return errno == ESRCH ? ESRCH : -errno;
@@ -139,6 +154,17 @@ static int caller_socket(const EmuRequest *req, uint64_t fdarg, int *ret_fd, int
 	*ret_domain = domain;
 	*ret_type = type;
 	return 0;
+}
+
+/* The caller's socket, or the child's error: "not a socket of the caller" for ENOTSOCK and
+ * EBADF, "socket not created through the supervisor" for EPERM (net/socktab.c). */
+static int socket_fail(EmuDecision *d, int r)
+{
+	if (r < 0)
+		return r;
+	if (r == EPERM)
+		return fail(d, EPERM, "socket not created through the supervisor", true);
+	return fail(d, r, "not a socket of the caller", false);
 }
 
 static int child_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
@@ -462,6 +488,260 @@ static bool routing_cmsg(struct msghdr *m)
 	return false;
 }
 
+/* ---- sockets the supervisor creates (pidfd_getfd refused: net/socktab.c) ---- */
+
+/*
+ * Whether the supervisor creates the caller's sockets: pidfd_getfd is refused, and the
+ * caller shares the supervisor's network namespace (a socket lives in its creator's; with
+ * network.unshare in effect the sockets stay the child's, and the calls that need the
+ * supervisor fail closed).
+ */
+static bool own_sockets_for(NetRuntime *rt, const EmuRequest *req)
+{
+	int v;
+
+	if (!rt || !rt->own_sockets || req->listener <= 0)
+		return false;
+	v = atomic_load(&rt->netns_differs);
+	if (v == 0) {
+		struct stat a, b;
+		char path[64];
+
+		/* network.unshare may be in effect: the caller's namespace. The command cannot
+		 * change it (C made it before the filter, which denies unshare and setns), so a
+		 * result is kept; a caller whose link we may not read (non-dumpable) is not
+		 * judged for the others, and its sockets stay its own */
+		snprintf(path, sizeof(path), "/proc/%d/ns/net", (int) req->tgid);
+		if (stat(path, &a) < 0 || stat("/proc/self/ns/net", &b) < 0)
+			return false;
+		v = a.st_ino == b.st_ino && a.st_dev == b.st_dev ? 1 : 2;
+		atomic_store(&rt->netns_differs, v);
+	}
+	return v == 1;
+}
+
+/* Records fd in the table and installs it in the caller: its number, or -errno. */
+static int install_new(NetRuntime *rt, const EmuRequest *req, int fd, int domain, int type,
+		       bool cloexec)
+{
+	uint64_t ino = 0;
+	int r = net_socks_add(rt, fd, domain, type, &ino);
+
+	if (r < 0)
+		return r;
+	r = net_socks_install(req, fd, cloexec);
+	net_socks_installed(rt, ino, r >= 0);
+	return r;
+}
+
+/* An ADDFD failure: EMFILE is the child's (its RLIMIT_NOFILE), the rest the supervisor's. */
+static int install_fail(EmuDecision *d, int r)
+{
+	if (r == -EMFILE)
+		return fail(d, EMFILE, NULL, false);
+	return r;
+}
+
+static int own_socket(NetRuntime *rt, const EmuRequest *req, EmuDecision *d)
+{
+	int domain = (int) req->args[0], type = (int) req->args[1], r;
+	_cleanup_close_ int fd = -1;
+
+	/* the same arguments: the kernel's own checks and errors; the supervisor's threads
+	 * hold no capability the command lacks */
+	fd = socket(domain, type | SOCK_CLOEXEC, (int) req->args[2]);
+	if (fd < 0)
+		return fail(d, errno, NULL, false);
+	r = install_new(rt, req, fd, domain, type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC),
+			type & SOCK_CLOEXEC);
+	if (r < 0)
+		return install_fail(d, r);
+	return ret_val(d, r, NULL);
+}
+
+static int own_socketpair(NetRuntime *rt, const EmuRequest *req, EmuDecision *d)
+{
+	int type = (int) req->args[1], sv[2] = {-1, -1}, num[2] = {-1, -1}, r = 0;
+
+	/* the pointer first, so that nothing is installed for a bad one */
+	if (child_write(req->pid, req->args[3], num, sizeof(num)) < 0)
+		return fail(d, EFAULT, NULL, false);
+	if (socketpair(AF_UNIX, type | SOCK_CLOEXEC, (int) req->args[2], sv) < 0)
+		return fail(d, errno, NULL, false);
+	for (int i = 0; i < 2 && r >= 0; i++) {
+		r = install_new(rt, req, sv[i], AF_UNIX, type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC),
+				type & SOCK_CLOEXEC);
+		num[i] = r;
+	}
+	(void) close(sv[0]);
+	(void) close(sv[1]);
+	/* a failure after the first install leaves that fd in the caller (unnamed, harmless) */
+	if (r < 0)
+		return install_fail(d, r);
+	if (child_write(req->pid, req->args[3], num, sizeof(num)) < 0)
+		return fail(d, EFAULT, NULL, false);
+	return ret_val(d, 0, NULL);
+}
+
+/* Waits until the listening socket fd has a connection (or an error), checking every 200 ms
+ * that the caller still waits. 0, or -ESRCH when it is gone. */
+static int wait_acceptable(const EmuRequest *req, int fd)
+{
+	for (;;) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		uint64_t id = req->id;
+		int r = poll(&p, 1, 200);
+
+		if (r > 0 || (r < 0 && errno != EINTR))
+			return 0;
+		if (req->listener > 0 &&
+		    ioctl(req->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0)
+			return -ESRCH;
+	}
+}
+
+/*
+ * accept(2), accept4(2), notified only where the supervisor creates the tree's sockets: the
+ * connection is accepted on the supervisor's reference to the listening socket, and the new
+ * socket recorded and installed like socket(2)'s. A blocking accept waits on a worker
+ * (EMU_MAY_BLOCK); deviation: a signal the caller handles runs only once a connection came
+ * (the caller is past WAIT_KILLABLE_RECV's killable wait), and when it races another
+ * acceptor for the same connection the supervisor may wait for the next one.
+ */
+int net_handle_accept(const EmuRequest *req, EmuDecision *d)
+{
+	NetRuntime *rt = net_runtime_get();
+	int flags = req->nr == SYS_accept4 ? (int) req->args[3] : 0, domain, type, r, fl;
+	_cleanup_close_ int lfd = -1, nfd = -1;
+	struct sockaddr_storage ss = {};
+	socklen_t sl = sizeof(ss);
+	int child_len = 0;
+
+	if (!rt || !rt->own_sockets) {
+		d->verdict = EMU_CONTINUE; /* not ours to create */
+		return 0;
+	}
+	if (flags & ~(SOCK_CLOEXEC | SOCK_NONBLOCK))
+		return fail(d, EINVAL, NULL, false);
+	r = caller_socket(req, req->args[0], &lfd, &domain, &type);
+	if (r != 0)
+		return socket_fail(d, r);
+	if (req->args[1]) {
+		if (req->mem->read(req->mem, req->args[2], &child_len, sizeof(child_len)) < 0)
+			return fail(d, EFAULT, NULL, false);
+		if (child_len < 0)
+			return fail(d, EINVAL, NULL, false);
+	}
+	fl = fcntl(lfd, F_GETFL);
+	if (fl >= 0 && !(fl & O_NONBLOCK)) {
+		int acc = 0;
+		socklen_t al = sizeof(acc);
+
+		if (getsockopt(lfd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &al) == 0 && acc &&
+		    wait_acceptable(req, lfd) < 0)
+			return -ESRCH;
+	}
+	do
+		nfd = accept4(lfd, (struct sockaddr *) &ss, &sl,
+			      (flags & SOCK_NONBLOCK) | SOCK_CLOEXEC);
+	while (nfd < 0 && errno == EINTR);
+	if (nfd < 0)
+		return fail(d, errno, NULL, false);
+	r = install_new(rt, req, nfd, domain, type, flags & SOCK_CLOEXEC);
+	if (r < 0)
+		return install_fail(d, r);
+	if (req->args[1] &&
+	    (child_write(req->pid, req->args[1], &ss, MIN((size_t) child_len, (size_t) sl)) < 0 ||
+	     child_write(req->pid, req->args[2], &sl, sizeof(sl)) < 0))
+		return fail(d, EFAULT, NULL, false); /* accepted and lost, as in the kernel */
+	return ret_val(d, r, NULL);
+}
+
+/*
+ * close(2), close_range(2), dup2(2), dup3(2): notified only where the supervisor keeps the
+ * tree's sockets, to sweep its references soon after one of them may have been closed
+ * (net/socktab.c). Always CONTINUEd: the kernel closes.
+ */
+int net_handle_close(const EmuRequest *req, EmuDecision *d)
+{
+	NetRuntime *rt = net_runtime_get();
+	int fdarg = (int) req->args[0], e = 0;
+	uint64_t ino;
+
+	d->verdict = EMU_CONTINUE;
+	if (!rt || !rt->own_sockets || !net_socks_any(rt))
+		return 0;
+	if (req->nr == SYS_close_range) {
+		net_socks_request_sweep(rt, true);
+		return 0;
+	}
+	if (req->nr == SYS_dup2 || req->nr == SYS_dup3)
+		fdarg = (int) req->args[1]; /* the fd it replaces */
+	ino = net_socks_child_ino(req->pid, fdarg, &e);
+	if (ino && net_socks_has(rt, ino))
+		net_socks_request_sweep(rt, true);
+	return 0;
+}
+
+/* inotify_init(2), inotify_init1(2), there: an inotify instance is an anonymous inode that
+ * cannot be reopened, and inotify_add_watch needs it (net/socktab.c, its marker) */
+int net_handle_inotify_init(const EmuRequest *req, EmuDecision *d)
+{
+	NetRuntime *rt = net_runtime_get();
+	int flags = req->nr == SYS_inotify_init1 ? (int) req->args[0] : 0, fd = -1, r;
+	uint64_t key = 0;
+
+	if (!rt || !rt->own_sockets || req->listener <= 0) {
+		d->verdict = EMU_CONTINUE;
+		return 0;
+	}
+	if (flags & ~(IN_CLOEXEC | IN_NONBLOCK))
+		return fail(d, EINVAL, NULL, false);
+	r = net_inotify_new(rt, flags, &fd, &key);
+	if (r < 0)
+		return fail(d, -r, NULL, false);
+	r = net_socks_install(req, fd, flags & IN_CLOEXEC);
+	net_socks_installed(rt, key, r >= 0);
+	(void) close(fd);
+	if (r < 0)
+		return install_fail(d, r);
+	return ret_val(d, r, NULL);
+}
+
+static const EmuEntry own_socket_entries[] = {
+	{.name = "inotify_init",
+	 .handler = net_handle_inotify_init,
+	 .support = EMU_FULL,
+	 .flags = EMU_NOTIFY},
+	{.name = "inotify_init1",
+	 .handler = net_handle_inotify_init,
+	 .support = EMU_FULL,
+	 .flags = EMU_NOTIFY},
+	{.name = "accept",
+	 .handler = net_handle_accept,
+	 .support = EMU_PARTIAL,
+	 .flags = EMU_NOTIFY | EMU_MAY_BLOCK,
+	 .note = "where pidfd_getfd is refused: a blocking accept defers handled signals"},
+	{.name = "accept4",
+	 .handler = net_handle_accept,
+	 .support = EMU_PARTIAL,
+	 .flags = EMU_NOTIFY | EMU_MAY_BLOCK,
+	 .note = "where pidfd_getfd is refused: a blocking accept defers handled signals"},
+	{.name = "close", .handler = net_handle_close, .support = EMU_FULL, .flags = EMU_NOTIFY},
+	{.name = "close_range",
+	 .handler = net_handle_close,
+	 .support = EMU_FULL,
+	 .flags = EMU_NOTIFY},
+	{.name = "dup2", .handler = net_handle_close, .support = EMU_FULL, .flags = EMU_NOTIFY},
+	{.name = "dup3", .handler = net_handle_close, .support = EMU_FULL, .flags = EMU_NOTIFY},
+};
+
+const EmuEntry *net_own_socket_entries(size_t *ret_n)
+{
+	*ret_n = ARRAY_SIZE(own_socket_entries);
+	return own_socket_entries;
+}
+
 /* ---- socket, socketpair ---- */
 
 int net_handle_socket(const EmuRequest *req, EmuDecision *d)
@@ -476,6 +756,8 @@ int net_handle_socket(const EmuRequest *req, EmuDecision *d)
 			      &nd) < 0)
 		return -EINVAL;
 	if (nd.verdict == NET_VERDICT_ALLOW) {
+		if (own_sockets_for(rt, req))
+			return own_socket(rt, req, d);
 		d->verdict = EMU_CONTINUE;
 		return 0;
 	}
@@ -489,6 +771,10 @@ int net_handle_socketpair(const EmuRequest *req, EmuDecision *d)
 	/* register-only. Only AF_UNIX pairs: another family with socketpair (AF_TIPC) would
 	 * be a socket that socket(2) never checked */
 	if ((int) req->args[0] == AF_UNIX) {
+		NetRuntime *rt = net_runtime_get();
+
+		if (own_sockets_for(rt, req))
+			return own_socketpair(rt, req, d);
 		d->verdict = EMU_CONTINUE;
 		return 0;
 	}
@@ -519,7 +805,7 @@ int net_handle_connect(const EmuRequest *req, EmuDecision *d)
 		return fail(d, -r, "bad address", false);
 	r = caller_socket(req, req->args[0], &fd, &domain, &type);
 	if (r != 0)
-		return r > 0 ? fail(d, r, "not a socket of the caller", false) : r;
+		return socket_fail(d, r);
 
 	if (rt) {
 		pthread_rwlock_rdlock(&rt->mode_lock);
@@ -600,7 +886,7 @@ int net_handle_bind(const EmuRequest *req, EmuDecision *d)
 		return fail(d, -r, "bad address", false);
 	r = caller_socket(req, req->args[0], &fd, &domain, &type);
 	if (r != 0)
-		return r > 0 ? fail(d, r, "not a socket of the caller", false) : r;
+		return socket_fail(d, r);
 	if (rt)
 		pthread_rwlock_rdlock(&rt->mode_lock);
 	r = decide(rt, req, NET_OP_BIND, domain, type, buf, len, &t, d);
@@ -608,9 +894,17 @@ int net_handle_bind(const EmuRequest *req, EmuDecision *d)
 		/* bind never goes to a resolver; decide() only redirects connects and sends */
 		r = fail(d, EACCES, "bind to a resolver address", true) + 1;
 	}
-	if (r == 0 && bind(fd, (struct sockaddr *) &t.ss, t.len) < 0)
-		r = fail(d, errno, NULL, false) + 1;
-	else if (r == 0 && t.have_res)
+	if (r == 0 && bind(fd, (struct sockaddr *) &t.ss, t.len) < 0) {
+		int e = errno;
+
+		/* the supervisor may still hold a socket the tree closed on that address:
+		 * sweep its references, and try once more */
+		if (e == EADDRINUSE && rt && rt->own_sockets && net_socks_sweep(rt) >= 0 &&
+		    bind(fd, (struct sockaddr *) &t.ss, t.len) == 0)
+			e = 0;
+		if (e)
+			r = fail(d, e, NULL, false) + 1;
+	} else if (r == 0 && t.have_res)
 		(void) sbx_view_unix_bound(&t.res, caller_umask(req->tgid));
 	target_done(&t);
 	if (rt)
@@ -635,7 +929,7 @@ int net_handle_listen(const EmuRequest *req, EmuDecision *d)
 	}
 	r = caller_socket(req, req->args[0], &fd, &domain, &type);
 	if (r != 0)
-		return r > 0 ? fail(d, r, "not a socket of the caller", false) : r;
+		return socket_fail(d, r);
 	if (rt)
 		pthread_rwlock_rdlock(&rt->mode_lock);
 	if (domain == AF_INET || domain == AF_INET6) {
@@ -697,9 +991,33 @@ static int copy_data(const EmuRequest *req, const struct iovec *iov, size_t iovl
 /* Replaces the fds of SCM_RIGHTS messages by duplicates of the caller's (the caller closes
  * them through fds); *ret_inet is set when one is an AF_INET/AF_INET6 socket. 0 or a
  * positive errno. */
+/*
+ * COMPAT (pidfd_getfd refused): a descriptor that is not a socket, for SCM_RIGHTS, reopened
+ * through /proc/TID/fd/N with the access mode and status flags of the caller's (fdinfo).
+ * Deviation: the receiver gets a new open file description of the same file, pipe or
+ * directory (its own offset and status flags); what cannot be reopened (an eventfd, an epoll
+ * instance…) fails with EPERM. The caller holds the fd, so the reopen grants nothing new.
+ */
+static int reopen_child_fd(const EmuRequest *req, int childfd)
+{
+	int flags = 0, fd, r;
+
+	r = child_fd_info(req->pid, childfd, NULL, &flags, NULL);
+	if (r < 0)
+		return r;
+	if (flags & O_PATH)
+		return child_fd_open(req->pid, childfd, O_PATH);
+	/* O_NONBLOCK for the open: a FIFO open for reading must not wait for a writer */
+	fd = child_fd_open(req->pid, childfd, (flags & (O_ACCMODE | O_APPEND)) | O_NONBLOCK);
+	if (fd >= 0 && !(flags & O_NONBLOCK))
+		(void) fcntl(fd, F_SETFL, flags & O_APPEND);
+	return fd;
+}
+
 static int translate_rights(const EmuRequest *req, struct msghdr *m, int *fds, size_t *n_fds,
 			    size_t max_fds, bool *ret_inet)
 {
+	NetRuntime *rt = net_runtime_get();
 	_cleanup_close_ int pidfd = -1;
 
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
@@ -712,20 +1030,32 @@ static int translate_rights(const EmuRequest *req, struct msghdr *m, int *fds, s
 			return EINVAL;
 		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 		p = (int *) CMSG_DATA(c);
-		if (pidfd < 0) {
+		if (pidfd < 0 && !(rt && rt->own_sockets)) {
 			pidfd = (int) syscall(SYS_pidfd_open, req->tgid, 0);
 			if (pidfd < 0)
 				return ESRCH;
 		}
 		for (size_t i = 0; i < n; i++) {
-			int fd;
+			int fd = -1;
 
 			if (*n_fds >= max_fds)
 				return ETOOMANYREFS;
 			int domain = 0;
 			socklen_t sl = sizeof(domain);
 
-			fd = (int) syscall(SYS_pidfd_getfd, pidfd, p[i], 0);
+			if (rt && rt->own_sockets) {
+				int type, r;
+
+				r = net_socks_get(rt, req, p[i], true, &fd, &domain, &type);
+
+				if (r == ENOTSOCK)
+					fd = reopen_child_fd(req, p[i]);
+				else if (r != 0)
+					return r > 0 ? r : EPERM;
+				if (fd < 0)
+					return fd == -EBADF ? EBADF : EPERM;
+			} else
+				fd = (int) syscall(SYS_pidfd_getfd, pidfd, p[i], 0);
 			if (fd < 0)
 				return EBADF;
 			fds[(*n_fds)++] = fd;
@@ -865,7 +1195,7 @@ int net_handle_sendto(const EmuRequest *req, EmuDecision *d)
 		return fail(d, -r, "bad address", false);
 	r = caller_socket(req, req->args[0], &fd, &domain, &type);
 	if (r != 0)
-		return r > 0 ? fail(d, r, "not a socket of the caller", false) : r;
+		return socket_fail(d, r);
 	a = (SendArgs){.name = buf,
 		       .name_len = len,
 		       .iov = &iov,
@@ -912,7 +1242,7 @@ int net_handle_setsockopt(const EmuRequest *req, EmuDecision *d)
 		return fail(d, EFAULT, NULL, false);
 	r = caller_socket(req, req->args[0], &fd, &domain, &type);
 	if (r != 0)
-		return r > 0 ? fail(d, r, "not a socket of the caller", false) : r;
+		return socket_fail(d, r);
 	pthread_rwlock_rdlock(&rt->mode_lock);
 	if (net_ratchet_mode(&rt->ratchet) != NET_MODE_FULL)
 		e = -EPERM;
@@ -989,7 +1319,7 @@ int net_handle_sendmsg(const EmuRequest *req, EmuDecision *d)
 	a.flags = (int) req->args[2];
 	r = caller_socket(req, req->args[0], &fd, &domain, &type);
 	if (r != 0)
-		return r > 0 ? fail(d, r, "not a socket of the caller", false) : r;
+		return socket_fail(d, r);
 	r = send_one(rt, req, fd, domain, type, &a, &n, d);
 	if (r != 0)
 		return r > 0 ? 0 : r;
@@ -1009,7 +1339,7 @@ int net_handle_sendmmsg(const EmuRequest *req, EmuDecision *d)
 	}
 	r = caller_socket(req, req->args[0], &fd, &domain, &type);
 	if (r != 0)
-		return r > 0 ? fail(d, r, "not a socket of the caller", false) : r;
+		return socket_fail(d, r);
 	if (vlen > NET_MMSG_MAX)
 		vlen = NET_MMSG_MAX;
 	for (unsigned i = 0; i < vlen; i++) {

@@ -12,6 +12,7 @@
  * without a started run (unit tests of other families) decide as mode "none" would.
  */
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "emulation/emu.h"
@@ -33,6 +34,10 @@ typedef void (*NetRatchetEvent)(void *userdata, pid_t pid, const char *path, Sen
 				NetMode from, NetMode to, unsigned sockets_shut);
 /** Sets the ratchet event callback of the started run (NULL: none). */
 void net_runtime_set_event(NetRatchetEvent fn, void *userdata);
+
+/** Whether the command may run in a network namespace of its own (network.unshare): the
+ * supervisor then checks before it creates the tree's sockets (net/socktab.c). */
+void net_runtime_set_netns_private(bool maybe);
 
 /* Held connects (network.unlisted = "ask", docs/network.md "Held connects"). */
 typedef enum NetAskAnswer {
@@ -86,6 +91,23 @@ int net_handle_sendmsg(const EmuRequest *req, EmuDecision *ret_decision);
 int net_handle_sendmmsg(const EmuRequest *req, EmuDecision *ret_decision);
 int net_handle_recvfrom(const EmuRequest *req, EmuDecision *ret_decision);
 int net_handle_setsockopt(const EmuRequest *req, EmuDecision *ret_decision);
+int net_handle_accept(const EmuRequest *req, EmuDecision *ret_decision);
+int net_handle_close(const EmuRequest *req, EmuDecision *ret_decision);
+
+/**
+ * Where pidfd_getfd is refused (a container's default seccomp profile, issue 19) the
+ * supervisor creates the tree's sockets and keeps a reference (net/socktab.c): these entries
+ * (accept, accept4 emulated; close, close_range, dup2, dup3 notified to sweep the references)
+ * replace the table's ALLOW ones in the filter (tracer/filter.c).
+ */
+const EmuEntry *net_own_socket_entries(size_t *ret_n);
+int net_handle_inotify_init(const EmuRequest *req, EmuDecision *ret_decision);
+/**
+ * There: a duplicate of the socket or inotify instance behind fd of thread tid, which the
+ * supervisor made for the tree (its file-system handlers' way to such an fd), or -errno
+ * (-ENOENT: none of those).
+ */
+int net_child_object_dup(pid_t tid, int fd);
 
 /* Landlock network rules (net/landlock-apply.c), called by the launcher in the child before
  * exec, so async-signal-safe: no allocation. Fills the handled network access rights and the

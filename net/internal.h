@@ -27,6 +27,21 @@ typedef struct NetRedirect {
 	socklen_t orig_len;
 } NetRedirect;
 
+/* Table keys of inotify instances: their marker's inode with this bit */
+#define NET_KEY_INOTIFY	 (1ULL << 63)
+#define NET_KIND_INOTIFY (-1)
+
+/* A socket the supervisor created for the tree and keeps (net/socktab.c). */
+typedef struct NetSock {
+	uint64_t ino;	     /* what /proc/PID/fd/N reads as: "socket:[INO]" */
+	int fd;		     /* the supervisor's reference */
+	int fd2;	     /* an inotify instance's marker (net/socktab.c), else -1 */
+	int domain, type;    /* domain NET_KIND_INOTIFY: an inotify instance */
+	uint64_t installed;  /* the sweep epoch when ADDFD installed it; 0: not yet */
+	uint64_t keep_until; /* monotonic ns: passed in SCM_RIGHTS, kept at least until then */
+	bool dropping;	     /* net_socks_sweep(): disarmed, to be closed */
+} NetSock;
+
 typedef struct NetRuntime {
 	const Policy *policy;
 	pid_t root;
@@ -68,6 +83,19 @@ typedef struct NetRuntime {
 	NetRedirect *redirects; /* NET_MAX_REDIRECTS, allocated on the first redirect */
 	size_t n_redirects, next_redirect;
 	atomic_bool any_redirect;
+
+	/* pidfd_getfd refused (issue 19): the supervisor creates the tree's sockets and keeps
+	 * them here (net/socktab.c) */
+	bool own_sockets;
+	atomic_int netns_differs; /* 0: not known yet, 1: same as ours, 2: the child's differs */
+	pthread_mutex_t sock_lock;
+	pthread_cond_t sock_cond;
+	NetSock *socks;
+	size_t n_socks, cap_socks, sweep_at;
+	_Atomic uint64_t sock_epoch; /* incremented as each sweep starts */
+	uint64_t sweep_due;	     /* monotonic ns, 0: none requested */
+	bool sweep_again, sweeper_running, sweeper_stop;
+	pthread_t sweeper_thread;
 } NetRuntime;
 
 /* NULL when no run is started. */
@@ -79,3 +107,33 @@ void net_redirect_add(NetRuntime *rt, dev_t dev, ino_t ino, const void *orig, so
 bool net_redirect_find(NetRuntime *rt, dev_t dev, ino_t ino, uint8_t *ret_orig, socklen_t *ret_len);
 /* Whether sa is one of the stub's own addresses (in either family form). */
 bool net_is_stub_addr(NetRuntime *rt, const struct sockaddr *sa, socklen_t len);
+
+/* The tree's sockets where pidfd_getfd is refused (net/socktab.c has the rules). */
+void net_socks_init(NetRuntime *rt, bool own);
+void net_socks_done(NetRuntime *rt);
+/* Records (a duplicate of) fd, a socket the supervisor created for the tree; the entry is
+ * not judged by sweeps until net_socks_installed(ok). 0 or -errno. */
+int net_socks_add(NetRuntime *rt, int fd, int domain, int type, uint64_t *ret_ino);
+void net_socks_installed(NetRuntime *rt, uint64_t ino, bool ok);
+/* Installs fd in the caller with SECCOMP_IOCTL_NOTIF_ADDFD (no SEND): its number or -errno. */
+int net_socks_install(const EmuRequest *req, int fd, bool cloexec);
+/* The socket inode behind fd childfd of thread tid, 0 with *ret_error (EBADF, ENOTSOCK…). */
+uint64_t net_socks_child_ino(pid_t tid, int childfd, int *ret_error);
+/* A duplicate of the table's reference to the caller's socket childfd, with its family and
+ * type; passed: it is being sent in SCM_RIGHTS. 0, a positive errno for the child (EBADF,
+ * ENOTSOCK, EPERM: not in the table), or -errno. */
+int net_socks_get(NetRuntime *rt, const EmuRequest *req, int childfd, bool passed, int *ret_fd,
+		  int *ret_domain, int *ret_type);
+bool net_socks_any(NetRuntime *rt);
+bool net_socks_has(NetRuntime *rt, uint64_t ino);
+/* A sweep soon (2 ms; again: once more 20 ms later). */
+void net_socks_request_sweep(NetRuntime *rt, bool again);
+/* Drops the references no fd table of the tree holds; how many. */
+int net_socks_sweep(NetRuntime *rt);
+/* The ratchet: shuts every inet socket of the table down; -EPERM when a table of the tree
+ * holds a socket outside the table that may be an inet one, -errno when a table cannot be
+ * read. */
+int net_socks_shutdown_inet(NetRuntime *rt, unsigned *ret_count);
+/* A new inotify instance (inotify_init1 flags) recorded in the table with its marker; the
+ * caller installs *ret_fd and calls net_socks_installed(*ret_key). 0 or -errno. */
+int net_inotify_new(NetRuntime *rt, int flags, int *ret_fd, uint64_t *ret_key);

@@ -60,6 +60,12 @@ void net_runtime_set_event(NetRatchetEvent fn, void *userdata)
 	runtime->event_userdata = userdata;
 }
 
+void net_runtime_set_netns_private(bool maybe)
+{
+	if (runtime)
+		atomic_store(&runtime->netns_differs, maybe ? 0 : 1);
+}
+
 void net_runtime_set_asker(NetAskFn fn, void *userdata)
 {
 	if (!runtime)
@@ -373,6 +379,7 @@ static void runtime_free(NetRuntime *rt)
 		(void) close(rt->stub_tcp);
 	if (rt->stub_stop >= 0)
 		(void) close(rt->stub_stop);
+	net_socks_done(rt);
 	net_learned_free(rt->learned);
 	free(rt->redirects);
 	free(rt->ask_allowed);
@@ -413,9 +420,11 @@ int net_runtime_start(const Policy *p, pid_t root, NetTreeWalk walk)
 	rt->stub_udp = rt->stub_tcp = rt->stub_stop = -1;
 	pthread_rwlock_init(&rt->mode_lock, NULL);
 	pthread_mutex_init(&rt->redirect_lock, NULL);
+	net_socks_init(rt, !pidfd_getfd_usable());
 	pthread_mutex_init(&rt->ask_lock, NULL);
 	r = net_ratchet_init(&rt->ratchet, p->network.mode);
 	if (r < 0) {
+		net_socks_done(rt);
 		free(rt);
 		return r;
 	}
@@ -489,6 +498,10 @@ static void tell_child(pid_t tgid, const char *line)
 	if (pidfd < 0)
 		return;
 	fd = (int) syscall(SYS_pidfd_getfd, pidfd, STDERR_FILENO, 0);
+	if (fd < 0 && (errno == EPERM || errno == ENOSYS))
+		/* COMPAT (pidfd_getfd refused): a reopen, as a pipe, a terminal or a file allow
+		 * (a socket does not: no notice then) */
+		fd = child_fd_open(tgid, STDERR_FILENO, O_WRONLY | O_APPEND | O_NONBLOCK);
 	if (fd >= 0)
 		(void) write_all(fd, line, strlen(line));
 }
@@ -508,7 +521,13 @@ int net_on_sensitive_open(const EmuRequest *req, Sensitivity level, const char *
 	r = net_ratchet_open(&rt->ratchet, &rt->policy->network, level, &old, &new);
 	if (r == 1) {
 		atomic_fetch_add(&rt->gen, 1);
-		if (rt->walk) {
+		if (rt->own_sockets) {
+			/* the supervisor holds every socket the tree made (net/socktab.c) */
+			int w = net_socks_shutdown_inet(rt, &c.count);
+
+			if (w < 0)
+				c.error = w;
+		} else if (rt->walk) {
 			int w = rt->walk(rt->root, shut_visit, &c);
 
 			if (w < 0 && !c.error)

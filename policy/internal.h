@@ -51,7 +51,6 @@ const PolicySyscallGroup *policy_syscall_groups(size_t *ret_n);
 int policy_syscall_resolve(const char *name);
 
 /* write.c helpers shared with tests */
-void policy_write_string(FILE *out, const char *s, bool path);
 
 const char *audit_event_to_string(unsigned bit);
 const char *audit_select_to_string(AuditSelect s);

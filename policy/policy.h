@@ -259,6 +259,11 @@ static inline void policy_freep(Policy **p)
 		(void) policy_free(*p);
 }
 
+/** Writes s as a TOML basic string (quotes included). path: for keys whose ${VAR}s are
+ * expanded (mount sources, cwd…), '$' is doubled so that it reads back as itself. For
+ * programs that generate policies: never paste a string into TOML by hand. */
+void policy_write_string(FILE *out, const char *s, bool path);
+
 /** Writes the effective policy as TOML that itself loads to the same policy. */
 int policy_write_toml(const Policy *p, FILE *out);
 

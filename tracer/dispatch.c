@@ -27,9 +27,10 @@
 #include <seccomp.h>
 
 #include "common/log.h"
-#include "common/util.h"
 #include "common/missing-seccomp.h"
+#include "common/util.h"
 #include "emulation/fs.h"
+#include "net/handlers.h"
 #include "policy/policy.h"
 
 #define STOP_SIGNAL (SIGRTMIN + 2)
@@ -235,6 +236,7 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 			.arch = n->data.arch,
 			.nr = n->data.nr,
 			.id = n->id,
+			.listener = t->notify_fd,
 			.tracer = t,
 			.view = t->view,
 		};
@@ -696,6 +698,63 @@ static int caller_pidfd(const EmuRequest *req)
 	return pidfd_open_(req->tgid, 0);
 }
 
+/* The "Pid:" of a pidfd's fdinfo at path (-1: exited, 0: another namespace), its flags in
+ * *ret_flags; -EBADF when it is not a pidfd, -errno. */
+static long pidfd_info_pid(const char *path, int *ret_flags)
+{
+	char buf[1024], *p;
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return errno == ENOENT ? -EBADF : -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = 0;
+	p = strstr(buf, "\nPid:");
+	if (!p)
+		return -EBADF;
+	if (ret_flags) {
+		char *f = strstr(buf, "flags:");
+
+		*ret_flags = f ? (int) strtol(f + 6, NULL, 8) : 0;
+	}
+	return strtol(p + 5, NULL, 10);
+}
+
+/*
+ * COMPAT (pidfd_getfd refused): the process the caller's pidfd names, as a pidfd of ours.
+ * A pidfd cannot be reopened, but its fdinfo says which pid its process has now. We open
+ * our own pidfd for that number, then read the caller's fdinfo again: the same pid still
+ * shown means that process lived across our open (a pid shows -1 once its process has
+ * exited, and a number is not reused while its process lives), so ours names the same
+ * struct pid. Another thread swapping the fd meanwhile makes the two reads differ: ESRCH.
+ */
+static int pidfd_reopen(const EmuRequest *req, int childfd, int *ret_fd)
+{
+	char path[64];
+	int flags = 0, fd;
+	long pid, again;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int) req->pid, childfd);
+	pid = pidfd_info_pid(path, &flags);
+	if (pid == 0 || pid == -1)
+		return ESRCH; /* exited, or in another pid namespace */
+	if (pid < 0)
+		return pid == -EBADF ? EBADF : (int) pid;
+	fd = (int) syscall(SYS_pidfd_open, (pid_t) pid, flags & PIDFD_THREAD);
+	if (fd < 0)
+		return errno == ESRCH ? ESRCH : -errno;
+	again = pidfd_info_pid(path, NULL);
+	if (again != pid) {
+		(void) close(fd);
+		return ESRCH;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
 static int pidfd_target(Tracer *t, const EmuRequest *req, const EmuSignal *s)
 {
 	_cleanup_close_ int pfd = -1, fd = -1, info_fd = -1;
@@ -704,10 +763,16 @@ static int pidfd_target(Tracer *t, const EmuRequest *req, const EmuSignal *s)
 	long pid;
 	int r;
 
-	pfd = caller_pidfd(req);
-	if (pfd < 0)
-		return pfd == -ESRCH ? ESRCH : pfd;
-	fd = (int) syscall(SYS_pidfd_getfd, pfd, s->pidfd, 0);
+	if (!pidfd_getfd_usable()) {
+		r = pidfd_reopen(req, s->pidfd, &fd);
+		if (r != 0)
+			return r;
+	} else {
+		pfd = caller_pidfd(req);
+		if (pfd < 0)
+			return pfd == -ESRCH ? ESRCH : pfd;
+		fd = (int) syscall(SYS_pidfd_getfd, pfd, s->pidfd, 0);
+	}
 	if (fd < 0)
 		return EBADF;
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
@@ -777,17 +842,47 @@ static int op_check_target(void *tracer, const EmuRequest *req, pid_t pid, bool 
 	return r ? 0 : EPERM;
 }
 
+/*
+ * The caller's fd as the supervisor's own open file description: a pidfd_getfd duplicate, or
+ * where that is refused the socket the supervisor made and keeps (net/socktab.c); -EXDEV
+ * when it cannot be reached (another kind of file: a reopen would be another open file
+ * description, whose owner is not the caller's).
+ */
+static int caller_fd_dup(const EmuRequest *req, int fd, int *ret_dup)
+{
+	_cleanup_close_ int pfd = -1;
+	int dup;
+
+	if (!pidfd_getfd_usable()) {
+		char path[64];
+
+		dup = net_child_object_dup(req->pid, fd);
+		if (dup < 0) {
+			snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int) req->pid, fd);
+			return faccessat(AT_FDCWD, path, F_OK, AT_SYMLINK_NOFOLLOW) < 0 ? EBADF
+											: -EXDEV;
+		}
+	} else {
+		pfd = caller_pidfd(req);
+		if (pfd < 0)
+			return pfd == -ESRCH ? ESRCH : pfd;
+		dup = (int) syscall(SYS_pidfd_getfd, pfd, fd, 0);
+		if (dup < 0)
+			return EBADF;
+	}
+	*ret_dup = dup;
+	return 0;
+}
+
 static int op_fcntl_dup(void *tracer, const EmuRequest *req, int fd, int cmd, void *arg)
 {
-	_cleanup_close_ int pfd = -1, dup = -1;
+	_cleanup_close_ int dup = -1;
+	int r;
 
 	(void) tracer;
-	pfd = caller_pidfd(req);
-	if (pfd < 0)
-		return pfd == -ESRCH ? ESRCH : pfd;
-	dup = (int) syscall(SYS_pidfd_getfd, pfd, fd, 0);
-	if (dup < 0)
-		return EBADF;
+	r = caller_fd_dup(req, fd, &dup);
+	if (r != 0)
+		return r;
 	if (fcntl(dup, cmd, arg) < 0)
 		return errno;
 	return 0;
@@ -795,16 +890,13 @@ static int op_fcntl_dup(void *tracer, const EmuRequest *req, int fd, int cmd, vo
 
 static int op_ioctl_dup(void *tracer, const EmuRequest *req, int fd, unsigned long cmd, void *arg)
 {
-	_cleanup_close_ int pfd = -1, dup = -1;
+	_cleanup_close_ int dup = -1;
 	int r;
 
 	(void) tracer;
-	pfd = caller_pidfd(req);
-	if (pfd < 0)
-		return pfd == -ESRCH ? ESRCH : pfd;
-	dup = (int) syscall(SYS_pidfd_getfd, pfd, fd, 0);
-	if (dup < 0)
-		return EBADF;
+	r = caller_fd_dup(req, fd, &dup);
+	if (r != 0)
+		return r;
 	r = ioctl(dup, cmd, arg);
 	if (r < 0)
 		return errno;

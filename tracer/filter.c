@@ -40,6 +40,8 @@
 
 #include "common/log.h"
 #include "common/missing-seccomp.h"
+#include "common/util.h"
+#include "net/handlers.h"
 #include "policy/policy.h"
 #include "tracer/budget.h"
 
@@ -492,6 +494,24 @@ int tracer_filter_build(const Policy *p, TracerFilter **ret_filter)
 
 	/* the path-taking syscalls: emulated in the virtual view (tracer/fs.c) */
 	tracer_fs_filter(f, p);
+
+	/* where pidfd_getfd is refused, the supervisor creates and keeps the tree's sockets
+	 * (net/socktab.c): accept is emulated, closes are notified to sweep its references */
+	if (!pidfd_getfd_usable()) {
+		size_t n_own;
+		const EmuEntry *own = net_own_socket_entries(&n_own);
+
+		for (size_t i = 0; i < n_own; i++) {
+			int nr = resolve(own[i].name);
+
+			if (nr < 0 || f->slots[nr].action != SECCOMP_RET_ALLOW ||
+			    f->slots[nr].special != SLOT_PLAIN)
+				continue;
+			f->slots[nr].entry = &own[i];
+			f->slots[nr].action = SECCOMP_RET_USER_NOTIF;
+			f->slots[nr].handler = own[i].handler;
+		}
+	}
 
 	/* clone3: flags live in memory the filter cannot read; ENOSYS makes libc use clone */
 	r = resolve("clone3");

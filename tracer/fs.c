@@ -117,6 +117,60 @@ typedef struct PtsSearch {
 	int result; /* the pts fd, 0 (found, flags < 0), or -ENOENT */
 } PtsSearch;
 
+/* The "tty-index:" of a pty master fd of pid (its fdinfo), or -1. */
+static long master_index(pid_t pid, int fd)
+{
+	char path[64], buf[512], *p;
+	_cleanup_close_ int f = -1;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int) pid, fd);
+	f = open(path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return -1;
+	n = read(f, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	p = strstr(buf, "tty-index:");
+	return p ? strtol(p + 10, NULL, 10) : -1;
+}
+
+/*
+ * COMPAT (pidfd_getfd refused): the master fd of pid is out of reach, so neither TIOCGPTN
+ * nor TIOCGPTPEER can be used on it. Its fdinfo names its pty ("tty-index:"); when that is
+ * s->n the pts is opened by number from the host's /dev/pts, and the master's fdinfo read
+ * again: still naming s->n, the master was open across our open, and a pty number is not
+ * handed out again while its master is open, so what we opened is that pty's peer. Returns
+ * 1 when found (s->result set), 0 to go on.
+ */
+static int master_by_fdinfo(pid_t pid, int fd, PtsSearch *s)
+{
+	char name[16];
+	int pts;
+
+	if (master_index(pid, fd) != (long) s->n)
+		return 0;
+	if (s->flags < 0) {
+		s->result = 0;
+		return 1;
+	}
+	snprintf(name, sizeof(name), "%u", s->n);
+	pts = openat(sbx_view_pts_fd(s->t->view), name,
+		     s->flags | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW);
+	if (pts < 0) {
+		s->result = -errno;
+		return 1;
+	}
+	if (master_index(pid, fd) != (long) s->n) {
+		(void) close(pts);
+		s->result = -ENOENT;
+		return 1;
+	}
+	s->result = pts;
+	return 1;
+}
+
 /* The fds of pid that are pty masters of number s->n (their /proc link names a ptmx). */
 static int search_masters(pid_t pid, void *userdata)
 {
@@ -133,7 +187,7 @@ static int search_masters(pid_t pid, void *userdata)
 		char link[PATH_MAX];
 		unsigned n;
 		ssize_t k;
-		int cfd, fd;
+		int cfd, fd, r;
 
 		if (e->d_name[0] < '0' || e->d_name[0] > '9')
 			continue;
@@ -143,6 +197,12 @@ static int search_masters(pid_t pid, void *userdata)
 		link[k] = 0;
 		if (!strstr(link, "ptmx"))
 			continue;
+		if (!pidfd_getfd_usable()) {
+			r = master_by_fdinfo(pid, atoi(e->d_name), s);
+			if (r)
+				break;
+			continue;
+		}
 		cfd = sbx_default_get_fd(s->t, pid, atoi(e->d_name));
 		if (cfd < 0)
 			continue;

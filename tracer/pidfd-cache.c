@@ -19,11 +19,13 @@
 #include <fcntl.h>
 #include <linux/seccomp.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/util.h"
 #include "emulation/path/view.h"
+#include "net/handlers.h"
 
 #define PIDFD_CACHE_SIZE 16
 
@@ -92,6 +94,18 @@ static PidfdSlot *lookup(pid_t pid, bool *ret_cached, int *ret_error)
 static int get_fd_proc(pid_t pid, int fd)
 {
 	int r = child_fd_open(pid, fd, O_PATH);
+	struct stat st;
+
+	/* a socket or an inotify instance (an anonymous inode) the supervisor made and keeps:
+	 * its own reference, the same open file description (net/socktab.c) */
+	if (r >= 0 && fstat(r, &st) == 0 && (S_ISSOCK(st.st_mode) || (st.st_mode & S_IFMT) == 0)) {
+		int o = net_child_object_dup(pid, fd);
+
+		if (o >= 0) {
+			(void) close(r);
+			r = o;
+		}
+	}
 
 	if (r >= 0 && tracer_current_notify_fd >= 0) {
 		uint64_t id = tracer_current_id;

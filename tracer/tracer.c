@@ -1051,6 +1051,9 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 		log_error_errno(r, "starting the network supervision");
 	else {
 		net_runtime_set_event(ratchet_event, &t);
+		/* without network.unshare the tree is in our network namespace for good (the
+		 * filter denies unshare and setns) */
+		net_runtime_set_netns_private(l.netns != 0);
 		r = tracer_ask_start(&t);
 		if (r < 0)
 			log_error_errno(r, "starting the approval channel of held connects");
@@ -1107,15 +1110,30 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 
 		/* the tracer thread seizes C while C goes on with its setup */
 		if (t.filter->ptrace && (r = tracer_ptrace_start(&t, t.child)) < 0) {
-			log_error("cannot trace the command (ptrace serves chdir into translated "
-				  "mounts, the disk and tasks budgets and backtraces; [tracer] "
-				  "ptrace = \"never\" turns it off): %s",
-				  strerror(-r));
-			setup_errno = -r;
-			goto finish;
+			Msg m2 = {};
+			struct pollfd pf = {.fd = sock_c_s, .events = POLLIN};
+
+			/* C may have failed its setup (a namespace the host refuses, issue 19):
+			 * gone before the seize (ESRCH) or not yet dumpable (EPERM). Its
+			 * reason, not ptrace's */
+			if ((r == -ESRCH || r == -EPERM) && poll(&pf, 1, 1000) > 0 &&
+			    recv_msg(sock_c_s, MSG_CHILD_PID, &m2) < 0 &&
+			    m2.kind == MSG_SETUP_FAILED) {
+				m = m2;
+				r = -EPROTO;
+			} else {
+				log_error(
+					"cannot trace the command (ptrace serves chdir into "
+					"translated mounts, the disk and tasks budgets and "
+					"backtraces; [tracer] ptrace = \"never\" turns it off): %s",
+					strerror(-r));
+				setup_errno = -r;
+				goto finish;
+			}
+		} else {
+			r = recv_fd(sock_c_s, &notify_fd, &m);
+			wall_trace("S listener received");
 		}
-		r = recv_fd(sock_c_s, &notify_fd, &m);
-		wall_trace("S listener received");
 		/* read by the tracer thread at stops, all after C's exec, which follows "go" */
 		if (r >= 0) {
 			atomic_store(&t.wait_killable, m.what[sizeof(int)] != 0);

@@ -292,6 +292,20 @@ static int lookup_child(Walk *w, const char *name, size_t nlen, bool want_dir, C
 			return -errno;
 		}
 		c->type = st.st_mode & S_IFMT;
+		if (c->type == S_IFLNK && v->pts_fd >= 0 && streq(nm, "ptmx")) {
+			/* in a container /dev/ptmx is a symlink to pts/ptmx (issue 19): the
+			 * devpts instance's own node, opened from /dev/pts like a pts */
+			(void) close(c->fd);
+			c->fd = openat(v->pts_fd, "ptmx", O_PATH | O_NOFOLLOW | O_CLOEXEC);
+			if (c->fd < 0 || fstat(c->fd, &st) < 0 || !S_ISCHR(st.st_mode)) {
+				int e = c->fd < 0 ? -errno : -ENOENT;
+
+				child_done(c);
+				return e;
+			}
+			c->type = S_IFCHR;
+			c->pts = true;
+		}
 		return 0;
 	}
 

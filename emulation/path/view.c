@@ -1419,3 +1419,8 @@ copy:
 	n = snprintf(ret, size, "%s", path);
 	return n < 0 || (size_t) n >= size ? -ENAMETOOLONG : 0;
 }
+
+int sbx_view_pts_fd(const SbxView *v)
+{
+	return v ? v->pts_fd : -1;
+}

@@ -235,6 +235,8 @@ void sbx_resolved_done(SbxResolved *r);
  * the mount with the longest source prefix of its /proc/self/fd target whose virtual path is
  * not shadowed by a nested mount. Returns 0, -ENOENT (deleted) or -EXDEV (outside the view).
  */
+/** The host's /dev/pts the view opened for process.pty (O_PATH), or -1. */
+int sbx_view_pts_fd(const SbxView *v);
 int sbx_view_vpath_of_fd(const SbxView *v, int fd, char *ret_vpath, size_t size,
 			 const SbxMount **ret_mount);
 

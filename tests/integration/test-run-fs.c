@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/helpers/sbx-namespaces.h"
 #include "tests/helpers/sbx-test.h"
 
 #define OUT_MAX 65536
@@ -236,6 +237,11 @@ static int kernel_view(const char *sbxtrace)
 
 	if (access("/usr/bin/python3", X_OK) < 0) {
 		fprintf(stderr, "skip: python3 is not installed\n");
+		return 77;
+	}
+	if (sbx_namespaces_refused()) {
+		fprintf(stderr, "skip: the view in the kernel needs namespaces: %s\n",
+			sbx_namespaces_refused());
 		return 77;
 	}
 	snprintf(want, sizeof(want), "uid=%u\n", (unsigned) getuid());
