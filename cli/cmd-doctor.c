@@ -94,7 +94,8 @@ int cmd_doctor(int argc, char *argv[])
 		       "    after its check; pidfd_send_signal finds the pid through fdinfo;\n"
 		       "  - getdents64: a dup of the directory fd no longer shares its offset.\n");
 	if (!f.process_vm_readv)
-		printf("\nWithout process_vm_readv/writev (containerd's profile): child memory "
+		printf("\nWithout process_vm_readv/writev (containerd's profile, Docker's before "
+		       "23.0): child memory "
 		       "goes through\n/proc/PID/mem (one more open per access).\n");
 	if (!f.userns)
 		printf("\nWithout user namespaces (refused by default container profiles): no "

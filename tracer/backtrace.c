@@ -35,6 +35,7 @@
 #include "tracer/internal.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -542,28 +543,53 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 
 /* The process's memory, read a page at a time with process_vm_readv and kept for the
  * unwind: an unwind reads a few hundred words from a handful of pages (stack, .eh_frame),
- * and PTRACE_PEEKDATA would take one syscall per word. */
+ * and PTRACE_PEEKDATA would take one syscall per word. Where process_vm_readv is refused
+ * (EPERM: the default seccomp profiles of containerd and of Docker before 23 without
+ * CAP_SYS_PTRACE; ENOSYS: a kernel without CONFIG_CROSS_MEMORY_ATTACH) the pages come from
+ * /proc/PID/mem instead, opened once per unwind, as tracer/child-mem.c falls back. The same
+ * access check (PTRACE_MODE_ATTACH) guards both, and the pid cannot be another process's
+ * meanwhile: it is our tracee, in a ptrace stop or a zombie we have not reaped. */
 #define MEM_PAGES 32
 
 static struct {
 	pid_t pid;
+	int proc_mem; /* /proc/PID/mem once process_vm_readv was refused, else -1 */
+	bool no_vm_readv;
 	size_t n, next;
 	uint64_t addr[MEM_PAGES];
 	uint8_t data[MEM_PAGES][PAGE_SIZE_];
-} mem_cache;
+} mem_cache = {.proc_mem = -1};
+
+static bool read_page(uint64_t page, uint8_t *buf)
+{
+	struct iovec local = {buf, PAGE_SIZE_}, remote = {(void *) (uintptr_t) page, PAGE_SIZE_};
+	char path[64];
+	ssize_t n;
+
+	if (!mem_cache.no_vm_readv) {
+		n = process_vm_readv(mem_cache.pid, &local, 1, &remote, 1, 0);
+		if (n >= 0 || (errno != EPERM && errno != ENOSYS))
+			return n == (ssize_t) PAGE_SIZE_;
+		mem_cache.no_vm_readv = true; /* for this unwind and every later one */
+	}
+	if (mem_cache.proc_mem < 0) {
+		snprintf(path, sizeof(path), "/proc/%d/mem", (int) mem_cache.pid);
+		mem_cache.proc_mem = open(path, O_RDONLY | O_CLOEXEC);
+		if (mem_cache.proc_mem < 0)
+			return false;
+	}
+	return pread(mem_cache.proc_mem, buf, PAGE_SIZE_, (off_t) page) == (ssize_t) PAGE_SIZE_;
+}
 
 static const uint8_t *mem_page(uint64_t page)
 {
-	struct iovec local, remote;
 	size_t slot;
 
 	for (size_t i = 0; i < mem_cache.n; i++)
 		if (mem_cache.addr[i] == page)
 			return mem_cache.data[i];
 	slot = mem_cache.n < MEM_PAGES ? mem_cache.n++ : mem_cache.next++ % MEM_PAGES;
-	local = (struct iovec){mem_cache.data[slot], PAGE_SIZE_};
-	remote = (struct iovec){(void *) (uintptr_t) page, PAGE_SIZE_};
-	if (process_vm_readv(mem_cache.pid, &local, 1, &remote, 1, 0) != (ssize_t) PAGE_SIZE_) {
+	if (!read_page(page, mem_cache.data[slot])) {
 		mem_cache.addr[slot] = UINT64_MAX;
 		return NULL;
 	}
@@ -687,6 +713,10 @@ size_t tracer_bt_unwind(Tracer *t, pid_t pid, AuditFrame *frames, size_t max, co
 		log_debug("backtrace of %d cut after %llu reads (its unwind tables)", (int) pid,
 			  (unsigned long long) unwind_reads);
 out:
+	if (mem_cache.proc_mem >= 0) {
+		(void) close(mem_cache.proc_mem);
+		mem_cache.proc_mem = -1;
+	}
 	if (upt)
 		uw.upt_destroy(upt);
 	if (as)

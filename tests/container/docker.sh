@@ -10,12 +10,25 @@
 # the workspace, network none, `sbxtrace mcp` over stdio (docs/deploy.md, "Tested in
 # Docker"). The root's tarball is cached under BUILD_DIR/container/ by a hash of what goes
 # into it.
+# With a third argument `suites`, the same container runs the project's integration and
+# security suites instead: the source tree and the build directory mounted read-only at the
+# same absolute paths, an image with what `meson test --no-rebuild` and the tests' workloads
+# need (meson, ninja, git, make, gcc, node…), `meson test --suite integration --suite
+# security` as uid 1000 and as root, its log written to a directory of ours; every result
+# folded into our output, per-suite counts at the end, and a skip that does not say why is a
+# failure.
 # Exit 77, saying why, where dockerd cannot start or run a container here (not root, no
 # docker.io, no cgroups, no overlay and no vfs…): never a silent pass.
-# usage: docker.sh SOURCE_ROOT BUILD_DIR   (SBX_DOCKER_STORAGE_DRIVER=vfs: that driver only)
+# usage: docker.sh SOURCE_ROOT BUILD_DIR [checks|suites]
+#        (SBX_DOCKER_STORAGE_DRIVER=vfs: that driver only)
 set -u
 src=$(cd "$1" && pwd) || exit 1
 build=$(cd "$2" && pwd) || exit 1
+mode=${3:-checks}
+case $mode in
+checks | suites) ;;
+*) echo "usage: docker.sh SOURCE_ROOT BUILD_DIR [checks|suites]" >&2; exit 2 ;;
+esac
 here=$src/tests/container
 t0=$(date +%s.%N)
 elapsed() { awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN { printf "%.1f s", a - b }'; }
@@ -96,24 +109,59 @@ ok "dockerd $(dk version -f '{{.Server.Version}}' 2>/dev/null) started ($driver,
 dk info -f '{{range .SecurityOptions}}{{.}} {{end}}' | grep -q 'name=seccomp,profile=default' ||
 	nok "the daemon has Docker's default seccomp profile"
 
-# ---- the root: Debian packages' files from this host, and this build installed
+# ---- the root: Debian packages' files from this host, and this build installed (checks)
+# or nothing of it (suites: the build directory is mounted)
 img=$tmp/img
 mkdir -p "$img/stage"
-meson install -C "$build" --destdir "$img/stage" --no-rebuild --quiet >"$tmp/install.log" 2>&1 || {
-	nok "meson install --destdir of $build"
-	sed 's/^/#   /' "$tmp/install.log"
-	exit 1
-}
-bin=$(find "$img/stage" -path '*/bin/sbxtrace' -type f | head -1)
-[ -n "$bin" ] || { nok "meson install put no bin/sbxtrace in the root"; exit 1; }
-# the packages of the libraries the binary loads, and what the checks run
-libs=$(ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | xargs -r readlink -f)
+want="bash coreutils dash grep sed python3"
+if [ "$mode" = checks ]; then
+	meson install -C "$build" --destdir "$img/stage" --no-rebuild --quiet >"$tmp/install.log" 2>&1 || {
+		nok "meson install --destdir of $build"
+		sed 's/^/#   /' "$tmp/install.log"
+		exit 1
+	}
+	bin=$(find "$img/stage" -path '*/bin/sbxtrace' -type f | head -1)
+	[ -n "$bin" ] || { nok "meson install put no bin/sbxtrace in the root"; exit 1; }
+	elves=$bin
+else
+	# uid 1000 reads the build and the source where they are (read-only mounts)
+	unreadable=$(find "$src" "$build" -path "$src/.git" -prune -o \( -type d ! -perm -o+rx \) -print \
+		-o \( ! -type d ! -type l ! -perm -o+r \) -print 2>/dev/null | head -5)
+	[ -z "$unreadable" ] || {
+		nok "uid 1000 can read the source tree and the build directory: not $(tr '\n' ' ' <<<"$unreadable")"
+		exit 1
+	}
+	[ -f "$build/meson-private/coredata.dat" ] || { nok "$build is a meson build directory"; exit 1; }
+	# every program of the build, tests included
+	elves=$(find "$build" -type f -perm -u+x ! -name '*.so*' ! -path '*/meson-*' ! -path '*/container/*')
+	# what meson test and the tests' workloads run (test-run-fs: git, make with gcc, tar;
+	# test-run-compat: gcc, node; test-batch: script; the shell scripts: diff, awk, procps…);
+	# one that is not installed here is left out and the tests that want it skip, saying so
+	for p in meson ninja-build git make gcc libc6-dev tar gzip diffutils findutils util-linux \
+		bsdutils mawk procps file nodejs python3-pip; do
+		if [ "$(dpkg-query -W -f '${db:Status-Status}' "$p" 2>/dev/null)" = installed ]; then
+			want="$want $p"
+		else
+			echo "# not installed here, left out of the image: $p"
+		fi
+	done
+fi
+# the packages of the libraries the programs load
+libs=$(for e in $elves; do ldd "$e" 2>/dev/null; done | awk '$2 == "=>" && $3 ~ /^\// { print $3 }' |
+	sort -u | xargs -r readlink -f | sort -u)
 libpkgs=$(for l in $libs; do dpkg -S "$l" 2>/dev/null || dpkg -S "${l#/usr}" 2>/dev/null; done |
 	cut -d: -f1 | sort -u)
-want="bash coreutils dash grep sed python3 $libpkgs"
+# and those sbxtrace opens with dlopen() when a policy asks (capstone for [audit]
+# disassembly, libunwind for backtraces: the Debian package's Recommends), when installed
+for so in libcapstone.so.4 libunwind-x86_64.so.8 libunwind-ptrace.so.0; do
+	l=$(ldconfig -p | awk -v l="$so" '$1 == l { print $NF; exit }')
+	[ -n "$l" ] && l=$(readlink -f "$l") &&
+		libpkgs="$libpkgs $({ dpkg -S "$l" 2>/dev/null || dpkg -S "${l#/usr}" 2>/dev/null; } | cut -d: -f1)"
+done
+want="$want $libpkgs"
 # the closure over Depends and Pre-Depends of the installed packages, the first installed
 # alternative of each, minus what only package management needs
-pkgs=$(python3 - "$want" <<'EOF'
+pkgs=$(python3 - "$want" "$mode" <<'EOF'
 import subprocess, sys
 out = subprocess.run(["dpkg-query", "-W", "-f", "${Package}\t${db:Status-Status}\t${Provides}\t${Pre-Depends},${Depends}\n"],
                      capture_output=True, text=True).stdout
@@ -129,6 +177,8 @@ for line in out.splitlines():
         if x:
             provides.setdefault(x, p)
 stop = {"dpkg", "perl-base", "debconf", "init-system-helpers", "libdebconfclient0"}
+if sys.argv[2] == "suites":
+    stop.add("perl")  # git's Depends; its porcelain in Perl is not what the tests run
 todo, seen = sys.argv[1].split(), set()
 while todo:
     p = todo.pop().split(":")[0]
@@ -153,27 +203,35 @@ manifest=$tmp/manifest
 	dpkg-query -W -f '${Package} ${Version}\n' $pkgs
 	(cd "$img/stage" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
 	sha256sum <"$here/docker.sh"
+	echo "$mode"
 } >"$manifest"
 key=$(sha256sum <"$manifest" | cut -c1-16)
 cache=$build/container
-tarball=$cache/rootfs-$key.tar
+tarball=$cache/rootfs-$mode-$key.tar
 if [ -s "$tarball" ]; then
 	ok "image root: cached $(basename "$tarball") ($(du -m "$tarball" | cut -f1) MiB, $(wc -w <<<"$pkgs") packages)"
 else
 	mkdir -p "$cache"
-	rm -f "$cache"/rootfs-*.tar
+	rm -f "$cache"/rootfs-"$mode"-*.tar
 	# merged /usr (Debian 12): /bin, /sbin, /lib, /lib64 are links, so packages' paths go
 	# under /usr
 	merged='s#^/(bin|sbin|lib|lib64)(/|$)#/usr/\1\2#'
 	[ -L /bin ] || merged='s#^$##'
 	for p in $pkgs; do dpkg -L "$p"; done | sed -E "$merged" |
-		grep -Ev '^/\.$|^/usr/share/(doc|man|locale|info|lintian)/' | sort -u | while read -r f; do
+		grep -Ev '^/\.$|^/usr/share/(doc|man|locale|info|lintian)/|^/usr/include/node/|-lto-dump' | sort -u | while read -r f; do
 		[ -e "$f" ] || [ -L "$f" ] && printf '%s\n' "${f#/}"
 	done >"$tmp/files"
 	# Python's compiled stdlib (py3compile makes it at install time; dpkg does not list it):
 	# without it every python3 start in the read-only view compiles site and encodings again
 	(cd / && find usr/lib/python3.[0-9]* -path '*/__pycache__*' ! -path '*/test/*' \
 		! -path '*/idlelib/*' 2>/dev/null) >>"$tmp/files"
+	# the alternatives' links, which no package lists (awk -> /etc/alternatives/awk -> mawk,
+	# cc -> gcc…): those whose file is in the root
+	find /usr/bin /usr/sbin -maxdepth 1 -type l -lname '/etc/alternatives/*' | while read -r l; do
+		t=$(readlink -f "$l") && grep -qxF "${t#/}" "$tmp/files" &&
+			printf '%s\n' "${l#/}" "$(readlink "$l" | cut -c2-)"
+	done >"$tmp/alternatives"
+	sort -u -o "$tmp/files" "$tmp/files" "$tmp/alternatives"
 	r=$img/stage
 	mkdir -p "$r/etc" "$r/tmp" "$r/home/u" "$r/root" "$r/proc" "$r/sys" "$r/dev" "$r/run" "$r/var/tmp"
 	if [ -L /bin ]; then
@@ -202,7 +260,7 @@ else
 	mv "$tarball.part" "$tarball"
 	ok "image root: built $(basename "$tarball") ($(du -m "$tarball" | cut -f1) MiB, $(wc -w <<<"$pkgs") packages, sbxtrace from $build) at $(elapsed)"
 fi
-image=sbxtrace-container-test:$key
+image=sbxtrace-container-test:$mode-$key
 if dk import --change 'WORKDIR /tmp' "$tarball" "$image" >"$tmp/import.log" 2>&1; then
 	ok "docker import of the root as $image at $(elapsed)"
 else
@@ -218,6 +276,57 @@ if ! out=$(dk run --user 1000:1000 "${common[@]}" /bin/true 2>&1); then
 	skip "dockerd started but cannot run a container here: $(tail -2 <<<"$out" | tr '\n' ' ' | cut -c1-300)"
 fi
 ok "a container runs (/bin/true) at $(elapsed)"
+
+# ---- suites: meson test inside, as uid 1000, the build and the source read-only where they
+# are; the log to a directory of ours; every test's result folded into our output
+if [ "$mode" = suites ]; then
+	meson test -C "$build" --no-rebuild --list --suite integration --suite security \
+		>"$tmp/expected" 2>"$tmp/list.err" || { nok "meson test --list"; sed 's/^/#   /' "$tmp/list.err"; exit 1; }
+	mounts=(-v "$src:$src:ro")
+	case $build/ in "$src"/*) ;; *) mounts+=(-v "$build:$build:ro") ;; esac
+	# SBX_DOCKER_SUITES_USERS: which users, in turn (default: uid 1000, then root)
+	for u in ${SBX_DOCKER_SUITES_USERS:-1000:1000 0:0}; do
+		uid=${u%%:*}
+		home=/home/u
+		[ "$uid" = 0 ] && home=/root
+		logs=$tmp/logs-$uid
+		mkdir -p "$logs"
+		chown "$u" "$logs"
+		echo "# meson test of $(grep -c ' / ' "$tmp/expected") tests inside the container, as uid $uid"
+		dk run --user "$u" --rm --network none --cap-drop ALL --security-opt no-new-privileges \
+			"${mounts[@]}" -v "$logs:/logs" -e HOME=$home -e TMPDIR=/tmp -e LANG=C.UTF-8 -w /tmp \
+			"$image" meson test -C "$build" --no-rebuild --suite integration --suite security \
+			--num-processes 2 --print-errorlogs --logbase /logs/testlog >"$tmp/meson.out" 2>&1
+		rc=$?
+		echo "# uid $uid: meson test inside exited $rc at $(elapsed)"
+		# kept for a look afterwards
+		cp "$tmp/meson.out" "$cache/suites-$uid-meson.out"
+		cp "$logs/testlog.json" "$cache/suites-$uid-testlog.json" 2>/dev/null
+		grep -E '^(Ok|Fail|Skipped|Timeout|Expected Fail|Unexpected Pass): ' "$tmp/meson.out" | sed 's/^/#   /'
+		if [ ! -s "$logs/testlog.json" ]; then
+			nok "uid $uid: meson test ran inside the container (exit $rc, no test log)"
+			tail -30 "$tmp/meson.out" | sed 's/^/#   /'
+		fi
+		python3 "$here/fold-testlog.py" "$logs/testlog.json" "$tmp/expected" >"$tmp/fold.out" 2>&1
+		frc=$?
+		was=$failed
+		failed=0
+		while IFS= read -r line; do
+			case $line in
+			"ok - "*) ok "uid $uid: ${line#ok - }" ;;
+			"not ok - "*) nok "uid $uid: ${line#not ok - }" ;;
+			"# "*" passed, "*) echo "# uid $uid: ${line#\# }" ;;
+			*) echo "$line" ;;
+			esac
+		done <"$tmp/fold.out"
+		[ $frc = 0 ] || [ "$failed" = 1 ] || nok "uid $uid: fold-testlog.py exited $frc"
+		[ $rc = 0 ] || [ "$failed" = 1 ] || nok "uid $uid: meson test inside exited $rc"
+		[ "$was" = 1 ] && failed=1
+	done
+	echo "1..$n"
+	echo "# $([ $failed = 0 ] && echo passed || echo FAILED) in $(elapsed)"
+	exit $failed
+fi
 
 # ---- the checks, as uid 1000 and as root; their numbers folded into ours
 for u in 1000:1000 0:0; do

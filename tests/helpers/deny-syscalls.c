@@ -9,7 +9,9 @@
  *               profile without CAP_SYS_PTRACE and CAP_SYS_ADMIN (moby/profiles
  *               seccomp/default.json);
  *   containerd  the same plus process_vm_readv and process_vm_writev (containerd's
- *               RuntimeDefault, which Kubernetes uses);
+ *               RuntimeDefault, which Kubernetes uses; and Docker's profile before 23.0,
+ *               Debian 12's docker.io 20.10 included, which allowed them only with
+ *               CAP_SYS_PTRACE: moby/moby#42083 came later);
  *   namespaces  unshare, setns, clone with any CLONE_NEW* flag (EPERM), clone3 (ENOSYS, as
  *               both profiles answer it without CAP_SYS_ADMIN).
  * The filter is inherited by CMD and everything it starts, sbxtrace's supervisor included.

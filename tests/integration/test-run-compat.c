@@ -70,7 +70,8 @@ static int run_in(const char *preset, const char *const *cmd, char *out)
 	(void) !system(rm);
 	status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	if (status == 125 && kernel && strstr(out, "user namespace")) {
-		printf("# skip: no view in the kernel here: %.200s\n", out);
+		printf("# %.200s\n", out);
+		TAP_SKIP("no view in the kernel here (no user namespace)");
 		return 77;
 	}
 	return status;
@@ -95,9 +96,12 @@ static int check(const char *preset, const char *const *cmd, int want, const cha
 
 static bool have(const char *tool)
 {
+	static char why[128];
+
 	if (access(tool, X_OK) == 0)
 		return true;
-	printf("# skip: %s is not installed\n", tool);
+	snprintf(why, sizeof(why), "%s is not installed", tool);
+	TAP_SKIP(why);
 	return false;
 }
 
@@ -289,8 +293,18 @@ int main(int argc, char *argv[])
 {
 	sbxtrace = sbx_env("SBXTRACE");
 	if (argc > 1 && strcmp(argv[1], "kernel") == 0) {
+		static char out[OUT_MAX];
+		const char *cmd[] = {"/bin/true", NULL};
+
 		kernel = true;
 		view_set = "tracer.kernel_view=true";
+		/* where no user namespace can be made (a container's default seccomp profile)
+		 * every case would skip: the whole test is a skip, not a pass */
+		if (run_in("standard", cmd, out) == 77) {
+			printf("1..0 # SKIP no view in the kernel here: %.200s\n",
+			       strtok(out, "\n"));
+			return 0;
+		}
 	}
 	return tap_run();
 }

@@ -4,7 +4,8 @@
  * runs as uid 0 with none (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER dropped), so a
  * file of another user with mode 0600, or a directory of theirs with mode 0700, in a rw
  * mount stays closed to it — also when the open is emulated by a supervisor that has them.
- * Skipped for a plain user (no file of another user can be prepared, and nothing to lend).
+ * Skipped for a plain user (no file of another user can be prepared, and nothing to lend),
+ * and for a root without CAP_CHOWN (`docker run --cap-drop ALL`: the same).
  */
 #define FS_HAVE_PREPARE
 #include "tests/security/fs-escape.h"
@@ -41,7 +42,12 @@ static int attack(void)
 	int fd;
 
 	if (stat("/workspace/theirs.txt", &st) < 0 || st.st_uid != NOBODY) {
-		fprintf(stderr, "skip: not run as root (no file of another user to try)\n");
+		if (geteuid() != 0)
+			fprintf(stderr, "skip: not run as root (no file of another user to try)\n");
+		else /* chown refused: no capability to lend either (docker run --cap-drop ALL) */
+			fprintf(stderr,
+				"skip: root without CAP_CHOWN (a container's --cap-drop ALL?): "
+				"no file of another user to try, no capability to lend\n");
 		return 77;
 	}
 	fs_try_open("/workspace/theirs.txt");

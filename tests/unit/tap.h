@@ -25,6 +25,11 @@ static TapTest *tap_tests, **tap_tail = &tap_tests;
  * "not ok … # TODO reason" (TAP's directive: not counted as a failure); a pass stays "ok". */
 static const char *tap_todo_reason;
 #define TAP_TODO(reason) (tap_todo_reason = (reason))
+/* Set by TAP_SKIP() inside a test that could not check anything here (a tool or a kernel
+ * feature missing): "ok … # SKIP reason", counted as skipped, not as a pass. A failure
+ * recorded before wins. */
+static const char *tap_skip_reason;
+#define TAP_SKIP(reason) (tap_skip_reason = (reason))
 
 #define TEST(name)                                                                                 \
 	static void test_##name(int *_tap_failed);                                                 \
@@ -83,11 +88,14 @@ static inline int tap_run(void)
 	for (TapTest *t = tap_tests; t; t = t->next) {
 		int failed = 0;
 		tap_todo_reason = NULL;
+		tap_skip_reason = NULL;
 		t->fn(&failed);
 		if (failed && tap_todo_reason) {
 			printf("not ok %d - %s # TODO %s\n", ++i, t->name, tap_todo_reason);
 			failed = 0;
-		} else
+		} else if (!failed && tap_skip_reason)
+			printf("ok %d - %s # SKIP %s\n", ++i, t->name, tap_skip_reason);
+		else
 			printf("%s %d - %s\n", failed ? "not ok" : "ok", ++i, t->name);
 		fflush(stdout);
 		bad += failed;
