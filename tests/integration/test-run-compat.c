@@ -285,6 +285,39 @@ TEST(multiprocessing_pool_in_standard)
 	EXPECT_EQ(check("standard", cmd, 0, "[1, 2, 3]\n[4]\n"), 0);
 }
 
+/*
+ * A unix socket's name is the sun_path its bind() gave (getsockname(), the peer's accept()),
+ * and servers connect to what getsockname() says (socketserver, multiprocessing.connection,
+ * asyncio): the supervisor bound "/proc/self/fd/N/name" instead, so test_socketserver's
+ * six Unix servers failed with FileNotFoundError on connect in both views (issue 23).
+ */
+static const char unix_names_py[] =
+	"import os, socket\n"
+	"for fn in ('./s.sock', 'r.sock', '/workspace/a.sock', '/tmp/b.sock'):\n"
+	"    for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM):\n"
+	"        s = socket.socket(socket.AF_UNIX, kind); s.bind(fn); a = s.getsockname()\n"
+	"        c = socket.socket(socket.AF_UNIX, kind)\n"
+	"        if kind == socket.SOCK_STREAM:\n"
+	"            s.listen(); c.connect(a); p = s.accept()[0]; c.send(b'x')\n"
+	"            assert c.getpeername() == fn, c.getpeername()\n"
+	"        else:\n"
+	"            c.sendto(b'x', a); p = s\n"
+	"        print(a, p.recv(1), oct(os.stat(fn).st_mode & 0o777))\n"
+	"        s.close(); c.close(); os.unlink(fn)\n";
+
+TEST(unix_socket_keeps_the_name_it_was_bound_to)
+{
+	const char *cmd[] = {"python3", "-c", unix_names_py, NULL};
+	const char *want = "./s.sock b'x' 0o755\n./s.sock b'x' 0o755\n"
+			   "r.sock b'x' 0o755\nr.sock b'x' 0o755\n"
+			   "/workspace/a.sock b'x' 0o755\n/workspace/a.sock b'x' 0o755\n"
+			   "/tmp/b.sock b'x' 0o755\n/tmp/b.sock b'x' 0o755\n";
+
+	if (!have("/usr/bin/python3"))
+		return;
+	EXPECT_EQ(check("standard", cmd, 0, want), 0);
+}
+
 int main(int argc, char *argv[])
 {
 	sbxtrace = sbx_env("SBXTRACE");
