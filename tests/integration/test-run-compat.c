@@ -21,6 +21,7 @@
 #define OUT_MAX 65536
 
 static const char *sbxtrace, *view_set = "tracer.kernel_view=false";
+static const char *extra_set; /* one more -s KEY=VALUE for the next run, or NULL */
 static bool kernel;
 
 /* Runs `sbxtrace run -s VIEW -w WS PRESET -- argv` in a fresh workspace; stdout+stderr into
@@ -40,6 +41,10 @@ static int run_in(const char *preset, const char *const *cmd, char *out)
 	argv[n++] = "run";
 	argv[n++] = "-s";
 	argv[n++] = view_set;
+	if (extra_set) {
+		argv[n++] = "-s";
+		argv[n++] = extra_set;
+	}
 	argv[n++] = "-w";
 	argv[n++] = ws;
 	argv[n++] = preset;
@@ -316,6 +321,37 @@ TEST(unix_socket_keeps_the_name_it_was_bound_to)
 	if (!have("/usr/bin/python3"))
 		return;
 	EXPECT_EQ(check("standard", cmd, 0, want), 0);
+}
+
+/*
+ * A TCP client that chooses its source port: bind(('', port)) then connect
+ * (socket.create_connection(source_address=...)); in loopback mode the wildcard with a port
+ * was refused (EACCES), and test_socket's NetworkConnectionAttributesTest.testSourceAddress
+ * waited for that client forever. listen() on the wildcard stays refused.
+ */
+static const char source_port_py[] =
+	"import socket\n"
+	"srv = socket.socket(); srv.bind(('127.0.0.1', 0)); srv.listen()\n"
+	"t = socket.socket(); t.bind(('', 0)); sp = t.getsockname()[1]; t.close()\n"
+	"c = socket.create_connection(('127.0.0.1', srv.getsockname()[1]), timeout=5,\n"
+	"                             source_address=('', sp))\n"
+	"print(c.getsockname()[1] == sp, srv.accept()[1][1] == sp)\n"
+	"l = socket.socket(); l.bind(('', 0))\n"
+	"try: l.listen(); print('listening on every interface')\n"
+	"except OSError as e: print(e.errno)\n"
+	"u = socket.socket(type=socket.SOCK_DGRAM)\n"
+	"try: u.bind(('', sp)); print('udp on every interface')\n"
+	"except OSError as e: print(e.errno)\n";
+
+TEST(tcp_client_chooses_its_source_port)
+{
+	const char *cmd[] = {"python3", "-c", source_port_py, NULL};
+
+	if (!have("/usr/bin/python3"))
+		return;
+	extra_set = "network.mode=loopback";
+	EXPECT_EQ(check("standard", cmd, 0, "True True\n13\n13\n"), 0);
+	extra_set = NULL;
 }
 
 int main(int argc, char *argv[])
