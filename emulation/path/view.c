@@ -269,6 +269,32 @@ static int synth_passwd(SbxView *v, const char *home)
 	return write_skeleton_file(etc, "group", text, strlen(text));
 }
 
+/*
+ * /etc/hosts and /etc/nsswitch.conf under the same condition: "localhost" resolves to the
+ * loopback addresses (socket_helper.HOST of Python's tests, servers on localhost in loopback
+ * mode); without them glibc asks DNS first for every name, then gives up on "localhost".
+ * Nothing of the host: the names of its network are not shown.
+ */
+static int synth_hosts(SbxView *v)
+{
+	static const char hosts[] = "127.0.0.1\tlocalhost\n"
+				    "::1\tlocalhost ip6-localhost ip6-loopback\n";
+	static const char nss[] = "passwd: files\ngroup: files\nshadow: files\n"
+				  "hosts: files dns\nnetworks: files\n";
+	_cleanup_close_ int etc = -1;
+	int r;
+
+	if (v->root_mount || view_mount_of(v, "/etc/hosts"))
+		return 0;
+	etc = skeleton_etc(v);
+	if (etc < 0)
+		return etc;
+	r = write_skeleton_file(etc, "hosts", hosts, sizeof(hosts) - 1);
+	if (r < 0 || view_mount_of(v, "/etc/nsswitch.conf"))
+		return r;
+	return write_skeleton_file(etc, "nsswitch.conf", nss, sizeof(nss) - 1);
+}
+
 /* Whether vpath, if shown at all, shows the host's own directory of that name: the covering
  * mount's (canonical) source, extended by the rest of vpath, is where vpath leads on the host
  * (/lib is /usr/lib on a merged-/usr system, in the view as on the host). */
@@ -907,6 +933,11 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 	r = synth_passwd(v, home_vpath(policy));
 	if (r < 0) {
 		ERR("skeleton /etc/passwd: %s", strerror(-r));
+		return r;
+	}
+	r = synth_hosts(v);
+	if (r < 0) {
+		ERR("skeleton /etc/hosts: %s", strerror(-r));
 		return r;
 	}
 

@@ -378,6 +378,23 @@ TEST(pidfd_send_signal_through_a_proc_directory)
 	EXPECT_EQ(check("python", cmd, 0, "interrupted\n9\n"), 0);
 }
 
+/* "localhost" in loopback mode: the presets show no /etc/hosts of the host, and glibc
+ * without one (nor nsswitch.conf) asks DNS and fails; test_socketserver's TCP servers bind
+ * "localhost" (socket.gaierror, 26 errors). The view synthesizes both files. */
+TEST(localhost_resolves_in_loopback_mode)
+{
+	const char *cmd[] = {"python3", "-c",
+			     "import socket; s = socket.create_server(('localhost', 0)); "
+			     "print(s.getsockname()[0])",
+			     NULL};
+
+	if (!have("/usr/bin/python3"))
+		return;
+	extra_set = "network.mode=loopback";
+	EXPECT_EQ(check("standard", cmd, 0, "127.0.0.1\n"), 0);
+	extra_set = NULL;
+}
+
 int main(int argc, char *argv[])
 {
 	sbxtrace = sbx_env("SBXTRACE");
