@@ -395,6 +395,19 @@ TEST(localhost_resolves_in_loopback_mode)
 	extra_set = NULL;
 }
 
+/* stat() through /dev/fd/N of a pipe (diff stats both operands of `diff <(…) <(…)`): the
+ * emulated view followed the magic link as a path, found "pipe:[N]" nowhere: ENOENT. */
+TEST(diff_of_two_process_substitutions)
+{
+	const char *cmd[] = {"/bin/bash", "-c",
+			     "diff <(printf 'a\\n') <(printf 'a\\n') && echo same; "
+			     "stat -L -c %F /dev/fd/1 /proc/self/cwd | tr '\\n' ' '",
+			     NULL};
+
+	proc_todo();
+	EXPECT_EQ(check("shell", cmd, 0, "same\nfifo directory "), 0);
+}
+
 int main(int argc, char *argv[])
 {
 	sbxtrace = sbx_env("SBXTRACE");
