@@ -385,13 +385,13 @@ TEST(localhost_resolves_in_loopback_mode)
 {
 	const char *cmd[] = {"python3", "-c",
 			     "import socket; s = socket.create_server(('localhost', 0)); "
-			     "print(s.getsockname()[0])",
+			     "print(s.getsockname()[0], socket.getservbyname('http'))",
 			     NULL};
 
 	if (!have("/usr/bin/python3"))
 		return;
 	extra_set = "network.mode=loopback";
-	EXPECT_EQ(check("standard", cmd, 0, "127.0.0.1\n"), 0);
+	EXPECT_EQ(check("standard", cmd, 0, "127.0.0.1 80\n"), 0);
 	extra_set = NULL;
 }
 
