@@ -11,6 +11,9 @@ baseline=$1
 shift
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mcp-conf-srv.XXXXXX")
 trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+# SBX_TMP_DATA_DIR in the server's arguments: a data directory of our own temp dir (session
+# directories are 0700: never leave them in the build tree)
+set -- $(for a in "$@"; do [ "$a" = SBX_TMP_DATA_DIR ] && echo "$tmp/data" || echo "$a"; done)
 "$@" 2>"$tmp/stderr" &
 pid=$!
 url=
