@@ -445,6 +445,21 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 
 /* ---- the keeper (W) ---- */
 
+/* Returns once S, our parent, has exited: its parent-death signal, SIGUSR1, blocked and so
+ * waited for here (the signalfd is closed by now). It is sent after we are reparented, so
+ * a getppid() that still names S means that it is still to come; the timeout is only a
+ * safety net. */
+static void keeper_wait_supervisor(pid_t supervisor)
+{
+	struct timespec ts = {1, 0};
+	sigset_t usr1;
+
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	while (getppid() == supervisor)
+		(void) sigtimedwait(&usr1, NULL, &ts);
+}
+
 static _noreturn_ void keeper_main(Launch *l, int sock_w, pid_t supervisor)
 {
 	sigset_t ss;
@@ -533,17 +548,11 @@ static _noreturn_ void keeper_main(Launch *l, int sock_w, pid_t supervisor)
 			 * reaped before S is told, so that S need not wait for us. */
 			tree_kill_all(getpid(), true);
 			wall_trace("W tree killed and reaped");
-			/* Our copies of the caller's descriptors go now, while we still have a
-			 * fair share of the CPU: S exits as soon as it is told, and a caller
-			 * that reads S's output to EOF (a pipe, `$(…)`, subprocess) waits for
-			 * these too. As SCHED_IDLE, below, we may not run for seconds on a busy
-			 * machine: runs that outlived their wall clock by 5 s and more under
-			 * load (issue 21, docs/budgets.md). */
+			/* Our copies of the caller's descriptors go now: S exits as soon as it
+			 * is told, and a caller that reads S's output to EOF (a pipe, `$(…)`,
+			 * subprocess) waits for these too (issue 21, docs/budgets.md). */
 			close_all_but(sock_w, budget_disk_fd(l->budget));
 			wall_trace("W descriptors closed");
-			/* SCHED_IDLE before S wakes: it then preempts us on this CPU (a change
-			 * of policy alone does not reschedule) */
-			(void) sched_setscheduler(0, SCHED_IDLE, &(struct sched_param){0});
 			m.kind = MSG_STATUS;
 			m.value = status;
 			m.what[0] = 1; /* and the keeper removes the scratch directories */
@@ -564,26 +573,26 @@ kill:
 	_exit(0);
 
 scratch:
-	/* What is left is the run's scratch directories (the skeleton, tmp mounts), and S
-	 * exits without waiting for them. Every descriptor but two goes first, before
-	 * SCHED_IDLE (our caller's pipes must see EOF when S exits, not when an idle task
-	 * next gets a CPU). SCHED_IDLE: S's threads, which end the run, go first on our CPU.
-	 * The disk budget's inotify instance stays open until S has dropped its reference and
-	 * closed the socket: the last close waits for an RCU grace period
-	 * (docs/performance.md), and it is then ours, not S's. */
+	/*
+	 * What is left is the run's scratch directories (the skeleton, tmp mounts), and S
+	 * exits without waiting for them. Every descriptor but two goes first (our caller's
+	 * pipes must see EOF when S exits). Then we wait for S to be gone, asleep: S's last
+	 * work (its threads, its exit) has the CPU to itself, and we need no lower priority
+	 * for that. Not SCHED_IDLE, as before: removing a directory takes the lock of its
+	 * parent, /tmp or /dev/shm, shared with everything that creates files there, and an
+	 * idle task preempted while it holds that lock (or queued for it) may not run again
+	 * for seconds on a busy machine. The next run's supervisor, creating its own scratch
+	 * directories there, then waited up to 25 s (docs/budgets.md, "The wall clock on a busy
+	 * machine"). At our normal share, SCHED_BATCH, the removal takes its milliseconds.
+	 * The disk budget's inotify instance stays open until S has exited: the last close
+	 * waits for an RCU grace period (docs/performance.md), and it is then ours, not S's.
+	 */
 	close_all_but(sock_w, budget_disk_fd(l->budget));
-	(void) sched_setscheduler(0, SCHED_IDLE, &(struct sched_param){0});
-	(void) sched_yield();
-	wall_trace("W idle: removing the scratch directories");
+	keeper_wait_supervisor(supervisor);
+	wall_trace("W S is gone: removing the scratch directories");
 	if (l->view)
 		sbx_view_remove_scratch(l->view);
 	wall_trace("W scratch directories removed");
-	if (budget_disk_fd(l->budget) >= 0) {
-		char c;
-
-		while (read(sock_w, &c, 1) > 0 || errno == EINTR)
-			;
-	}
 	_exit(0);
 }
 
