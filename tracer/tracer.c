@@ -445,19 +445,23 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 
 /* ---- the keeper (W) ---- */
 
-/* Returns once S, our parent, has exited: its parent-death signal, SIGUSR1, blocked and so
- * waited for here (the signalfd is closed by now). It is sent after we are reparented, so
- * a getppid() that still names S means that it is still to come; the timeout is only a
- * safety net. */
-static void keeper_wait_supervisor(pid_t supervisor)
+/* Returns once S is done with us: EOF on our socket, which S closes when it returns from
+ * tracer_run() (at its exit, in effect) after a status it has read, or as soon as it leaves
+ * its loop otherwise (it may then wait for us), and which its death closes too. S sends us
+ * nothing. The timeout and getppid() are only a safety net. */
+static void keeper_wait_supervisor(int sock_w, pid_t supervisor)
 {
-	struct timespec ts = {1, 0};
-	sigset_t usr1;
+	while (getppid() == supervisor) {
+		struct pollfd p = {sock_w, POLLIN, 0};
+		char buf[64];
+		ssize_t n;
 
-	sigemptyset(&usr1);
-	sigaddset(&usr1, SIGUSR1);
-	while (getppid() == supervisor)
-		(void) sigtimedwait(&usr1, NULL, &ts);
+		if (poll(&p, 1, 1000) <= 0)
+			continue;
+		n = read(sock_w, buf, sizeof(buf));
+		if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+			return;
+	}
 }
 
 static _noreturn_ void keeper_main(Launch *l, int sock_w, pid_t supervisor)
@@ -576,7 +580,7 @@ scratch:
 	/*
 	 * What is left is the run's scratch directories (the skeleton, tmp mounts), and S
 	 * exits without waiting for them. Every descriptor but two goes first (our caller's
-	 * pipes must see EOF when S exits). Then we wait for S to be gone, asleep: S's last
+	 * pipes must see EOF when S exits). Then we wait for S to be done, asleep: S's last
 	 * work (its threads, its exit) has the CPU to itself, and we need no lower priority
 	 * for that. Not SCHED_IDLE, as before: removing a directory takes the lock of its
 	 * parent, /tmp or /dev/shm, shared with everything that creates files there, and an
@@ -584,12 +588,12 @@ scratch:
 	 * for seconds on a busy machine. The next run's supervisor, creating its own scratch
 	 * directories there, then waited up to 25 s (docs/budgets.md, "The wall clock on a busy
 	 * machine"). At our normal share, SCHED_BATCH, the removal takes its milliseconds.
-	 * The disk budget's inotify instance stays open until S has exited: the last close
+	 * The disk budget's inotify instance stays open until S is done: the last close
 	 * waits for an RCU grace period (docs/performance.md), and it is then ours, not S's.
 	 */
 	close_all_but(sock_w, budget_disk_fd(l->budget));
-	keeper_wait_supervisor(supervisor);
-	wall_trace("W S is gone: removing the scratch directories");
+	keeper_wait_supervisor(sock_w, supervisor);
+	wall_trace("W S is done: removing the scratch directories");
 	if (l->view)
 		sbx_view_remove_scratch(l->view);
 	wall_trace("W scratch directories removed");
@@ -1370,8 +1374,14 @@ finish:
 		/* after the command's end the keeper has done it (keeper_main) */
 		if (!keeper_gone && !child_done)
 			tree_kill_all(keeper, false);
-		(void) close(sock_w_s);
-		sock_w_s = -1;
+		/* After a status we have read, the keeper removes the scratch directories when
+		 * this closes: at our return (its cleanup), so that the removal does not compete
+		 * with our last work. Otherwise now: we may wait for the keeper below, and it
+		 * for this. */
+		if (!keeper_cleans) {
+			(void) close(sock_w_s);
+			sock_w_s = -1;
+		}
 	}
 	if (keeper_gone) {
 		/* orphans that came to us when the keeper died: tracees the tracer thread waits
