@@ -445,6 +445,25 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 
 /* ---- the keeper (W) ---- */
 
+/* Returns once S is done with us: EOF on our socket, which S closes when it returns from
+ * tracer_run() (at its exit, in effect) after a status it has read, or as soon as it leaves
+ * its loop otherwise (it may then wait for us), and which its death closes too. S sends us
+ * nothing. The timeout and getppid() are only a safety net. */
+static void keeper_wait_supervisor(int sock_w, pid_t supervisor)
+{
+	while (getppid() == supervisor) {
+		struct pollfd p = {sock_w, POLLIN, 0};
+		char buf[64];
+		ssize_t n;
+
+		if (poll(&p, 1, 1000) <= 0)
+			continue;
+		n = read(sock_w, buf, sizeof(buf));
+		if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+			return;
+	}
+}
+
 static _noreturn_ void keeper_main(Launch *l, int sock_w, pid_t supervisor)
 {
 	sigset_t ss;
@@ -533,17 +552,11 @@ static _noreturn_ void keeper_main(Launch *l, int sock_w, pid_t supervisor)
 			 * reaped before S is told, so that S need not wait for us. */
 			tree_kill_all(getpid(), true);
 			wall_trace("W tree killed and reaped");
-			/* Our copies of the caller's descriptors go now, while we still have a
-			 * fair share of the CPU: S exits as soon as it is told, and a caller
-			 * that reads S's output to EOF (a pipe, `$(…)`, subprocess) waits for
-			 * these too. As SCHED_IDLE, below, we may not run for seconds on a busy
-			 * machine: runs that outlived their wall clock by 5 s and more under
-			 * load (issue 21, docs/budgets.md). */
+			/* Our copies of the caller's descriptors go now: S exits as soon as it
+			 * is told, and a caller that reads S's output to EOF (a pipe, `$(…)`,
+			 * subprocess) waits for these too (issue 21, docs/budgets.md). */
 			close_all_but(sock_w, budget_disk_fd(l->budget));
 			wall_trace("W descriptors closed");
-			/* SCHED_IDLE before S wakes: it then preempts us on this CPU (a change
-			 * of policy alone does not reschedule) */
-			(void) sched_setscheduler(0, SCHED_IDLE, &(struct sched_param){0});
 			m.kind = MSG_STATUS;
 			m.value = status;
 			m.what[0] = 1; /* and the keeper removes the scratch directories */
@@ -564,26 +577,26 @@ kill:
 	_exit(0);
 
 scratch:
-	/* What is left is the run's scratch directories (the skeleton, tmp mounts), and S
-	 * exits without waiting for them. Every descriptor but two goes first, before
-	 * SCHED_IDLE (our caller's pipes must see EOF when S exits, not when an idle task
-	 * next gets a CPU). SCHED_IDLE: S's threads, which end the run, go first on our CPU.
-	 * The disk budget's inotify instance stays open until S has dropped its reference and
-	 * closed the socket: the last close waits for an RCU grace period
-	 * (docs/performance.md), and it is then ours, not S's. */
+	/*
+	 * What is left is the run's scratch directories (the skeleton, tmp mounts), and S
+	 * exits without waiting for them. Every descriptor but two goes first (our caller's
+	 * pipes must see EOF when S exits). Then we wait for S to be done, asleep: S's last
+	 * work (its threads, its exit) has the CPU to itself, and we need no lower priority
+	 * for that. Not SCHED_IDLE, as before: removing a directory takes the lock of its
+	 * parent, /tmp or /dev/shm, shared with everything that creates files there, and an
+	 * idle task preempted while it holds that lock (or queued for it) may not run again
+	 * for seconds on a busy machine. The next run's supervisor, creating its own scratch
+	 * directories there, then waited up to 25 s (docs/budgets.md, "The wall clock on a busy
+	 * machine"). At our normal share, SCHED_BATCH, the removal takes its milliseconds.
+	 * The disk budget's inotify instance stays open until S is done: the last close
+	 * waits for an RCU grace period (docs/performance.md), and it is then ours, not S's.
+	 */
 	close_all_but(sock_w, budget_disk_fd(l->budget));
-	(void) sched_setscheduler(0, SCHED_IDLE, &(struct sched_param){0});
-	(void) sched_yield();
-	wall_trace("W idle: removing the scratch directories");
+	keeper_wait_supervisor(sock_w, supervisor);
+	wall_trace("W S is done: removing the scratch directories");
 	if (l->view)
 		sbx_view_remove_scratch(l->view);
 	wall_trace("W scratch directories removed");
-	if (budget_disk_fd(l->budget) >= 0) {
-		char c;
-
-		while (read(sock_w, &c, 1) > 0 || errno == EINTR)
-			;
-	}
 	_exit(0);
 }
 
@@ -1361,8 +1374,14 @@ finish:
 		/* after the command's end the keeper has done it (keeper_main) */
 		if (!keeper_gone && !child_done)
 			tree_kill_all(keeper, false);
-		(void) close(sock_w_s);
-		sock_w_s = -1;
+		/* After a status we have read, the keeper removes the scratch directories when
+		 * this closes: at our return (its cleanup), so that the removal does not compete
+		 * with our last work. Otherwise now: we may wait for the keeper below, and it
+		 * for this. */
+		if (!keeper_cleans) {
+			(void) close(sock_w_s);
+			sock_w_s = -1;
+		}
 	}
 	if (keeper_gone) {
 		/* orphans that came to us when the keeper died: tracees the tracer thread waits

@@ -930,7 +930,7 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 void sbx_view_remove_scratch(const SbxView *v)
 {
 	if (v->run_path && !(v->flags & SBX_VIEW_KEEP_TMP))
-		(void) rm_rf_at(AT_FDCWD, v->run_path, DT_UNKNOWN, 0);
+		(void) rm_rf_at(AT_FDCWD, v->run_path, DT_DIR, 0);
 	for (char **t = v->tmp_paths; t && *t; t++)
 		(void) rm_rf_at(AT_FDCWD, *t, DT_DIR, 0);
 }
