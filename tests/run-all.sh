@@ -27,9 +27,9 @@ run_suites() { # label, builddir, then meson test args
 }
 
 if [ -n "$quick" ]; then
-	run_suites "as $(id -un)" build --no-suite slow --no-suite stress
+	run_suites "as $(id -un)" build --no-suite slow
 else
-	run_suites "as $(id -un)" build --no-suite stress
+	run_suites "as $(id -un)" build
 fi
 
 SUDO_USER_RUN=
