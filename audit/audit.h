@@ -166,8 +166,6 @@ bool audit_wants_syscall(const Audit *a, int nr, bool denied, bool log);
 bool audit_wants_disassembly(const Audit *a, int nr, bool denied);
 /** Whether a record for nr with this outcome gets a backtrace ([audit] backtrace). */
 bool audit_wants_backtrace(const Audit *a, int nr, bool denied);
-/** Whether the --trace lines are on. */
-bool audit_tracing(const Audit *a);
 
 /** The command's pid: trace lines of other processes start with "[pid N]". */
 void audit_set_main_pid(Audit *a, pid_t pid);

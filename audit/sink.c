@@ -349,11 +349,6 @@ bool audit_wants_backtrace(const Audit *a, int nr, bool denied)
 	return selected(a->backtrace, a->backtrace_nrs, nr, denied);
 }
 
-bool audit_tracing(const Audit *a)
-{
-	return a && a->trace;
-}
-
 void audit_set_main_pid(Audit *a, pid_t pid)
 {
 	if (a)

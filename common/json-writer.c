@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,18 +235,6 @@ void jw_uint(JsonWriter *w, uint64_t v)
 	puts_(w, b);
 }
 
-void jw_double(JsonWriter *w, double v)
-{
-	char b[64];
-	value_prefix(w);
-	if (!isfinite(v)) {
-		puts_(w, "null");
-		return;
-	}
-	snprintf(b, sizeof(b), "%.17g", v);
-	puts_(w, b);
-}
-
 void jw_bool(JsonWriter *w, bool v)
 {
 	value_prefix(w);
@@ -258,12 +245,6 @@ void jw_null(JsonWriter *w)
 {
 	value_prefix(w);
 	puts_(w, "null");
-}
-
-void jw_raw(JsonWriter *w, const char *text)
-{
-	value_prefix(w);
-	puts_(w, text);
 }
 
 int jw_finish(JsonWriter *w, char **ret_text, size_t *ret_len)

@@ -33,10 +33,7 @@ void jw_string(JsonWriter *w, const char *s);
 void jw_string_len(JsonWriter *w, const char *s, size_t len);
 void jw_int(JsonWriter *w, int64_t v);
 void jw_uint(JsonWriter *w, uint64_t v);
-void jw_double(JsonWriter *w, double v);
 void jw_bool(JsonWriter *w, bool v);
 void jw_null(JsonWriter *w);
-/** Appends raw text (already valid JSON) as one value. */
-void jw_raw(JsonWriter *w, const char *text);
 /** Returns 0 and hands out the NUL-terminated text (caller frees), or -ENOMEM. */
 int jw_finish(JsonWriter *w, char **ret_text, size_t *ret_len);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/macros.h"
+#include "common/shebang.h"
 #include "policy/policy.h"
 
 /* One file: visible, regular, executable, allowed by [exec]. */
@@ -52,32 +53,26 @@ static int check_one(const EmuRequest *req, int dirfd, const char *path, unsigne
 /* The interpreter of a "#!" script (first line), or "" */
 static int read_shebang(const SbxResolved *res, char *interp, size_t size)
 {
-	char p[64], buf[256];
+	char p[64], buf[SHEBANG_BUF_SIZE];
 	_cleanup_close_ int fd = -1;
+	Shebang sb;
 	ssize_t n;
-	char *s, *e;
+	int r;
 
 	interp[0] = 0;
 	fs_fd_path(res->fd, p);
 	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return errno == EACCES ? 0 : -errno; /* not readable: the kernel will say */
-	n = pread(fd, buf, sizeof(buf) - 1, 0);
-	if (n < 2 || buf[0] != '#' || buf[1] != '!')
+	n = pread(fd, buf, sizeof(buf), 0);
+	if (n < 0)
 		return 0;
-	buf[n] = 0;
-	s = buf + 2;
-	while (*s == ' ' || *s == '\t')
-		s++;
-	e = s;
-	while (*e && *e != ' ' && *e != '\t' && *e != '\n')
-		e++;
-	if (e == s)
-		return -ENOEXEC;
-	*e = 0;
-	if ((size_t) (e - s) >= size)
+	r = shebang_parse(buf, (size_t) n, &sb);
+	if (r <= 0)
+		return r;
+	if (strlen(sb.interp) >= size)
 		return -ENAMETOOLONG;
-	memcpy(interp, s, (size_t) (e - s) + 1);
+	strcpy(interp, sb.interp);
 	return 0;
 }
 

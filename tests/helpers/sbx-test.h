@@ -161,15 +161,19 @@ static inline int sbx_run(const char *const *opts, const char *const *cmd, const
 	return sbx_status_code(status);
 }
 
-/* Runs argv (argv[0] a path) to the end with our stdio; its exit code (128+N for signal N),
- * -1 if it could not be waited for. ret_ru, if not NULL, gets its resource usage. */
+/* Runs argv (argv[0] a path) to the end with our stdin and stderr, its stdout on our stderr
+ * (out of a TAP stream, as sbx_spawn); its exit code (128+N for signal N), -1 if it could not
+ * be waited for. ret_ru, if not NULL, gets its resource usage. */
 static inline int sbx_run_argv(const char *const *argv, struct rusage *ret_ru)
 {
 	struct rusage ru;
 	int status;
-	pid_t pid = fork();
+	pid_t pid;
 
+	fflush(stdout);
+	pid = fork();
 	if (pid == 0) {
+		dup2(2, 1);
 		execv(argv[0], (char **) argv);
 		_exit(99);
 	}

@@ -104,10 +104,13 @@ TEST(fork_under_a_tasks_budget_never_fails_with_eintr)
  */
 TEST(emulated_calls_never_fail_with_eintr)
 {
-	if (!kernel_at_least(6, 17)) {
-		printf("# skip: before 6.17 the tracer leaves these calls alone\n");
-		return;
-	}
+	/* Runs on every kernel. Before 6.17 the tracer leaves these calls alone (the kernel could
+	 * turn a reply that raced the signal into ERESTARTSYS of a call that was done, and uname
+	 * cannot tell a stable kernel with the fix backported), so there an EINTR is the known
+	 * defect, reported as TODO rather than hidden by a skip: Debian 12's 6.1 runs it too. */
+	if (!kernel_at_least(6, 17))
+		TAP_TODO("before 6.17 the tracer does not restart calls a signal interrupted "
+			 "(tracer/ptrace.c, restart_unreceived)");
 	const char *argv[] = {sbx_env("SBXTRACE"),
 			      "run",
 			      "-s",

@@ -13,6 +13,8 @@
  * the kernel holds: tracer.kernel_view). Inside, attack() tries its technique and returns 0 when
  * every attempt failed closed, 1 when one reached the secret (saying which on stderr). Outside, the
  * test then checks that the secret and the read-only file are unchanged.
+ * An attack that cannot be tried here returns 77 (skip) and says why on stderr; an escape
+ * recorded with fs_bad() before that still fails the test.
  */
 
 #include <dirent.h>
@@ -289,7 +291,8 @@ int main(int argc, char *argv[])
 		fs_base = argv[2];
 		snprintf(fs_secret, sizeof(fs_secret), "%s/secret/secret.txt", fs_base);
 		r = attack();
-		if (r == 77)
+		/* a skip only when nothing was found before the attack gave up */
+		if (r == 77 && !fs_failures)
 			return 77;
 		return r || fs_failures ? 1 : 0;
 	}

@@ -2,10 +2,10 @@
 #pragma once
 
 /*
- * Test-only helpers: build PolicyNetwork allow entries from strings, the way a policy would
- * write them ("10.0.0.0/8", "127.0.0.2/32:8000-8010", "[::1/128]:443", "api.example.com:443",
- * "*.example.com"), and sockaddrs from text. The real parser belongs to policy/; this one
- * aborts on input it does not understand, since tests only feed it good strings.
+ * Test helpers: PolicyNetwork allow entries from strings, as a policy writes them
+ * ("10.0.0.0/8", "127.0.0.2/32:8000-8010", "[::1/128]:443", "api.example.com:443",
+ * "*.example.com"), parsed by policy/'s own parser (so the tests see what a loaded policy
+ * holds), and sockaddrs from text. A string the parser refuses is a bug in the test: abort.
  */
 
 #include <arpa/inet.h>
@@ -17,62 +17,18 @@
 #include <sys/un.h>
 
 #include "net/sockaddr.h"
+#include "policy/internal.h"
 #include "policy/policy.h"
-
-static inline void test_ports(const char *s, PolicyNetAllow *e)
-{
-	char *end;
-
-	e->port_lo = 0;
-	e->port_hi = 65535;
-	if (!s || !*s)
-		return;
-	e->port_lo = e->port_hi = (uint16_t) strtoul(s, &end, 10);
-	if (*end == '-')
-		e->port_hi = (uint16_t) strtoul(end + 1, &end, 10);
-	if (*end != '\0')
-		abort();
-}
 
 static inline PolicyNetAllow test_allow(const char *text)
 {
-	PolicyNetAllow e = {.text = strdup(text)};
-	char buf[256], *port = NULL, *slash;
+	PolicyNetAllow e;
+	char err[256];
+	const char *why = policy_parse_net_allow(text, &e, err, sizeof(err));
 
-	snprintf(buf, sizeof(buf), "%s", text);
-	if (buf[0] == '[') {
-		char *close = strchr(buf, ']');
-
-		*close = '\0';
-		if (close[1] == ':')
-			port = close + 2;
-		memmove(buf, buf + 1, strlen(buf + 1) + 1);
-	} else if (strchr(buf, ':') && !strchr(strchr(buf, ':') + 1, ':')) {
-		port = strchr(buf, ':');
-		*port++ = '\0';
-	}
-	test_ports(port, &e);
-
-	slash = strchr(buf, '/');
-	if (slash || inet_pton(AF_INET, buf, e.addr) == 1 || strchr(buf, ':')) {
-		unsigned max;
-
-		if (slash)
-			*slash = '\0';
-		if (inet_pton(AF_INET, buf, e.addr) == 1)
-			e.family = AF_INET, max = 32;
-		else if (inet_pton(AF_INET6, buf, e.addr) == 1)
-			e.family = AF_INET6, max = 128;
-		else
-			abort();
-		e.kind = NET_ALLOW_CIDR;
-		e.prefix = slash ? (unsigned) strtoul(slash + 1, NULL, 10) : max;
-	} else if (strncmp(buf, "*.", 2) == 0) {
-		e.kind = NET_ALLOW_DOMAIN;
-		e.name = strdup(buf + 2);
-	} else {
-		e.kind = NET_ALLOW_HOST;
-		e.name = strdup(buf);
+	if (why) {
+		fprintf(stderr, "test_allow('%s'): %s\n", text, why);
+		abort();
 	}
 	return e;
 }
@@ -94,10 +50,8 @@ static inline void test_network(PolicyNetwork *pn, NetMode mode, const char *con
 
 static inline void test_network_done(PolicyNetwork *pn)
 {
-	for (size_t i = 0; i < pn->n_allow; i++) {
-		free(pn->allow[i].text);
-		free(pn->allow[i].name);
-	}
+	for (size_t i = 0; i < pn->n_allow; i++)
+		policy_net_allow_done(&pn->allow[i]);
 	free(pn->allow);
 	pn->allow = NULL;
 	pn->n_allow = 0;

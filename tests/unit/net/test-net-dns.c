@@ -775,10 +775,8 @@ TEST(exchange_udp)
 	size_t n = 0;
 	int k = upstream_start(&u);
 
-	if (k < 0) {
-		printf("# cannot listen on 127.0.0.1: %s, skipping\n", strerror(-k));
-		return;
-	}
+	if (k < 0)
+		SKIP("cannot listen on 127.0.0.1: %s", strerror(-k));
 	ASSERT_EQ(run_exchange(&u, 5000, &a, &n), 0);
 	ASSERT_EQ(n, 1);
 	EXPECT_EQ(a.addr[3], 33);
@@ -794,10 +792,8 @@ TEST(exchange_tcp_fallback)
 	size_t n = 0;
 	int k = upstream_start(&u);
 
-	if (k < 0) {
-		printf("# cannot listen on 127.0.0.1: %s, skipping\n", strerror(-k));
-		return;
-	}
+	if (k < 0)
+		SKIP("cannot listen on 127.0.0.1: %s", strerror(-k));
 	ASSERT_EQ(run_exchange(&u, 5000, &a, &n), 0);
 	ASSERT_EQ(n, 1);
 	EXPECT_EQ(a.addr[3], 33);
@@ -819,10 +815,8 @@ TEST(exchange_forwards_only_the_rebuilt_query)
 		int rcode = -1, k = upstream_start(&u);
 		Pkt p;
 
-		if (k < 0) {
-			printf("# cannot listen on 127.0.0.1: %s, skipping\n", strerror(-k));
-			return;
-		}
+		if (k < 0)
+			SKIP("cannot listen on 127.0.0.1: %s", strerror(-k));
 		smuggling_query(&p, 0xabcd);
 		ASSERT_EQ(net_dns_parse_query(p.b, p.n, &q), 0);
 		ASSERT_EQ(pthread_create(&th, NULL, upstream_main, &u), 0);
@@ -858,10 +852,8 @@ TEST(exchange_timeout)
 	size_t n = 0;
 	int k = upstream_start(&u);
 
-	if (k < 0) {
-		printf("# cannot listen on 127.0.0.1: %s, skipping\n", strerror(-k));
-		return;
-	}
+	if (k < 0)
+		SKIP("cannot listen on 127.0.0.1: %s", strerror(-k));
 	EXPECT_EQ(run_exchange(&u, 100, &a, &n), -ETIMEDOUT);
 	upstream_stop(&u);
 }

@@ -228,11 +228,8 @@ static NetVerdict connect_verdict(Env *e, const char *dest)
 #define ENV_OR_SKIP(e, mode)                                                                       \
 	do {                                                                                       \
 		int _k = env_init((e), (mode));                                                    \
-		if (_k < 0) {                                                                      \
-			printf("# cannot run a fake upstream on 127.0.0.1: %s, skipping\n",        \
-			       strerror(-_k));                                                     \
-			return;                                                                    \
-		}                                                                                  \
+		if (_k < 0)                                                                        \
+			SKIP("cannot run a fake upstream on 127.0.0.1: %s", strerror(-_k));        \
 	} while (0)
 
 static uint8_t reply[NET_DNS_MAX_MESSAGE];
