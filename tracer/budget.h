@@ -61,6 +61,15 @@ typedef struct Budget {
 	uint64_t disk_est;	    /* the last walk's bytes + the changes seen since */
 	bool disk_est_high;	    /* a removal or move since the walk: disk_est may be high */
 	uint64_t disk_walks, disk_events;
+	/* the quiet time (budget_disk_quiet_start): directories written into since the last
+	 * one (watch descriptors), then those watched without IN_MODIFY, by an open fd */
+	int disk_hot[16];
+	size_t n_disk_hot;
+	struct {
+		int wd, fd;
+	} disk_quiet[16];
+	size_t n_disk_quiet;
+	uint8_t *disk_wd_big; /* by watch descriptor: too many entries to count again */
 	/* the last walk found the disk budget used up: creation fails with EDQUOT (handlers
 	 * read it through EmuProcessOps.disk_full), every process's RLIMIT_FSIZE is 0 */
 	atomic_bool disk_full;
@@ -102,6 +111,13 @@ void budget_disk_hand_over(Budget *b);
  * budget_disk_walk_due_ms() says when; the caller's next budget_sample() makes it. */
 bool budget_disk_changes(Budget *b, pid_t keeper);
 uint64_t budget_disk_walk_due_ms(const Budget *b);
+/** After budget_disk_changes(): how long the main loop may leave the changes unread (what is
+ * left of the disk budget at the fastest rate the tree can write, at most 50 ms; 0 near the
+ * limit or when the disk is full). For that time the directories where files were just
+ * written are watched without IN_MODIFY; budget_disk_quiet_end() watches them fully again
+ * and counts what changed in them meanwhile. */
+uint64_t budget_disk_quiet_start(Budget *b);
+void budget_disk_quiet_end(Budget *b);
 /** For a handler about to create something: the changes so far read (unless a walk is under
  * way), then whether the disk is full. A creation after a burst of writes is refused even if
  * the main loop has not run since. Any thread. */

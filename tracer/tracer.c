@@ -884,7 +884,7 @@ static void reap_keeper(pid_t keeper)
 int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_result)
 {
 	_cleanup_close_ int sock_c_s = -1, sock_w_s = -1, sfd = -1, wall_tfd = -1, grace_tfd = -1,
-			    epfd = -1, budget_tfd = -1;
+			    epfd = -1, budget_tfd = -1, disk_quiet_tfd = -1;
 	Budget budget;
 	bool relay_output, output_marked = false;
 	struct seccomp_notif_sizes sizes = {};
@@ -1190,17 +1190,23 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	wall_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	grace_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	budget_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (sfd < 0 || epfd < 0 || wall_tfd < 0 || grace_tfd < 0 || budget_tfd < 0) {
+	disk_quiet_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (sfd < 0 || epfd < 0 || wall_tfd < 0 || grace_tfd < 0 || budget_tfd < 0 ||
+	    disk_quiet_tfd < 0) {
 		log_error_errno(-errno, "setting up the event loop");
 		goto finish;
 	}
 	{
 		int fds[] = {sfd,      wall_tfd,       grace_tfd, sock_c_s,
 			     sock_w_s, t.kill_eventfd, out.fd,	  err.fd, budget_tfd,
-			     budget_disk_fd(&budget)};
+			     budget_disk_fd(&budget), disk_quiet_tfd};
 
 		for (size_t i = 0; i < ARRAY_SIZE(fds); i++) {
 			struct epoll_event ev = {.events = EPOLLIN, .data.fd = fds[i]};
+
+			/* the disk changes: one wake-up, then the quiet time (below) */
+			if (fds[i] == budget_disk_fd(&budget))
+				ev.events |= EPOLLONESHOT;
 
 			if (fds[i] >= 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, fds[i], &ev) < 0) {
 				log_error_errno(-errno, "epoll_ctl");
@@ -1295,11 +1301,28 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 					res.killed_by = which;
 					begin_stop(p, keeper, grace_tfd);
 				}
-			} else if (fd == budget_disk_fd(&budget)) {
-				/* changes in the rw mounts between two disk walks */
+			} else if (fd == budget_disk_fd(&budget) || fd == disk_quiet_tfd) {
+				/* changes in the rw mounts between two disk walks. The fd is in
+				 * the loop with EPOLLONESHOT: after a round, it stays out for the
+				 * quiet time (budget_disk_quiet_start), so that a write loop does
+				 * not wake us once per write */
+				struct epoll_event dev = {.events = EPOLLIN | EPOLLONESHOT,
+							  .data.fd = budget_disk_fd(&budget)};
+				uint64_t exp, quiet_ms;
+
+				if (fd == disk_quiet_tfd) {
+					if (read(disk_quiet_tfd, &exp, sizeof(exp)) <= 0)
+						continue;
+					budget_disk_quiet_end(&budget);
+				}
 				if (budget_disk_changes(&budget, keeper) && !child_done)
 					arm_sooner(budget_tfd, budget_disk_walk_due_ms(&budget));
 				report_disk_full(&t, &budget, p);
+				quiet_ms = budget_disk_quiet_start(&budget);
+				if (quiet_ms)
+					arm(disk_quiet_tfd, quiet_ms);
+				else
+					(void) epoll_ctl(epfd, EPOLL_CTL_MOD, dev.data.fd, &dev);
 			} else if (fd == grace_tfd) {
 				uint64_t exp;
 

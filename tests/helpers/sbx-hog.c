@@ -18,6 +18,9 @@
  *   diskfill DIR N KIB [MS] DIR/keep, then N files of KIB KiB each (MS ms apart): "file I"
  *                           each; on an error "stopped at I errno E", then whether an append
  *                           to DIR/keep still works, and exit 0
+ *   dirfill DIR N KIB       as diskfill, but each file in a directory of its own made just
+ *                           before it (DIR/dI/fill), and 4 KiB appended to DIR/hot between
+ *                           two files (so that DIR is being written into all along)
  *   grow FILE BYTES         create FILE empty, then grow it to BYTES with truncate(2),
  *                           ftruncate(2) and fallocate(2) in turn: "truncate ok|errno E",
  *                           "ftruncate …", "fallocate …" (shrunk to 0 between them); exits 0
@@ -33,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -268,6 +272,29 @@ static int write_file(const char *dir, const char *name, long kib, int *ret_errn
 	return *ret_errno ? -1 : 0;
 }
 
+static int dirfill(const char *dir, int n, long kib)
+{
+	char sub[4096], hot[4096], buf[4096];
+	int e, fd;
+
+	memset(buf, 'h', sizeof(buf));
+	snprintf(hot, sizeof(hot), "%s/hot", dir);
+	fd = open(hot, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return 1;
+	for (int i = 0; i < n; i++) {
+		snprintf(sub, sizeof(sub), "%s/d%d", dir, i);
+		if (write(fd, buf, sizeof(buf)) < 0 || mkdir(sub, 0755) < 0 ||
+		    write_file(sub, "fill", kib, &e, NULL) < 0) {
+			printf("stopped at %d errno %s\n", i, errname(e ? e : errno));
+			return 0;
+		}
+		printf("file %d\n", i);
+	}
+	fflush(stdout);
+	return 0;
+}
+
 static int fsize(const char *dir, long kib)
 {
 	int e;
@@ -455,6 +482,8 @@ int main(int argc, char *argv[])
 	if (strcmp(m, "diskfill") == 0 && argc > 4)
 		return diskfill(argv[2], atoi(argv[3]), atol(argv[4]),
 				argc > 5 ? atol(argv[5]) : 0);
+	if (strcmp(m, "dirfill") == 0 && argc > 4)
+		return dirfill(argv[2], atoi(argv[3]), atol(argv[4]));
 	if (strcmp(m, "grow") == 0 && argc > 3)
 		return grow(argv[2], atoll(argv[3]));
 	if (strcmp(m, "flood") == 0 && argc > 2)
