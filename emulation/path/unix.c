@@ -80,6 +80,22 @@ fail:
 	return r;
 }
 
+bool sbx_view_unix_name_in_parent(const char *path, const SbxResolved *r)
+{
+	const char *p = path;
+
+	if (!path || path[0] == '/' || r->parent_fd < 0 || r->exists)
+		return false;
+	while (p[0] == '.' && p[1] == '/') {
+		p++;
+		while (*p == '/')
+			p++;
+	}
+	if (!*p || strchr(p, '/') || strcmp(p, ".") == 0 || strcmp(p, "..") == 0)
+		return false;
+	return strcmp(p, r->name) == 0;
+}
+
 int sbx_view_unix_bound(const SbxResolved *r, mode_t umask)
 {
 	_cleanup_close_ int fd = -1;

@@ -307,6 +307,16 @@ int sbx_view_unix_address(const SbxView *v, const SbxLookup *l, bool bind, SbxRe
 			  struct sockaddr_un *ret_addr, unsigned *ret_len);
 
 /**
+ * Whether a bind() of the child's own path may use the child's bytes: path is relative and
+ * names an entry of the directory it starts from ("name", "./name"), which is r->name in
+ * r->parent_fd. The kernel records the sun_path a bind() gave as the socket's name
+ * (getsockname(), the peer's accept() and getpeername()); "/proc/self/fd/N/name" would be
+ * what the program reads back, and it cannot connect to that. net/ then binds the child's
+ * address from a thread whose working directory is r->parent_fd.
+ */
+bool sbx_view_unix_name_in_parent(const char *path, const SbxResolved *r);
+
+/**
  * After a bind done by the supervisor (umask 0): gives the new socket file the mode the child
  * would have got, 0777 & ~umask. Returns 0 or -errno.
  */
