@@ -787,6 +787,25 @@ static long proc_dir_pid(int fd)
 	return pid;
 }
 
+/*
+ * COMPAT (pidfd_getfd refused, as in a container): the caller's fd when it is a directory,
+ * reopened through /proc/PID/fd/N (the kernel follows that link to the file itself, so the
+ * child's bytes play no part); proc_dir_pid() then says whether it is a /proc/PID directory.
+ * O_DIRECTORY: nothing but a directory is ever opened (a FIFO would block). 0 or EBADF.
+ */
+static int proc_dir_reopen(const EmuRequest *req, int childfd, int *ret_fd)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int) req->pid, childfd);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return EBADF;
+	*ret_fd = fd;
+	return 0;
+}
+
 static int pidfd_target(Tracer *t, const EmuRequest *req, const EmuSignal *s)
 {
 	_cleanup_close_ int pfd = -1, fd = -1, info_fd = -1;
@@ -797,6 +816,8 @@ static int pidfd_target(Tracer *t, const EmuRequest *req, const EmuSignal *s)
 
 	if (!pidfd_getfd_usable()) {
 		r = pidfd_reopen(req, s->pidfd, &fd);
+		if (r == EBADF)
+			r = proc_dir_reopen(req, s->pidfd, &fd);
 		if (r != 0)
 			return r;
 	} else {
