@@ -900,12 +900,49 @@ int net_handle_connect(const EmuRequest *req, EmuDecision *d)
 	return ret_val(d, 0, d->why);
 }
 
+/* The exit status of a bind helper, an errno: 0, or -1 with errno set (EIO: it died). */
+static int helper_wait(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (!WIFEXITED(status)) {
+		errno = EIO;
+		return -1;
+	}
+	errno = WEXITSTATUS(status);
+	return errno ? -1 : 0;
+}
+
+/*
+ * COMPAT (unshare() refused: Docker's default seccomp profile allows it only with
+ * CAP_SYS_ADMIN): bind_from() in a forked helper, whose working directory is its own to
+ * change. Its copy of fd is the same open file description, so its bind binds our socket.
+ * Only async-signal-safe calls after fork() of this multi-threaded process; the helper is a
+ * child of this thread, which the reaping in the main thread (__WNOTHREAD) leaves alone.
+ */
+static int bind_forked(int fd, const Target *t)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (fchdir(t->bind_dirfd) < 0)
+			_exit(EPERM);
+		_exit(bind(fd, (const struct sockaddr *) &t->ss, t->len) < 0 ? errno : 0);
+	}
+	return helper_wait(pid);
+}
+
 /*
  * bind() of the child's relative address "name" from the directory t->bind_dirfd, so the
  * socket's name is the child's (issue 23: test_socketserver connects to getsockname()): in
  * a thread with a file-system context of its own (unshare(CLONE_FS) once per thread), which
- * goes back to its previous working directory afterwards. Without one, the address through
- * /proc/self/fd, as for other paths.
+ * goes back to its previous working directory afterwards; where unshare() is refused, in a
+ * forked helper.
  */
 static int bind_from(int fd, Target *t)
 {
@@ -916,10 +953,8 @@ static int bind_from(int fd, Target *t)
 
 	if (own_fs == 0)
 		own_fs = unshare(CLONE_FS) == 0 ? 1 : -1;
-	if (own_fs < 0) {
-		errno = ENOSYS;
-		return -1;
-	}
+	if (own_fs < 0)
+		return bind_forked(fd, t);
 	back = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (back < 0 || fchdir(t->bind_dirfd) < 0)
 		return -1;
@@ -948,7 +983,6 @@ static int bind_as_named(int fd, Target *t)
 	struct stat want;
 	ssize_t n;
 	pid_t pid;
-	int status;
 	char *slash;
 
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", t->bind_dirfd);
@@ -1030,15 +1064,7 @@ static int bind_as_named(int fd, Target *t)
 			_exit(EPERM);
 		_exit(bind(fd, (const struct sockaddr *) u, t->len) < 0 ? errno : 0);
 	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	if (!WIFEXITED(status)) {
-		errno = EIO;
-		return -1;
-	}
-	errno = WEXITSTATUS(status);
-	return errno ? -1 : 0;
+	return helper_wait(pid);
 }
 
 /* The address "/proc/self/fd/<dir>/<name>" for t (the child's name is not kept). */
