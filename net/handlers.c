@@ -191,6 +191,11 @@ static int child_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
 	return 0;
 }
 
+/* Set once a socket was bound under an alias (sbx_view_unix_alias()): from then on
+ * getsockname(), getpeername() and accept() of AF_UNIX sockets translate it back. */
+static atomic_bool any_unix_alias;
+static atomic_uint unix_alias_seq;
+
 /* The stub's address for a socket of (domain, type), in the socket's own family. */
 static int stub_target(NetRuntime *rt, int domain, int type, struct sockaddr_storage *ret,
 		       socklen_t *ret_len)
@@ -683,6 +688,12 @@ int net_handle_accept(const EmuRequest *req, EmuDecision *d)
 	r = install_new(rt, req, nfd, domain, type, flags & SOCK_CLOEXEC);
 	if (r < 0)
 		return install_fail(d, r);
+	if (domain == AF_UNIX && atomic_load(&any_unix_alias) && sl <= sizeof(ss)) {
+		unsigned ul = sl;
+
+		if (sbx_view_unix_unalias(req->view, (struct sockaddr_un *) &ss, &ul))
+			sl = ul;
+	}
 	if (req->args[1] &&
 	    (child_write(req->pid, req->args[1], &ss, MIN((size_t) child_len, (size_t) sl)) < 0 ||
 	     child_write(req->pid, req->args[2], &sl, sizeof(sl)) < 0))
@@ -944,7 +955,7 @@ static int bind_forked(int fd, const Target *t)
  * goes back to its previous working directory afterwards; where unshare() is refused, in a
  * forked helper.
  */
-static int bind_from(int fd, Target *t)
+static int bind_from(int fd, const Target *t)
 {
 	static __thread int own_fs = 0; /* 1: unshared, -1: unshare failed */
 	_cleanup_close_ int back = -1;
@@ -976,7 +987,7 @@ static int bind_from(int fd, Target *t)
  * child can change is on the way. Returns 0, or -1 with errno; ENOSYS: no user namespaces
  * here (the caller binds through /proc/self/fd instead).
  */
-static int bind_as_named(int fd, Target *t)
+static int bind_as_named(int fd, const Target *t)
 {
 	const struct sockaddr_un *u = (const struct sockaddr_un *) &t->ss;
 	char host[PATH_MAX], link[64], dirs[sizeof(u->sun_path) + 8], map[64], gmap[64];
@@ -1067,10 +1078,9 @@ static int bind_as_named(int fd, Target *t)
 	return helper_wait(pid);
 }
 
-/* The address "/proc/self/fd/<dir>/<name>" for t (the child's name is not kept). */
-static int proc_addr(Target *t)
+/* The address "/proc/self/fd/<dir>/<name>" for t in *u (the child's name is not kept). */
+static int proc_addr(const Target *t, struct sockaddr_un *u, socklen_t *ret_len)
 {
-	struct sockaddr_un *u = (struct sockaddr_un *) &t->ss;
 	int n;
 
 	memset(u, 0, sizeof(*u));
@@ -1081,24 +1091,102 @@ static int proc_addr(Target *t)
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	t->len = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + (size_t) n + 1);
+	*ret_len = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + (size_t) n + 1);
 	return 0;
 }
 
-/* bind() of t's address on fd: the child's own name where possible (bind_from(),
- * bind_as_named()), else through /proc/self/fd. 0, or -1 with errno. */
-static int bind_named(int fd, Target *t)
+/*
+ * COMPAT (no user namespace for bind_as_named(), as in a default container): bind() of the
+ * child's absolute name through an alias of the run's private directory, which
+ * getsockname(), getpeername() and accept() give back as the child's name
+ * (net_handle_sockname()). 0, 1 when no alias can be made (the caller falls back), or -1
+ * with errno from the bind.
+ */
+static int bind_alias(const EmuRequest *req, int fd, const Target *t)
 {
+	const struct sockaddr_un *u = (const struct sockaddr_un *) &t->ss;
+	size_t plen =
+		MIN((size_t) t->len - offsetof(struct sockaddr_un, sun_path), sizeof(u->sun_path));
+	char name[sizeof(u->sun_path) + 1];
+	struct sockaddr_un alias;
+	unsigned alen = 0, n = atomic_fetch_add(&unix_alias_seq, 1);
+	int r, e = 0;
+
+	memcpy(name, u->sun_path, plen);
+	name[plen] = 0;
+	if (!req->view || sbx_view_unix_alias(req->view, name, &t->res, n, &alias, &alen) < 0) {
+		if (req->view)
+			sbx_view_unix_alias_done(req->view, name, n);
+		return 1;
+	}
+	/* before the bind: a getsockname() that can see the name must translate it */
+	atomic_store(&any_unix_alias, true);
+	r = bind(fd, (const struct sockaddr *) &alias, alen);
+	if (r < 0)
+		e = errno;
+	sbx_view_unix_alias_done(req->view, name, n);
+	errno = e;
+	return r;
+}
+
+/* bind() of t's address on fd: the child's own name where possible (bind_from(),
+ * bind_as_named(), else bind_alias()), else through /proc/self/fd. 0, or -1 with errno. */
+static int bind_named(const EmuRequest *req, int fd, const Target *t)
+{
+	struct sockaddr_un u;
+	socklen_t len;
 	int r;
 
 	if (t->bind_dirfd < 0)
-		return bind(fd, (struct sockaddr *) &t->ss, t->len);
+		return bind(fd, (const struct sockaddr *) &t->ss, t->len);
 	r = t->bind_abs ? bind_as_named(fd, t) : bind_from(fd, t);
 	if (r == 0 || (errno != ENOSYS && errno != EPERM && errno != ESTALE))
 		return r;
-	if (proc_addr(t) < 0)
+	if (t->bind_abs) {
+		r = bind_alias(req, fd, t);
+		if (r <= 0)
+			return r;
+	}
+	if (proc_addr(t, &u, &len) < 0)
 		return -1;
-	return bind(fd, (struct sockaddr *) &t->ss, t->len);
+	return bind(fd, (const struct sockaddr *) &u, len);
+}
+
+/*
+ * getsockname(2), getpeername(2): CONTINUEd until a socket was bound under an alias
+ * (bind_alias()); then, for an AF_UNIX socket, the call is made on the supervisor's
+ * duplicate and an alias in the answer becomes the name the program bound. Nothing is
+ * decided on the child's memory; a thread that swaps the fd meanwhile gets the answer for
+ * the socket the fd held when we took it, as if its swap had come after the call. Every
+ * failure of ours is left to the kernel, which answers the same for the fd.
+ */
+int net_handle_sockname(const EmuRequest *req, EmuDecision *d)
+{
+	_cleanup_close_ int fd = -1;
+	struct sockaddr_un u = {};
+	socklen_t sl = sizeof(u);
+	unsigned ul;
+	int domain, type, r, child_len = 0;
+
+	d->verdict = EMU_CONTINUE;
+	if (!atomic_load(&any_unix_alias) || !req->view)
+		return 0;
+	if (caller_socket(req, req->args[0], &fd, &domain, &type) != 0 || domain != AF_UNIX)
+		return 0;
+	r = req->nr == SYS_getpeername ? getpeername(fd, (struct sockaddr *) &u, &sl)
+				       : getsockname(fd, (struct sockaddr *) &u, &sl);
+	ul = sl;
+	if (r < 0 || sl > sizeof(u) || !sbx_view_unix_unalias(req->view, &u, &ul))
+		return 0;
+	sl = ul;
+	if (req->mem->read(req->mem, req->args[2], &child_len, sizeof(child_len)) < 0)
+		return fail(d, EFAULT, NULL, false);
+	if (child_len < 0)
+		return fail(d, EINVAL, NULL, false);
+	if (child_write(req->pid, req->args[1], &u, MIN((size_t) child_len, (size_t) sl)) < 0 ||
+	    child_write(req->pid, req->args[2], &sl, sizeof(sl)) < 0)
+		return fail(d, EFAULT, NULL, false);
+	return ret_val(d, 0, "the name the program bound");
 }
 
 int net_handle_bind(const EmuRequest *req, EmuDecision *d)
@@ -1128,13 +1216,13 @@ int net_handle_bind(const EmuRequest *req, EmuDecision *d)
 		/* bind never goes to a resolver; decide() only redirects connects and sends */
 		r = fail(d, EACCES, "bind to a resolver address", true) + 1;
 	}
-	if (r == 0 && bind_named(fd, &t) < 0) {
+	if (r == 0 && bind_named(req, fd, &t) < 0) {
 		int e = errno;
 
 		/* the supervisor may still hold a socket the tree closed on that address:
 		 * sweep its references, and try once more */
 		if (e == EADDRINUSE && rt && rt->own_sockets && net_socks_sweep(rt) >= 0 &&
-		    bind_named(fd, &t) == 0)
+		    bind_named(req, fd, &t) == 0)
 			e = 0;
 		if (e)
 			r = fail(d, e, NULL, false) + 1;

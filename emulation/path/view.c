@@ -860,6 +860,7 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 	v->run_path = strdup(path);
 	if (!v->run_path)
 		return -ENOMEM;
+	v->run_hidden = !host_dir_in_view(v, base);
 	v->run_fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (v->run_fd < 0)
 		return -errno;
