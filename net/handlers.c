@@ -2,7 +2,9 @@
 /*
  * Socket handlers: socket(2), socketpair(2), connect(2), bind(2), listen(2), sendto(2),
  * sendmsg(2), sendmmsg(2), recvfrom(2) (only to give redirected DNS sockets their resolver's
- * address back) and setsockopt(2) (only the options that change routing: routing_option()).
+ * address back, and AF_UNIX senders bound under an alias their name), getsockname(2) and
+ * getpeername(2) (only to give an AF_UNIX name bound under an alias back as bound) and
+ * setsockopt(2) (only the options that change routing: routing_option()).
  * docs/network.md explains every decision.
  *
  * The rule (DESIGN.md): a decision that depends on memory the child owns is never CONTINUEd.
@@ -1699,6 +1701,53 @@ int net_handle_sendmmsg(const EmuRequest *req, EmuDecision *d)
 
 /* ---- recvfrom: the resolver's address for replies of the stub ---- */
 
+/*
+ * COMPAT (aliases, bind_alias()): a datagram from a socket bound under an alias shows its
+ * sender's name as bound (socketserver's Unix datagram servers answer to it). Peeks at the
+ * next datagram's sender; only when that is an alias is the datagram received here, whole
+ * (its length from MSG_TRUNC) up to the caller's size, else the kernel receives. With
+ * nothing queued the kernel waits and answers, alias and all (socketserver polls first).
+ */
+static int unix_recvfrom(const EmuRequest *req, int fd, EmuDecision *d)
+{
+	_cleanup_free_ uint8_t *buf = NULL;
+	struct sockaddr_un from = {};
+	socklen_t from_len = sizeof(from);
+	size_t want = (size_t) req->args[2];
+	int flags = (int) req->args[3], child_len = 0;
+	unsigned ul;
+	ssize_t n;
+
+	d->verdict = EMU_CONTINUE;
+	n = recvfrom(fd, NULL, 0, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT, (struct sockaddr *) &from,
+		     &from_len);
+	ul = from_len;
+	if (n < 0 || from_len > sizeof(from) || !sbx_view_unix_unalias(req->view, &from, &ul))
+		return 0;
+	if (req->mem->read(req->mem, req->args[5], &child_len, sizeof(child_len)) < 0)
+		return fail(d, EFAULT, NULL, false);
+	if (child_len < 0)
+		return fail(d, EINVAL, NULL, false);
+	want = MIN(want, (size_t) n);
+	buf = malloc(MAX(want, (size_t) 1));
+	if (!buf)
+		return -ENOMEM;
+	from_len = sizeof(from);
+	n = recvfrom(fd, buf, want, flags | MSG_DONTWAIT, (struct sockaddr *) &from, &from_len);
+	if (n < 0)
+		return errno == EAGAIN && !(flags & MSG_DONTWAIT) ? 0 : fail(d, errno, NULL, false);
+	ul = MIN(from_len, (socklen_t) sizeof(from));
+	if (sbx_view_unix_unalias(req->view, &from, &ul))
+		from_len = ul;
+	if (child_write(req->pid, req->args[1], buf, MIN((size_t) n, want)) < 0 ||
+	    child_write(req->pid, req->args[4], &from,
+			MIN((size_t) child_len, (size_t) MIN(from_len, (socklen_t) sizeof(from)))) <
+		    0 ||
+	    child_write(req->pid, req->args[5], &from_len, sizeof(from_len)) < 0)
+		return fail(d, EFAULT, NULL, false);
+	return ret_val(d, n, "the name the sender bound");
+}
+
 int net_handle_recvfrom(const EmuRequest *req, EmuDecision *d)
 {
 	NetRuntime *rt = net_runtime_get();
@@ -1715,12 +1764,16 @@ int net_handle_recvfrom(const EmuRequest *req, EmuDecision *d)
 	/* Not a security decision: receiving does not reach anywhere new. Any socket that was
 	 * not redirected runs in the kernel (a thread swapping the fd only makes its own DNS
 	 * reply look foreign). */
-	if (!rt || !atomic_load(&rt->any_redirect)) {
+	bool alias = atomic_load(&any_unix_alias) && req->view;
+
+	if ((!rt || !atomic_load(&rt->any_redirect)) && !alias) {
 		d->verdict = EMU_CONTINUE;
 		return 0;
 	}
 	r = caller_socket(req, req->args[0], &fd, &domain, &type);
-	if (r != 0 || fstat(fd, &st) < 0 ||
+	if (r == 0 && domain == AF_UNIX && alias && type != SOCK_STREAM)
+		return unix_recvfrom(req, fd, d);
+	if (r != 0 || !rt || fstat(fd, &st) < 0 ||
 	    !net_redirect_find(rt, st.st_dev, st.st_ino, orig, &orig_len)) {
 		d->verdict = EMU_CONTINUE;
 		return 0;

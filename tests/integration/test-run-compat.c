@@ -328,6 +328,30 @@ TEST(unix_socket_keeps_the_name_it_was_bound_to)
 }
 
 /*
+ * A Unix datagram server answers to the address recvfrom() gives, the name its client bound
+ * (socketserver's UnixDatagramServer); where the supervisor binds absolute names through an
+ * alias (no user namespace, as in a default container) that address is translated back.
+ */
+static const char unix_dgram_py[] =
+	"import socket\n"
+	"s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind('/workspace/s.sock')\n"
+	"c = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); c.bind('/tmp/c.sock')\n"
+	"c.sendto(b'ping', '/workspace/s.sock')\n"
+	"data, who = s.recvfrom(16); print(data, who)\n"
+	"s.sendto(b'pong', who); print(c.recvfrom(16))\n";
+
+TEST(unix_datagram_server_answers_its_client)
+{
+	const char *cmd[] = {"python3", "-c", unix_dgram_py, NULL};
+
+	if (!have("/usr/bin/python3"))
+		return;
+	EXPECT_EQ(check("standard", cmd, 0,
+			"b'ping' /tmp/c.sock\n(b'pong', '/workspace/s.sock')\n"),
+		  0);
+}
+
+/*
  * A TCP client that chooses its source port: bind(('', port)) then connect
  * (socket.create_connection(source_address=...)); in loopback mode the wildcard with a port
  * was refused (EACCES), and test_socket's NetworkConnectionAttributesTest.testSourceAddress
