@@ -96,9 +96,39 @@ int emu_handle_stat(const EmuRequest *req, EmuDecision *d)
 			return fs_fail(d, r, NULL);
 		objfd = cfd;
 	} else {
-		r = fs_resolve_at(req, dirfd, p, rflags, &res);
+		bool magic = rflags & SBX_RESOLVE_FOLLOW;
+
+		r = fs_resolve_at(req, dirfd, p, rflags | (magic ? SBX_RESOLVE_KEEP_MAGIC : 0u),
+				  &res);
 		if (r < 0)
 			return fs_fail(d, r, NULL);
+		if (magic && res.exists && res.type == S_IFLNK && res.mount &&
+		    res.mount->kind == SBX_MOUNT_PROC && res.access != SBX_ACCESS_HIDDEN &&
+		    res.access != SBX_ACCESS_DENIED) {
+			pid_t pid;
+			int n;
+
+			if (sbx_proc_fd_path(res.mount, res.vpath, &pid, &n)) {
+				/* /dev/fd/N, /proc/PID/fd/N: the fd's own object, which may
+				 * have no path (a pipe of `diff <(…) <(…)`, a socket) */
+				const SbxHooks *h = sbx_view_hooks(req->view);
+
+				cfd = h->get_fd(h->ctx, pid, n);
+				if (cfd < 0)
+					return fs_fail(
+						d, cfd == -EBADF || cfd == -ESRCH ? -ENOENT : cfd,
+						NULL);
+				fs_note(d, &res);
+				objfd = cfd;
+				goto have_obj;
+			}
+			/* exe, cwd, root…: the virtual path they map to */
+			sbx_resolved_done(&res);
+			res = (SbxResolved){.fd = -1, .parent_fd = -1};
+			r = fs_resolve_at(req, dirfd, p, rflags, &res);
+			if (r < 0)
+				return fs_fail(d, r, NULL);
+		}
 		fs_note(d, &res);
 		r = fs_check_read(&res);
 		if (r < 0) {
@@ -112,6 +142,7 @@ int emu_handle_stat(const EmuRequest *req, EmuDecision *d)
 		objflags = AT_SYMLINK_NOFOLLOW;
 	}
 
+have_obj:
 	if (is_statx) {
 		struct statx stx;
 

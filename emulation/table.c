@@ -193,8 +193,9 @@ static const EmuEntry table[] = {
 			    "at most 8 messages of 64 KiB per call"),
 	ALLOW("recvmmsg"),
 	ALLOW("shutdown"),
-	ALLOW("getsockname"),
-	ALLOW("getpeername"),
+	/* an AF_UNIX name bound under an alias (no user namespace) is given back as bound */
+	NOTIFY("getsockname", net_handle_sockname, EMU_FULL, NULL),
+	NOTIFY("getpeername", net_handle_sockname, EMU_FULL, NULL),
 	/* setsockopt: only the options that change where packets go are notified
 	 * (tracer/filter.c, net_handle_setsockopt) */
 	NOTIFY("setsockopt", net_handle_setsockopt, EMU_FULL, NULL),

@@ -115,7 +115,7 @@ struct NetLearned {
 	size_t max, n_used;
 	LearnedEntry *entries;
 	int32_t *buckets;
-	size_t n_buckets; /* power of two */
+	size_t n_buckets;  /* power of two */
 	int32_t free_head; /* entries freed by entry_remove() */
 	size_t n_fresh;	   /* entries[n_fresh..max) were never used: linked lazily, so that a
 			    * run that learns nothing does not touch the whole array (1.2 MB) */
@@ -637,6 +637,12 @@ int net_decide_address(const NetContext *ctx, NetOp op, int sock_family, int soc
 		 * picks a source port. Listening on it would serve every interface. */
 		if (op == NET_OP_BIND && net_addr_is_unspecified(addr) && addr->port == 0)
 			return decide(ret, NET_VERDICT_ALLOW, 0, "ephemeral bind");
+		/* A TCP client may choose its source port too (create_connection(source_address=
+		 * ('', port)), test_socket's testSourceAddress): a stream socket receives nothing
+		 * before listen(), which is checked on the bound address, so the wildcard only
+		 * serves if it listens. A datagram socket receives as soon as it is bound. */
+		if (op == NET_OP_BIND && net_addr_is_unspecified(addr) && base == SOCK_STREAM)
+			return decide(ret, NET_VERDICT_ALLOW, 0, "source port of a stream socket");
 		return decide(ret, NET_VERDICT_DENY, EACCES,
 			      op == NET_OP_BIND ? "bind outside loopback"
 						: "listen outside loopback");
@@ -664,7 +670,8 @@ int net_decide_address(const NetContext *ctx, NetOp op, int sock_family, int soc
 		if (net_addr_is_loopback(&dest))
 			return decide(ret, NET_VERDICT_ALLOW, 0, "loopback");
 		if (ctx->ask_unlisted && op == NET_OP_CONNECT)
-			return decide(ret, NET_VERDICT_ASK, connect_errno(ctx), "not loopback: ask");
+			return decide(ret, NET_VERDICT_ASK, connect_errno(ctx),
+				      "not loopback: ask");
 		return decide(ret, NET_VERDICT_DENY, connect_errno(ctx), "not loopback");
 	}
 
@@ -717,10 +724,8 @@ const char *net_op_to_string(NetOp op)
 const char *net_verdict_to_string(NetVerdict v)
 {
 	static const char *const table[_NET_VERDICT_MAX] = {
-		[NET_VERDICT_ALLOW] = "allow",
-		[NET_VERDICT_DENY] = "deny",
-		[NET_VERDICT_DNS] = "dns",
-		[NET_VERDICT_UNIX_PATH] = "unix-path",
+		[NET_VERDICT_ALLOW] = "allow", [NET_VERDICT_DENY] = "deny",
+		[NET_VERDICT_DNS] = "dns",     [NET_VERDICT_UNIX_PATH] = "unix-path",
 		[NET_VERDICT_ASK] = "ask",
 	};
 

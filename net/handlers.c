@@ -2,7 +2,9 @@
 /*
  * Socket handlers: socket(2), socketpair(2), connect(2), bind(2), listen(2), sendto(2),
  * sendmsg(2), sendmmsg(2), recvfrom(2) (only to give redirected DNS sockets their resolver's
- * address back) and setsockopt(2) (only the options that change routing: routing_option()).
+ * address back, and AF_UNIX senders bound under an alias their name), getsockname(2) and
+ * getpeername(2) (only to give an AF_UNIX name bound under an alias back as bound) and
+ * setsockopt(2) (only the options that change routing: routing_option()).
  * docs/network.md explains every decision.
  *
  * The rule (DESIGN.md): a decision that depends on memory the child owns is never CONTINUEd.
@@ -34,15 +36,21 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/capability.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -104,8 +112,8 @@ static void ctx_init(NetRuntime *rt, const EmuRequest *req, NetContext *ctx)
 	};
 	/* asking only in the policy's own mode: after a ratchet drop (private data entered the
 	 * run) an unlisted destination is denied without asking */
-	ctx->ask_unlisted = rt && req->policy->network.ask_unlisted &&
-			    ctx->mode == req->policy->network.mode;
+	ctx->ask_unlisted =
+		rt && req->policy->network.ask_unlisted && ctx->mode == req->policy->network.mode;
 }
 
 static int connect_errno(const EmuRequest *req)
@@ -185,6 +193,11 @@ static int child_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
 	return 0;
 }
 
+/* Set once a socket was bound under an alias (sbx_view_unix_alias()): from then on
+ * getsockname(), getpeername() and accept() of AF_UNIX sockets translate it back. */
+static atomic_bool any_unix_alias;
+static atomic_uint unix_alias_seq;
+
 /* The stub's address for a socket of (domain, type), in the socket's own family. */
 static int stub_target(NetRuntime *rt, int domain, int type, struct sockaddr_storage *ret,
 		       socklen_t *ret_len)
@@ -263,6 +276,8 @@ typedef struct Target {
 	bool redirected;
 	bool have_res; /* res pins the AF_UNIX object the address names: keep until the call */
 	SbxResolved res;
+	int bind_dirfd; /* >= 0: ss is the child's own name, bound in this directory */
+	bool bind_abs;	/* ... an absolute one, bound by bind_as_named() */
 } Target;
 
 static void target_done(Target *t)
@@ -316,6 +331,19 @@ static int unix_view_target(const EmuRequest *req, NetOp op, const NetAddr *a, T
 	return 0;
 }
 
+/* Whether path is "/a/b/name", with no ".", ".." or empty component, naming r->name in the
+ * directory r resolved "/a/b" to: bind_as_named() can reproduce it. */
+static bool plain_absolute(const char *path, const SbxResolved *r)
+{
+	const char *base = strrchr(path, '/');
+
+	if (path[0] != '/' || r->parent_fd < 0 || r->exists || strstr(path, "//") ||
+	    strstr(path, "/./") || strstr(path, "/../"))
+		return false;
+	return base && strcmp(base + 1, r->name) == 0 && strcmp(r->name, ".") != 0 &&
+	       strcmp(r->name, "..") != 0 && r->name[0];
+}
+
 /*
  * Decides op for the copy (buf, len) on a socket of (domain, type) under the current mode,
  * and fills *t. Called with the mode lock held for reading. Returns 0 when allowed, or fills
@@ -347,6 +375,8 @@ static int decide_ask(NetRuntime *rt, const EmuRequest *req, NetOp op, int domai
 		return 1;
 	}
 	t->redirected = false;
+	t->bind_dirfd = -1;
+	t->bind_abs = false;
 	switch (nd.verdict) {
 	case NET_VERDICT_ALLOW:
 		memcpy(&t->ss, buf, len);
@@ -367,6 +397,15 @@ static int decide_ask(NetRuntime *rt, const EmuRequest *req, NetOp op, int domai
 				fail(d, r, "unix socket path refused by the file-system view",
 				     r == EACCES || r == EROFS);
 				return 1;
+			}
+			/* the name the program gave, so that getsockname() returns it */
+			if (op == NET_OP_BIND &&
+			    (sbx_view_unix_name_in_parent(a.unix_name, &t->res) ||
+			     plain_absolute(a.unix_name, &t->res))) {
+				memcpy(&t->ss, buf, len);
+				t->len = (socklen_t) len;
+				t->bind_dirfd = t->res.parent_fd;
+				t->bind_abs = a.unix_name[0] == '/';
 			}
 			return 0;
 		}
@@ -397,7 +436,8 @@ static bool ask_allowed_find(NetRuntime *rt, const NetAddr *a)
 
 	pthread_mutex_lock(&rt->ask_lock);
 	for (size_t i = 0; i < rt->n_ask_allowed && !found; i++)
-		found = rt->ask_allowed[i].port == a->port && net_addr_ip_equal(&rt->ask_allowed[i], a);
+		found = rt->ask_allowed[i].port == a->port &&
+			net_addr_ip_equal(&rt->ask_allowed[i], a);
 	pthread_mutex_unlock(&rt->ask_lock);
 	return found;
 }
@@ -650,6 +690,12 @@ int net_handle_accept(const EmuRequest *req, EmuDecision *d)
 	r = install_new(rt, req, nfd, domain, type, flags & SOCK_CLOEXEC);
 	if (r < 0)
 		return install_fail(d, r);
+	if (domain == AF_UNIX && atomic_load(&any_unix_alias) && sl <= sizeof(ss)) {
+		unsigned ul = sl;
+
+		if (sbx_view_unix_unalias(req->view, (struct sockaddr_un *) &ss, &ul))
+			sl = ul;
+	}
 	if (req->args[1] &&
 	    (child_write(req->pid, req->args[1], &ss, MIN((size_t) child_len, (size_t) sl)) < 0 ||
 	     child_write(req->pid, req->args[2], &sl, sizeof(sl)) < 0))
@@ -867,6 +913,284 @@ int net_handle_connect(const EmuRequest *req, EmuDecision *d)
 	return ret_val(d, 0, d->why);
 }
 
+/* The exit status of a bind helper, an errno: 0, or -1 with errno set (EIO: it died). */
+static int helper_wait(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (!WIFEXITED(status)) {
+		errno = EIO;
+		return -1;
+	}
+	errno = WEXITSTATUS(status);
+	return errno ? -1 : 0;
+}
+
+/*
+ * COMPAT (unshare() refused: Docker's default seccomp profile allows it only with
+ * CAP_SYS_ADMIN): bind_from() in a forked helper, whose working directory is its own to
+ * change. Its copy of fd is the same open file description, so its bind binds our socket.
+ * Only async-signal-safe calls after fork() of this multi-threaded process; the helper is a
+ * child of this thread, which the reaping in the main thread (__WNOTHREAD) leaves alone.
+ */
+static int bind_forked(int fd, const Target *t)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (fchdir(t->bind_dirfd) < 0)
+			_exit(EPERM);
+		_exit(bind(fd, (const struct sockaddr *) &t->ss, t->len) < 0 ? errno : 0);
+	}
+	return helper_wait(pid);
+}
+
+/*
+ * bind() of the child's relative address "name" from the directory t->bind_dirfd, so the
+ * socket's name is the child's (issue 23: test_socketserver connects to getsockname()): in
+ * a thread with a file-system context of its own (unshare(CLONE_FS) once per thread), which
+ * goes back to its previous working directory afterwards; where unshare() is refused, in a
+ * forked helper.
+ */
+static int bind_from(int fd, const Target *t)
+{
+	static __thread int own_fs = 0; /* 1: unshared, -1: unshare failed */
+	_cleanup_close_ int back = -1;
+	const struct sockaddr *a = (const struct sockaddr *) &t->ss;
+	int r, e;
+
+	if (own_fs == 0)
+		own_fs = unshare(CLONE_FS) == 0 ? 1 : -1;
+	if (own_fs < 0)
+		return bind_forked(fd, t);
+	back = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (back < 0 || fchdir(t->bind_dirfd) < 0)
+		return -1;
+	r = bind(fd, a, t->len);
+	e = errno;
+	if (fchdir(back) < 0)
+		(void) !chdir("/");
+	errno = e;
+	return r;
+}
+
+/*
+ * bind() of the child's absolute name "/a/b/name" in the directory t->bind_dirfd (what the
+ * view resolved "/a/b" to), so that the socket's name is the child's (issue 23: socketserver,
+ * multiprocessing.connection and asyncio read their address back with getsockname()). A
+ * forked helper makes a user and mount namespace of its own, reopens the directory by its
+ * host path there (same device and inode as t->bind_dirfd, else it gives up), mounts it at
+ * /a/b of an empty tmpfs, chroots into that, drops its capabilities and binds: no name the
+ * child can change is on the way. Returns 0, or -1 with errno; ENOSYS: no user namespaces
+ * here (the caller binds through /proc/self/fd instead).
+ */
+static int bind_as_named(int fd, const Target *t)
+{
+	const struct sockaddr_un *u = (const struct sockaddr_un *) &t->ss;
+	char host[PATH_MAX], link[64], dirs[sizeof(u->sun_path) + 8], map[64], gmap[64];
+	struct stat want;
+	ssize_t n;
+	pid_t pid;
+	char *slash;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", t->bind_dirfd);
+	n = readlink(link, host, sizeof(host) - 1);
+	if (n <= 0 || fstat(t->bind_dirfd, &want) < 0) {
+		errno = ENOENT;
+		return -1;
+	}
+	host[n] = 0;
+	/* "/tmp" + the directory part of the child's name: the mount point */
+	snprintf(dirs, sizeof(dirs), "/tmp%s", u->sun_path);
+	slash = strrchr(dirs, '/');
+	*slash = 0;
+	snprintf(map, sizeof(map), "%u %u 1", (unsigned) geteuid(), (unsigned) geteuid());
+	snprintf(gmap, sizeof(gmap), "%u %u 1", (unsigned) getegid(), (unsigned) getegid());
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		struct __user_cap_header_struct hd = {_LINUX_CAPABILITY_VERSION_3, 0};
+		struct __user_cap_data_struct cd[2] = {};
+		struct stat st;
+		int dfd, w, lo, hi;
+
+		/* Run by root, handler threads have no effective capabilities, and mapping uid 0
+		 * needs CAP_SETFCAP (the permitted set still has it) */
+		if (syscall(SYS_capget, &hd, cd) == 0) {
+			cd[0].effective = cd[0].permitted;
+			cd[1].effective = cd[1].permitted;
+			(void) syscall(SYS_capset, &hd, cd);
+		}
+		if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+			_exit(ENOSYS);
+		/* A plain user's writes to the maps of a non-dumpable process fail (they belong to
+		 * root): dumpable for those three writes only, holding no fd of the supervisor
+		 * but the socket and the directory (and 0-2) */
+		lo = fd < t->bind_dirfd ? fd : t->bind_dirfd;
+		hi = fd < t->bind_dirfd ? t->bind_dirfd : fd;
+		if ((lo > 3 && close_range(3, (unsigned) lo - 1, 0) < 0) ||
+		    (hi > lo + 1 && close_range((unsigned) lo + 1, (unsigned) hi - 1, 0) < 0) ||
+		    close_range((unsigned) hi + 1, ~0U, 0) < 0)
+			_exit(EPERM);
+		if (geteuid() != 0 && prctl(PR_SET_DUMPABLE, 1) < 0)
+			_exit(EPERM);
+		w = open("/proc/self/setgroups", O_WRONLY);
+		if (w >= 0 && (write(w, "deny", 4) < 0 || close(w) < 0))
+			_exit(EPERM);
+		w = open("/proc/self/uid_map", O_WRONLY);
+		if (w < 0 || write(w, map, strlen(map)) < 0 || close(w) < 0)
+			_exit(EPERM);
+		w = open("/proc/self/gid_map", O_WRONLY);
+		if (w < 0 || write(w, gmap, strlen(gmap)) < 0 || close(w) < 0)
+			_exit(EPERM);
+		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+			_exit(EPERM);
+		dfd = open(host, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dfd < 0 || fstat(dfd, &st) < 0 || st.st_dev != want.st_dev ||
+		    st.st_ino != want.st_ino)
+			_exit(ESTALE);
+		if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755") <
+		    0)
+			_exit(EPERM);
+		for (char *p = dirs + 5; *p; p++)
+			if (*p == '/') {
+				*p = 0;
+				if (mkdir(dirs, 0755) < 0 && errno != EEXIST)
+					_exit(EPERM);
+				*p = '/';
+			}
+		if (dirs[4] && mkdir(dirs, 0755) < 0 && errno != EEXIST)
+			_exit(EPERM);
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", dfd);
+		if (mount(link, dirs, NULL, MS_BIND, NULL) < 0 || chroot("/tmp") < 0 ||
+		    chdir("/") < 0)
+			_exit(EPERM);
+		/* the bind with the command's rights: no capability of the new namespace */
+		memset(cd, 0, sizeof(cd));
+		if (syscall(SYS_capset, &hd, cd) < 0)
+			_exit(EPERM);
+		_exit(bind(fd, (const struct sockaddr *) u, t->len) < 0 ? errno : 0);
+	}
+	return helper_wait(pid);
+}
+
+/* The address "/proc/self/fd/<dir>/<name>" for t in *u (the child's name is not kept). */
+static int proc_addr(const Target *t, struct sockaddr_un *u, socklen_t *ret_len)
+{
+	int n;
+
+	memset(u, 0, sizeof(*u));
+	u->sun_family = AF_UNIX;
+	n = snprintf(u->sun_path, sizeof(u->sun_path), "/proc/self/fd/%d/%s", t->bind_dirfd,
+		     t->res.name);
+	if (n < 0 || (size_t) n >= sizeof(u->sun_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	*ret_len = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + (size_t) n + 1);
+	return 0;
+}
+
+/*
+ * COMPAT (no user namespace for bind_as_named(), as in a default container): bind() of the
+ * child's absolute name through an alias of the run's private directory, which
+ * getsockname(), getpeername() and accept() give back as the child's name
+ * (net_handle_sockname()). 0, 1 when no alias can be made (the caller falls back), or -1
+ * with errno from the bind.
+ */
+static int bind_alias(const EmuRequest *req, int fd, const Target *t)
+{
+	const struct sockaddr_un *u = (const struct sockaddr_un *) &t->ss;
+	size_t plen =
+		MIN((size_t) t->len - offsetof(struct sockaddr_un, sun_path), sizeof(u->sun_path));
+	char name[sizeof(u->sun_path) + 1];
+	struct sockaddr_un alias;
+	unsigned alen = 0, n = atomic_fetch_add(&unix_alias_seq, 1);
+	int r, e = 0;
+
+	memcpy(name, u->sun_path, plen);
+	name[plen] = 0;
+	if (!req->view || sbx_view_unix_alias(req->view, name, &t->res, n, &alias, &alen) < 0) {
+		if (req->view)
+			sbx_view_unix_alias_done(req->view, name, n);
+		return 1;
+	}
+	/* before the bind: a getsockname() that can see the name must translate it */
+	atomic_store(&any_unix_alias, true);
+	r = bind(fd, (const struct sockaddr *) &alias, alen);
+	if (r < 0)
+		e = errno;
+	sbx_view_unix_alias_done(req->view, name, n);
+	errno = e;
+	return r;
+}
+
+/* bind() of t's address on fd: the child's own name where possible (bind_from(),
+ * bind_as_named(), else bind_alias()), else through /proc/self/fd. 0, or -1 with errno. */
+static int bind_named(const EmuRequest *req, int fd, const Target *t)
+{
+	struct sockaddr_un u;
+	socklen_t len;
+	int r;
+
+	if (t->bind_dirfd < 0)
+		return bind(fd, (const struct sockaddr *) &t->ss, t->len);
+	r = t->bind_abs ? bind_as_named(fd, t) : bind_from(fd, t);
+	if (r == 0 || (errno != ENOSYS && errno != EPERM && errno != ESTALE))
+		return r;
+	if (t->bind_abs) {
+		r = bind_alias(req, fd, t);
+		if (r <= 0)
+			return r;
+	}
+	if (proc_addr(t, &u, &len) < 0)
+		return -1;
+	return bind(fd, (const struct sockaddr *) &u, len);
+}
+
+/*
+ * getsockname(2), getpeername(2): CONTINUEd until a socket was bound under an alias
+ * (bind_alias()); then, for an AF_UNIX socket, the call is made on the supervisor's
+ * duplicate and an alias in the answer becomes the name the program bound. Nothing is
+ * decided on the child's memory; a thread that swaps the fd meanwhile gets the answer for
+ * the socket the fd held when we took it, as if its swap had come after the call. Every
+ * failure of ours is left to the kernel, which answers the same for the fd.
+ */
+int net_handle_sockname(const EmuRequest *req, EmuDecision *d)
+{
+	_cleanup_close_ int fd = -1;
+	struct sockaddr_un u = {};
+	socklen_t sl = sizeof(u);
+	unsigned ul;
+	int domain, type, r, child_len = 0;
+
+	d->verdict = EMU_CONTINUE;
+	if (!atomic_load(&any_unix_alias) || !req->view)
+		return 0;
+	if (caller_socket(req, req->args[0], &fd, &domain, &type) != 0 || domain != AF_UNIX)
+		return 0;
+	r = req->nr == SYS_getpeername ? getpeername(fd, (struct sockaddr *) &u, &sl)
+				       : getsockname(fd, (struct sockaddr *) &u, &sl);
+	ul = sl;
+	if (r < 0 || sl > sizeof(u) || !sbx_view_unix_unalias(req->view, &u, &ul))
+		return 0;
+	sl = ul;
+	if (req->mem->read(req->mem, req->args[2], &child_len, sizeof(child_len)) < 0)
+		return fail(d, EFAULT, NULL, false);
+	if (child_len < 0)
+		return fail(d, EINVAL, NULL, false);
+	if (child_write(req->pid, req->args[1], &u, MIN((size_t) child_len, (size_t) sl)) < 0 ||
+	    child_write(req->pid, req->args[2], &sl, sizeof(sl)) < 0)
+		return fail(d, EFAULT, NULL, false);
+	return ret_val(d, 0, "the name the program bound");
+}
+
 int net_handle_bind(const EmuRequest *req, EmuDecision *d)
 {
 	NetRuntime *rt = net_runtime_get();
@@ -894,13 +1218,13 @@ int net_handle_bind(const EmuRequest *req, EmuDecision *d)
 		/* bind never goes to a resolver; decide() only redirects connects and sends */
 		r = fail(d, EACCES, "bind to a resolver address", true) + 1;
 	}
-	if (r == 0 && bind(fd, (struct sockaddr *) &t.ss, t.len) < 0) {
+	if (r == 0 && bind_named(req, fd, &t) < 0) {
 		int e = errno;
 
 		/* the supervisor may still hold a socket the tree closed on that address:
 		 * sweep its references, and try once more */
 		if (e == EADDRINUSE && rt && rt->own_sockets && net_socks_sweep(rt) >= 0 &&
-		    bind(fd, (struct sockaddr *) &t.ss, t.len) == 0)
+		    bind_named(req, fd, &t) == 0)
 			e = 0;
 		if (e)
 			r = fail(d, e, NULL, false) + 1;
@@ -1377,6 +1701,53 @@ int net_handle_sendmmsg(const EmuRequest *req, EmuDecision *d)
 
 /* ---- recvfrom: the resolver's address for replies of the stub ---- */
 
+/*
+ * COMPAT (aliases, bind_alias()): a datagram from a socket bound under an alias shows its
+ * sender's name as bound (socketserver's Unix datagram servers answer to it). Peeks at the
+ * next datagram's sender; only when that is an alias is the datagram received here, whole
+ * (its length from MSG_TRUNC) up to the caller's size, else the kernel receives. With
+ * nothing queued the kernel waits and answers, alias and all (socketserver polls first).
+ */
+static int unix_recvfrom(const EmuRequest *req, int fd, EmuDecision *d)
+{
+	_cleanup_free_ uint8_t *buf = NULL;
+	struct sockaddr_un from = {};
+	socklen_t from_len = sizeof(from);
+	size_t want = (size_t) req->args[2];
+	int flags = (int) req->args[3], child_len = 0;
+	unsigned ul;
+	ssize_t n;
+
+	d->verdict = EMU_CONTINUE;
+	n = recvfrom(fd, NULL, 0, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT, (struct sockaddr *) &from,
+		     &from_len);
+	ul = from_len;
+	if (n < 0 || from_len > sizeof(from) || !sbx_view_unix_unalias(req->view, &from, &ul))
+		return 0;
+	if (req->mem->read(req->mem, req->args[5], &child_len, sizeof(child_len)) < 0)
+		return fail(d, EFAULT, NULL, false);
+	if (child_len < 0)
+		return fail(d, EINVAL, NULL, false);
+	want = MIN(want, (size_t) n);
+	buf = malloc(MAX(want, (size_t) 1));
+	if (!buf)
+		return -ENOMEM;
+	from_len = sizeof(from);
+	n = recvfrom(fd, buf, want, flags | MSG_DONTWAIT, (struct sockaddr *) &from, &from_len);
+	if (n < 0)
+		return errno == EAGAIN && !(flags & MSG_DONTWAIT) ? 0 : fail(d, errno, NULL, false);
+	ul = MIN(from_len, (socklen_t) sizeof(from));
+	if (sbx_view_unix_unalias(req->view, &from, &ul))
+		from_len = ul;
+	if (child_write(req->pid, req->args[1], buf, MIN((size_t) n, want)) < 0 ||
+	    child_write(req->pid, req->args[4], &from,
+			MIN((size_t) child_len, (size_t) MIN(from_len, (socklen_t) sizeof(from)))) <
+		    0 ||
+	    child_write(req->pid, req->args[5], &from_len, sizeof(from_len)) < 0)
+		return fail(d, EFAULT, NULL, false);
+	return ret_val(d, n, "the name the sender bound");
+}
+
 int net_handle_recvfrom(const EmuRequest *req, EmuDecision *d)
 {
 	NetRuntime *rt = net_runtime_get();
@@ -1393,12 +1764,16 @@ int net_handle_recvfrom(const EmuRequest *req, EmuDecision *d)
 	/* Not a security decision: receiving does not reach anywhere new. Any socket that was
 	 * not redirected runs in the kernel (a thread swapping the fd only makes its own DNS
 	 * reply look foreign). */
-	if (!rt || !atomic_load(&rt->any_redirect)) {
+	bool alias = atomic_load(&any_unix_alias) && req->view;
+
+	if ((!rt || !atomic_load(&rt->any_redirect)) && !alias) {
 		d->verdict = EMU_CONTINUE;
 		return 0;
 	}
 	r = caller_socket(req, req->args[0], &fd, &domain, &type);
-	if (r != 0 || fstat(fd, &st) < 0 ||
+	if (r == 0 && domain == AF_UNIX && alias && type != SOCK_STREAM)
+		return unix_recvfrom(req, fd, d);
+	if (r != 0 || !rt || fstat(fd, &st) < 0 ||
 	    !net_redirect_find(rt, st.st_dev, st.st_ino, orig, &orig_len)) {
 		d->verdict = EMU_CONTINUE;
 		return 0;

@@ -92,6 +92,7 @@ int net_handle_sendmmsg(const EmuRequest *req, EmuDecision *ret_decision);
 int net_handle_recvfrom(const EmuRequest *req, EmuDecision *ret_decision);
 int net_handle_setsockopt(const EmuRequest *req, EmuDecision *ret_decision);
 int net_handle_accept(const EmuRequest *req, EmuDecision *ret_decision);
+int net_handle_sockname(const EmuRequest *req, EmuDecision *ret_decision);
 int net_handle_close(const EmuRequest *req, EmuDecision *ret_decision);
 
 /**

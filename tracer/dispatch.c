@@ -20,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <limits.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -755,6 +757,55 @@ static int pidfd_reopen(const EmuRequest *req, int childfd, int *ret_fd)
 	return 0;
 }
 
+/*
+ * pidfd_send_signal() also takes an fd of a /proc/PID directory (test_signal's
+ * test_pidfd_send_signal opens /proc/<its pid>): the pid it names in our namespace, or 0 when
+ * fd is not such a directory (the same inode as our /proc/PID: a thread's task/TID directory
+ * or another procfs instance is not).
+ */
+static long proc_dir_pid(int fd)
+{
+	char link[64], target[PATH_MAX], *base, *end;
+	struct stat st, mine;
+	ssize_t n;
+	long pid;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n <= 0 || fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	target[n] = 0;
+	base = strrchr(target, '/');
+	if (!base || !base[1])
+		return 0;
+	pid = strtol(base + 1, &end, 10);
+	if (*end || pid <= 0)
+		return 0;
+	snprintf(link, sizeof(link), "/proc/%ld", pid);
+	if (stat(link, &mine) < 0 || mine.st_dev != st.st_dev || mine.st_ino != st.st_ino)
+		return 0;
+	return pid;
+}
+
+/*
+ * COMPAT (pidfd_getfd refused, as in a container): the caller's fd when it is a directory,
+ * reopened through /proc/PID/fd/N (the kernel follows that link to the file itself, so the
+ * child's bytes play no part); proc_dir_pid() then says whether it is a /proc/PID directory.
+ * O_DIRECTORY: nothing but a directory is ever opened (a FIFO would block). 0 or EBADF.
+ */
+static int proc_dir_reopen(const EmuRequest *req, int childfd, int *ret_fd)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int) req->pid, childfd);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return EBADF;
+	*ret_fd = fd;
+	return 0;
+}
+
 static int pidfd_target(Tracer *t, const EmuRequest *req, const EmuSignal *s)
 {
 	_cleanup_close_ int pfd = -1, fd = -1, info_fd = -1;
@@ -765,6 +816,8 @@ static int pidfd_target(Tracer *t, const EmuRequest *req, const EmuSignal *s)
 
 	if (!pidfd_getfd_usable()) {
 		r = pidfd_reopen(req, s->pidfd, &fd);
+		if (r == EBADF)
+			r = proc_dir_reopen(req, s->pidfd, &fd);
 		if (r != 0)
 			return r;
 	} else {
@@ -784,9 +837,10 @@ static int pidfd_target(Tracer *t, const EmuRequest *req, const EmuSignal *s)
 		return -EIO;
 	buf[n] = 0;
 	p = strstr(buf, "\nPid:");
-	if (!p)
-		return EBADF; /* not a pidfd */
-	pid = strtol(p + 5, NULL, 10);
+	if (p)
+		pid = strtol(p + 5, NULL, 10);
+	else if ((pid = proc_dir_pid(fd)) == 0)
+		return EBADF; /* neither a pidfd nor a /proc/PID directory */
 	if (pid <= 0)
 		return ESRCH; /* exited (-1) or in another namespace (0) */
 	r = tree_contains(t->keeper, (pid_t) pid, NULL);

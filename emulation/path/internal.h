@@ -16,6 +16,7 @@ struct SbxView {
 	const SbxMount *root_mount; /* the mount at "/", or NULL (skeleton root) */
 	int run_fd;		    /* private per-run directory of the skeleton (on tmpfs if any) */
 	char *run_path;
+	bool run_hidden; /* run_path is below no mount's source: the program cannot reach it */
 	char **tmp_paths;	    /* tmp mounts the view made and removes at free */
 	bool scratch_disowned;	    /* another process removes run_path and tmp_paths */
 	int root_fd; /* O_PATH of the skeleton root */

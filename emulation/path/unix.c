@@ -2,6 +2,7 @@
 /* AF_UNIX path addresses in the view (see view.h). */
 #include "emulation/path/view.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/macros.h"
+#include "emulation/path/internal.h"
 
 /* "/proc/self/fd/<fd>" or "/proc/self/fd/<fd>/<name>" */
 static int set_addr(struct sockaddr_un *a, unsigned *len, int fd, const char *name)
@@ -80,6 +82,22 @@ fail:
 	return r;
 }
 
+bool sbx_view_unix_name_in_parent(const char *path, const SbxResolved *r)
+{
+	const char *p = path;
+
+	if (!path || path[0] == '/' || r->parent_fd < 0 || r->exists)
+		return false;
+	while (p[0] == '.' && p[1] == '/') {
+		p++;
+		while (*p == '/')
+			p++;
+	}
+	if (!*p || strchr(p, '/') || strcmp(p, ".") == 0 || strcmp(p, "..") == 0)
+		return false;
+	return strcmp(p, r->name) == 0;
+}
+
 int sbx_view_unix_bound(const SbxResolved *r, mode_t umask)
 {
 	_cleanup_close_ int fd = -1;
@@ -97,4 +115,114 @@ int sbx_view_unix_bound(const SbxResolved *r, mode_t umask)
 	if (chmod(p, 0777 & ~umask) < 0)
 		return -errno;
 	return 0;
+}
+
+/* "<n>" + the directory part of the absolute name ("/a/b/s" → "7/a/b", "/s" → "7") into sub,
+ * the last component into *ret_base. -ENAMETOOLONG. */
+static int alias_sub(const char *name, unsigned n, char *sub, size_t size, const char **ret_base)
+{
+	const char *base = strrchr(name, '/');
+	int k;
+
+	if (name[0] != '/' || !base || !base[1])
+		return -EINVAL;
+	k = snprintf(sub, size, "%u%.*s", n, (int) (base - name), name);
+	if (k < 0 || (size_t) k >= size)
+		return -ENAMETOOLONG;
+	*ret_base = base + 1;
+	return 0;
+}
+
+int sbx_view_unix_alias(const SbxView *v, const char *name, const SbxResolved *r, unsigned n,
+			struct sockaddr_un *ret_addr, unsigned *ret_len)
+{
+	char sub[sizeof(ret_addr->sun_path)], target[64];
+	_cleanup_close_ int ufd = -1;
+	const char *base;
+	int k;
+
+	if (!v->run_path || v->run_fd < 0 || r->parent_fd < 0)
+		return -ENOENT;
+	/* where the program could reach the run directory (every candidate for it is shown in
+	 * the view), it could swap the link before the bind follows it */
+	if (!v->run_hidden)
+		return -EPERM;
+	k = alias_sub(name, n, sub, sizeof(sub), &base);
+	if (k < 0)
+		return k;
+	memset(ret_addr, 0, sizeof(*ret_addr));
+	ret_addr->sun_family = AF_UNIX;
+	k = snprintf(ret_addr->sun_path, sizeof(ret_addr->sun_path), "%s/u/%s/%s", v->run_path, sub,
+		     base);
+	if (k < 0 || (size_t) k >= sizeof(ret_addr->sun_path))
+		return -ENAMETOOLONG;
+	*ret_len = (unsigned) (offsetof(struct sockaddr_un, sun_path) + (size_t) k + 1);
+	if (mkdirat(v->run_fd, "u", 0700) < 0 && errno != EEXIST)
+		return -errno;
+	ufd = openat(v->run_fd, "u", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (ufd < 0)
+		return -errno;
+	/* the directories of sub but its last component, then that one as the link; all of it
+	 * in a directory of ours that the program cannot reach, under a number no other bind
+	 * uses at the same time */
+	for (char *p = sub; (p = strchr(p, '/')); p++) {
+		*p = 0;
+		k = mkdirat(ufd, sub, 0700);
+		*p = '/';
+		if (k < 0 && errno != EEXIST)
+			return -errno;
+	}
+	(void) snprintf(target, sizeof(target), "/proc/self/fd/%d", r->parent_fd);
+	if (symlinkat(target, ufd, sub) < 0)
+		return -errno;
+	return 0;
+}
+
+void sbx_view_unix_alias_done(const SbxView *v, const char *name, unsigned n)
+{
+	char sub[sizeof(((struct sockaddr_un *) NULL)->sun_path)];
+	_cleanup_close_ int ufd = -1;
+	const char *base;
+	char *p;
+
+	if (v->run_fd < 0 || alias_sub(name, n, sub, sizeof(sub), &base) < 0)
+		return;
+	ufd = openat(v->run_fd, "u", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (ufd < 0)
+		return;
+	(void) unlinkat(ufd, sub, 0);
+	while ((p = strrchr(sub, '/'))) {
+		*p = 0;
+		(void) unlinkat(ufd, sub, AT_REMOVEDIR);
+	}
+}
+
+bool sbx_view_unix_unalias(const SbxView *v, struct sockaddr_un *addr, unsigned *len)
+{
+	char vpath[sizeof(addr->sun_path)];
+	size_t plen, have;
+	const char *p;
+
+	if (!v || !v->run_path || addr->sun_family != AF_UNIX ||
+	    *len <= offsetof(struct sockaddr_un, sun_path))
+		return false;
+	have = strnlen(addr->sun_path, MIN((size_t) *len - offsetof(struct sockaddr_un, sun_path),
+					   sizeof(addr->sun_path)));
+	plen = strlen(v->run_path);
+	if (have <= plen + 3 || strncmp(addr->sun_path, v->run_path, plen) != 0 ||
+	    strncmp(addr->sun_path + plen, "/u/", 3) != 0)
+		return false;
+	p = addr->sun_path + plen + 3;
+	if (*p < '0' || *p > '9')
+		return false;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (*p != '/')
+		return false;
+	have -= (size_t) (p - addr->sun_path);
+	memcpy(vpath, p, have);
+	memset(addr->sun_path, 0, sizeof(addr->sun_path));
+	memcpy(addr->sun_path, vpath, have);
+	*len = (unsigned) (offsetof(struct sockaddr_un, sun_path) + have + 1);
+	return true;
 }

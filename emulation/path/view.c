@@ -269,6 +269,72 @@ static int synth_passwd(SbxView *v, const char *home)
 	return write_skeleton_file(etc, "group", text, strlen(text));
 }
 
+/* The whole of a host file of at most 1 MiB into *ret (malloc'd): its length, or -errno. */
+static ssize_t read_small_file(const char *path, char **ret)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	size_t len = 0, cap = 1 << 20;
+	char *buf;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	while (len < cap && (n = read(fd, buf + len, cap - len)) > 0)
+		len += (size_t) n;
+	if (len == cap) {
+		free(buf);
+		return -EFBIG;
+	}
+	*ret = buf;
+	return (ssize_t) len;
+}
+
+/*
+ * /etc/hosts and /etc/nsswitch.conf under the same condition: "localhost" resolves to the
+ * loopback addresses (socket_helper.HOST of Python's tests, servers on localhost in loopback
+ * mode); without them glibc asks DNS first for every name, then gives up on "localhost".
+ * Nothing of the host's network is shown; /etc/services and /etc/protocols are copied.
+ */
+static int synth_hosts(SbxView *v)
+{
+	static const char hosts[] = "127.0.0.1\tlocalhost\n"
+				    "::1\tlocalhost ip6-localhost ip6-loopback\n";
+	static const char nss[] = "passwd: files\ngroup: files\nshadow: files\n"
+				  "hosts: files dns\nnetworks: files\n";
+	_cleanup_close_ int etc = -1;
+	int r;
+
+	if (v->root_mount || view_mount_of(v, "/etc/hosts"))
+		return 0;
+	etc = skeleton_etc(v);
+	if (etc < 0)
+		return etc;
+	r = write_skeleton_file(etc, "hosts", hosts, sizeof(hosts) - 1);
+	if (r < 0)
+		return r;
+	/* the IANA lists (getservbyname(), getprotobyname(), getaddrinfo() with a service
+	 * name): public data, copied from the host when it has them */
+	for (size_t i = 0; i < 2; i++) {
+		static const char *const names[] = {"services", "protocols"};
+		char path[32], *buf = NULL;
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/etc/%s", names[i]);
+		if (view_mount_of(v, path) || (n = read_small_file(path, &buf)) < 0)
+			continue;
+		r = write_skeleton_file(etc, names[i], buf, (size_t) n);
+		free(buf);
+		if (r < 0)
+			return r;
+	}
+	if (view_mount_of(v, "/etc/nsswitch.conf"))
+		return 0;
+	return write_skeleton_file(etc, "nsswitch.conf", nss, sizeof(nss) - 1);
+}
+
 /* Whether vpath, if shown at all, shows the host's own directory of that name: the covering
  * mount's (canonical) source, extended by the rest of vpath, is where vpath leads on the host
  * (/lib is /usr/lib on a merged-/usr system, in the view as on the host). */
@@ -794,6 +860,7 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 	v->run_path = strdup(path);
 	if (!v->run_path)
 		return -ENOMEM;
+	v->run_hidden = !host_dir_in_view(v, base);
 	v->run_fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (v->run_fd < 0)
 		return -errno;
@@ -907,6 +974,11 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 	r = synth_passwd(v, home_vpath(policy));
 	if (r < 0) {
 		ERR("skeleton /etc/passwd: %s", strerror(-r));
+		return r;
+	}
+	r = synth_hosts(v);
+	if (r < 0) {
+		ERR("skeleton /etc/hosts: %s", strerror(-r));
 		return r;
 	}
 

@@ -307,6 +307,39 @@ int sbx_view_unix_address(const SbxView *v, const SbxLookup *l, bool bind, SbxRe
 			  struct sockaddr_un *ret_addr, unsigned *ret_len);
 
 /**
+ * Whether a bind() of the child's own path may use the child's bytes: path is relative and
+ * names an entry of the directory it starts from ("name", "./name"), which is r->name in
+ * r->parent_fd. The kernel records the sun_path a bind() gave as the socket's name
+ * (getsockname(), the peer's accept() and getpeername()); "/proc/self/fd/N/name" would be
+ * what the program reads back, and it cannot connect to that. net/ then binds the child's
+ * address from a thread whose working directory is r->parent_fd.
+ */
+bool sbx_view_unix_name_in_parent(const char *path, const SbxResolved *r);
+
+/**
+ * COMPAT (no user namespace, so no helper can bind the child's absolute name "/a/b/name" as
+ * given, as in a default container): an address for the bind of r->name in r->parent_fd
+ * (what "/a/b" resolved to) that sbx_view_unix_unalias() turns back into the child's name:
+ * "<run directory>/u/<n>/a/b/name", where "<n>/a" are directories of the run's private
+ * directory and "<n>/a/b" a symbolic link to /proc/self/fd/<parent_fd> (the kernel follows
+ * it to the directory that was checked). name must be absolute with no "." or ".."
+ * components; n must be unique among the binds in progress. Call sbx_view_unix_alias_done()
+ * once the bind is done, bound or not. Returns 0, -ENAMETOOLONG (does not fit in sun_path),
+ * -EPERM (the run directory is below a mount of the view: the program could swap the link),
+ * -errno.
+ */
+int sbx_view_unix_alias(const SbxView *v, const char *name, const SbxResolved *r, unsigned n,
+			struct sockaddr_un *ret_addr, unsigned *ret_len);
+/** Removes the link and directories of sbx_view_unix_alias() for (name, n). */
+void sbx_view_unix_alias_done(const SbxView *v, const char *name, unsigned n);
+/**
+ * Whether addr (of length *len) is an address of sbx_view_unix_alias(): then rewrites it in
+ * place to the name the program bound, and *len with it (for getsockname(), getpeername(),
+ * accept()). v may be NULL (false).
+ */
+bool sbx_view_unix_unalias(const SbxView *v, struct sockaddr_un *addr, unsigned *len);
+
+/**
  * After a bind done by the supervisor (umask 0): gives the new socket file the mode the child
  * would have got, 0777 & ~umask. Returns 0 or -errno.
  */

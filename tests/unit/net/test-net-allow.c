@@ -315,7 +315,11 @@ TEST(bind_and_listen)
 		EXPECT_VERDICT(&f, NET_OP_BIND, SOCK_STREAM, "[::1]:0", NET_VERDICT_ALLOW);
 		EXPECT_VERDICT(&f, NET_OP_BIND, SOCK_DGRAM, "0.0.0.0:0", NET_VERDICT_ALLOW);
 		EXPECT_VERDICT(&f, NET_OP_BIND, SOCK_DGRAM, "[::]:0", NET_VERDICT_ALLOW);
-		d = ip(&f, NET_OP_BIND, SOCK_STREAM, "0.0.0.0:8080");
+		/* a TCP client's chosen source port; listen() on it is refused below */
+		EXPECT_VERDICT(&f, NET_OP_BIND, SOCK_STREAM, "0.0.0.0:8080", NET_VERDICT_ALLOW);
+		EXPECT_VERDICT(&f, NET_OP_BIND, SOCK_STREAM, "[::]:8080", NET_VERDICT_ALLOW);
+		/* a datagram socket receives from every interface once bound */
+		d = ip(&f, NET_OP_BIND, SOCK_DGRAM, "0.0.0.0:8080");
 		EXPECT_EQ(d.verdict, NET_VERDICT_DENY);
 		EXPECT_EQ(d.error, EACCES);
 		EXPECT_VERDICT(&f, NET_OP_BIND, SOCK_STREAM, "192.0.2.1:0", NET_VERDICT_DENY);

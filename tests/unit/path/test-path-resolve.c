@@ -896,6 +896,54 @@ TEST(unix_socket_addresses)
 	fx_done(&fx, v);
 }
 
+/* COMPAT (no user namespace): a child's absolute name bound through an alias of the run's
+ * directory lands in the checked directory, and reads back as the child's name */
+TEST(unix_socket_alias)
+{
+	Fixture fx = {0};
+	SbxView *v = fx_view_flat(&fx, 0);
+	SbxResolved rb;
+	struct sockaddr_un a, got;
+	socklen_t gl = sizeof(got);
+	unsigned alen, ul;
+	struct stat st;
+	int srv;
+	SbxLookup l = {.path = "/workspace/a.sock", .dirfd = -1};
+
+	srv = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ASSERT_GE(srv, 0);
+	ASSERT_EQ(sbx_view_unix_address(v, &l, true, &rb, &a, &alen), 0);
+	ASSERT_EQ(sbx_view_unix_alias(v, "/workspace/a.sock", &rb, 7, &a, &alen), 0);
+	EXPECT_TRUE(strstr(a.sun_path, "/u/7/workspace/a.sock") != NULL);
+	EXPECT_EQ(bind(srv, (struct sockaddr *) &a, alen), 0);
+	sbx_view_unix_alias_done(v, "/workspace/a.sock", 7);
+	sbx_resolved_done(&rb);
+	/* in the checked directory; nothing left of the alias */
+	ASSERT_EQ(fx_stat(&fx, "ws/a.sock", &st), 0);
+	EXPECT_TRUE(S_ISSOCK(st.st_mode));
+	*strstr(a.sun_path, "/u/") = 0;
+	EXPECT_EQ(strlen(a.sun_path) > 0, 1);
+	strcat(a.sun_path, "/u/7");
+	EXPECT_EQ(lstat(a.sun_path, &st), -1);
+
+	ASSERT_EQ(getsockname(srv, (struct sockaddr *) &got, &gl), 0);
+	ul = gl;
+	EXPECT_TRUE(sbx_view_unix_unalias(v, &got, &ul));
+	EXPECT_EQ(strcmp(got.sun_path, "/workspace/a.sock"), 0);
+	EXPECT_EQ(ul, offsetof(struct sockaddr_un, sun_path) + strlen("/workspace/a.sock") + 1);
+	/* anything else is left alone */
+	EXPECT_FALSE(sbx_view_unix_unalias(v, &got, &ul));
+	EXPECT_FALSE(sbx_view_unix_unalias(NULL, &got, &ul));
+
+	/* only absolute names */
+	l.path = "/workspace/c.sock";
+	ASSERT_EQ(sbx_view_unix_address(v, &l, true, &rb, &a, &alen), 0);
+	EXPECT_EQ(sbx_view_unix_alias(v, "c.sock", &rb, 8, &a, &alen), -EINVAL);
+	sbx_resolved_done(&rb);
+	close(srv);
+	fx_done(&fx, v);
+}
+
 TEST(view_of_the_standard_preset)
 {
 	Fixture fx = {0};
