@@ -143,11 +143,18 @@ typedef struct KView {
 	bool pts; /* process.pty: a private devpts at /dev/pts, its ptmx at /dev/ptmx */
 } KView;
 
-/** Whether the run can have its view in the kernel: NULL, or why not (static text). */
-const char *tracer_kview_unsuitable(const Policy *p, const SbxView *v, bool audited);
-/** The plan for C; -errno and a reason in why (a mount point missing in its parent's
- * source, say: then the emulated view serves). */
-int tracer_kview_plan(const Policy *p, const SbxView *v, KView **ret, char *why, size_t size);
+/**
+ * The one decision whether a run of p, with view v, gets its view in the kernel: `run` asks
+ * it, and `sbxtrace check` through tracer_kview_verdict(), so the two cannot disagree.
+ * audited: the run writes an audit log or --trace lines. Returns 1 and, when ret_plan is not
+ * NULL, the plan for C (the caller frees it); 0 when the kernel cannot reproduce this view
+ * exactly, with the reason in why (the policy, the view as opened, or the host: a rule, a
+ * mount point missing in its parent's source, no Landlock…); -errno when S itself failed
+ * (why says so). Not decided here: whether this host lets the user make a user namespace,
+ * which C finds out when it tries ("auto" then emulates, and the run says why).
+ */
+int tracer_kview_qualify(const Policy *p, const SbxView *v, bool audited, KView **ret_plan,
+			 char *why, size_t size);
 KView *tracer_kview_free(KView *k);
 /** In C: enters the namespaces, builds the view, pivots into it and changes to its working
  * directory. 0, or -errno with *what set; *entered tells whether the user namespace was

@@ -17,10 +17,10 @@
  * /dev/ptmx. It holds only the ptys made through it, by the tree: what the emulated view
  * checks pty by pty (tracer/fs.c) holds by construction.
  *
- * Only views the namespace reproduces exactly qualify (tracer_kview_unsuitable()): no rules
- * inside mounts (hide, deny, ro/rw, sensitivity: decided per path), no procfs mount (its pid
- * filtering), no [exec] globs, no mount at "/", and no audit or trace, which record
- * file-system calls only when the supervisor sees them.
+ * Only views the namespace reproduces exactly qualify (tracer_kview_qualify(), which `check`
+ * asks too): no rules inside mounts (hide, deny, ro/rw, sensitivity: decided per path), no
+ * procfs mount (its pid filtering), no [exec] globs, no mount at "/", and no audit or trace,
+ * which record file-system calls only when the supervisor sees them.
  *
  * Each bind is made by path, since a bind of an fd opened in S's namespace is refused in
  * the new one (do_loopback's check_mnt); the path could have been swapped since S opened
@@ -49,14 +49,13 @@
 #include "emulation/path/view.h"
 #include "policy/policy.h"
 
-#ifndef PROC_SUPER_MAGIC
-#define PROC_SUPER_MAGIC 0x9fa0
-#endif
+#define AUDITED "the audit log and --trace see file-system calls only in the emulated view"
 #ifndef SYS_mount_setattr
 #define SYS_mount_setattr 442
 #endif
 
-const char *tracer_kview_policy_unsuitable(const Policy *p)
+/* What the policy alone rules out (no view, no host needed). */
+static const char *policy_unsuitable(const Policy *p)
 {
 	if (p->kernel_view == TRI_OFF)
 		return "tracer.kernel_view = false";
@@ -67,19 +66,7 @@ const char *tracer_kview_policy_unsuitable(const Policy *p)
 	if (p->landlock == TRI_OFF)
 		return "tracer.landlock = false: the kernel view needs Landlock beneath it";
 	if (p->audit.log || p->audit.trace || p->audit.backtrace != AUDIT_SELECT_NONE)
-		return "the audit log and --trace see file-system calls only in the emulated view";
-	for (size_t i = 0; i < p->n_mounts; i++) {
-		const char *src = p->mounts[i].source ? p->mounts[i].source : p->mounts[i].path;
-		struct statfs sf;
-
-		if (p->mounts[i].mode != MOUNT_TMP && src && statfs(src, &sf) == 0 &&
-		    sf.f_type == PROC_SUPER_MAGIC)
-			return "a /proc mount needs a pid namespace in the kernel view (not done "
-			       "yet); the emulated view shows the sandbox's processes only";
-		if (p->mounts[i].path &&
-		    strspn(p->mounts[i].path, "/") == strlen(p->mounts[i].path))
-			return "a mount at / (the skeleton is the root of a kernel view)";
-	}
+		return AUDITED;
 	for (size_t i = 0; i < p->n_rules; i++)
 		if (p->rules[i].access != RULE_ACCESS_UNSET || p->rules[i].level)
 			return "rules inside mounts are decided path by path by the supervisor";
@@ -99,19 +86,25 @@ const char *tracer_kview_policy_unsuitable(const Policy *p)
 	return NULL;
 }
 
-const char *tracer_kview_unsuitable(const Policy *p, const SbxView *v, bool audited)
+/* What the view (the mounts as opened, canonical) and the host rule out. */
+static const char *view_unsuitable(const SbxView *v)
 {
-	const char *no = tracer_kview_policy_unsuitable(p);
 	_cleanup_free_ char *aa = NULL;
 	size_t aa_len = 0;
 
-	if (no)
-		return no;
-	if (audited)
-		return "the audit log and --trace see file-system calls only in the emulated view";
+	/* "/." and the like, normalized */
 	for (size_t i = 0; i < sbx_view_n_mounts(v); i++)
-		if (streq(sbx_view_mount(v, i)->vpath, "/")) /* "/." and the like, normalized */
+		if (streq(sbx_view_mount(v, i)->vpath, "/"))
 			return "a mount at / (the skeleton is the root of a kernel view)";
+	/* A procfs at or below a directory mount's source: the bind would bring in the host's
+	 * /proc, whose magic links the kernel follows for real (the emulated view turns such a
+	 * procfs into a proc mount of its own). The view read mountinfo already. */
+	if (sbx_view_procfs_below_sources(v))
+		return "a procfs lies below a mount's source";
+	for (size_t i = 0; i < sbx_view_n_mounts(v); i++)
+		if (sbx_view_mount(v, i)->kind == SBX_MOUNT_PROC)
+			return "a /proc mount needs a pid namespace in the kernel view (not done "
+			       "yet); the emulated view shows the sandbox's processes only";
 	if (tracer_landlock_abi() < 1)
 		return "this kernel has no Landlock, which the kernel view needs beneath it";
 	/* Ubuntu's AppArmor lets an unprivileged unshare(CLONE_NEWUSER) succeed, then denies
@@ -122,12 +115,55 @@ const char *tracer_kview_unsuitable(const Policy *p, const SbxView *v, bool audi
 			   &aa, &aa_len) >= 0 &&
 	    aa_len > 0 && aa[0] == '1')
 		return "AppArmor restricts unprivileged user namespaces on this host";
-	/* A procfs at or below a directory mount's source: the bind would bring in the host's
-	 * /proc, whose magic links the kernel follows for real (the emulated view turns such a
-	 * procfs into a proc mount of its own). The view read mountinfo already. */
-	if (sbx_view_procfs_below_sources(v))
-		return "a procfs lies below a mount's source";
 	return NULL;
+}
+
+static int plan(const Policy *p, const SbxView *v, KView **ret, char *why, size_t size);
+
+int tracer_kview_qualify(const Policy *p, const SbxView *v, bool audited, KView **ret_plan,
+			 char *why, size_t size)
+{
+	const char *no = policy_unsuitable(p);
+	KView *k = NULL;
+	int r;
+
+	if (!no && audited)
+		no = AUDITED;
+	if (!no)
+		no = view_unsuitable(v);
+	if (no) {
+		(void) snprintf(why, size, "%s", no);
+		return 0;
+	}
+	why[0] = 0;
+	r = plan(p, v, &k, why, size);
+	if (r < 0 && why[0])
+		return 0; /* the plan found what the kernel cannot reproduce */
+	if (r < 0) {
+		(void) snprintf(why, size, "planning the kernel view: %s", strerror(-r));
+		return r;
+	}
+	if (ret_plan)
+		*ret_plan = k;
+	else
+		tracer_kview_free(k);
+	return 1;
+}
+
+int tracer_kview_verdict(const Policy *p, char *why, size_t size)
+{
+	_cleanup_(sbx_view_freep) SbxView *v = NULL;
+	char err[256] = "";
+	int r;
+
+	/* the view `run` would build, scratch directories and all (removed again at free) */
+	r = sbx_view_new(p, NULL, SBX_VIEW_PROBE, &v, err, sizeof(err));
+	if (r < 0) {
+		(void) snprintf(why, size, "the view cannot be built: %s",
+				err[0] ? err : strerror(-r));
+		return r;
+	}
+	return tracer_kview_qualify(p, v, false, NULL, why, size);
 }
 
 KView *tracer_kview_free(KView *k)
@@ -176,7 +212,7 @@ static const SbxMount *parent_mount(const SbxView *v, const SbxMount *m)
 	return best;
 }
 
-int tracer_kview_plan(const Policy *p, const SbxView *v, KView **ret, char *why, size_t size)
+static int plan(const Policy *p, const SbxView *v, KView **ret, char *why, size_t size)
 {
 	KView *k = calloc(1, sizeof(*k));
 	int r = -ENOMEM;
@@ -217,8 +253,9 @@ int tracer_kview_plan(const Policy *p, const SbxView *v, KView **ret, char *why,
 				r = -errno;
 			free(inside);
 			if (r < 0) {
-				snprintf(why, size, "mount point %s is not a directory in %s",
-					 m->vpath, up->source);
+				snprintf(why, size,
+					 "mount point %s is not a directory in the source of %s",
+					 m->vpath, up->vpath);
 				goto fail;
 			}
 		}

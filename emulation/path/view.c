@@ -756,7 +756,8 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 					scratch_base());
 			if (!mkdtemp(path))
 				return -errno;
-			if (!pm->keep && !(flags & SBX_VIEW_KEEP_TMP)) {
+			if ((!pm->keep || (flags & SBX_VIEW_PROBE)) &&
+			    !(flags & SBX_VIEW_KEEP_TMP)) {
 				if (strv_push(&v->tmp_paths, path) < 0) {
 					(void) rmdir(path);
 					return -ENOMEM;
