@@ -125,12 +125,18 @@ int tracer_userns_enter(int also, bool *ret_entered);
 /* The view in the kernel (tracer/kview.c, docs/filesystem.md "The view in the kernel"): a
  * plan made by S, carried out by C in a user+mount namespace before its filter. */
 typedef struct KViewBind {
-	char *source;  /* host path to bind */
+	char *source;  /* host path to bind; NULL: the target itself (self) */
 	char *vpath;   /* where the program sees it (below the skeleton root) */
 	uint64_t attr; /* MOUNT_ATTR_* set on it (recursively for directories) */
 	bool device;   /* a node of the /dev allowlist: target is a placeholder file */
+	bool self;     /* a directory made in a tmp mount, bound onto itself read-only: an
+			* ancestor of a mount point that the tmp mount's source lacked */
 	dev_t dev;     /* what the target must be once bound: st_dev/st_ino of a directory, */
-	ino_t ino;     /* st_rdev of a device */
+	ino_t ino;     /* st_rdev of a device (self: what the directory was before) */
+	/* mount points to make below this tmp mount once it is bound: relative paths, each
+	 * NUL-terminated, an empty one last; NULL: none */
+	char *mkdirs;
+	size_t mkdirs_len;
 } KViewBind;
 
 typedef struct KView {

@@ -22,6 +22,12 @@
  * procfs mount (its pid filtering), no [exec] globs, no mount at "/", and no audit or trace,
  * which record file-system calls only when the supervisor sees them.
  *
+ * A mount nested in a tmp mount whose (new, empty) directory lacks its mount point gets one
+ * made by C once the tmp mount is bound (make_points), never following a symlink; the first
+ * missing ancestor of a deeper one is bound onto itself read-only, as the emulated view's
+ * skeleton directories are (mount_point(), docs/filesystem.md "Mounts nested in a tmp
+ * mount").
+ *
  * Each bind is made by path, since a bind of an fd opened in S's namespace is refused in
  * the new one (do_loopback's check_mnt); the path could have been swapped since S opened
  * it, so the bound directory's st_dev/st_ino must be what S opened, else the run fails.
@@ -173,6 +179,7 @@ KView *tracer_kview_free(KView *k)
 	for (size_t i = 0; i < k->n_binds; i++) {
 		free(k->binds[i].source);
 		free(k->binds[i].vpath);
+		free(k->binds[i].mkdirs);
 	}
 	free(k->binds);
 	free(k->root);
@@ -190,11 +197,86 @@ static int add_bind(KView *k, const char *source, const char *vpath, uint64_t at
 		return -ENOMEM;
 	k->binds = b;
 	b = &k->binds[k->n_binds];
-	*b = (KViewBind){.attr = attr, .device = device, .dev = dev, .ino = ino};
-	b->source = strdup(source);
+	*b = (KViewBind){.attr = attr, .device = device, .self = !source, .dev = dev, .ino = ino};
+	b->source = source ? strdup(source) : NULL;
 	b->vpath = strdup(vpath);
 	k->n_binds++;
-	return b->source && b->vpath ? 0 : -ENOMEM;
+	return (b->source || !source) && b->vpath ? 0 : -ENOMEM;
+}
+
+static KViewBind *find_bind(KView *k, const char *vpath)
+{
+	for (size_t i = 0; i < k->n_binds; i++)
+		if (streq(k->binds[i].vpath, vpath))
+			return &k->binds[i];
+	return NULL;
+}
+
+static int add_mkdir(KViewBind *b, const char *rel)
+{
+	size_t n = strlen(rel) + 1;
+	char *d = realloc(b->mkdirs, b->mkdirs_len + n + 1);
+
+	if (!d)
+		return -ENOMEM;
+	memcpy(d + b->mkdirs_len, rel, n);
+	b->mkdirs = d;
+	b->mkdirs_len += n;
+	d[b->mkdirs_len] = 0; /* the empty one last */
+	return 0;
+}
+
+static uint64_t nodev(const char *vpath)
+{
+	/* a policy's own /dev keeps its devices */
+	return streq(vpath, "/dev") || strncmp(vpath, "/dev/", 5) == 0 ? 0 : MOUNT_ATTR_NODEV;
+}
+
+/*
+ * The mount point of m in the source of up, the mount m is nested in. A bind needs a
+ * directory to cover: one of the source's, or, when up is a tmp mount (a directory this run
+ * made, empty), one C makes in it once up is bound (tracer_kview_enter). The emulated view
+ * shows a missing mount point's ancestors as read-only skeleton directories: the first of
+ * them is bound onto itself read-only, which holds the rest (mkdir in it: EROFS, rmdir or
+ * rename of it: EBUSY, as there). 0; -errno with why set when the kernel cannot make it (a
+ * host source is never written to), -ENOMEM without.
+ */
+static int mount_point(KView *k, const SbxMount *up, const SbxMount *m, char *why, size_t size)
+{
+	const char *rel = m->vpath + up->vlen + 1, *slash;
+	_cleanup_free_ char *inside = NULL, *first = NULL;
+	KViewBind *ub;
+	struct stat st;
+	int r;
+
+	inside = strdup_printf("%s/%s", up->source, rel);
+	if (!inside)
+		return -ENOMEM;
+	if (stat(inside, &st) == 0 && S_ISDIR(st.st_mode))
+		return 0;
+	if (!up->tmp) {
+		snprintf(why, size, "mount point %s is not a directory in the source of %s",
+			 m->vpath, up->vpath);
+		return -ENOENT;
+	}
+	ub = find_bind(k, up->vpath); /* sorted: up is planned already */
+	if (!ub) {
+		snprintf(why, size, "mount point %s: %s is not planned", m->vpath, up->vpath);
+		return -ENOENT;
+	}
+	r = add_mkdir(ub, rel);
+	if (r < 0)
+		return r;
+	slash = strchr(rel, '/');
+	if (!slash)
+		return 0; /* directly in the tmp mount: m's bind covers it */
+	first = strndup(m->vpath, (size_t) (slash - m->vpath));
+	if (!first)
+		return -ENOMEM;
+	if (find_bind(k, first))
+		return 0;
+	return add_bind(k, NULL, first, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | nodev(first), false,
+			0, 0);
 }
 
 /* The deepest other mount that holds vpath, NULL: the skeleton. */
@@ -241,33 +323,16 @@ static int plan(const Policy *p, const SbxView *v, KView **ret, char *why, size_
 
 		if (m->kind != SBX_MOUNT_DIR)
 			continue;
-		if (up) {
-			/* the mount point must exist in the source it is nested in: the emulated
-			 * view makes up missing ones, a bind cannot */
-			char *inside = strdup_printf("%s%s", up->source, m->vpath + up->vlen);
-
-			r = inside ? stat(inside, &st) : -ENOMEM;
-			if (r == 0 && !S_ISDIR(st.st_mode))
-				r = -ENOTDIR;
-			else if (r < 0 && inside)
-				r = -errno;
-			free(inside);
-			if (r < 0) {
-				snprintf(why, size,
-					 "mount point %s is not a directory in the source of %s",
-					 m->vpath, up->vpath);
-				goto fail;
-			}
-		}
+		/* the emulated view makes up missing mount points; a bind needs a directory */
+		if (up && (r = mount_point(k, up, m, why, size)) < 0)
+			goto fail;
 		if (fstat(m->fd, &st) < 0) {
 			r = -errno;
 			goto fail;
 		}
 		if (m->mode == MOUNT_RO)
 			attr |= MOUNT_ATTR_RDONLY;
-		/* a policy's own /dev keeps its devices */
-		if (!streq(m->vpath, "/dev") && strncmp(m->vpath, "/dev/", 5) != 0)
-			attr |= MOUNT_ATTR_NODEV;
+		attr |= nodev(m->vpath);
 		r = add_bind(k, m->source, m->vpath, attr, false, st.st_dev, st.st_ino);
 		if (r < 0)
 			goto fail;
@@ -346,12 +411,24 @@ static int mount_below(int rootfd, const char *source, const char *fstype, const
 	struct stat st;
 	int fd, r = 0;
 
+	dev_t dev = b ? b->dev : 0;
+	ino_t ino = b ? b->ino : 0;
+
 	fd = open_below(rootfd, vpath, dir);
 	if (fd < 0)
 		return fd;
 	fd_path(target, sizeof(target), fd);
-	if (fstype ? mount(source, target, fstype, MS_NOSUID | MS_NOEXEC, data) < 0
-		   : mount(source, target, NULL, MS_BIND | (dir ? MS_REC : 0), NULL) < 0)
+	if (b && b->self) {
+		/* a directory made below a tmp mount (make_points): onto itself */
+		if (fstat(fd, &st) < 0)
+			r = -errno;
+		dev = st.st_dev;
+		ino = st.st_ino;
+		source = target;
+	}
+	if (r == 0 &&
+	    (fstype ? mount(source, target, fstype, MS_NOSUID | MS_NOEXEC, data) < 0
+		    : mount(source, target, NULL, MS_BIND | (dir ? MS_REC : 0), NULL) < 0))
 		r = -errno;
 	(void) close(fd);
 	if (r < 0 || !b)
@@ -362,13 +439,66 @@ static int mount_below(int rootfd, const char *source, const char *fstype, const
 		return fd;
 	if (fstat(fd, &st) < 0)
 		r = -errno;
-	else if (b->device ? !S_ISCHR(st.st_mode) || st.st_rdev != b->dev
-			   : st.st_dev != b->dev || st.st_ino != b->ino)
+	else if (b->device ? !S_ISCHR(st.st_mode) || st.st_rdev != dev
+			   : st.st_dev != dev || st.st_ino != ino)
 		r = -ESTALE; /* not the object S opened: swapped meanwhile */
 	else
 		r = set_attr(fd, b->attr, dir);
 	(void) close(fd);
 	return r;
+}
+
+/*
+ * The mount points S planned below the tmp mount b, now bound (mount_point): each path made
+ * a component at a time, from the mount's root, never following a symlink (the tmp
+ * directory's base may be writable by other processes of the user: what they planted there
+ * fails the run rather than redirect a mkdir). An existing directory is fine.
+ */
+static int make_points(int rootfd, const KViewBind *b)
+{
+	int base = open_below(rootfd, b->vpath, true);
+
+	if (base < 0)
+		return base;
+	for (const char *p = b->mkdirs; *p; p += strlen(p) + 1) {
+		char comp[NAME_MAX + 1];
+		const char *c = p;
+		int dir = base;
+
+		while (*c) {
+			size_t n = strcspn(c, "/");
+			int next;
+
+			if (n == 0 || n > NAME_MAX) {
+				if (dir != base)
+					(void) close(dir);
+				(void) close(base);
+				return -EINVAL;
+			}
+			memcpy(comp, c, n);
+			comp[n] = 0;
+			c += n + (c[n] == '/');
+			if (mkdirat(dir, comp, 0755) < 0 && errno != EEXIST) {
+				next = -errno;
+			} else {
+				next = openat(dir, comp,
+					      O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				if (next < 0)
+					next = -errno;
+			}
+			if (dir != base)
+				(void) close(dir);
+			if (next < 0) {
+				(void) close(base);
+				return next;
+			}
+			dir = next;
+		}
+		if (dir != base)
+			(void) close(dir);
+	}
+	(void) close(base);
+	return 0;
 }
 
 int tracer_kview_enter(const KView *k, const char **what, bool *entered)
@@ -414,6 +544,8 @@ int tracer_kview_enter(const KView *k, const char **what, bool *entered)
 
 		*what = b->vpath;
 		r = mount_below(rootfd, b->source, NULL, NULL, b, b->vpath, !b->device);
+		if (r == 0 && b->mkdirs)
+			r = make_points(rootfd, b);
 		if (r < 0)
 			return r;
 	}

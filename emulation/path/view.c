@@ -781,6 +781,7 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 			      SBX_MOUNT_DIR, owned, pm->keep);
 		if (r < 0)
 			return r;
+		v->mounts[v->n_mounts - 1].tmp = pm->mode == MOUNT_TMP;
 		fd = -1; /* owned by the mount now */
 	}
 

@@ -42,6 +42,7 @@ typedef struct SbxMount {
 	SbxMountKind kind;
 	bool nested; /* another mount lies beneath this one */
 	bool owned;  /* a tmp directory the view created (removed at free unless keep) */
+	bool tmp;    /* a tmp mount: a directory the view created, empty at the start */
 	bool keep;
 } SbxMount;
 
