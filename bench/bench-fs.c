@@ -197,6 +197,9 @@ static double run_once(const Workload *w, const char *dir, bool inside, bool tra
 			argv[n++] = "--audit";
 			argv[n++] = audit;
 		}
+		/* dir is also HOME, natively: since issue 21 a workspace that is the home
+		 * directory needs saying so */
+		argv[n++] = "--workspace-anywhere";
 		argv[n++] = "-w";
 		argv[n++] = dir;
 		argv[n++] = "-s";
