@@ -60,6 +60,28 @@
 #define SYS_mount_setattr 442
 #endif
 
+/*
+ * Why a rule keeps the view out of the kernel (docs/filesystem.md, "What stays emulated"):
+ * mounts can make a subtree read-only or cover it, not decide a name's fate by a glob, and a
+ * fixed path is no better, since the kernel cannot reproduce what the rule does exactly.
+ */
+static const char *rule_unsuitable(const PolicyRule *r)
+{
+	if (r->level)
+		return "a rule with a sensitivity level: the ratchet needs the supervisor to see "
+		       "the open";
+	switch (r->access) {
+	case RULE_ACCESS_HIDE:
+		return "a hide rule: the kernel cannot make a name absent (ENOENT, unlisted); "
+		       "a placeholder bound over it would still be listed and opened";
+	case RULE_ACCESS_DENY:
+		return "a deny rule: the kernel cannot refuse a name with EACCES to its owner";
+	default:
+		return "an ro/rw rule: rules bind names, a bind mount binds a directory, which "
+		       "a rename of its parent moves away from the name";
+	}
+}
+
 /* What the policy alone rules out (no view, no host needed). */
 static const char *policy_unsuitable(const Policy *p)
 {
@@ -75,7 +97,7 @@ static const char *policy_unsuitable(const Policy *p)
 		return AUDITED;
 	for (size_t i = 0; i < p->n_rules; i++)
 		if (p->rules[i].access != RULE_ACCESS_UNSET || p->rules[i].level)
-			return "rules inside mounts are decided path by path by the supervisor";
+			return rule_unsuitable(&p->rules[i]);
 	if (p->exec_allow || p->exec_deny)
 		return "[exec] globs are checked by the supervisor";
 	for (size_t i = 0; i < p->n_syscalls; i++) {
