@@ -129,10 +129,11 @@ typedef struct KViewBind {
 	char *vpath;   /* where the program sees it (below the skeleton root) */
 	uint64_t attr; /* MOUNT_ATTR_* set on it (recursively for directories) */
 	bool device;   /* a node of the /dev allowlist: target is a placeholder file */
-	bool self;     /* a directory made in a tmp mount, bound onto itself read-only: an
-			* ancestor of a mount point that the tmp mount's source lacked */
+	bool self;     /* bound onto itself in the namespace: an ancestor of a mount point
+			* made in a tmp mount, or the path of an ro rule */
+	bool file;     /* a regular file (an ro rule's), not a directory */
 	dev_t dev;     /* what the target must be once bound: st_dev/st_ino of a directory, */
-	ino_t ino;     /* st_rdev of a device (self: what the directory was before) */
+	ino_t ino;     /* st_rdev of a device (self: what S saw, 0: unknown, made by C) */
 	/* mount points to make below this tmp mount once it is bound: relative paths, each
 	 * NUL-terminated, an empty one last; NULL: none */
 	char *mkdirs;

@@ -18,9 +18,10 @@
  * checks pty by pty (tracer/fs.c) holds by construction.
  *
  * Only views the namespace reproduces exactly qualify (tracer_kview_qualify(), which `check`
- * asks too): no rules inside mounts (hide, deny, ro/rw, sensitivity: decided per path), no
- * procfs mount (its pid filtering), no [exec] globs, no mount at "/", and no audit or trace,
- * which record file-system calls only when the supervisor sees them.
+ * asks too): no rules inside mounts (hide, deny, sensitivity, globs: decided per path) but
+ * ro rules on fixed paths that a read-only bind holds exactly (ro_rule), no procfs mount
+ * (its pid filtering), no [exec] globs, no mount at "/", and no audit or trace, which
+ * record file-system calls only when the supervisor sees them.
  *
  * A mount nested in a tmp mount whose (new, empty) directory lacks its mount point gets one
  * made by C once the tmp mount is bound (make_points), never following a symlink; the first
@@ -61,9 +62,9 @@
 #endif
 
 /*
- * Why a rule keeps the view out of the kernel (docs/filesystem.md, "What stays emulated"):
- * mounts can make a subtree read-only or cover it, not decide a name's fate by a glob, and a
- * fixed path is no better, since the kernel cannot reproduce what the rule does exactly.
+ * Why a hide, deny or sensitivity rule keeps the view out of the kernel (docs/filesystem.md,
+ * "What stays emulated"): a mount can cover a name or make it read-only, not make it absent
+ * or refuse it, even on a fixed path. ro and rw rules: ro_rule().
  */
 static const char *rule_unsuitable(const PolicyRule *r)
 {
@@ -74,11 +75,8 @@ static const char *rule_unsuitable(const PolicyRule *r)
 	case RULE_ACCESS_HIDE:
 		return "a hide rule: the kernel cannot make a name absent (ENOENT, unlisted); "
 		       "a placeholder bound over it would still be listed and opened";
-	case RULE_ACCESS_DENY:
-		return "a deny rule: the kernel cannot refuse a name with EACCES to its owner";
 	default:
-		return "an ro/rw rule: rules bind names, a bind mount binds a directory, which "
-		       "a rename of its parent moves away from the name";
+		return "a deny rule: the kernel cannot refuse a name with EACCES to its owner";
 	}
 }
 
@@ -95,8 +93,10 @@ static const char *policy_unsuitable(const Policy *p)
 		return "tracer.landlock = false: the kernel view needs Landlock beneath it";
 	if (p->audit.log || p->audit.trace || p->audit.backtrace != AUDIT_SELECT_NONE)
 		return AUDITED;
+	/* ro and rw rules: the plan (ro_rule) */
 	for (size_t i = 0; i < p->n_rules; i++)
-		if (p->rules[i].access != RULE_ACCESS_UNSET || p->rules[i].level)
+		if (p->rules[i].level || p->rules[i].access == RULE_ACCESS_HIDE ||
+		    p->rules[i].access == RULE_ACCESS_DENY)
 			return rule_unsuitable(&p->rules[i]);
 	if (p->exec_allow || p->exec_deny)
 		return "[exec] globs are checked by the supervisor";
@@ -301,6 +301,130 @@ static int mount_point(KView *k, const SbxMount *up, const SbxMount *m, char *wh
 			0, 0);
 }
 
+static bool glob_is_fixed(const char *g)
+{
+	return !strpbrk(g, "*?[\\");
+}
+
+/* The deepest mount at or above vpath, NULL: the skeleton. */
+static const SbxMount *mount_of(const SbxView *v, const char *vpath)
+{
+	const SbxMount *best = NULL;
+	size_t n = strlen(vpath);
+
+	for (size_t i = 0; i < sbx_view_n_mounts(v); i++) {
+		const SbxMount *o = sbx_view_mount(v, i);
+
+		if (o->vlen <= n && strncmp(vpath, o->vpath, o->vlen) == 0 &&
+		    (vpath[o->vlen] == '/' || vpath[o->vlen] == 0) &&
+		    (!best || o->vlen > best->vlen))
+			best = o;
+	}
+	return best;
+}
+
+/* Whether a mount other than m lies below vpath. */
+static bool mounts_below(const SbxView *v, const char *vpath)
+{
+	size_t n = strlen(vpath);
+
+	for (size_t i = 0; i < sbx_view_n_mounts(v); i++) {
+		const SbxMount *o = sbx_view_mount(v, i);
+
+		if (o->vlen > n && strncmp(o->vpath, vpath, n) == 0 && o->vpath[n] == '/')
+			return true;
+	}
+	return false;
+}
+
+/*
+ * An ro rule on a fixed path P (docs/filesystem.md, "Read-only rules on fixed paths"): P,
+ * bound onto itself in the namespace (with the mounts below it) and made read-only, as the
+ * rule makes P and everything below it. Exact only when nothing can move P away from its
+ * name: in a rw mount P must be the mount's own entry (or the mount itself), whose parent,
+ * a mount root, cannot be renamed, and P itself, a mount point, cannot be either; deeper, a
+ * rename of an ancestor would take the read-only bind along and leave the name writable,
+ * the reverse of the emulated view. In a ro mount nothing is renamed, and the rule matters
+ * only to mounts below P. P must exist at the start, reached without a symlink: a bind needs
+ * it, and C reaches it with RESOLVE_NO_SYMLINKS. 0 (planned, or nothing to do); -errno with
+ * why set when the kernel cannot do it exactly, -ENOMEM without.
+ */
+static int ro_rule(KView *k, const SbxView *v, const PolicyRule *rule, char *why, size_t size)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+	};
+	char vpath[PATH_MAX];
+	const SbxMount *m;
+	const char *rest;
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	int r;
+
+	if (!glob_is_fixed(rule->glob)) {
+		snprintf(why, size,
+			 "an ro rule with a glob (%.100s): a bind per match, found at the start, "
+			 "would miss what is created later",
+			 rule->glob);
+		return -EINVAL;
+	}
+	r = sbx_path_normalize(rule->glob, vpath, sizeof(vpath));
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		snprintf(why, size, "an ro rule on %.100s: %s", rule->glob, strerror(-r));
+		return r;
+	}
+	m = mount_of(v, vpath);
+	if (!m || m->kind != SBX_MOUNT_DIR) {
+		snprintf(why, size, "an ro rule on %.100s, outside a directory mount", vpath);
+		return -EINVAL;
+	}
+	if (m->mode == MOUNT_RO && !mounts_below(v, vpath))
+		return 0; /* read-only already */
+	rest = vpath + m->vlen + (vpath[m->vlen] == '/');
+	if (m->mode != MOUNT_RO && strchr(rest, '/')) {
+		snprintf(why, size,
+			 "an ro rule on %.100s, below a directory that a rename could move (a bind "
+			 "follows the directory, the rule the name)",
+			 vpath);
+		return -EINVAL;
+	}
+	fd = (int) syscall(SYS_openat2, m->fd, *rest ? rest : ".", &how, sizeof(how));
+	if (fd < 0 || fstat(fd, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
+		snprintf(why, size,
+			 "an ro rule on %.100s: %s at the start (a bind needs a directory or a "
+			 "file, reached without a symlink)",
+			 vpath, fd < 0 ? strerror(errno) : "neither a directory nor a file");
+		return -EINVAL;
+	}
+	r = add_bind(k, NULL, vpath, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | nodev(vpath), false,
+		     st.st_dev, st.st_ino);
+	if (r < 0)
+		return r;
+	k->binds[k->n_binds - 1].file = S_ISREG(st.st_mode);
+	return 0;
+}
+
+/* An rw rule changes nothing unless an ro rule holds its path: then it would need a
+ * writable bind below a read-only one (not done). */
+static int rw_rule(const Policy *p, const PolicyRule *rule, char *why, size_t size)
+{
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const PolicyRule *o = &p->rules[i];
+		size_t n = strlen(o->glob);
+
+		if (o->access == RULE_ACCESS_RO &&
+		    (!glob_is_fixed(o->glob) || (strncmp(rule->glob, o->glob, n) == 0 &&
+						 (rule->glob[n] == '/' || rule->glob[n] == 0)))) {
+			snprintf(why, size, "an rw rule (%.100s) below an ro rule", rule->glob);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 /* The deepest other mount that holds vpath, NULL: the skeleton. */
 static const SbxMount *parent_mount(const SbxView *v, const SbxMount *m)
 {
@@ -356,6 +480,16 @@ static int plan(const Policy *p, const SbxView *v, KView **ret, char *why, size_
 			attr |= MOUNT_ATTR_RDONLY;
 		attr |= nodev(m->vpath);
 		r = add_bind(k, m->source, m->vpath, attr, false, st.st_dev, st.st_ino);
+		if (r < 0)
+			goto fail;
+	}
+	/* after every mount: a rule's bind holds the mounts below its path */
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const PolicyRule *rule = &p->rules[i];
+
+		r = rule->access == RULE_ACCESS_RO   ? ro_rule(k, v, rule, why, size)
+		    : rule->access == RULE_ACCESS_RW ? rw_rule(p, rule, why, size)
+						     : 0;
 		if (r < 0)
 			goto fail;
 	}
@@ -441,9 +575,12 @@ static int mount_below(int rootfd, const char *source, const char *fstype, const
 		return fd;
 	fd_path(target, sizeof(target), fd);
 	if (b && b->self) {
-		/* a directory made below a tmp mount (make_points): onto itself */
+		/* onto itself: a directory made below a tmp mount (make_points), which must still
+		 * be what it was, or what an ro rule names, which must be what S saw */
 		if (fstat(fd, &st) < 0)
 			r = -errno;
+		else if (b->ino && (st.st_dev != b->dev || st.st_ino != b->ino))
+			r = -ESTALE;
 		dev = st.st_dev;
 		ino = st.st_ino;
 		source = target;
@@ -565,7 +702,7 @@ int tracer_kview_enter(const KView *k, const char **what, bool *entered)
 		const KViewBind *b = &k->binds[i];
 
 		*what = b->vpath;
-		r = mount_below(rootfd, b->source, NULL, NULL, b, b->vpath, !b->device);
+		r = mount_below(rootfd, b->source, NULL, NULL, b, b->vpath, !b->device && !b->file);
 		if (r == 0 && b->mkdirs)
 			r = make_points(rootfd, b);
 		if (r < 0)

@@ -69,7 +69,7 @@ def start_record(audit):
 def main():
     tmp = tempfile.mkdtemp(prefix='kview-verdict.')
     ws = os.path.join(tmp, 'ws')
-    os.mkdir(ws)
+    os.makedirs(os.path.join(ws, 'prot', 'deep'))
     audit = os.path.join(tmp, 'audit.jsonl')
     # `run --audit` always emulates (the audit log sees file calls only there): the start
     # record is compared with the JSON result of that same run
@@ -87,6 +87,12 @@ def main():
          'standard'),
         ('a rule with a glob', [
             'rule=[{path = "/workspace/**/*.key", access = "hide"}]'], 'standard'),
+        ('an ro rule on a fixed path', [
+            'rule=[{path = "/workspace/prot", access = "ro"}]'], 'standard'),
+        ('an ro rule below a directory a rename could move', [
+            'rule=[{path = "/workspace/prot/deep", access = "ro"}]'], 'standard'),
+        ('an ro rule with a glob', [
+            'rule=[{path = "/workspace/*/deep", access = "ro"}]'], 'standard'),
         ('a /proc mount', ['mount=[{path = "/proc", mode = "ro"}]'], 'standard'),
         ('an [exec] glob', ['exec.allow=["/usr/bin/*", "/bin/*"]'], 'standard'),
         ('kernel_view = false', ['tracer.kernel_view=false'], 'standard'),
