@@ -187,7 +187,10 @@ bool audit_known_process(Audit *a, pid_t pid);
 void audit_process_exec_done(Audit *a, pid_t tgid);
 
 /* Run and process events (type "run" and "process"). */
-void audit_run_start(Audit *a, const char *policy, char *const *argv);
+/** view: "kernel", "emulated", or NULL when the run ended before it was known; view_reason:
+ * why not in the kernel (NULL: none), as in the JSON result (docs/json-result.md). */
+void audit_run_start(Audit *a, const char *policy, char *const *argv, const char *view,
+		     const char *view_reason);
 void audit_run_end(Audit *a, int exit_code, int signal, const char *killed_by, uint64_t denied,
 		   uint64_t duration_ms);
 /** The command started (its first exec is its execve record). */

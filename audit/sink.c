@@ -959,7 +959,8 @@ void audit_syscall(Audit *a, const AuditRecord *r)
 
 /* ---- run, process, budget and ratchet events ---- */
 
-void audit_run_start(Audit *a, const char *policy, char *const *argv)
+void audit_run_start(Audit *a, const char *policy, char *const *argv, const char *view,
+		     const char *view_reason)
 {
 	JsonWriter w;
 
@@ -980,6 +981,16 @@ void audit_run_start(Audit *a, const char *policy, char *const *argv)
 		if (a->events & bit)
 			jw_string(&w, audit_category_to_string(bit));
 	jw_end_array(&w);
+	jw_key(&w, "view");
+	if (view)
+		jw_string(&w, view);
+	else
+		jw_null(&w);
+	jw_key(&w, "view_reason");
+	if (view_reason && view_reason[0])
+		jw_string(&w, view_reason);
+	else
+		jw_null(&w);
 	end_record(a, &w);
 }
 

@@ -15,7 +15,11 @@
  * adds a third run per repetition with `--audit FILE` (issue 7: the log's cost) and its
  * ratio to the sandboxed run without it.
  * Not a test: figures only.
- * Usage: bench-fs [--sbxtrace PATH] [--reps N] [--syscalls] [--audit] [WORKLOAD…]
+ * --preset NAME runs every workload under NAME, and --set KEY=VALUE (up to 8) is passed to
+ * every sandboxed run: the same workloads under a policy of one's own (docs/performance.md,
+ * "Mounts nested in a tmp mount").
+ * Usage: bench-fs [--sbxtrace PATH] [--reps N] [--syscalls] [--audit] [--preset NAME]
+ *                 [--set KEY=VALUE]… [WORKLOAD…]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +36,11 @@
 #define REPS_MAX 50
 
 static const char *sbxtrace = SBXTRACE_PATH;
+/* --preset NAME for every workload, --set KEY=VALUE for every sandboxed run (a policy of the
+ * user's: e.g. the workspace mounted below a tmp mount, issue 20) */
+static const char *preset_override;
+static const char *sets[8];
+static size_t n_sets;
 
 static double now_s(void)
 {
@@ -178,7 +187,7 @@ static double run_once(const Workload *w, const char *dir, bool inside, bool tra
 	long ncpu;
 	char *env[] = {"PATH=/usr/local/bin:/usr/bin:/bin", home, tmp, "LC_ALL=C",
 		       "PYTHONDONTWRITEBYTECODE=1",	    NULL};
-	const char *argv[32];
+	const char *argv[48];
 	int n = 0, status;
 	double t0, t;
 	pid_t pid;
@@ -197,6 +206,9 @@ static double run_once(const Workload *w, const char *dir, bool inside, bool tra
 			argv[n++] = "--audit";
 			argv[n++] = audit;
 		}
+		/* dir is also HOME, natively: since issue 21 a workspace that is the home
+		 * directory needs saying so */
+		argv[n++] = "--workspace-anywhere";
 		argv[n++] = "-w";
 		argv[n++] = dir;
 		argv[n++] = "-s";
@@ -209,7 +221,11 @@ static double run_once(const Workload *w, const char *dir, bool inside, bool tra
 		argv[n++] = cpus_override;
 		argv[n++] = "-s";
 		argv[n++] = kview ? "tracer.kernel_view=true" : "tracer.kernel_view=false";
-		argv[n++] = w->preset;
+		for (size_t i = 0; i < n_sets; i++) {
+			argv[n++] = "-s";
+			argv[n++] = sets[i];
+		}
+		argv[n++] = preset_override ? preset_override : w->preset;
 		argv[n++] = "--";
 	}
 	argv[n++] = "/bin/sh";
@@ -333,12 +349,16 @@ int main(int argc, char *argv[])
 			counts = true;
 		else if (strcmp(argv[i], "--audit") == 0)
 			with_audit = true;
+		else if (strcmp(argv[i], "--preset") == 0 && i + 1 < argc)
+			preset_override = argv[++i];
+		else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc && n_sets < 8)
+			sets[n_sets++] = argv[++i];
 		else if (argv[i][0] != '-' && n_only < 16)
 			only[n_only++] = argv[i];
 		else {
 			fprintf(stderr,
 				"usage: %s [--sbxtrace PATH] [--reps N] [--syscalls] [--audit] "
-				"[WORKLOAD…]\n",
+				"[--preset NAME] [--set KEY=VALUE]… [WORKLOAD…]\n",
 				argv[0]);
 			return 2;
 		}

@@ -60,28 +60,32 @@ static void notes(const Policy *p, bool quiet)
 			 f.landlock_abi,
 			 f.landlock_abi >= 6 ? ", with signal and abstract-socket scopes" : "");
 
-	/* tracer.kernel_view (docs/filesystem.md "The view in the kernel") */
+	/* tracer.kernel_view (docs/filesystem.md "The view in the kernel"): the decision `run`
+	 * makes, on the view `run` would build */
 	{
-		const char *no = tracer_kview_policy_unsuitable(p);
+		char why[256] = "";
+		int k = tracer_kview_verdict(p, why, sizeof(why));
 
-		if (!no && f.landlock_abi < 1)
-			no = "this kernel has no Landlock, which the kernel view needs beneath it";
-
-		if (!no && !f.userns && p->kernel_view == TRI_ON)
+		if (k < 0)
+			log_warn("file-system view: %s: `run` will fail", why);
+		else if (k == 0 && p->kernel_view == TRI_ON)
+			log_warn("tracer.kernel_view = true, but %s: `run` will refuse to start",
+				 why);
+		else if (k > 0 && !f.userns && p->kernel_view == TRI_ON)
 			log_warn("tracer.kernel_view = true, but this host does not let this user "
 				 "make user namespaces: `run` will refuse to start");
-		else if (no && p->kernel_view == TRI_ON)
-			log_warn("tracer.kernel_view = true, but %s: `run` will refuse to start",
-				 no);
-		else if (!no && !f.userns && !quiet)
+		else if (k > 0 && !f.userns && !quiet)
 			log_info("file-system view: emulated by the supervisor (this host does not "
 				 "let this user make user namespaces)");
 		else if (!quiet)
 			log_info("file-system view: %s",
-				 no ? "emulated by the supervisor"
-				    : "in the kernel (a user and mount namespace)");
-		if (no && p->kernel_view != TRI_OFF && !quiet)
-			log_info("  (not in the kernel: %s)", no);
+				 k > 0 ? "in the kernel (a user and mount namespace)"
+				       : "emulated by the supervisor");
+		if (k == 0 && !quiet)
+			log_info("  (not in the kernel: %s)", why);
+		if (k > 0 && f.userns && !quiet)
+			log_info("  (`run --audit` or `--trace` emulate it: they see file-system "
+				 "calls only there)");
 	}
 
 	/* network.unshare (docs/network.md "Network namespace") */

@@ -87,8 +87,8 @@ int cli_run_recorded(const Policy *policy, TracerOptions *o, Audit *audit, Trace
 {
 	int r;
 
+	/* tracer_run writes the start record, once it knows the view */
 	o->audit = audit;
-	audit_run_start(audit, policy->path, o->argv);
 	r = tracer_run(policy, o, ret);
 	if (r < 0) {
 		(void) audit_close(audit);

@@ -125,12 +125,19 @@ int tracer_userns_enter(int also, bool *ret_entered);
 /* The view in the kernel (tracer/kview.c, docs/filesystem.md "The view in the kernel"): a
  * plan made by S, carried out by C in a user+mount namespace before its filter. */
 typedef struct KViewBind {
-	char *source;  /* host path to bind */
+	char *source;  /* host path to bind; NULL: the target itself (self) */
 	char *vpath;   /* where the program sees it (below the skeleton root) */
 	uint64_t attr; /* MOUNT_ATTR_* set on it (recursively for directories) */
 	bool device;   /* a node of the /dev allowlist: target is a placeholder file */
+	bool self;     /* bound onto itself in the namespace: an ancestor of a mount point
+			* made in a tmp mount, or the path of an ro rule */
+	bool file;     /* a regular file (an ro rule's), not a directory */
 	dev_t dev;     /* what the target must be once bound: st_dev/st_ino of a directory, */
-	ino_t ino;     /* st_rdev of a device */
+	ino_t ino;     /* st_rdev of a device (self: what S saw, 0: unknown, made by C) */
+	/* mount points to make below this tmp mount once it is bound: relative paths, each
+	 * NUL-terminated, an empty one last; NULL: none */
+	char *mkdirs;
+	size_t mkdirs_len;
 } KViewBind;
 
 typedef struct KView {
@@ -143,11 +150,18 @@ typedef struct KView {
 	bool pts; /* process.pty: a private devpts at /dev/pts, its ptmx at /dev/ptmx */
 } KView;
 
-/** Whether the run can have its view in the kernel: NULL, or why not (static text). */
-const char *tracer_kview_unsuitable(const Policy *p, const SbxView *v, bool audited);
-/** The plan for C; -errno and a reason in why (a mount point missing in its parent's
- * source, say: then the emulated view serves). */
-int tracer_kview_plan(const Policy *p, const SbxView *v, KView **ret, char *why, size_t size);
+/**
+ * The one decision whether a run of p, with view v, gets its view in the kernel: `run` asks
+ * it, and `sbxtrace check` through tracer_kview_verdict(), so the two cannot disagree.
+ * audited: the run writes an audit log or --trace lines. Returns 1 and, when ret_plan is not
+ * NULL, the plan for C (the caller frees it); 0 when the kernel cannot reproduce this view
+ * exactly, with the reason in why (the policy, the view as opened, or the host: a rule, a
+ * mount point missing in its parent's source, no Landlock…); -errno when S itself failed
+ * (why says so). Not decided here: whether this host lets the user make a user namespace,
+ * which C finds out when it tries ("auto" then emulates, and the run says why).
+ */
+int tracer_kview_qualify(const Policy *p, const SbxView *v, bool audited, KView **ret_plan,
+			 char *why, size_t size);
 KView *tracer_kview_free(KView *k);
 /** In C: enters the namespaces, builds the view, pivots into it and changes to its working
  * directory. 0, or -errno with *what set; *entered tells whether the user namespace was

@@ -17,10 +17,17 @@
  * /dev/ptmx. It holds only the ptys made through it, by the tree: what the emulated view
  * checks pty by pty (tracer/fs.c) holds by construction.
  *
- * Only views the namespace reproduces exactly qualify (tracer_kview_unsuitable()): no rules
- * inside mounts (hide, deny, ro/rw, sensitivity: decided per path), no procfs mount (its pid
- * filtering), no [exec] globs, no mount at "/", and no audit or trace, which record
- * file-system calls only when the supervisor sees them.
+ * Only views the namespace reproduces exactly qualify (tracer_kview_qualify(), which `check`
+ * asks too): no rules inside mounts (hide, deny, sensitivity, globs: decided per path) but
+ * ro rules on fixed paths that a read-only bind holds exactly (ro_rule), no procfs mount
+ * (its pid filtering), no [exec] globs, no mount at "/", and no audit or trace, which
+ * record file-system calls only when the supervisor sees them.
+ *
+ * A mount nested in a tmp mount whose (new, empty) directory lacks its mount point gets one
+ * made by C once the tmp mount is bound (make_points), never following a symlink; the first
+ * missing ancestor of a deeper one is bound onto itself read-only, as the emulated view's
+ * skeleton directories are (mount_point(), docs/filesystem.md "Mounts nested in a tmp
+ * mount").
  *
  * Each bind is made by path, since a bind of an fd opened in S's namespace is refused in
  * the new one (do_loopback's check_mnt); the path could have been swapped since S opened
@@ -49,14 +56,32 @@
 #include "emulation/path/view.h"
 #include "policy/policy.h"
 
-#ifndef PROC_SUPER_MAGIC
-#define PROC_SUPER_MAGIC 0x9fa0
-#endif
+#define AUDITED "the audit log and --trace see file-system calls only in the emulated view"
 #ifndef SYS_mount_setattr
 #define SYS_mount_setattr 442
 #endif
 
-const char *tracer_kview_policy_unsuitable(const Policy *p)
+/*
+ * Why a hide, deny or sensitivity rule keeps the view out of the kernel (docs/filesystem.md,
+ * "What stays emulated"): a mount can cover a name or make it read-only, not make it absent
+ * or refuse it, even on a fixed path. ro and rw rules: ro_rule().
+ */
+static const char *rule_unsuitable(const PolicyRule *r)
+{
+	if (r->level)
+		return "a rule with a sensitivity level: the ratchet needs the supervisor to see "
+		       "the open";
+	switch (r->access) {
+	case RULE_ACCESS_HIDE:
+		return "a hide rule: the kernel cannot make a name absent (ENOENT, unlisted); "
+		       "a placeholder bound over it would still be listed and opened";
+	default:
+		return "a deny rule: the kernel cannot refuse a name with EACCES to its owner";
+	}
+}
+
+/* What the policy alone rules out (no view, no host needed). */
+static const char *policy_unsuitable(const Policy *p)
 {
 	if (p->kernel_view == TRI_OFF)
 		return "tracer.kernel_view = false";
@@ -67,22 +92,12 @@ const char *tracer_kview_policy_unsuitable(const Policy *p)
 	if (p->landlock == TRI_OFF)
 		return "tracer.landlock = false: the kernel view needs Landlock beneath it";
 	if (p->audit.log || p->audit.trace || p->audit.backtrace != AUDIT_SELECT_NONE)
-		return "the audit log and --trace see file-system calls only in the emulated view";
-	for (size_t i = 0; i < p->n_mounts; i++) {
-		const char *src = p->mounts[i].source ? p->mounts[i].source : p->mounts[i].path;
-		struct statfs sf;
-
-		if (p->mounts[i].mode != MOUNT_TMP && src && statfs(src, &sf) == 0 &&
-		    sf.f_type == PROC_SUPER_MAGIC)
-			return "a /proc mount needs a pid namespace in the kernel view (not done "
-			       "yet); the emulated view shows the sandbox's processes only";
-		if (p->mounts[i].path &&
-		    strspn(p->mounts[i].path, "/") == strlen(p->mounts[i].path))
-			return "a mount at / (the skeleton is the root of a kernel view)";
-	}
+		return AUDITED;
+	/* ro and rw rules: the plan (ro_rule) */
 	for (size_t i = 0; i < p->n_rules; i++)
-		if (p->rules[i].access != RULE_ACCESS_UNSET || p->rules[i].level)
-			return "rules inside mounts are decided path by path by the supervisor";
+		if (p->rules[i].level || p->rules[i].access == RULE_ACCESS_HIDE ||
+		    p->rules[i].access == RULE_ACCESS_DENY)
+			return rule_unsuitable(&p->rules[i]);
 	if (p->exec_allow || p->exec_deny)
 		return "[exec] globs are checked by the supervisor";
 	for (size_t i = 0; i < p->n_syscalls; i++) {
@@ -99,19 +114,25 @@ const char *tracer_kview_policy_unsuitable(const Policy *p)
 	return NULL;
 }
 
-const char *tracer_kview_unsuitable(const Policy *p, const SbxView *v, bool audited)
+/* What the view (the mounts as opened, canonical) and the host rule out. */
+static const char *view_unsuitable(const SbxView *v)
 {
-	const char *no = tracer_kview_policy_unsuitable(p);
 	_cleanup_free_ char *aa = NULL;
 	size_t aa_len = 0;
 
-	if (no)
-		return no;
-	if (audited)
-		return "the audit log and --trace see file-system calls only in the emulated view";
+	/* "/." and the like, normalized */
 	for (size_t i = 0; i < sbx_view_n_mounts(v); i++)
-		if (streq(sbx_view_mount(v, i)->vpath, "/")) /* "/." and the like, normalized */
+		if (streq(sbx_view_mount(v, i)->vpath, "/"))
 			return "a mount at / (the skeleton is the root of a kernel view)";
+	/* A procfs at or below a directory mount's source: the bind would bring in the host's
+	 * /proc, whose magic links the kernel follows for real (the emulated view turns such a
+	 * procfs into a proc mount of its own). The view read mountinfo already. */
+	if (sbx_view_procfs_below_sources(v))
+		return "a procfs lies below a mount's source";
+	for (size_t i = 0; i < sbx_view_n_mounts(v); i++)
+		if (sbx_view_mount(v, i)->kind == SBX_MOUNT_PROC)
+			return "a /proc mount needs a pid namespace in the kernel view (not done "
+			       "yet); the emulated view shows the sandbox's processes only";
 	if (tracer_landlock_abi() < 1)
 		return "this kernel has no Landlock, which the kernel view needs beneath it";
 	/* Ubuntu's AppArmor lets an unprivileged unshare(CLONE_NEWUSER) succeed, then denies
@@ -122,12 +143,55 @@ const char *tracer_kview_unsuitable(const Policy *p, const SbxView *v, bool audi
 			   &aa, &aa_len) >= 0 &&
 	    aa_len > 0 && aa[0] == '1')
 		return "AppArmor restricts unprivileged user namespaces on this host";
-	/* A procfs at or below a directory mount's source: the bind would bring in the host's
-	 * /proc, whose magic links the kernel follows for real (the emulated view turns such a
-	 * procfs into a proc mount of its own). The view read mountinfo already. */
-	if (sbx_view_procfs_below_sources(v))
-		return "a procfs lies below a mount's source";
 	return NULL;
+}
+
+static int plan(const Policy *p, const SbxView *v, KView **ret, char *why, size_t size);
+
+int tracer_kview_qualify(const Policy *p, const SbxView *v, bool audited, KView **ret_plan,
+			 char *why, size_t size)
+{
+	const char *no = policy_unsuitable(p);
+	KView *k = NULL;
+	int r;
+
+	if (!no && audited)
+		no = AUDITED;
+	if (!no)
+		no = view_unsuitable(v);
+	if (no) {
+		(void) snprintf(why, size, "%s", no);
+		return 0;
+	}
+	why[0] = 0;
+	r = plan(p, v, &k, why, size);
+	if (r < 0 && why[0])
+		return 0; /* the plan found what the kernel cannot reproduce */
+	if (r < 0) {
+		(void) snprintf(why, size, "planning the kernel view: %s", strerror(-r));
+		return r;
+	}
+	if (ret_plan)
+		*ret_plan = k;
+	else
+		tracer_kview_free(k);
+	return 1;
+}
+
+int tracer_kview_verdict(const Policy *p, char *why, size_t size)
+{
+	_cleanup_(sbx_view_freep) SbxView *v = NULL;
+	char err[256] = "";
+	int r;
+
+	/* the view `run` would build, scratch directories and all (removed again at free) */
+	r = sbx_view_new(p, NULL, SBX_VIEW_PROBE, &v, err, sizeof(err));
+	if (r < 0) {
+		(void) snprintf(why, size, "the view cannot be built: %s",
+				err[0] ? err : strerror(-r));
+		return r;
+	}
+	return tracer_kview_qualify(p, v, false, NULL, why, size);
 }
 
 KView *tracer_kview_free(KView *k)
@@ -137,6 +201,7 @@ KView *tracer_kview_free(KView *k)
 	for (size_t i = 0; i < k->n_binds; i++) {
 		free(k->binds[i].source);
 		free(k->binds[i].vpath);
+		free(k->binds[i].mkdirs);
 	}
 	free(k->binds);
 	free(k->root);
@@ -154,11 +219,210 @@ static int add_bind(KView *k, const char *source, const char *vpath, uint64_t at
 		return -ENOMEM;
 	k->binds = b;
 	b = &k->binds[k->n_binds];
-	*b = (KViewBind){.attr = attr, .device = device, .dev = dev, .ino = ino};
-	b->source = strdup(source);
+	*b = (KViewBind){.attr = attr, .device = device, .self = !source, .dev = dev, .ino = ino};
+	b->source = source ? strdup(source) : NULL;
 	b->vpath = strdup(vpath);
 	k->n_binds++;
-	return b->source && b->vpath ? 0 : -ENOMEM;
+	return (b->source || !source) && b->vpath ? 0 : -ENOMEM;
+}
+
+static KViewBind *find_bind(KView *k, const char *vpath)
+{
+	for (size_t i = 0; i < k->n_binds; i++)
+		if (streq(k->binds[i].vpath, vpath))
+			return &k->binds[i];
+	return NULL;
+}
+
+static int add_mkdir(KViewBind *b, const char *rel)
+{
+	size_t n = strlen(rel) + 1;
+	char *d = realloc(b->mkdirs, b->mkdirs_len + n + 1);
+
+	if (!d)
+		return -ENOMEM;
+	memcpy(d + b->mkdirs_len, rel, n);
+	b->mkdirs = d;
+	b->mkdirs_len += n;
+	d[b->mkdirs_len] = 0; /* the empty one last */
+	return 0;
+}
+
+static uint64_t nodev(const char *vpath)
+{
+	/* a policy's own /dev keeps its devices */
+	return streq(vpath, "/dev") || strncmp(vpath, "/dev/", 5) == 0 ? 0 : MOUNT_ATTR_NODEV;
+}
+
+/*
+ * The mount point of m in the source of up, the mount m is nested in. A bind needs a
+ * directory to cover: one of the source's, or, when up is a tmp mount (a directory this run
+ * made, empty), one C makes in it once up is bound (tracer_kview_enter). The emulated view
+ * shows a missing mount point's ancestors as read-only skeleton directories: the first of
+ * them is bound onto itself read-only, which holds the rest (mkdir in it: EROFS, rmdir or
+ * rename of it: EBUSY, as there). 0; -errno with why set when the kernel cannot make it (a
+ * host source is never written to), -ENOMEM without.
+ */
+static int mount_point(KView *k, const SbxMount *up, const SbxMount *m, char *why, size_t size)
+{
+	const char *rel = m->vpath + up->vlen + 1, *slash;
+	_cleanup_free_ char *inside = NULL, *first = NULL;
+	KViewBind *ub;
+	struct stat st;
+	int r;
+
+	inside = strdup_printf("%s/%s", up->source, rel);
+	if (!inside)
+		return -ENOMEM;
+	if (stat(inside, &st) == 0 && S_ISDIR(st.st_mode))
+		return 0;
+	if (!up->tmp) {
+		snprintf(why, size, "mount point %s is not a directory in the source of %s",
+			 m->vpath, up->vpath);
+		return -ENOENT;
+	}
+	ub = find_bind(k, up->vpath); /* sorted: up is planned already */
+	if (!ub) {
+		snprintf(why, size, "mount point %s: %s is not planned", m->vpath, up->vpath);
+		return -ENOENT;
+	}
+	r = add_mkdir(ub, rel);
+	if (r < 0)
+		return r;
+	slash = strchr(rel, '/');
+	if (!slash)
+		return 0; /* directly in the tmp mount: m's bind covers it */
+	first = strndup(m->vpath, (size_t) (slash - m->vpath));
+	if (!first)
+		return -ENOMEM;
+	if (find_bind(k, first))
+		return 0;
+	return add_bind(k, NULL, first, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | nodev(first), false,
+			0, 0);
+}
+
+static bool glob_is_fixed(const char *g)
+{
+	return !strpbrk(g, "*?[\\");
+}
+
+/* The deepest mount at or above vpath, NULL: the skeleton. */
+static const SbxMount *mount_of(const SbxView *v, const char *vpath)
+{
+	const SbxMount *best = NULL;
+	size_t n = strlen(vpath);
+
+	for (size_t i = 0; i < sbx_view_n_mounts(v); i++) {
+		const SbxMount *o = sbx_view_mount(v, i);
+
+		if (o->vlen <= n && strncmp(vpath, o->vpath, o->vlen) == 0 &&
+		    (vpath[o->vlen] == '/' || vpath[o->vlen] == 0) &&
+		    (!best || o->vlen > best->vlen))
+			best = o;
+	}
+	return best;
+}
+
+/* Whether a mount other than m lies below vpath. */
+static bool mounts_below(const SbxView *v, const char *vpath)
+{
+	size_t n = strlen(vpath);
+
+	for (size_t i = 0; i < sbx_view_n_mounts(v); i++) {
+		const SbxMount *o = sbx_view_mount(v, i);
+
+		if (o->vlen > n && strncmp(o->vpath, vpath, n) == 0 && o->vpath[n] == '/')
+			return true;
+	}
+	return false;
+}
+
+/*
+ * An ro rule on a fixed path P (docs/filesystem.md, "Read-only rules on fixed paths"): P,
+ * bound onto itself in the namespace (with the mounts below it) and made read-only, as the
+ * rule makes P and everything below it. Exact only when nothing can move P away from its
+ * name: in a rw mount P must be the mount's own entry (or the mount itself), whose parent,
+ * a mount root, cannot be renamed, and P itself, a mount point, cannot be either; deeper, a
+ * rename of an ancestor would take the read-only bind along and leave the name writable,
+ * the reverse of the emulated view. In a ro mount nothing is renamed, and the rule matters
+ * only to mounts below P. P must exist at the start, reached without a symlink: a bind needs
+ * it, and C reaches it with RESOLVE_NO_SYMLINKS. 0 (planned, or nothing to do); -errno with
+ * why set when the kernel cannot do it exactly, -ENOMEM without.
+ */
+static int ro_rule(KView *k, const SbxView *v, const PolicyRule *rule, char *why, size_t size)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+	};
+	char vpath[PATH_MAX];
+	const SbxMount *m;
+	const char *rest;
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	int r;
+
+	if (!glob_is_fixed(rule->glob)) {
+		snprintf(why, size,
+			 "an ro rule with a glob (%.100s): a bind per match, found at the start, "
+			 "would miss what is created later",
+			 rule->glob);
+		return -EINVAL;
+	}
+	r = sbx_path_normalize(rule->glob, vpath, sizeof(vpath));
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		snprintf(why, size, "an ro rule on %.100s: %s", rule->glob, strerror(-r));
+		return r;
+	}
+	m = mount_of(v, vpath);
+	if (!m || m->kind != SBX_MOUNT_DIR) {
+		snprintf(why, size, "an ro rule on %.100s, outside a directory mount", vpath);
+		return -EINVAL;
+	}
+	if (m->mode == MOUNT_RO && !mounts_below(v, vpath))
+		return 0; /* read-only already */
+	rest = vpath + m->vlen + (vpath[m->vlen] == '/');
+	if (m->mode != MOUNT_RO && strchr(rest, '/')) {
+		snprintf(why, size,
+			 "an ro rule on %.100s, below a directory that a rename could move (a bind "
+			 "follows the directory, the rule the name)",
+			 vpath);
+		return -EINVAL;
+	}
+	fd = (int) syscall(SYS_openat2, m->fd, *rest ? rest : ".", &how, sizeof(how));
+	if (fd < 0 || fstat(fd, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
+		snprintf(why, size,
+			 "an ro rule on %.100s: %s at the start (a bind needs a directory or a "
+			 "file, reached without a symlink)",
+			 vpath, fd < 0 ? strerror(errno) : "neither a directory nor a file");
+		return -EINVAL;
+	}
+	r = add_bind(k, NULL, vpath, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | nodev(vpath), false,
+		     st.st_dev, st.st_ino);
+	if (r < 0)
+		return r;
+	k->binds[k->n_binds - 1].file = S_ISREG(st.st_mode);
+	return 0;
+}
+
+/* An rw rule changes nothing unless an ro rule holds its path: then it would need a
+ * writable bind below a read-only one (not done). */
+static int rw_rule(const Policy *p, const PolicyRule *rule, char *why, size_t size)
+{
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const PolicyRule *o = &p->rules[i];
+		size_t n = strlen(o->glob);
+
+		if (o->access == RULE_ACCESS_RO &&
+		    (!glob_is_fixed(o->glob) || (strncmp(rule->glob, o->glob, n) == 0 &&
+						 (rule->glob[n] == '/' || rule->glob[n] == 0)))) {
+			snprintf(why, size, "an rw rule (%.100s) below an ro rule", rule->glob);
+			return -EINVAL;
+		}
+	}
+	return 0;
 }
 
 /* The deepest other mount that holds vpath, NULL: the skeleton. */
@@ -176,7 +440,7 @@ static const SbxMount *parent_mount(const SbxView *v, const SbxMount *m)
 	return best;
 }
 
-int tracer_kview_plan(const Policy *p, const SbxView *v, KView **ret, char *why, size_t size)
+static int plan(const Policy *p, const SbxView *v, KView **ret, char *why, size_t size)
 {
 	KView *k = calloc(1, sizeof(*k));
 	int r = -ENOMEM;
@@ -205,33 +469,27 @@ int tracer_kview_plan(const Policy *p, const SbxView *v, KView **ret, char *why,
 
 		if (m->kind != SBX_MOUNT_DIR)
 			continue;
-		if (up) {
-			/* the mount point must exist in the source it is nested in: the emulated
-			 * view makes up missing ones, a bind cannot */
-			char *inside = strdup_printf("%s%s", up->source, m->vpath + up->vlen);
-
-			r = inside ? stat(inside, &st) : -ENOMEM;
-			if (r == 0 && !S_ISDIR(st.st_mode))
-				r = -ENOTDIR;
-			else if (r < 0 && inside)
-				r = -errno;
-			free(inside);
-			if (r < 0) {
-				snprintf(why, size, "mount point %s is not a directory in %s",
-					 m->vpath, up->source);
-				goto fail;
-			}
-		}
+		/* the emulated view makes up missing mount points; a bind needs a directory */
+		if (up && (r = mount_point(k, up, m, why, size)) < 0)
+			goto fail;
 		if (fstat(m->fd, &st) < 0) {
 			r = -errno;
 			goto fail;
 		}
 		if (m->mode == MOUNT_RO)
 			attr |= MOUNT_ATTR_RDONLY;
-		/* a policy's own /dev keeps its devices */
-		if (!streq(m->vpath, "/dev") && strncmp(m->vpath, "/dev/", 5) != 0)
-			attr |= MOUNT_ATTR_NODEV;
+		attr |= nodev(m->vpath);
 		r = add_bind(k, m->source, m->vpath, attr, false, st.st_dev, st.st_ino);
+		if (r < 0)
+			goto fail;
+	}
+	/* after every mount: a rule's bind holds the mounts below its path */
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const PolicyRule *rule = &p->rules[i];
+
+		r = rule->access == RULE_ACCESS_RO   ? ro_rule(k, v, rule, why, size)
+		    : rule->access == RULE_ACCESS_RW ? rw_rule(p, rule, why, size)
+						     : 0;
 		if (r < 0)
 			goto fail;
 	}
@@ -309,12 +567,27 @@ static int mount_below(int rootfd, const char *source, const char *fstype, const
 	struct stat st;
 	int fd, r = 0;
 
+	dev_t dev = b ? b->dev : 0;
+	ino_t ino = b ? b->ino : 0;
+
 	fd = open_below(rootfd, vpath, dir);
 	if (fd < 0)
 		return fd;
 	fd_path(target, sizeof(target), fd);
-	if (fstype ? mount(source, target, fstype, MS_NOSUID | MS_NOEXEC, data) < 0
-		   : mount(source, target, NULL, MS_BIND | (dir ? MS_REC : 0), NULL) < 0)
+	if (b && b->self) {
+		/* onto itself: a directory made below a tmp mount (make_points), which must still
+		 * be what it was, or what an ro rule names, which must be what S saw */
+		if (fstat(fd, &st) < 0)
+			r = -errno;
+		else if (b->ino && (st.st_dev != b->dev || st.st_ino != b->ino))
+			r = -ESTALE;
+		dev = st.st_dev;
+		ino = st.st_ino;
+		source = target;
+	}
+	if (r == 0 &&
+	    (fstype ? mount(source, target, fstype, MS_NOSUID | MS_NOEXEC, data) < 0
+		    : mount(source, target, NULL, MS_BIND | (dir ? MS_REC : 0), NULL) < 0))
 		r = -errno;
 	(void) close(fd);
 	if (r < 0 || !b)
@@ -325,13 +598,66 @@ static int mount_below(int rootfd, const char *source, const char *fstype, const
 		return fd;
 	if (fstat(fd, &st) < 0)
 		r = -errno;
-	else if (b->device ? !S_ISCHR(st.st_mode) || st.st_rdev != b->dev
-			   : st.st_dev != b->dev || st.st_ino != b->ino)
+	else if (b->device ? !S_ISCHR(st.st_mode) || st.st_rdev != dev
+			   : st.st_dev != dev || st.st_ino != ino)
 		r = -ESTALE; /* not the object S opened: swapped meanwhile */
 	else
 		r = set_attr(fd, b->attr, dir);
 	(void) close(fd);
 	return r;
+}
+
+/*
+ * The mount points S planned below the tmp mount b, now bound (mount_point): each path made
+ * a component at a time, from the mount's root, never following a symlink (the tmp
+ * directory's base may be writable by other processes of the user: what they planted there
+ * fails the run rather than redirect a mkdir). An existing directory is fine.
+ */
+static int make_points(int rootfd, const KViewBind *b)
+{
+	int base = open_below(rootfd, b->vpath, true);
+
+	if (base < 0)
+		return base;
+	for (const char *p = b->mkdirs; *p; p += strlen(p) + 1) {
+		char comp[NAME_MAX + 1];
+		const char *c = p;
+		int dir = base;
+
+		while (*c) {
+			size_t n = strcspn(c, "/");
+			int next;
+
+			if (n == 0 || n > NAME_MAX) {
+				if (dir != base)
+					(void) close(dir);
+				(void) close(base);
+				return -EINVAL;
+			}
+			memcpy(comp, c, n);
+			comp[n] = 0;
+			c += n + (c[n] == '/');
+			if (mkdirat(dir, comp, 0755) < 0 && errno != EEXIST) {
+				next = -errno;
+			} else {
+				next = openat(dir, comp,
+					      O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				if (next < 0)
+					next = -errno;
+			}
+			if (dir != base)
+				(void) close(dir);
+			if (next < 0) {
+				(void) close(base);
+				return next;
+			}
+			dir = next;
+		}
+		if (dir != base)
+			(void) close(dir);
+	}
+	(void) close(base);
+	return 0;
 }
 
 int tracer_kview_enter(const KView *k, const char **what, bool *entered)
@@ -376,7 +702,9 @@ int tracer_kview_enter(const KView *k, const char **what, bool *entered)
 		const KViewBind *b = &k->binds[i];
 
 		*what = b->vpath;
-		r = mount_below(rootfd, b->source, NULL, NULL, b, b->vpath, !b->device);
+		r = mount_below(rootfd, b->source, NULL, NULL, b, b->vpath, !b->device && !b->file);
+		if (r == 0 && b->mkdirs)
+			r = make_points(rootfd, b);
 		if (r < 0)
 			return r;
 	}

@@ -310,6 +310,8 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 	int listener, r;
 	pid_t keeper = getppid();
 	bool kview = false, wait_killable, userns = false, ipcns;
+	const char *kview_what = "";
+	int kview_errno = 0;
 	Courier courier = {.pipe = {-1, -1}};
 	char go;
 
@@ -352,15 +354,15 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 		(void) close(l->err_w);
 	}
 	if (l->kview) {
-		const char *what = "";
 		bool entered = false;
 
 		/* "auto" falls back to the emulated view when no user namespace can be made;
 		 * once one exists there is no way back */
-		r = tracer_kview_enter(l->kview, &what, &entered);
+		r = tracer_kview_enter(l->kview, &kview_what, &entered);
 		if (r < 0 && (entered || l->policy->kernel_view == TRI_ON))
-			child_fail(l->sock_c, MSG_SETUP_FAILED, -r, what);
+			child_fail(l->sock_c, MSG_SETUP_FAILED, -r, kview_what);
 		kview = r == 0;
+		kview_errno = r < 0 ? -r : 0;
 		userns = kview;
 	}
 	if (!kview && l->cwd && chdir(l->cwd) < 0)
@@ -376,7 +378,11 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 	{
 		Msg pm = {.kind = MSG_PREPARED, .value = getpid()};
 
+		/* the view, and why a planned kernel view fell back: errno, the step */
 		pm.what[0] = kview;
+		pm.what[1] = (char) MIN(kview_errno, 255);
+		(void) snprintf(pm.what + 2, sizeof(pm.what) - 2, "%s",
+				kview_errno ? kview_what : "");
 		if (send(l->sock_c, &pm, sizeof(pm), MSG_NOSIGNAL) < 0)
 			_exit(125);
 	}
@@ -902,6 +908,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	uint64_t start, out_budget, out_limit, wall_armed = 0;
 	bool child_done = false, exec_known = false, keeper_gone = false, tree_killed = false;
 	bool started_dispatch = false, tty_taken = false, keeper_cleans = false;
+	bool start_recorded = false;
 	int status = 0, exec_errno = 0, setup_errno = 0, r;
 	char setup_what[48] = "";
 	char *cwd = NULL, *exec_path = NULL;
@@ -978,24 +985,20 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	}
 
 	wall_trace("S setup: the kernel-view plan");
-	if (p->kernel_view != TRI_OFF) {
-		const char *no = tracer_kview_unsuitable(p, t.view, t.audit != NULL);
-		char why[256] = "";
-
-		if (!no && (r = tracer_kview_plan(p, t.view, &kview, why, sizeof(why))) < 0)
-			no = why[0] ? why : strerror(-r);
-		if (no && p->kernel_view == TRI_ON) {
-			log_error("tracer.kernel_view = true, but %s", no);
-			r = -EINVAL;
-			goto out_fds;
-		}
-		if (no) {
-			log_debug("the view is emulated: %s", no);
-			snprintf(res.view_reason, sizeof(res.view_reason), "%s", no);
-		}
-	} else {
-		snprintf(res.view_reason, sizeof(res.view_reason), "tracer.kernel_view = false");
+	/* the decision `sbxtrace check` reports too (tracer_kview_verdict) */
+	r = tracer_kview_qualify(p, t.view, t.audit != NULL, &kview, res.view_reason,
+				 sizeof(res.view_reason));
+	if (r < 0) {
+		log_error("%s", res.view_reason);
+		goto out_fds;
 	}
+	if (r == 0 && p->kernel_view == TRI_ON) {
+		log_error("tracer.kernel_view = true, but %s", res.view_reason);
+		r = -EINVAL;
+		goto out_fds;
+	}
+	if (r == 0)
+		log_debug("the view is emulated: %s", res.view_reason);
 	l.kview = kview;
 	l.filter = t.filter;
 	l.view = t.view;
@@ -1105,10 +1108,20 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	if (r >= 0) {
 		t.child = m.value;
 		t.kview = m.what[0] != 0;
+		if (kview && !t.kview)
+			/* planned, but C could not enter it ("auto"): a host that refuses this
+			 * user a user namespace, a directory on stdin… */
+			snprintf(res.view_reason, sizeof(res.view_reason),
+				 "the kernel view could not be made here (%.46s: %s)", m.what + 2,
+				 strerror((unsigned char) m.what[1]));
 		if (t.kview)
 			/* relative AF_UNIX addresses: /proc/PID/cwd reads as the program's path */
 			sbx_view_set_kernel_paths(t.view);
 		log_debug("the view is %s", t.kview ? "in the kernel" : "emulated");
+		/* the log's first record, now that the view is known */
+		audit_run_start(opts->audit, p->path, opts->argv, t.kview ? "kernel" : "emulated",
+				t.kview ? NULL : res.view_reason);
+		start_recorded = true;
 		audit_set_main_pid(t.audit, t.child);
 		audit_process_start(t.audit, t.child, t.keeper, opts->argv);
 
@@ -1524,6 +1537,9 @@ out_fds:
 	if (old_umask != (mode_t) -1)
 		(void) umask(old_umask);
 out_filter:
+	/* ended before C was ready: the view was never known */
+	if (!start_recorded)
+		audit_run_start(opts->audit, p->path, opts->argv, NULL, res.view_reason);
 	tracer_audit_done(&t);
 	tracer_bt_done(&t);
 	tracer_fs_done(&t);

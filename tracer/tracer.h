@@ -67,9 +67,14 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 int tracer_result_write_json(const Policy *p, const TracerResult *r, FILE *f);
 
 /* Kernel features (tracer/probe.c), probed once. */
-/** Why policy p cannot have its view in the kernel (tracer.kernel_view), NULL if it can
- * (the host permitting user namespaces: TracerFeatures.userns). */
-const char *tracer_kview_policy_unsuitable(const Policy *p);
+/**
+ * What `run` decides about policy p's view (tracer.kernel_view; for `sbxtrace check`): builds
+ * the view as `run` does (its scratch directories are removed again) and asks the function
+ * `run` asks. 1: in the kernel, when the host lets this user make a user namespace
+ * (TracerFeatures.userns; `run` falls back to the emulated view otherwise and says so);
+ * 0: emulated, why not in why; -errno: the view cannot be built (why says why; `run` fails).
+ */
+int tracer_kview_verdict(const Policy *p, char *why, size_t size);
 
 typedef struct TracerFeatures {
 	bool listener;	    /* SECCOMP_FILTER_FLAG_NEW_LISTENER (5.0) */

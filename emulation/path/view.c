@@ -822,7 +822,8 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 					scratch_base());
 			if (!mkdtemp(path))
 				return -errno;
-			if (!pm->keep && !(flags & SBX_VIEW_KEEP_TMP)) {
+			if ((!pm->keep || (flags & SBX_VIEW_PROBE)) &&
+			    !(flags & SBX_VIEW_KEEP_TMP)) {
 				if (strv_push(&v->tmp_paths, path) < 0) {
 					(void) rmdir(path);
 					return -ENOMEM;
@@ -846,6 +847,7 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 			      SBX_MOUNT_DIR, owned, pm->keep);
 		if (r < 0)
 			return r;
+		v->mounts[v->n_mounts - 1].tmp = pm->mode == MOUNT_TMP;
 		fd = -1; /* owned by the mount now */
 	}
 

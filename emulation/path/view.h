@@ -42,6 +42,7 @@ typedef struct SbxMount {
 	SbxMountKind kind;
 	bool nested; /* another mount lies beneath this one */
 	bool owned;  /* a tmp directory the view created (removed at free unless keep) */
+	bool tmp;    /* a tmp mount: a directory the view created, empty at the start */
 	bool keep;
 } SbxMount;
 
@@ -84,6 +85,8 @@ int sbx_default_get_path(void *ctx, pid_t pid, int fd, char *buf, size_t size);
 typedef enum SbxViewFlags {
 	SBX_VIEW_KEEP_TMP = 1 << 0, /* keep every tmp directory at free (debugging) */
 	SBX_VIEW_NO_FAST = 1 << 1,  /* never use the openat2() fast path */
+	SBX_VIEW_PROBE = 1 << 2,    /* only looked at (sbxtrace check): tmp directories are
+				     * removed at free even with keep */
 } SbxViewFlags;
 
 /**

@@ -93,7 +93,7 @@ TEST(records_round_trip)
 	json_t *all, *rec, *args;
 
 	ASSERT_TRUE(a != NULL);
-	audit_run_start(a, "preset:standard", argv);
+	audit_run_start(a, "preset:standard", argv, "emulated", "tracer.kernel_view = false");
 	audit_syscall(a, &r);
 	r.nr = __NR_kill;
 	r.args[0] = 1;
@@ -116,6 +116,9 @@ TEST(records_round_trip)
 	/* child bytes that are not UTF-8 become U+FFFD: the line stays valid JSON */
 	EXPECT_STREQ(json_string_value(json_array_get(json_object_get(rec, "argv"), 2)),
 		     "bad\n\xef\xbf\xbd");
+	EXPECT_STREQ(json_string_value(json_object_get(rec, "view")), "emulated");
+	EXPECT_STREQ(json_string_value(json_object_get(rec, "view_reason")),
+		     "tracer.kernel_view = false");
 
 	/* a "seen" process event precedes the first record of a process */
 	rec = json_array_get(all, 1);
