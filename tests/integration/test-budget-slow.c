@@ -140,8 +140,8 @@ static long quiet_time_filler(const char *view, BudgetRun *r)
 	if (!f)
 		return -1;
 	fprintf(f, "[process]\nenv = { keep = [\"*\"] }\ncwd = \"%s\"\n", dir);
-	for (const char *const *m = (const char *const[]){"/usr", "/bin", "/lib", "/lib64",
-							  hogdir, NULL};
+	for (const char *const *m =
+		     (const char *const[]){"/usr", "/bin", "/lib", "/lib64", hogdir, NULL};
 	     *m; m++)
 		if (access(*m, F_OK) == 0)
 			fprintf(f, "\n[[mount]]\npath = \"%s\"\nmode = \"ro\"\n", *m);

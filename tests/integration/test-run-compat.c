@@ -346,9 +346,9 @@ TEST(unix_datagram_server_answers_its_client)
 
 	if (!have("/usr/bin/python3"))
 		return;
-	EXPECT_EQ(check("standard", cmd, 0,
-			"b'ping' /tmp/c.sock\n(b'pong', '/workspace/s.sock')\n"),
-		  0);
+	EXPECT_EQ(
+		check("standard", cmd, 0, "b'ping' /tmp/c.sock\n(b'pong', '/workspace/s.sock')\n"),
+		0);
 }
 
 /*
@@ -411,10 +411,9 @@ TEST(pidfd_send_signal_through_a_proc_directory)
  * "localhost" (socket.gaierror, 26 errors). The view synthesizes both files, and copies
  * /etc/services when the host has one: getservbyname() answers inside what it answers
  * outside (a container image without netbase has none, and neither has its view). */
-static const char localhost_py[] =
-	"import socket\n"
-	"try: print(socket.getservbyname('http'))\n"
-	"except OSError as e: print(e)\n";
+static const char localhost_py[] = "import socket\n"
+				   "try: print(socket.getservbyname('http'))\n"
+				   "except OSError as e: print(e)\n";
 
 TEST(localhost_resolves_in_loopback_mode)
 {
