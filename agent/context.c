@@ -46,7 +46,7 @@
 #include "common/macros.h"
 #include "common/util.h"
 
-#define CONTEXT_WALL  "604800s" /* a context lives as long as its session, up to a week */
+#define CONTEXT_WALL_S 604800 /* a context lives as long as its session, up to a week */
 #define FRAME_MAGIC   "\x1eSBX"
 #define FRAME_END     '\x1f'
 #define PROGRESS_MS   250
@@ -280,11 +280,11 @@ json_t *context_list_locked(Session *s)
 static int context_start(Session *s, Context *c, char *err, size_t errsize)
 {
 	const char *interp = NULL, *file = NULL, *text = NULL;
-	_cleanup_free_ char *host = NULL, *vpath = NULL, *ws = NULL, *policy = NULL;
+	_cleanup_free_ char *host = NULL, *vpath = NULL;
+	_cleanup_(strv_freep) char **argv = NULL;
 	int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1}, res[2] = {-1, -1};
-	char *argv[24];
-	size_t argc = 0;
 	pid_t pid;
+	int r;
 
 	for (size_t i = 0; i < ARRAY_SIZE(drivers); i++)
 		if (streq(drivers[i].language, c->language)) {
@@ -306,9 +306,7 @@ static int context_start(Session *s, Context *c, char *err, size_t errsize)
 	}
 	host = strdup_printf("%s/run/%s", s->dir, file);
 	vpath = strdup_printf("/run/sbxtrace/%s", file);
-	ws = strdup_printf("%s/workspace", s->dir);
-	policy = strdup_printf("%s/policy.toml", s->dir);
-	if (!host || !vpath || !ws || !policy)
+	if (!host || !vpath)
 		return -ENOMEM;
 	{
 		/* the driver as this binary carries it, written anew (never a file the code made:
@@ -322,6 +320,33 @@ static int context_start(Session *s, Context *c, char *err, size_t errsize)
 				 strerror(errno));
 			return -EIO;
 		}
+	}
+	free(c->audit_path);
+	c->audit_path = NULL;
+	if (s->agent->config->audit_syscalls) {
+		snprintf(c->run_id, sizeof(c->run_id), "context-%s-%s-%llu", c->language, c->id,
+			 (unsigned long long) (now_realtime_ns() / 1000));
+		c->audit_off = c->audit_n = 0;
+		c->audit_path = record_run_log_path(s, c->run_id);
+	}
+	{
+		char *cmd[4];
+		size_t n = 0;
+		RunArgs ra = {
+			.result_fd = 3,
+			.audit_path = c->audit_path,
+			.wall_s = CONTEXT_WALL_S,
+			.command = cmd,
+		};
+
+		cmd[n++] = (char *) interp;
+		if (streq(c->language, "python"))
+			cmd[n++] = (char *) "-u";
+		cmd[n++] = vpath;
+		cmd[n] = NULL;
+		r = run_argv(s, &ra, &argv, err, errsize);
+		if (r < 0)
+			return r;
 	}
 	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0 ||
 	    pipe2(res, O_CLOEXEC) < 0) {
@@ -339,34 +364,6 @@ static int context_start(Session *s, Context *c, char *err, size_t errsize)
 		}
 		return e;
 	}
-	argv[argc++] = (char *) "sbxtrace";
-	argv[argc++] = (char *) "run";
-	argv[argc++] = (char *) "-q";
-	argv[argc++] = (char *) "--result-fd";
-	argv[argc++] = (char *) "3";
-	argv[argc++] = (char *) "-w";
-	argv[argc++] = ws;
-	free(c->audit_path);
-	c->audit_path = NULL;
-	if (s->agent->config->audit_syscalls) {
-		snprintf(c->run_id, sizeof(c->run_id), "context-%s-%s-%llu", c->language, c->id,
-			 (unsigned long long) (now_realtime_ns() / 1000));
-		c->audit_off = c->audit_n = 0;
-		c->audit_path = record_run_log_path(s, c->run_id);
-		if (c->audit_path) {
-			argv[argc++] = (char *) "--audit";
-			argv[argc++] = c->audit_path;
-		}
-	}
-	argv[argc++] = (char *) "-s";
-	argv[argc++] = (char *) "limits.wall_time=" CONTEXT_WALL;
-	argv[argc++] = policy;
-	argv[argc++] = (char *) "--";
-	argv[argc++] = (char *) interp;
-	if (streq(c->language, "python"))
-		argv[argc++] = (char *) "-u";
-	argv[argc++] = vpath;
-	argv[argc] = NULL;
 	{
 		int fds[4] = {in[0], out[1], er[1], res[1]};
 

@@ -114,12 +114,28 @@ typedef struct ExecParams {
 int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char *err,
 	     size_t errsize);
 
+/* run-args.c: the command line of every `sbxtrace run` of a session */
 /** "process.env.set={ K = "V", … }" for -s, the names checked and the values escaped;
  * NULL with err set for a bad name or a non-string value. */
 char *env_override(json_t *env, char *err, size_t errsize);
 /** "PREFIX\"VALUE\"" with VALUE as a TOML basic string (for -s overrides); NULL when
  * value is not an absolute path. */
 char *toml_string_override(const char *prefix, const char *value);
+
+typedef struct RunArgs {
+	int result_fd;	 /* > 2: --result-fd N (output not captured); else --json on stdout */
+	int approval_fd; /* > 2: --approval-fd N (held connects, held.c); else none */
+	const char *audit_path; /* --audit PATH, or NULL */
+	uint64_t wall_s;	/* -s limits.wall_time=Ns; 0: the policy's */
+	json_t *env;		/* -s process.env.set={…} (checked, escaped), or NULL */
+	const char *cwd;	/* -s process.cwd="…" (an absolute path), or NULL */
+	char *const *overrides; /* more -s KEY=VALUE, built by the server, never from arguments */
+	char *const *command;	/* after "--" */
+} RunArgs;
+/** `sbxtrace run -q {--json|--result-fd N} [--approval-fd N] -w SESSION/workspace [--audit P]
+ * [-s …] SESSION/policy.toml -- COMMAND` for s, in *ret (owned: strv_free). -EINVAL with the
+ * reason for the agent in err (a bad env name, a relative cwd), -ENOMEM. */
+int run_argv(const Session *s, const RunArgs *a, char ***ret, char *err, size_t errsize);
 
 /* context.c: stateful interpreters */
 /** Runs code in the session's context (language, context_id), made or remade as needed. */

@@ -181,19 +181,17 @@ static Process *process_find_locked(Session *s, const char *id)
 int process_start(Session *s, const ExecParams *p, json_t **ret, char *err, size_t errsize)
 {
 	const Policy *pol = session_policy(s, err, errsize);
-	_cleanup_free_ char *ws = strdup_printf("%s/workspace", s->dir);
-	_cleanup_free_ char *policy = strdup_printf("%s/policy.toml", s->dir);
-	_cleanup_free_ char *wall = NULL, *cwd = NULL, *envs = NULL;
 	int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1}, res[2] = {-1, -1};
 	char **argv = NULL, *cmd = NULL, *audit_path = NULL, run_id[48] = "";
-	size_t argc = 0, n = 0;
+	size_t n = 0;
 	Process *pr;
 	pthread_t th;
 	pthread_attr_t attr;
 	pid_t pid;
+	int r;
 
-	if (!pol || !ws || !policy)
-		return pol ? -ENOMEM : -EINVAL;
+	if (!pol)
+		return -EINVAL;
 	pthread_mutex_lock(&s->lock);
 	for (Process *x = s->processes; x; x = x->next)
 		n++;
@@ -204,15 +202,27 @@ int process_start(Session *s, const ExecParams *p, json_t **ret, char *err, size
 			 PROCESSES_MAX);
 		return -EPERM;
 	}
-	if (p->timeout_s)
-		wall = strdup_printf("limits.wall_time=%llus", (unsigned long long) p->timeout_s);
-	if (p->cwd && !(cwd = toml_string_override("process.cwd=", p->cwd))) {
-		snprintf(err, errsize, "cwd must be an absolute path inside the sandbox");
-		return -EINVAL;
+	if (s->agent->config->audit_syscalls) {
+		snprintf(run_id, sizeof(run_id), "process-%llu",
+			 (unsigned long long) (now_realtime_ns() / 1000));
+		audit_path = record_run_log_path(s, run_id);
 	}
-	if (p->env && json_object_size(p->env) > 0 && !(envs = env_override(p->env, err, errsize)))
-		return -EINVAL;
-	argv = calloc(22 + strv_length(p->argv), sizeof(char *));
+	{
+		RunArgs ra = {
+			.result_fd = 3,
+			.audit_path = audit_path,
+			.wall_s = p->timeout_s,
+			.env = p->env,
+			.cwd = p->cwd,
+			.command = p->argv,
+		};
+
+		r = run_argv(s, &ra, &argv, err, errsize);
+		if (r < 0) {
+			free(audit_path);
+			return r;
+		}
+	}
 	{
 		char *buf = NULL;
 		size_t size = 0;
@@ -224,44 +234,11 @@ int process_start(Session *s, const ExecParams *p, json_t **ret, char *err, size
 			fclose(f);
 		cmd = buf;
 	}
-	if (!argv || !cmd) {
-		free(argv);
-		free(cmd);
+	if (!cmd) {
+		strv_free(argv);
+		free(audit_path);
 		return -ENOMEM;
 	}
-	argv[argc++] = (char *) "sbxtrace";
-	argv[argc++] = (char *) "run";
-	argv[argc++] = (char *) "-q";
-	argv[argc++] = (char *) "--result-fd";
-	argv[argc++] = (char *) "3";
-	argv[argc++] = (char *) "-w";
-	argv[argc++] = ws;
-	if (s->agent->config->audit_syscalls) {
-		snprintf(run_id, sizeof(run_id), "process-%llu",
-			 (unsigned long long) (now_realtime_ns() / 1000));
-		audit_path = record_run_log_path(s, run_id);
-		if (audit_path) {
-			argv[argc++] = (char *) "--audit";
-			argv[argc++] = audit_path;
-		}
-	}
-	if (wall) {
-		argv[argc++] = (char *) "-s";
-		argv[argc++] = wall;
-	}
-	if (cwd) {
-		argv[argc++] = (char *) "-s";
-		argv[argc++] = cwd;
-	}
-	if (envs) {
-		argv[argc++] = (char *) "-s";
-		argv[argc++] = envs;
-	}
-	argv[argc++] = policy;
-	argv[argc++] = (char *) "--";
-	for (size_t i = 0; p->argv[i]; i++)
-		argv[argc++] = p->argv[i];
-	argv[argc] = NULL;
 
 	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0 ||
 	    pipe2(res, O_CLOEXEC) < 0) {
@@ -274,14 +251,16 @@ int process_start(Session *s, const ExecParams *p, json_t **ret, char *err, size
 				if (v[k][i] >= 0)
 					close(v[k][i]);
 		}
-		free(argv);
+		strv_free(argv);
 		free(cmd);
+		free(audit_path);
 		return e;
 	}
 	pr = calloc(1, sizeof(*pr));
 	if (!pr) {
-		free(argv);
+		strv_free(argv);
 		free(cmd);
+		free(audit_path);
 		close(in[0]), close(in[1]), close(out[0]), close(out[1]);
 		close(er[0]), close(er[1]), close(res[0]), close(res[1]);
 		return -ENOMEM;
@@ -304,7 +283,7 @@ int process_start(Session *s, const ExecParams *p, json_t **ret, char *err, size
 		}
 		pthread_mutex_unlock(&s->lock);
 	}
-	free(argv);
+	strv_free(argv);
 	close(in[0]);
 	close(out[1]);
 	close(er[1]);
