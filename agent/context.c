@@ -82,7 +82,8 @@ struct Context {
 typedef struct SpawnJob {
 	char *const *argv;
 	const char *exe;
-	int fds[4]; /* become 0, 1, 2, 3 */
+	const int *fds; /* fds[i] becomes i */
+	size_t n_fds;
 	pid_t pid;
 	int error;
 	bool done;
@@ -93,7 +94,7 @@ static pthread_cond_t spawn_cond = PTHREAD_COND_INITIALIZER;
 static SpawnJob *spawn_job;
 static bool spawner_started;
 
-static pid_t fork_exec(const char *exe, char *const *argv, const int fds[4])
+static pid_t fork_exec(const char *exe, char *const *argv, const int *fds, size_t n_fds)
 {
 	pid_t ppid = getpid(), pid = fork();
 
@@ -102,23 +103,25 @@ static pid_t fork_exec(const char *exe, char *const *argv, const int fds[4])
 	/* async-signal-safe calls only: we were forked from a threaded process */
 	{
 		sigset_t none;
-		int tmp[4];
+		int tmp[AGENT_SPAWN_FDS_MAX];
 
 		(void) prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != ppid)
 			_exit(125);
 		sigemptyset(&none);
 		(void) sigprocmask(SIG_SETMASK, &none, NULL);
-		/* move them out of 0-3 first, then into place */
-		for (int i = 0; i < 4; i++) {
-			tmp[i] = fcntl(fds[i], F_DUPFD, 10);
+		/* move them out of 0..n-1 first (above any of them), then into place; the
+		 * copies are not close-on-exec, what else we had is (pipe2, SOCK_CLOEXEC) and
+		 * goes with close_range besides */
+		for (size_t i = 0; i < n_fds; i++) {
+			tmp[i] = fcntl(fds[i], F_DUPFD, 16);
 			if (tmp[i] < 0)
 				_exit(125);
 		}
-		for (int i = 0; i < 4; i++)
-			if (dup2(tmp[i], i) < 0)
+		for (size_t i = 0; i < n_fds; i++)
+			if (dup2(tmp[i], (int) i) < 0)
 				_exit(125);
-		(void) syscall(SYS_close_range, 4, ~0U, 0);
+		(void) syscall(SYS_close_range, (unsigned) n_fds, ~0U, 0);
 		execve(exe, argv, environ);
 		_exit(127);
 	}
@@ -131,7 +134,8 @@ static void *spawner(void *userdata)
 	for (;;) {
 		while (!spawn_job)
 			pthread_cond_wait(&spawn_cond, &spawn_lock);
-		spawn_job->pid = fork_exec(spawn_job->exe, spawn_job->argv, spawn_job->fds);
+		spawn_job->pid = fork_exec(spawn_job->exe, spawn_job->argv, spawn_job->fds,
+					   spawn_job->n_fds);
 		spawn_job->error = spawn_job->pid < 0 ? errno : 0;
 		spawn_job->done = true;
 		spawn_job = NULL;
@@ -140,9 +144,12 @@ static void *spawner(void *userdata)
 	return NULL;
 }
 
-pid_t agent_spawn(const char *exe, char *const *argv, const int fds[4])
+pid_t agent_spawn(const char *exe, char *const *argv, const int *fds, size_t n_fds)
 {
-	SpawnJob job = {.argv = argv, .exe = exe, .fds = {fds[0], fds[1], fds[2], fds[3]}};
+	SpawnJob job = {.argv = argv, .exe = exe, .fds = fds, .n_fds = n_fds};
+
+	if (n_fds < 3 || n_fds > AGENT_SPAWN_FDS_MAX)
+		return -EINVAL;
 
 	pthread_mutex_lock(&spawn_lock);
 	if (!spawner_started) {
@@ -367,7 +374,7 @@ static int context_start(Session *s, Context *c, char *err, size_t errsize)
 	{
 		int fds[4] = {in[0], out[1], er[1], res[1]};
 
-		pid = agent_spawn(s->agent->self_exe, argv, fds);
+		pid = agent_spawn(s->agent->self_exe, argv, fds, ARRAY_SIZE(fds));
 	}
 	close(in[0]);
 	close(out[1]);

@@ -150,9 +150,11 @@ void context_kill_all_locked(Session *s);
 /** Kills and frees them all (the session's last reference). */
 void context_free_all(Session *s);
 
-/** Starts exe argv with fds[0..3] as its 0..3, from a long-lived thread (PR_SET_PDEATHSIG
- * follows the thread that forked): the pid or -errno. */
-pid_t agent_spawn(const char *exe, char *const *argv, const int fds[4]);
+#define AGENT_SPAWN_FDS_MAX 8
+/** Starts exe argv with fds[i] as its descriptor i (n_fds of them, 3 to AGENT_SPAWN_FDS_MAX;
+ * every other descriptor closed), from a long-lived thread (PR_SET_PDEATHSIG follows the
+ * thread that forked): the pid or -errno. */
+pid_t agent_spawn(const char *exe, char *const *argv, const int *fds, size_t n_fds);
 
 /* process.c: background processes */
 /** Starts p->argv in the background; *ret {process_id, pid, command}. */

@@ -273,7 +273,7 @@ int process_start(Session *s, const ExecParams *p, json_t **ret, char *err, size
 	} else {
 		int fds[4] = {in[0], out[1], er[1], res[1]};
 
-		pid = agent_spawn(s->agent->self_exe, argv, fds);
+		pid = agent_spawn(s->agent->self_exe, argv, fds, ARRAY_SIZE(fds));
 		if (pid > 0) {
 			snprintf(pr->id, sizeof(pr->id), "p%llu", (unsigned long long) ++s->processes_started);
 			pr->next = s->processes;
