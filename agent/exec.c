@@ -31,7 +31,6 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -200,43 +199,8 @@ static void collect(Spawned *sp, McpCall *call, char **ret_out, size_t *ret_out_
 typedef struct CancelCtx {
 	Session *s;
 	Running *run;
+	HeldRoute *held;
 } CancelCtx;
-
-/* The held connects of one run (network.unlisted = "ask"): a thread serves its
- * --approval-fd, asking through the call in flight. */
-typedef struct Held {
-	Session *s;
-	McpCall *call;
-	int fd;
-	json_t *notes;
-	pthread_t thread;
-	bool started;
-} Held;
-
-static McpCall *held_call(void *userdata)
-{
-	return ((Held *) userdata)->call;
-}
-
-static void *held_thread(void *userdata)
-{
-	Held *h = userdata;
-
-	approval_serve_held(h->s->agent, h->s, h->fd, held_call, h, h->notes);
-	return NULL;
-}
-
-/* Whether the session's runs hold connects for a decision (session.c writes unlisted). */
-static bool session_asks(Session *s)
-{
-	bool yes;
-
-	pthread_mutex_lock(&s->lock);
-	yes = s->agent->config->net_ask &&
-	      (s->mode == NET_MODE_ALLOWLIST || s->mode == NET_MODE_LOOPBACK);
-	pthread_mutex_unlock(&s->lock);
-	return yes;
-}
 
 static void cancel_run(void *userdata)
 {
@@ -249,6 +213,7 @@ static void cancel_run(void *userdata)
 		(void) kill(c->run->pid, SIGKILL);
 	}
 	pthread_mutex_unlock(&c->s->lock);
+	held_route_cancel(c->held); /* a held connect waiting on the socket for this call */
 }
 
 static void running_remove_locked(Session *s, Running *r)
@@ -308,9 +273,9 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 	Running run = {};
 	CancelCtx cc = {.s = s, .run = &run};
 	Spawned sp = {.pid = -1, .out = -1, .err = -1};
-	Held held = {.s = s, .call = call, .fd = -1};
+	HeldRoute *held = NULL;
 	int held_child = -1;
-	json_t *res, *notices;
+	json_t *res, *notices, *held_notes;
 	json_error_t je;
 	uint64_t start = now_monotonic_ns(), wall_s;
 	int status = 0, r;
@@ -360,15 +325,10 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 		if (!code_path || !code_vpath)
 			return -ENOMEM;
 	}
-	if (session_asks(s)) {
-		int sp2[2];
-
-		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp2) == 0) {
-			held.fd = sp2[0];
-			held_child = sp2[1];
-			held.notes = json_array();
-		}
-	}
+	/* without a route (out of memory), a held connect is denied at once: fail closed */
+	(void) held_route_new(s, &held, &held_child);
+	cc.held = held;
+	held_route_set_call(held, call);
 	if (s->agent->config->audit_syscalls)
 		audit_path = record_run_log_path(s, exec_id);
 	{
@@ -427,21 +387,17 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 		snprintf(err, errsize, "cannot start the sandbox: %s", strerror(-r));
 		goto held_fail;
 	}
-	if (held_child >= 0) {
+	if (held_child >= 0)
 		close(held_child);
-		held.started = r >= 0 && pthread_create(&held.thread, NULL, held_thread, &held) == 0;
-	}
 	mcp_call_on_cancel(call, cancel_run, &cc);
 	collect(&sp, call, &out, &out_len, &serr, &err_len);
 	close(sp.out);
 	close(sp.err);
 	while (waitpid(sp.pid, &status, 0) < 0 && errno == EINTR)
 		;
-	if (held.started)
-		pthread_join(held.thread, NULL); /* EOF: the run (and its supervisor) ended */
-	if (held.fd >= 0)
-		close(held.fd);
 	mcp_call_on_cancel(call, NULL, NULL);
+	held_notes = json_array();
+	held = held_route_free(held, held_notes); /* the run ended: what it asked is decided */
 	pthread_mutex_lock(&s->lock);
 	running_remove_locked(s, &run);
 	pthread_mutex_unlock(&s->lock);
@@ -508,17 +464,12 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 	pthread_mutex_unlock(&s->lock);
 	if (run.killed && !json_object_get(res, "sandbox_error"))
 		json_array_append_new(notices, json_string(run.why));
-	if (held.notes) {
-		size_t i;
-		json_t *n;
-
-		json_array_foreach(held.notes, i, n)
-			json_array_append(notices, n);
-		if (json_array_size(held.notes))
-			json_object_set_new(res, "held_connects_denied",
-					    json_integer((json_int_t) json_array_size(held.notes)));
-		json_decref(held.notes);
+	if (json_array_size(held_notes)) {
+		json_object_set_new(res, "held_connects_denied",
+				    json_integer((json_int_t) json_array_size(held_notes)));
+		json_array_extend(notices, held_notes);
 	}
+	json_decref(held_notes);
 	json_object_set_new(res, "notices", notices);
 	json_object_set_new(res, "session_id", json_string(s->id));
 	json_object_set_new(res, "execution_id", json_string(exec_id));
@@ -536,8 +487,6 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 held_fail:
 	if (held_child >= 0)
 		close(held_child);
-	if (held.fd >= 0)
-		close(held.fd);
-	json_decref(held.notes);
+	held_route_free(held, NULL);
 	return r;
 }

@@ -179,15 +179,44 @@ int files_list(Session *s, const char *path, bool recursive, size_t max_entries,
 int files_remove_tree(int dirfd, const char *name);
 
 /* approval.c */
-/** Serves the held connects (network.unlisted = "ask") a run of s asks about over fd (its
- * --approval-fd) until EOF: the elicitation of current()'s call when it has one whose client
- * takes it, else the approval socket, else approval_required. Denials and approval_required
- * are appended to notes (an array, may be NULL) for the result. */
-void approval_serve_held(Agent *a, Session *s, int fd, McpCall *(*current)(void *),
-			 void *userdata, json_t *notes);
+/**
+ * Decides one request read from a run's --approval-fd (req: {"op":"ask",…} of
+ * common/approval-wire.h; anything else is not answered: NULL). Asks, in order, through the
+ * elicitation of call (a call in flight, borrowed until this returns; NULL: none) when its
+ * client takes elicitation, else the approval socket — waiting for a decision, the timeout,
+ * or aborted(userdata), which is asked under the approval lock and again after each
+ * approval_wake() — else denies with approval_required. A denial or approval_required is
+ * appended to notes (an array, may be NULL) for the result. Records approval_request and
+ * approval_decision in s's audit log. Returns the answer for the run (owned), NULL on OOM.
+ */
+json_t *approval_decide_held(Agent *a, Session *s, const json_t *req, McpCall *call,
+			     bool (*aborted)(void *), void *userdata, json_t *notes);
+/** Makes the requests waiting on the socket ask their aborted() again. */
+void approval_wake(Agent *a);
 /** Makes t (its handler and userdata already set) ask for approval first, when approval is
  * on (agent_approval_start()). */
 void approval_wrap_tool(Agent *a, McpTool *t);
+
+/* held.c: the held connects of one run (network.unlisted = "ask") */
+typedef struct HeldRoute HeldRoute;
+/** When s's runs hold connects for a decision (the operator's unlisted = "ask", the session
+ * in allowlist or loopback mode), a route for one run: *ret_run_fd is the run's end of a
+ * socketpair (close-on-exec; becomes its --approval-fd in the spawned child, close ours
+ * after), and a thread serves the other. Otherwise 0 with *ret NULL, *ret_run_fd -1. */
+int held_route_new(Session *s, HeldRoute **ret, int *ret_run_fd);
+/** The call in flight on the run (borrowed until the next set_call), or NULL: requests then
+ * go to the approval socket. Setting another waits until no request is being asked through
+ * the previous call (bounded by network.ask_timeout). NULL h: nothing. */
+void held_route_set_call(HeldRoute *h, McpCall *call);
+/** The call in flight was cancelled: what waits on the socket for it is denied (call it from
+ * the call's on_cancel, which the route does not take). NULL h: nothing. */
+void held_route_cancel(HeldRoute *h);
+/** Moves the notes gathered so far (denials, approval_required) to the array notices;
+ * returns how many. NULL h: 0. */
+size_t held_route_take_notes(HeldRoute *h, json_t *notices);
+/** The run ended (or was killed): denies what waits, joins the thread, moves the last notes
+ * to notices (may be NULL) and frees h. NULL h is fine; returns NULL. */
+HeldRoute *held_route_free(HeldRoute *h, json_t *notices);
 
 /* record.c */
 /** Appends one record to the session's audit.jsonl (best effort). */
