@@ -11,6 +11,7 @@
  *   server <-- code's output + "\x1eSBX{json}\x1f" frames -- driver stdout
  *   server <-- code's stderr ------------------------------ driver stderr
  *   server <-- the run's --json result at its end --------- fd 3 of sbxtrace (--result-fd)
+ *   server <-> held connects (network.unlisted = "ask") ---- fd 4 of sbxtrace (--approval-fd)
  *
  * Each context has its own pipes and its own sandboxed tree, so the code of one context
  * cannot speak for another (signals and ptrace outside the tree are refused by the engine);
@@ -21,6 +22,14 @@
  * breakOnSigint in node, a trap in bash); after kill_grace the context is killed. A context
  * that dies (a budget, a crash, `exit` in shell) is reported once, with the run's result,
  * and recreated on the next call; the workspace is untouched.
+ *
+ * Held connects: a context outlives the tools/call that runs code in it, so its route
+ * (held.c) is given the call of each execution while that call runs — a connect the code
+ * makes then is asked through that call's elicitation — and no call between executions: a
+ * thread the code left running then asks through the approval socket. A request asked
+ * through a call keeps it open until decided (at most network.ask_timeout). A cancelled call
+ * interrupts the code and denies what that call waits for; the route lives as long as the
+ * context's run.
  *
  * The `sbxtrace run` processes are started by one long-lived thread (the spawner), so that
  * PR_SET_PDEATHSIG — which follows the *thread* that forked — kills them with the server and
@@ -75,6 +84,9 @@ struct Context {
 	char *audit_path;
 	char run_id[128];
 	uint64_t audit_off, audit_n;
+	/* the held connects of this run (held.c), NULL when the session does not ask; the call
+	 * of each execution is set on it while that call runs */
+	HeldRoute *held;
 };
 
 /* ---- the spawner ---- */
@@ -202,6 +214,7 @@ static void context_close(Context *c)
 	if (c->res_fd >= 0)
 		close(c->res_fd);
 	c->in_fd = c->out_fd = c->err_fd = c->res_fd = -1;
+	c->held = held_route_free(c->held, NULL);
 }
 
 /* Kills the context's run and reaps it (the keeper kills its tree). */
@@ -289,6 +302,7 @@ static int context_start(Session *s, Context *c, char *err, size_t errsize)
 	const char *interp = NULL, *file = NULL, *text = NULL;
 	_cleanup_free_ char *host = NULL, *vpath = NULL;
 	_cleanup_(strv_freep) char **argv = NULL;
+	_cleanup_close_ int held_run = -1;
 	int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1}, res[2] = {-1, -1};
 	pid_t pid;
 	int r;
@@ -336,11 +350,15 @@ static int context_start(Session *s, Context *c, char *err, size_t errsize)
 		c->audit_off = c->audit_n = 0;
 		c->audit_path = record_run_log_path(s, c->run_id);
 	}
+	/* without a route (out of memory), a held connect is denied at once: fail closed */
+	c->held = held_route_free(c->held, NULL);
+	(void) held_route_new(s, &c->held, &held_run);
 	{
 		char *cmd[4];
 		size_t n = 0;
 		RunArgs ra = {
 			.result_fd = 3,
+			.approval_fd = held_run >= 0 ? 4 : -1,
 			.audit_path = c->audit_path,
 			.wall_s = CONTEXT_WALL_S,
 			.command = cmd,
@@ -352,8 +370,10 @@ static int context_start(Session *s, Context *c, char *err, size_t errsize)
 		cmd[n++] = vpath;
 		cmd[n] = NULL;
 		r = run_argv(s, &ra, &argv, err, errsize);
-		if (r < 0)
+		if (r < 0) {
+			c->held = held_route_free(c->held, NULL);
 			return r;
+		}
 	}
 	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0 ||
 	    pipe2(res, O_CLOEXEC) < 0) {
@@ -369,12 +389,14 @@ static int context_start(Session *s, Context *c, char *err, size_t errsize)
 			if (res[i] >= 0)
 				close(res[i]);
 		}
+		c->held = held_route_free(c->held, NULL);
 		return e;
 	}
 	{
-		int fds[4] = {in[0], out[1], er[1], res[1]};
+		/* 3: the run's result; 4: its --approval-fd, when it asks */
+		int fds[5] = {in[0], out[1], er[1], res[1], held_run};
 
-		pid = agent_spawn(s->agent->self_exe, argv, fds, ARRAY_SIZE(fds));
+		pid = agent_spawn(s->agent->self_exe, argv, fds, held_run >= 0 ? 5 : 4);
 	}
 	close(in[0]);
 	close(out[1]);
@@ -387,6 +409,7 @@ static int context_start(Session *s, Context *c, char *err, size_t errsize)
 		close(res[0]);
 		snprintf(err, errsize, "cannot start the %s context: %s", c->language,
 			 strerror((int) -pid));
+		c->held = held_route_free(c->held, NULL);
 		return (int) pid;
 	}
 	c->pid = pid;
@@ -641,6 +664,7 @@ static void on_cancel(void *userdata)
 	i->cancelled = true;
 	if (i->c->pid > 0)
 		(void) kill(i->c->pid, SIGINT);
+	held_route_cancel(i->c->held); /* a held connect waiting on the socket for this call */
 }
 
 /* The run's result after the context's death (the --result-fd JSON), or NULL. */
@@ -668,7 +692,8 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 	uint64_t kill_grace_ms, barrier_until = 0;
 	size_t sent_out = 0, sent_err = 0;
 	bool interrupted = false, died = false, restarted = false, full;
-	json_t *res, *death = NULL, *notices;
+	json_t *res, *death = NULL, *notices, *held_notes;
+	size_t held_denied;
 	int status = 0, r;
 
 	if (!pol)
@@ -725,6 +750,8 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 	pthread_mutex_lock(&s->lock);
 	s->n_running++;
 	pthread_mutex_unlock(&s->lock);
+	/* held connects of this run go to this call while it runs (held.c) */
+	held_route_set_call(c->held, call);
 	mcp_call_on_cancel(call, on_cancel, &intr);
 	if (write_all(c->in_fd, req, strlen(req)) < 0)
 		died = true;
@@ -777,6 +804,9 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 		}
 	}
 	mcp_call_on_cancel(call, NULL, NULL);
+	/* from now on the socket; waits while a request is still asked through this call */
+	held_route_set_call(c->held, NULL);
+	held_notes = json_array();
 	(void) drain(c->err_fd, NULL, &E);
 	if (died) {
 		if (c->pid > 0) {
@@ -787,9 +817,12 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 		(void) drain(c->out_fd, NULL, &P);
 		(void) drain(c->err_fd, NULL, &E);
 		death = death_result(c);
+		c->held = held_route_free(c->held, held_notes);
 		context_close(c);
 		c->dead = true;
-	}
+	} else
+		(void) held_route_take_notes(c->held, held_notes);
+	held_denied = json_array_size(held_notes);
 	if (c->audit_path) {
 		record_import_run_log(s, c->audit_path, &c->audit_off, &c->audit_n, c->run_id);
 		if (died) {
@@ -819,6 +852,7 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 	if (!res) {
 		json_decref(P.done);
 		json_decref(death);
+		json_decref(held_notes);
 		return -ENOMEM;
 	}
 	notices = json_array();
@@ -863,6 +897,11 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 	}
 	if (interrupted && !intr.cancelled)
 		json_object_set_new(res, "exit_code", json_integer(124));
+	if (held_denied) {
+		json_object_set_new(res, "held_connects_denied", json_integer((json_int_t) held_denied));
+		json_array_extend(notices, held_notes);
+	}
+	json_decref(held_notes);
 	json_object_set_new(res, "notices", notices);
 	json_decref(death);
 	*ret = res;
