@@ -353,6 +353,8 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 
 		if (fd < 0 || write_all(fd, p->code, strlen(p->code)) < 0) {
 			r = fd < 0 ? -errno : -EIO;
+			if (fd >= 0)
+				unlink_maybe(code_path);
 			goto held_fail;
 		}
 	}
