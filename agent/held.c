@@ -94,16 +94,11 @@ static void *serve(void *userdata)
 		pthread_mutex_lock(&h->lock);
 		h->asking = false;
 		pthread_cond_broadcast(&h->idle);
-		{
-			size_t i;
-			json_t *n;
-
-			json_array_foreach(notes, i, n) {
-				if (json_array_size(h->notes) < HELD_NOTES_MAX)
-					json_array_append(h->notes, n);
-				else
-					h->notes_dropped++;
-			}
+		for (size_t i = 0; i < json_array_size(notes); i++) {
+			if (json_array_size(h->notes) < HELD_NOTES_MAX)
+				json_array_append(h->notes, json_array_get(notes, i));
+			else
+				h->notes_dropped++;
 		}
 		pthread_mutex_unlock(&h->lock);
 		if (rep)

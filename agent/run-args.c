@@ -25,21 +25,21 @@ char *env_override(json_t *env, char *err, size_t errsize)
 	char *buf = NULL;
 	size_t size = 0;
 	FILE *f = open_memstream(&buf, &size);
-	const char *k;
-	json_t *v;
 	bool first = true;
 
 	if (!f)
 		return NULL;
 	fputs("process.env.set={", f);
-	json_object_foreach(env, k, v) {
-		const char *val = json_string_value(v);
+	for (void *it = json_object_iter(env); it; it = json_object_iter_next(env, it)) {
+		const char *k = json_object_iter_key(it);
+		const char *val = json_string_value(json_object_iter_value(it));
 
-		if (!*k || strspn(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") !=
-				   strlen(k) ||
+		if (!*k ||
+		    strspn(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") !=
+			    strlen(k) ||
 		    (*k >= '0' && *k <= '9') || !val) {
-			snprintf(err, errsize, "env: '%.64s' is not a variable name with a string value",
-				 k);
+			snprintf(err, errsize,
+				 "env: '%.64s' is not a variable name with a string value", k);
 			fclose(f);
 			free(buf);
 			return NULL;
