@@ -9,7 +9,9 @@
  * view's resolver (emulation/path/view.h), the one the sandbox itself is held to.
  *
  * Files: config.c (the operator's TOML), session.c (the store: ids, directories, state files,
- * idle expiry), exec.c (one execution), files.c (the file tools' resolution and I/O),
+ * idle expiry), exec.c (one execution), context.c (stateful interpreters), process.c
+ * (background processes), run-args.c (their `sbxtrace run` command lines), held.c (their
+ * held connects), approval.c (human approval), files.c (the file tools' resolution and I/O),
  * record.c (the session's audit log and artifacts), install.c (code_install_package), tools.c
  * (the MCP tool table).
  */

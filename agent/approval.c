@@ -484,7 +484,12 @@ static void cancel_waiter(void *userdata)
 	pthread_mutex_unlock(&c->ap->lock);
 }
 
-static int wait_socket(Approval *ap, McpCall *call, const Request *rq, Outcome *o)
+/* Waits for `sbxtrace approve` on the socket, until a decision, the timeout, the server's
+ * stop, or: without aborted, the call's cancellation (on_cancel is ours while we wait); with
+ * aborted, whenever aborted(userdata) says so — asked under ap->lock, again after each
+ * approval_wake() — because the call's on_cancel belongs to whoever runs the code then. */
+static int wait_socket(Approval *ap, McpCall *call, bool (*aborted)(void *), void *userdata,
+		       const Request *rq, Outcome *o)
 {
 	Waiter w = {.decision = DECISION_NONE, .start_ns = now_monotonic_ns()};
 	CancelCtx cc = {ap, &w};
@@ -527,7 +532,7 @@ static int wait_socket(Approval *ap, McpCall *call, const Request *rq, Outcome *
 		if (call)
 			mcp_call_log(call, MCP_LOG_WARNING, line);
 	}
-	if (call)
+	if (call && !aborted)
 		mcp_call_on_cancel(call, cancel_waiter, &cc);
 
 	next_beat = w.start_ns + HEARTBEAT_S * 1000000000ull;
@@ -535,6 +540,8 @@ static int wait_socket(Approval *ap, McpCall *call, const Request *rq, Outcome *
 	for (;;) {
 		uint64_t now = now_monotonic_ns(), until;
 
+		if (aborted && !w.cancelled && aborted(userdata))
+			w.cancelled = true;
 		if (w.decision != DECISION_NONE || w.cancelled || ap->stopping || now >= deadline)
 			break;
 		if (now >= next_beat) {
@@ -558,7 +565,7 @@ static int wait_socket(Approval *ap, McpCall *call, const Request *rq, Outcome *
 			break;
 		}
 	pthread_mutex_unlock(&ap->lock);
-	if (call)
+	if (call && !aborted)
 		mcp_call_on_cancel(call, NULL, NULL);
 	json_decref(w.info);
 
@@ -572,7 +579,9 @@ static int wait_socket(Approval *ap, McpCall *call, const Request *rq, Outcome *
 	if (w.cancelled) {
 		o->cancelled = true;
 		snprintf(o->decider, sizeof(o->decider), "cancelled");
-		snprintf(o->reason, sizeof(o->reason), "the tool call was cancelled");
+		snprintf(o->reason, sizeof(o->reason), "%s",
+			 aborted ? "the tool call was cancelled, or the run stopped waiting"
+				 : "the tool call was cancelled");
 	} else if (ap->stopping) {
 		snprintf(o->decider, sizeof(o->decider), "server stopping");
 		snprintf(o->reason, sizeof(o->reason), "the server is stopping");
@@ -726,7 +735,7 @@ static int guarded(McpCall *call, json_t *args, void *userdata, json_t **ret)
 				rq.tool, "risk", risk_level_to_string(rq.risk), "rule", rq.rule,
 				"timeout_s", (json_int_t) rq.timeout_s, "channel", "socket",
 				"args_sha256", dig));
-		r = wait_socket(ap, call, &rq, &o);
+		r = wait_socket(ap, call, NULL, NULL, &rq, &o);
 	}
 	if (r < 0) {
 		free(rq.shown);
@@ -1131,104 +1140,101 @@ void approval_wrap_tool(Agent *a, McpTool *t)
 
 /* ---- held connects of a session's runs (network.unlisted = "ask") ---- */
 
-void approval_serve_held(Agent *a, Session *s, int fd, McpCall *(*current)(void *), void *userdata,
-			 json_t *notes)
+void approval_wake(Agent *a)
 {
 	Approval *ap = a->approval;
-	json_t *req;
 
-	while ((req = approval_read_json(fd, 64 * 1024, -1))) {
-		const char *op = json_string_value(json_object_get(req, "op"));
-		const char *id = json_string_value(json_object_get(req, "id"));
-		const char *dest = json_string_value(json_object_get(req, "destination"));
-		const char *name = json_string_value(json_object_get(req, "name"));
-		json_int_t tmo = json_integer_value(json_object_get(req, "timeout_s"));
-		Request rq = {.tool = "connect", .tenant = s->tenant, .session_id = s->id,
-			      .risk = RISK_HIGH};
-		Outcome o = {.decision = DECISION_NONE, .channel = "none"};
-		McpCall *call = current ? current(userdata) : NULL;
-		uint64_t t0 = now_monotonic_ns();
-		char rule[160];
-		json_t *rep;
-		int r = 1;
+	if (!ap)
+		return;
+	pthread_mutex_lock(&ap->lock);
+	pthread_cond_broadcast(&ap->cond);
+	pthread_mutex_unlock(&ap->lock);
+}
 
-		if (!op || !streq(op, "ask") || !id || !dest) {
-			json_decref(req); /* "cancel": the run stopped waiting; we answer anyway */
-			continue;
-		}
-		snprintf(rq.id, sizeof(rq.id), "%.31s", id);
-		snprintf(rule, sizeof(rule), "network.unlisted = \"ask\": a connect outside the "
-			 "session's allowlist");
-		rq.rule = rule;
-		rq.timeout_s = tmo > 0 && tmo <= 3600 ? (uint64_t) tmo : 30;
-		{
-			json_t *shown = json_pack("{s:s, s:s?, s:I, s:s}", "destination", dest, "name",
-						  name, "pid",
-						  json_integer_value(json_object_get(req, "pid")),
-						  "reason",
-						  json_string_value(json_object_get(req, "reason")) ?: "");
+json_t *approval_decide_held(Agent *a, Session *s, const json_t *req, McpCall *call,
+			     bool (*aborted)(void *), void *userdata, json_t *notes)
+{
+	Approval *ap = a->approval;
+	const char *op = json_string_value(json_object_get(req, "op"));
+	const char *id = json_string_value(json_object_get(req, "id"));
+	const char *dest = json_string_value(json_object_get(req, "destination"));
+	const char *name = json_string_value(json_object_get(req, "name"));
+	json_int_t tmo = json_integer_value(json_object_get(req, "timeout_s"));
+	Request rq = {.tool = "connect", .tenant = s->tenant, .session_id = s->id, .risk = RISK_HIGH};
+	Outcome o = {.decision = DECISION_NONE, .channel = "none"};
+	uint64_t t0 = now_monotonic_ns();
+	char rule[160];
+	json_t *rep;
+	int r = 1;
 
-			rq.shown = shown ? json_dumps(shown, JSON_INDENT(1) | JSON_SORT_KEYS) : NULL;
-			json_decref(shown);
-		}
-		if (!rq.shown) {
-			json_decref(req);
-			break;
-		}
-		if (ap && call && mcp_call_client_supports(call, "elicitation")) {
-			record_event(s, "approval_request",
-				     json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:I, s:s}", "approval_id",
-					       rq.id, "tool", "connect", "risk", "HIGH", "rule", rule,
-					       "destination", dest, "name", name, "timeout_s",
-					       (json_int_t) rq.timeout_s, "channel", "elicitation"));
-			r = ask_elicitation(call, &rq, &o);
-		}
-		if (r > 0 && ap && ap->listen_fd >= 0) {
-			record_event(s, "approval_request",
-				     json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:I, s:s}", "approval_id",
-					       rq.id, "tool", "connect", "risk", "HIGH", "rule", rule,
-					       "destination", dest, "name", name, "timeout_s",
-					       (json_int_t) rq.timeout_s, "channel", "socket"));
-			r = wait_socket(ap, call, &rq, &o);
-		}
-		if (r != 0) {
-			o.decision = DECISION_DENY;
-			o.channel = "none";
-			snprintf(o.decider, sizeof(o.decider), "none");
-			snprintf(o.reason, sizeof(o.reason),
-				 "approval_required: a connect to %.120s%s%.80s%s was held for a "
-				 "decision, and there is no channel to ask (no call in flight whose "
-				 "client takes elicitation, no approval socket)",
-				 dest, name ? " (" : "", name ? name : "", name ? ")" : "");
-			if (notes)
-				json_array_append_new(notes, json_string(o.reason));
-		} else if (o.decision == DECISION_DENY && notes) {
-			char text[600];
+	if (!op || !streq(op, "ask") || !id || !dest)
+		return NULL; /* "cancel": the run stopped waiting; it is answered anyway */
+	snprintf(rq.id, sizeof(rq.id), "%.31s", id);
+	snprintf(rule, sizeof(rule), "network.unlisted = \"ask\": a connect outside the "
+		 "session's allowlist");
+	rq.rule = rule;
+	rq.timeout_s = tmo > 0 && tmo <= 3600 ? (uint64_t) tmo : 30;
+	{
+		json_t *shown = json_pack("{s:s, s:s?, s:I, s:s}", "destination", dest, "name", name,
+					  "pid", json_integer_value(json_object_get(req, "pid")),
+					  "reason",
+					  json_string_value(json_object_get(req, "reason")) ?: "");
 
-			snprintf(text, sizeof(text), "denied: a connect to %.120s%s%.80s%s was not "
-				 "approved (%.100s%s%.150s)", dest, name ? " (" : "", name ? name : "",
-				 name ? ")" : "", o.decider, o.reason[0] ? ": " : "", o.reason);
-			json_array_append_new(notes, json_string(text));
-		}
-		record_event(s, "approval_decision",
-			     json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:s, s:s, s:s, s:s?, s:s?, "
-				       "s:I, s:b}",
-				       "approval_id", rq.id, "tool", "connect", "risk", "HIGH", "rule",
-				       rule, "destination", dest, "name", name, "decision",
-				       r != 0 ? "approval_required" : decision_names[o.decision],
-				       "decider", o.decider, "channel", o.channel, "note", o.note,
-				       "reason", o.reason[0] ? o.reason : NULL, "waited_ms",
-				       (json_int_t) ((now_monotonic_ns() - t0) / 1000000), "timed_out",
-				       o.timed_out));
-		rep = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s?, s:b}", "id", rq.id, "decision",
-				decision_names[o.decision], "decider", o.decider, "channel", o.channel,
-				"note", o.note, "reason", o.reason[0] ? o.reason : NULL, "timed_out",
-				o.timed_out);
-		if (rep)
-			(void) approval_write_json(fd, rep);
-		json_decref(rep);
-		free(rq.shown);
-		free(o.note);
-		json_decref(req);
+		rq.shown = shown ? json_dumps(shown, JSON_INDENT(1) | JSON_SORT_KEYS) : NULL;
+		json_decref(shown);
 	}
+	if (!rq.shown)
+		return NULL; /* out of memory: the run's own timeout denies */
+	if (ap && call && mcp_call_client_supports(call, "elicitation")) {
+		record_event(s, "approval_request",
+			     json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:I, s:s}", "approval_id",
+				       rq.id, "tool", "connect", "risk", "HIGH", "rule", rule,
+				       "destination", dest, "name", name, "timeout_s",
+				       (json_int_t) rq.timeout_s, "channel", "elicitation"));
+		r = ask_elicitation(call, &rq, &o);
+	}
+	if (r > 0 && ap && ap->listen_fd >= 0) {
+		record_event(s, "approval_request",
+			     json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:I, s:s}", "approval_id",
+				       rq.id, "tool", "connect", "risk", "HIGH", "rule", rule,
+				       "destination", dest, "name", name, "timeout_s",
+				       (json_int_t) rq.timeout_s, "channel", "socket"));
+		r = wait_socket(ap, call, aborted, userdata, &rq, &o);
+	}
+	if (r != 0) {
+		o.decision = DECISION_DENY;
+		o.channel = "none";
+		snprintf(o.decider, sizeof(o.decider), "none");
+		snprintf(o.reason, sizeof(o.reason),
+			 "approval_required: a connect to %.120s%s%.80s%s was held for a "
+			 "decision, and there is no channel to ask (no call in flight whose "
+			 "client takes elicitation, no approval socket)",
+			 dest, name ? " (" : "", name ? name : "", name ? ")" : "");
+		if (notes)
+			json_array_append_new(notes, json_string(o.reason));
+	} else if (o.decision == DECISION_DENY && notes) {
+		char text[600];
+
+		snprintf(text, sizeof(text), "denied: a connect to %.120s%s%.80s%s was not "
+			 "approved (%.100s%s%.150s)", dest, name ? " (" : "", name ? name : "",
+			 name ? ")" : "", o.decider, o.reason[0] ? ": " : "", o.reason);
+		json_array_append_new(notes, json_string(text));
+	}
+	record_event(s, "approval_decision",
+		     json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:s, s:s, s:s, s:s?, s:s?, "
+			       "s:I, s:b}",
+			       "approval_id", rq.id, "tool", "connect", "risk", "HIGH", "rule",
+			       rule, "destination", dest, "name", name, "decision",
+			       r != 0 ? "approval_required" : decision_names[o.decision],
+			       "decider", o.decider, "channel", o.channel, "note", o.note,
+			       "reason", o.reason[0] ? o.reason : NULL, "waited_ms",
+			       (json_int_t) ((now_monotonic_ns() - t0) / 1000000), "timed_out",
+			       o.timed_out));
+	rep = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s?, s:b}", "id", rq.id, "decision",
+			decision_names[o.decision], "decider", o.decider, "channel", o.channel,
+			"note", o.note, "reason", o.reason[0] ? o.reason : NULL, "timed_out",
+			o.timed_out);
+	free(rq.shown);
+	free(o.note);
+	return rep;
 }

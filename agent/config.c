@@ -17,11 +17,6 @@
 
 #define CONFIG_MAX_BYTES (1u << 20)
 
-static inline void strv_freep(char ***v)
-{
-	strv_free(*v);
-}
-
 typedef struct Ctx {
 	const char *file;
 	char *err;

@@ -11,6 +11,7 @@
  *   server <-- code's output + "\x1eSBX{json}\x1f" frames -- driver stdout
  *   server <-- code's stderr ------------------------------ driver stderr
  *   server <-- the run's --json result at its end --------- fd 3 of sbxtrace (--result-fd)
+ *   server <-> held connects (network.unlisted = "ask") ---- fd 4 of sbxtrace (--approval-fd)
  *
  * Each context has its own pipes and its own sandboxed tree, so the code of one context
  * cannot speak for another (signals and ptrace outside the tree are refused by the engine);
@@ -21,6 +22,14 @@
  * breakOnSigint in node, a trap in bash); after kill_grace the context is killed. A context
  * that dies (a budget, a crash, `exit` in shell) is reported once, with the run's result,
  * and recreated on the next call; the workspace is untouched.
+ *
+ * Held connects: a context outlives the tools/call that runs code in it, so its route
+ * (held.c) is given the call of each execution while that call runs — a connect the code
+ * makes then is asked through that call's elicitation — and no call between executions: a
+ * thread the code left running then asks through the approval socket. A request asked
+ * through a call keeps it open until decided (at most network.ask_timeout). A cancelled call
+ * interrupts the code and denies what that call waits for; the route lives as long as the
+ * context's run.
  *
  * The `sbxtrace run` processes are started by one long-lived thread (the spawner), so that
  * PR_SET_PDEATHSIG — which follows the *thread* that forked — kills them with the server and
@@ -46,7 +55,7 @@
 #include "common/macros.h"
 #include "common/util.h"
 
-#define CONTEXT_WALL  "604800s" /* a context lives as long as its session, up to a week */
+#define CONTEXT_WALL_S 604800 /* a context lives as long as its session, up to a week */
 #define FRAME_MAGIC   "\x1eSBX"
 #define FRAME_END     '\x1f'
 #define PROGRESS_MS   250
@@ -75,6 +84,9 @@ struct Context {
 	char *audit_path;
 	char run_id[128];
 	uint64_t audit_off, audit_n;
+	/* the held connects of this run (held.c), NULL when the session does not ask; the call
+	 * of each execution is set on it while that call runs */
+	HeldRoute *held;
 };
 
 /* ---- the spawner ---- */
@@ -82,7 +94,8 @@ struct Context {
 typedef struct SpawnJob {
 	char *const *argv;
 	const char *exe;
-	int fds[4]; /* become 0, 1, 2, 3 */
+	const int *fds; /* fds[i] becomes i */
+	size_t n_fds;
 	pid_t pid;
 	int error;
 	bool done;
@@ -93,7 +106,7 @@ static pthread_cond_t spawn_cond = PTHREAD_COND_INITIALIZER;
 static SpawnJob *spawn_job;
 static bool spawner_started;
 
-static pid_t fork_exec(const char *exe, char *const *argv, const int fds[4])
+static pid_t fork_exec(const char *exe, char *const *argv, const int *fds, size_t n_fds)
 {
 	pid_t ppid = getpid(), pid = fork();
 
@@ -102,23 +115,25 @@ static pid_t fork_exec(const char *exe, char *const *argv, const int fds[4])
 	/* async-signal-safe calls only: we were forked from a threaded process */
 	{
 		sigset_t none;
-		int tmp[4];
+		int tmp[AGENT_SPAWN_FDS_MAX];
 
 		(void) prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != ppid)
 			_exit(125);
 		sigemptyset(&none);
 		(void) sigprocmask(SIG_SETMASK, &none, NULL);
-		/* move them out of 0-3 first, then into place */
-		for (int i = 0; i < 4; i++) {
-			tmp[i] = fcntl(fds[i], F_DUPFD, 10);
+		/* move them out of 0..n-1 first (above any of them), then into place; the
+		 * copies are not close-on-exec, what else we had is (pipe2, SOCK_CLOEXEC) and
+		 * goes with close_range besides */
+		for (size_t i = 0; i < n_fds; i++) {
+			tmp[i] = fcntl(fds[i], F_DUPFD, 16);
 			if (tmp[i] < 0)
 				_exit(125);
 		}
-		for (int i = 0; i < 4; i++)
-			if (dup2(tmp[i], i) < 0)
+		for (size_t i = 0; i < n_fds; i++)
+			if (dup2(tmp[i], (int) i) < 0)
 				_exit(125);
-		(void) syscall(SYS_close_range, 4, ~0U, 0);
+		(void) syscall(SYS_close_range, (unsigned) n_fds, ~0U, 0);
 		execve(exe, argv, environ);
 		_exit(127);
 	}
@@ -131,7 +146,8 @@ static void *spawner(void *userdata)
 	for (;;) {
 		while (!spawn_job)
 			pthread_cond_wait(&spawn_cond, &spawn_lock);
-		spawn_job->pid = fork_exec(spawn_job->exe, spawn_job->argv, spawn_job->fds);
+		spawn_job->pid = fork_exec(spawn_job->exe, spawn_job->argv, spawn_job->fds,
+					   spawn_job->n_fds);
 		spawn_job->error = spawn_job->pid < 0 ? errno : 0;
 		spawn_job->done = true;
 		spawn_job = NULL;
@@ -140,9 +156,12 @@ static void *spawner(void *userdata)
 	return NULL;
 }
 
-pid_t agent_spawn(const char *exe, char *const *argv, const int fds[4])
+pid_t agent_spawn(const char *exe, char *const *argv, const int *fds, size_t n_fds)
 {
-	SpawnJob job = {.argv = argv, .exe = exe, .fds = {fds[0], fds[1], fds[2], fds[3]}};
+	SpawnJob job = {.argv = argv, .exe = exe, .fds = fds, .n_fds = n_fds};
+
+	if (n_fds < 3 || n_fds > AGENT_SPAWN_FDS_MAX)
+		return -EINVAL;
 
 	pthread_mutex_lock(&spawn_lock);
 	if (!spawner_started) {
@@ -195,6 +214,7 @@ static void context_close(Context *c)
 	if (c->res_fd >= 0)
 		close(c->res_fd);
 	c->in_fd = c->out_fd = c->err_fd = c->res_fd = -1;
+	c->held = held_route_free(c->held, NULL);
 }
 
 /* Kills the context's run and reaps it (the keeper kills its tree). */
@@ -280,11 +300,12 @@ json_t *context_list_locked(Session *s)
 static int context_start(Session *s, Context *c, char *err, size_t errsize)
 {
 	const char *interp = NULL, *file = NULL, *text = NULL;
-	_cleanup_free_ char *host = NULL, *vpath = NULL, *ws = NULL, *policy = NULL;
+	_cleanup_free_ char *host = NULL, *vpath = NULL;
+	_cleanup_(strv_freep) char **argv = NULL;
+	_cleanup_close_ int held_run = -1;
 	int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1}, res[2] = {-1, -1};
-	char *argv[24];
-	size_t argc = 0;
 	pid_t pid;
+	int r;
 
 	for (size_t i = 0; i < ARRAY_SIZE(drivers); i++)
 		if (streq(drivers[i].language, c->language)) {
@@ -306,9 +327,7 @@ static int context_start(Session *s, Context *c, char *err, size_t errsize)
 	}
 	host = strdup_printf("%s/run/%s", s->dir, file);
 	vpath = strdup_printf("/run/sbxtrace/%s", file);
-	ws = strdup_printf("%s/workspace", s->dir);
-	policy = strdup_printf("%s/policy.toml", s->dir);
-	if (!host || !vpath || !ws || !policy)
+	if (!host || !vpath)
 		return -ENOMEM;
 	{
 		/* the driver as this binary carries it, written anew (never a file the code made:
@@ -321,6 +340,39 @@ static int context_start(Session *s, Context *c, char *err, size_t errsize)
 			snprintf(err, errsize, "cannot install the %s driver: %s", c->language,
 				 strerror(errno));
 			return -EIO;
+		}
+	}
+	free(c->audit_path);
+	c->audit_path = NULL;
+	if (s->agent->config->audit_syscalls) {
+		snprintf(c->run_id, sizeof(c->run_id), "context-%s-%s-%llu", c->language, c->id,
+			 (unsigned long long) (now_realtime_ns() / 1000));
+		c->audit_off = c->audit_n = 0;
+		c->audit_path = record_run_log_path(s, c->run_id);
+	}
+	/* without a route (out of memory), a held connect is denied at once: fail closed */
+	c->held = held_route_free(c->held, NULL);
+	(void) held_route_new(s, &c->held, &held_run);
+	{
+		char *cmd[4];
+		size_t n = 0;
+		RunArgs ra = {
+			.result_fd = 3,
+			.approval_fd = held_run >= 0 ? 4 : -1,
+			.audit_path = c->audit_path,
+			.wall_s = CONTEXT_WALL_S,
+			.command = cmd,
+		};
+
+		cmd[n++] = (char *) interp;
+		if (streq(c->language, "python"))
+			cmd[n++] = (char *) "-u";
+		cmd[n++] = vpath;
+		cmd[n] = NULL;
+		r = run_argv(s, &ra, &argv, err, errsize);
+		if (r < 0) {
+			c->held = held_route_free(c->held, NULL);
+			return r;
 		}
 	}
 	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0 ||
@@ -337,40 +389,14 @@ static int context_start(Session *s, Context *c, char *err, size_t errsize)
 			if (res[i] >= 0)
 				close(res[i]);
 		}
+		c->held = held_route_free(c->held, NULL);
 		return e;
 	}
-	argv[argc++] = (char *) "sbxtrace";
-	argv[argc++] = (char *) "run";
-	argv[argc++] = (char *) "-q";
-	argv[argc++] = (char *) "--result-fd";
-	argv[argc++] = (char *) "3";
-	argv[argc++] = (char *) "-w";
-	argv[argc++] = ws;
-	free(c->audit_path);
-	c->audit_path = NULL;
-	if (s->agent->config->audit_syscalls) {
-		snprintf(c->run_id, sizeof(c->run_id), "context-%s-%s-%llu", c->language, c->id,
-			 (unsigned long long) (now_realtime_ns() / 1000));
-		c->audit_off = c->audit_n = 0;
-		c->audit_path = record_run_log_path(s, c->run_id);
-		if (c->audit_path) {
-			argv[argc++] = (char *) "--audit";
-			argv[argc++] = c->audit_path;
-		}
-	}
-	argv[argc++] = (char *) "-s";
-	argv[argc++] = (char *) "limits.wall_time=" CONTEXT_WALL;
-	argv[argc++] = policy;
-	argv[argc++] = (char *) "--";
-	argv[argc++] = (char *) interp;
-	if (streq(c->language, "python"))
-		argv[argc++] = (char *) "-u";
-	argv[argc++] = vpath;
-	argv[argc] = NULL;
 	{
-		int fds[4] = {in[0], out[1], er[1], res[1]};
+		/* 3: the run's result; 4: its --approval-fd, when it asks */
+		int fds[5] = {in[0], out[1], er[1], res[1], held_run};
 
-		pid = agent_spawn(s->agent->self_exe, argv, fds);
+		pid = agent_spawn(s->agent->self_exe, argv, fds, held_run >= 0 ? 5 : 4);
 	}
 	close(in[0]);
 	close(out[1]);
@@ -383,6 +409,7 @@ static int context_start(Session *s, Context *c, char *err, size_t errsize)
 		close(res[0]);
 		snprintf(err, errsize, "cannot start the %s context: %s", c->language,
 			 strerror((int) -pid));
+		c->held = held_route_free(c->held, NULL);
 		return (int) pid;
 	}
 	c->pid = pid;
@@ -637,6 +664,7 @@ static void on_cancel(void *userdata)
 	i->cancelled = true;
 	if (i->c->pid > 0)
 		(void) kill(i->c->pid, SIGINT);
+	held_route_cancel(i->c->held); /* a held connect waiting on the socket for this call */
 }
 
 /* The run's result after the context's death (the --result-fd JSON), or NULL. */
@@ -664,7 +692,8 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 	uint64_t kill_grace_ms, barrier_until = 0;
 	size_t sent_out = 0, sent_err = 0;
 	bool interrupted = false, died = false, restarted = false, full;
-	json_t *res, *death = NULL, *notices;
+	json_t *res, *death = NULL, *notices, *held_notes;
+	size_t held_denied;
 	int status = 0, r;
 
 	if (!pol)
@@ -721,6 +750,8 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 	pthread_mutex_lock(&s->lock);
 	s->n_running++;
 	pthread_mutex_unlock(&s->lock);
+	/* held connects of this run go to this call while it runs (held.c) */
+	held_route_set_call(c->held, call);
 	mcp_call_on_cancel(call, on_cancel, &intr);
 	if (write_all(c->in_fd, req, strlen(req)) < 0)
 		died = true;
@@ -773,6 +804,9 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 		}
 	}
 	mcp_call_on_cancel(call, NULL, NULL);
+	/* from now on the socket; waits while a request is still asked through this call */
+	held_route_set_call(c->held, NULL);
+	held_notes = json_array();
 	(void) drain(c->err_fd, NULL, &E);
 	if (died) {
 		if (c->pid > 0) {
@@ -783,9 +817,12 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 		(void) drain(c->out_fd, NULL, &P);
 		(void) drain(c->err_fd, NULL, &E);
 		death = death_result(c);
+		c->held = held_route_free(c->held, held_notes);
 		context_close(c);
 		c->dead = true;
-	}
+	} else
+		(void) held_route_take_notes(c->held, held_notes);
+	held_denied = json_array_size(held_notes);
 	if (c->audit_path) {
 		record_import_run_log(s, c->audit_path, &c->audit_off, &c->audit_n, c->run_id);
 		if (died) {
@@ -815,6 +852,7 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 	if (!res) {
 		json_decref(P.done);
 		json_decref(death);
+		json_decref(held_notes);
 		return -ENOMEM;
 	}
 	notices = json_array();
@@ -859,6 +897,11 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 	}
 	if (interrupted && !intr.cancelled)
 		json_object_set_new(res, "exit_code", json_integer(124));
+	if (held_denied) {
+		json_object_set_new(res, "held_connects_denied", json_integer((json_int_t) held_denied));
+		json_array_extend(notices, held_notes);
+	}
+	json_decref(held_notes);
 	json_object_set_new(res, "notices", notices);
 	json_decref(death);
 	*ret = res;

@@ -31,7 +31,6 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -65,67 +64,10 @@ static const Language *language_find(const char *name)
 	return NULL;
 }
 
-/* A TOML inline table { "K" = "V", … } of env for -s process.env.set=…; NULL on a bad name. */
-char *env_override(json_t *env, char *err, size_t errsize)
-{
-	char *buf = NULL;
-	size_t size = 0;
-	FILE *f = open_memstream(&buf, &size);
-	const char *k;
-	json_t *v;
-	bool first = true;
-
-	if (!f)
-		return NULL;
-	fputs("process.env.set={", f);
-	json_object_foreach(env, k, v) {
-		const char *val = json_string_value(v);
-
-		if (!*k || strspn(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") !=
-				   strlen(k) ||
-		    (*k >= '0' && *k <= '9') || !val) {
-			snprintf(err, errsize, "env: '%.64s' is not a variable name with a string value",
-				 k);
-			fclose(f);
-			free(buf);
-			return NULL;
-		}
-		fprintf(f, "%s%s = ", first ? " " : ", ", k);
-		policy_write_string(f, val, false);
-		first = false;
-	}
-	fputs(" }", f);
-	if (fclose(f) != 0) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
-
 static void unlink_maybe(const char *path)
 {
 	if (path)
 		(void) unlink(path);
-}
-
-char *toml_string_override(const char *prefix, const char *value)
-{
-	char *buf = NULL;
-	size_t size = 0;
-	FILE *f;
-
-	if (!value || value[0] != '/' || strlen(value) > 4096)
-		return NULL;
-	f = open_memstream(&buf, &size);
-	if (!f)
-		return NULL;
-	fputs(prefix, f);
-	policy_write_string(f, value, true);
-	if (fclose(f) != 0) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
 }
 
 typedef struct Spawned {
@@ -257,43 +199,8 @@ static void collect(Spawned *sp, McpCall *call, char **ret_out, size_t *ret_out_
 typedef struct CancelCtx {
 	Session *s;
 	Running *run;
+	HeldRoute *held;
 } CancelCtx;
-
-/* The held connects of one run (network.unlisted = "ask"): a thread serves its
- * --approval-fd, asking through the call in flight. */
-typedef struct Held {
-	Session *s;
-	McpCall *call;
-	int fd;
-	json_t *notes;
-	pthread_t thread;
-	bool started;
-} Held;
-
-static McpCall *held_call(void *userdata)
-{
-	return ((Held *) userdata)->call;
-}
-
-static void *held_thread(void *userdata)
-{
-	Held *h = userdata;
-
-	approval_serve_held(h->s->agent, h->s, h->fd, held_call, h, h->notes);
-	return NULL;
-}
-
-/* Whether the session's runs hold connects for a decision (session.c writes unlisted). */
-static bool session_asks(Session *s)
-{
-	bool yes;
-
-	pthread_mutex_lock(&s->lock);
-	yes = s->agent->config->net_ask &&
-	      (s->mode == NET_MODE_ALLOWLIST || s->mode == NET_MODE_LOOPBACK);
-	pthread_mutex_unlock(&s->lock);
-	return yes;
-}
 
 static void cancel_run(void *userdata)
 {
@@ -306,6 +213,7 @@ static void cancel_run(void *userdata)
 		(void) kill(c->run->pid, SIGKILL);
 	}
 	pthread_mutex_unlock(&c->s->lock);
+	held_route_cancel(c->held); /* a held connect waiting on the socket for this call */
 }
 
 static void running_remove_locked(Session *s, Running *r)
@@ -353,21 +261,21 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 	     size_t errsize)
 {
 	const Language *lang = language_find(p->language);
-	_cleanup_free_ char *code_path = NULL, *code_vpath = NULL, *ws = NULL, *policy = NULL;
-	_cleanup_free_ char *wall = NULL, *envs = NULL, *out = NULL, *serr = NULL;
+	_cleanup_free_ char *code_path = NULL, *code_vpath = NULL;
+	_cleanup_free_ char *out = NULL, *serr = NULL;
 	_cleanup_close_ int in_fd = -1;
 	const char *interp = NULL;
-	_cleanup_free_ char **argv = NULL;
-	_cleanup_free_ char *cwd = NULL, *audit_path = NULL;
+	_cleanup_(strv_freep) char **argv = NULL;
+	_cleanup_free_ char *audit_path = NULL;
 	char exec_id[40];
 	uint8_t rnd[4];
-	size_t argc = 0, out_len = 0, err_len = 0;
+	size_t out_len = 0, err_len = 0;
 	Running run = {};
 	CancelCtx cc = {.s = s, .run = &run};
 	Spawned sp = {.pid = -1, .out = -1, .err = -1};
-	Held held = {.s = s, .call = call, .fd = -1};
+	HeldRoute *held = NULL;
 	int held_child = -1;
-	json_t *res, *notices;
+	json_t *res, *notices, *held_notes;
 	json_error_t je;
 	uint64_t start = now_monotonic_ns(), wall_s;
 	int status = 0, r;
@@ -390,17 +298,6 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 			 lang->name, lang->interp[0]);
 		return -EINVAL;
 	}
-	if (p->cwd) {
-		/* a TOML string, so that the override is never parsed as anything else */
-		cwd = toml_string_override("process.cwd=", p->cwd);
-		if (!cwd) {
-			snprintf(err, errsize, "cwd must be an absolute path inside the sandbox");
-			return -EINVAL;
-		}
-	}
-	argv = calloc(24 + strv_length(p->argv) + 2 * strv_length(p->overrides), sizeof(char *));
-	if (!argv)
-		return -ENOMEM;
 	pol = session_policy(s, err, errsize);
 	if (!pol)
 		return -EINVAL;
@@ -422,86 +319,52 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 	snprintf(exec_id, sizeof(exec_id), "%llu-%02x%02x%02x%02x",
 		 (unsigned long long) ++s->executions, rnd[0], rnd[1], rnd[2], rnd[3]);
 	pthread_mutex_unlock(&s->lock);
-	ws = strdup_printf("%s/workspace", s->dir);
-	policy = strdup_printf("%s/policy.toml", s->dir);
-	if (!ws || !policy)
-		return -ENOMEM;
 	if (!p->argv) {
 		code_path = strdup_printf("%s/run/%s.%s", s->dir, exec_id, lang->ext);
 		code_vpath = strdup_printf("/run/sbxtrace/%s.%s", exec_id, lang->ext);
 		if (!code_path || !code_vpath)
 			return -ENOMEM;
 	}
+	/* without a route (out of memory), a held connect is denied at once: fail closed */
+	(void) held_route_new(s, &held, &held_child);
+	cc.held = held;
+	held_route_set_call(held, call);
+	if (s->agent->config->audit_syscalls)
+		audit_path = record_run_log_path(s, exec_id);
+	{
+		char *code_cmd[] = {(char *) interp, code_vpath, NULL};
+		RunArgs ra = {
+			.approval_fd = held_child >= 0 ? 3 : -1,
+			.audit_path = audit_path,
+			.wall_s = wall_s,
+			.env = p->env,
+			.cwd = p->cwd,
+			.overrides = p->overrides,
+			.command = p->argv ? p->argv : code_cmd,
+		};
+
+		r = run_argv(s, &ra, &argv, err, errsize);
+		if (r < 0)
+			goto held_fail;
+	}
 	if (code_path) {
 		_cleanup_close_ int fd =
 			open(code_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 
-		if (fd < 0 || write_all(fd, p->code, strlen(p->code)) < 0)
-			return fd < 0 ? -errno : -EIO;
+		if (fd < 0 || write_all(fd, p->code, strlen(p->code)) < 0) {
+			r = fd < 0 ? -errno : -EIO;
+			if (fd >= 0)
+				unlink_maybe(code_path);
+			goto held_fail;
+		}
 	}
 	in_fd = memfd_create("sbxtrace-stdin", MFD_CLOEXEC);
 	if (in_fd < 0 || (p->stdin_len && write_all(in_fd, p->stdin_data, p->stdin_len) < 0) ||
 	    lseek(in_fd, 0, SEEK_SET) < 0) {
 		unlink_maybe(code_path);
-		return -EIO;
+		r = -EIO;
+		goto held_fail;
 	}
-	if (wall_s)
-		wall = strdup_printf("limits.wall_time=%llus", (unsigned long long) wall_s);
-	if (p->env && json_object_size(p->env) > 0) {
-		envs = env_override(p->env, err, errsize);
-		if (!envs) {
-			unlink_maybe(code_path);
-			return -EINVAL;
-		}
-	}
-
-	argv[argc++] = (char *) "sbxtrace";
-	argv[argc++] = (char *) "run";
-	argv[argc++] = (char *) "--json";
-	argv[argc++] = (char *) "-q";
-	argv[argc++] = (char *) "-w";
-	argv[argc++] = ws;
-	if (session_asks(s)) {
-		int sp2[2];
-
-		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp2) == 0) {
-			held.fd = sp2[0];
-			held_child = sp2[1];
-			held.notes = json_array();
-			argv[argc++] = (char *) "--approval-fd";
-			argv[argc++] = (char *) "3";
-		}
-	}
-	if (s->agent->config->audit_syscalls && (audit_path = record_run_log_path(s, exec_id))) {
-		argv[argc++] = (char *) "--audit";
-		argv[argc++] = audit_path;
-	}
-	if (wall) {
-		argv[argc++] = (char *) "-s";
-		argv[argc++] = wall;
-	}
-	if (envs) {
-		argv[argc++] = (char *) "-s";
-		argv[argc++] = envs;
-	}
-	if (cwd) {
-		argv[argc++] = (char *) "-s";
-		argv[argc++] = cwd;
-	}
-	for (size_t i = 0; p->overrides && p->overrides[i]; i++) {
-		argv[argc++] = (char *) "-s";
-		argv[argc++] = p->overrides[i];
-	}
-	argv[argc++] = policy;
-	argv[argc++] = (char *) "--";
-	if (p->argv)
-		for (size_t i = 0; p->argv[i]; i++)
-			argv[argc++] = p->argv[i];
-	else {
-		argv[argc++] = (char *) interp;
-		argv[argc++] = code_vpath;
-	}
-	argv[argc] = NULL;
 
 	/* the session lock orders the spawn against a ratchet drop or a destroy: either it
 	 * sees this run in the list and kills it, or this run starts with the new policy */
@@ -526,21 +389,17 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 		snprintf(err, errsize, "cannot start the sandbox: %s", strerror(-r));
 		goto held_fail;
 	}
-	if (held_child >= 0) {
+	if (held_child >= 0)
 		close(held_child);
-		held.started = r >= 0 && pthread_create(&held.thread, NULL, held_thread, &held) == 0;
-	}
 	mcp_call_on_cancel(call, cancel_run, &cc);
 	collect(&sp, call, &out, &out_len, &serr, &err_len);
 	close(sp.out);
 	close(sp.err);
 	while (waitpid(sp.pid, &status, 0) < 0 && errno == EINTR)
 		;
-	if (held.started)
-		pthread_join(held.thread, NULL); /* EOF: the run (and its supervisor) ended */
-	if (held.fd >= 0)
-		close(held.fd);
 	mcp_call_on_cancel(call, NULL, NULL);
+	held_notes = json_array();
+	held = held_route_free(held, held_notes); /* the run ended: what it asked is decided */
 	pthread_mutex_lock(&s->lock);
 	running_remove_locked(s, &run);
 	pthread_mutex_unlock(&s->lock);
@@ -607,17 +466,12 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 	pthread_mutex_unlock(&s->lock);
 	if (run.killed && !json_object_get(res, "sandbox_error"))
 		json_array_append_new(notices, json_string(run.why));
-	if (held.notes) {
-		size_t i;
-		json_t *n;
-
-		json_array_foreach(held.notes, i, n)
-			json_array_append(notices, n);
-		if (json_array_size(held.notes))
-			json_object_set_new(res, "held_connects_denied",
-					    json_integer((json_int_t) json_array_size(held.notes)));
-		json_decref(held.notes);
+	if (json_array_size(held_notes)) {
+		json_object_set_new(res, "held_connects_denied",
+				    json_integer((json_int_t) json_array_size(held_notes)));
+		json_array_extend(notices, held_notes);
 	}
+	json_decref(held_notes);
 	json_object_set_new(res, "notices", notices);
 	json_object_set_new(res, "session_id", json_string(s->id));
 	json_object_set_new(res, "execution_id", json_string(exec_id));
@@ -635,8 +489,6 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 held_fail:
 	if (held_child >= 0)
 		close(held_child);
-	if (held.fd >= 0)
-		close(held.fd);
-	json_decref(held.notes);
+	held_route_free(held, NULL);
 	return r;
 }

@@ -114,12 +114,28 @@ typedef struct ExecParams {
 int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char *err,
 	     size_t errsize);
 
+/* run-args.c: the command line of every `sbxtrace run` of a session */
 /** "process.env.set={ K = "V", … }" for -s, the names checked and the values escaped;
  * NULL with err set for a bad name or a non-string value. */
 char *env_override(json_t *env, char *err, size_t errsize);
 /** "PREFIX\"VALUE\"" with VALUE as a TOML basic string (for -s overrides); NULL when
  * value is not an absolute path. */
 char *toml_string_override(const char *prefix, const char *value);
+
+typedef struct RunArgs {
+	int result_fd;	 /* > 2: --result-fd N (output not captured); else --json on stdout */
+	int approval_fd; /* > 2: --approval-fd N (held connects, held.c); else none */
+	const char *audit_path; /* --audit PATH, or NULL */
+	uint64_t wall_s;	/* -s limits.wall_time=Ns; 0: the policy's */
+	json_t *env;		/* -s process.env.set={…} (checked, escaped), or NULL */
+	const char *cwd;	/* -s process.cwd="…" (an absolute path), or NULL */
+	char *const *overrides; /* more -s KEY=VALUE, built by the server, never from arguments */
+	char *const *command;	/* after "--" */
+} RunArgs;
+/** `sbxtrace run -q {--json|--result-fd N} [--approval-fd N] -w SESSION/workspace [--audit P]
+ * [-s …] SESSION/policy.toml -- COMMAND` for s, in *ret (owned: strv_free). -EINVAL with the
+ * reason for the agent in err (a bad env name, a relative cwd), -ENOMEM. */
+int run_argv(const Session *s, const RunArgs *a, char ***ret, char *err, size_t errsize);
 
 /* context.c: stateful interpreters */
 /** Runs code in the session's context (language, context_id), made or remade as needed. */
@@ -134,9 +150,11 @@ void context_kill_all_locked(Session *s);
 /** Kills and frees them all (the session's last reference). */
 void context_free_all(Session *s);
 
-/** Starts exe argv with fds[0..3] as its 0..3, from a long-lived thread (PR_SET_PDEATHSIG
- * follows the thread that forked): the pid or -errno. */
-pid_t agent_spawn(const char *exe, char *const *argv, const int fds[4]);
+#define AGENT_SPAWN_FDS_MAX 8
+/** Starts exe argv with fds[i] as its descriptor i (n_fds of them, 3 to AGENT_SPAWN_FDS_MAX;
+ * every other descriptor closed), from a long-lived thread (PR_SET_PDEATHSIG follows the
+ * thread that forked): the pid or -errno. */
+pid_t agent_spawn(const char *exe, char *const *argv, const int *fds, size_t n_fds);
 
 /* process.c: background processes */
 /** Starts p->argv in the background; *ret {process_id, pid, command}. */
@@ -161,15 +179,44 @@ int files_list(Session *s, const char *path, bool recursive, size_t max_entries,
 int files_remove_tree(int dirfd, const char *name);
 
 /* approval.c */
-/** Serves the held connects (network.unlisted = "ask") a run of s asks about over fd (its
- * --approval-fd) until EOF: the elicitation of current()'s call when it has one whose client
- * takes it, else the approval socket, else approval_required. Denials and approval_required
- * are appended to notes (an array, may be NULL) for the result. */
-void approval_serve_held(Agent *a, Session *s, int fd, McpCall *(*current)(void *),
-			 void *userdata, json_t *notes);
+/**
+ * Decides one request read from a run's --approval-fd (req: {"op":"ask",…} of
+ * common/approval-wire.h; anything else is not answered: NULL). Asks, in order, through the
+ * elicitation of call (a call in flight, borrowed until this returns; NULL: none) when its
+ * client takes elicitation, else the approval socket — waiting for a decision, the timeout,
+ * or aborted(userdata), which is asked under the approval lock and again after each
+ * approval_wake() — else denies with approval_required. A denial or approval_required is
+ * appended to notes (an array, may be NULL) for the result. Records approval_request and
+ * approval_decision in s's audit log. Returns the answer for the run (owned), NULL on OOM.
+ */
+json_t *approval_decide_held(Agent *a, Session *s, const json_t *req, McpCall *call,
+			     bool (*aborted)(void *), void *userdata, json_t *notes);
+/** Makes the requests waiting on the socket ask their aborted() again. */
+void approval_wake(Agent *a);
 /** Makes t (its handler and userdata already set) ask for approval first, when approval is
  * on (agent_approval_start()). */
 void approval_wrap_tool(Agent *a, McpTool *t);
+
+/* held.c: the held connects of one run (network.unlisted = "ask") */
+typedef struct HeldRoute HeldRoute;
+/** When s's runs hold connects for a decision (the operator's unlisted = "ask", the session
+ * in allowlist or loopback mode), a route for one run: *ret_run_fd is the run's end of a
+ * socketpair (close-on-exec; becomes its --approval-fd in the spawned child, close ours
+ * after), and a thread serves the other. Otherwise 0 with *ret NULL, *ret_run_fd -1. */
+int held_route_new(Session *s, HeldRoute **ret, int *ret_run_fd);
+/** The call in flight on the run (borrowed until the next set_call), or NULL: requests then
+ * go to the approval socket. Setting another waits until no request is being asked through
+ * the previous call (bounded by network.ask_timeout). NULL h: nothing. */
+void held_route_set_call(HeldRoute *h, McpCall *call);
+/** The call in flight was cancelled: what waits on the socket for it is denied (call it from
+ * the call's on_cancel, which the route does not take). NULL h: nothing. */
+void held_route_cancel(HeldRoute *h);
+/** Moves the notes gathered so far (denials, approval_required) to the array notices;
+ * returns how many. NULL h: 0. */
+size_t held_route_take_notes(HeldRoute *h, json_t *notices);
+/** The run ended (or was killed): denies what waits, joins the thread, moves the last notes
+ * to notices (may be NULL) and frees h. NULL h is fine; returns NULL. */
+HeldRoute *held_route_free(HeldRoute *h, json_t *notices);
 
 /* record.c */
 /** Appends one record to the session's audit.jsonl (best effort). */

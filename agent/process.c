@@ -8,6 +8,11 @@
  * session's output limit; more is counted and dropped, never blocks the program) and, at
  * its end, the run's result. A running process counts as activity for the idle timeout and
  * dies with its session.
+ *
+ * Held connects (network.unlisted = "ask"): the run gets --approval-fd 4 (held.c). No
+ * tools/call is in flight on a background process — the one that started it has returned —
+ * so its requests always go to the approval socket (`sbxtrace approve`), or are denied at
+ * once without one; a timeout denies. The denials show in code_process's answers.
  */
 #include "agent/internal.h"
 
@@ -24,6 +29,7 @@
 #include "common/util.h"
 
 #define PROCESSES_MAX 32 /* per session, running or not yet collected */
+#define NOTICES_MAX   64 /* held-connect denials shown by code_process; more are counted */
 
 typedef struct Stream {
 	char *p;
@@ -47,6 +53,12 @@ struct Process {
 	uint64_t started_ms;
 	char *audit_path; /* [server] audit_syscalls: the run's log, merged at its end */
 	char run_id[48];
+	/* held connects (held.c): no call is ever in flight on a background process, so they
+	 * go to the approval socket; NULL when the session does not ask. Freed by the reader
+	 * at the run's end, under lock. */
+	HeldRoute *held;
+	json_t *notices; /* the denials so far, at most NOTICES_MAX */
+	uint64_t held_denied;
 };
 
 static void stream_add(Stream *st, const char *data, size_t n)
@@ -72,6 +84,37 @@ static void stream_add(Stream *st, const char *data, size_t n)
 	}
 	memcpy(st->p + st->len, data, n);
 	st->len += n;
+}
+
+/* Adds notes (held-connect denials) to pr->notices, the first NOTICES_MAX of them; caller
+ * holds pr->lock. */
+static void add_notes_locked(Process *pr, json_t *notes)
+{
+	size_t i;
+	json_t *n;
+
+	json_array_foreach(notes, i, n) {
+		pr->held_denied++;
+		if (pr->notices && json_array_size(pr->notices) < NOTICES_MAX)
+			json_array_append(pr->notices, n);
+	}
+}
+
+/* The run ended: frees its route (which waits for a request being decided), outside pr->lock
+ * — that thread takes s->lock to write the audit log, and s->lock comes before pr->lock */
+static void end_held(Process *pr)
+{
+	json_t *notes = json_array();
+	HeldRoute *h;
+
+	pthread_mutex_lock(&pr->lock);
+	h = TAKE_PTR(pr->held);
+	pthread_mutex_unlock(&pr->lock);
+	held_route_free(h, notes);
+	pthread_mutex_lock(&pr->lock);
+	add_notes_locked(pr, notes);
+	pthread_mutex_unlock(&pr->lock);
+	json_decref(notes);
 }
 
 static void *reader(void *userdata)
@@ -108,6 +151,7 @@ static void *reader(void *userdata)
 	}
 	while (waitpid(pr->pid, &status, 0) < 0 && errno == EINTR)
 		;
+	end_held(pr);
 	if (pr->audit_path) {
 		uint64_t off = 0, n = 0;
 
@@ -144,6 +188,8 @@ static void process_free(Process *pr)
 	close(pr->out_fd);
 	close(pr->err_fd);
 	close(pr->res_fd);
+	pr->held = held_route_free(pr->held, NULL);
+	json_decref(pr->notices);
 	json_decref(pr->result);
 	free(pr->out.p);
 	free(pr->err.p);
@@ -181,19 +227,19 @@ static Process *process_find_locked(Session *s, const char *id)
 int process_start(Session *s, const ExecParams *p, json_t **ret, char *err, size_t errsize)
 {
 	const Policy *pol = session_policy(s, err, errsize);
-	_cleanup_free_ char *ws = strdup_printf("%s/workspace", s->dir);
-	_cleanup_free_ char *policy = strdup_printf("%s/policy.toml", s->dir);
-	_cleanup_free_ char *wall = NULL, *cwd = NULL, *envs = NULL;
 	int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1}, res[2] = {-1, -1};
 	char **argv = NULL, *cmd = NULL, *audit_path = NULL, run_id[48] = "";
-	size_t argc = 0, n = 0;
+	size_t n = 0;
 	Process *pr;
 	pthread_t th;
 	pthread_attr_t attr;
+	HeldRoute *held = NULL;
+	int held_run = -1;
 	pid_t pid;
+	int r;
 
-	if (!pol || !ws || !policy)
-		return pol ? -ENOMEM : -EINVAL;
+	if (!pol)
+		return -EINVAL;
 	pthread_mutex_lock(&s->lock);
 	for (Process *x = s->processes; x; x = x->next)
 		n++;
@@ -204,15 +250,30 @@ int process_start(Session *s, const ExecParams *p, json_t **ret, char *err, size
 			 PROCESSES_MAX);
 		return -EPERM;
 	}
-	if (p->timeout_s)
-		wall = strdup_printf("limits.wall_time=%llus", (unsigned long long) p->timeout_s);
-	if (p->cwd && !(cwd = toml_string_override("process.cwd=", p->cwd))) {
-		snprintf(err, errsize, "cwd must be an absolute path inside the sandbox");
-		return -EINVAL;
+	if (s->agent->config->audit_syscalls) {
+		snprintf(run_id, sizeof(run_id), "process-%llu",
+			 (unsigned long long) (now_realtime_ns() / 1000));
+		audit_path = record_run_log_path(s, run_id);
 	}
-	if (p->env && json_object_size(p->env) > 0 && !(envs = env_override(p->env, err, errsize)))
-		return -EINVAL;
-	argv = calloc(22 + strv_length(p->argv), sizeof(char *));
+	/* without a route (out of memory), a held connect is denied at once: fail closed */
+	(void) held_route_new(s, &held, &held_run);
+	{
+		RunArgs ra = {
+			.result_fd = 3,
+			.approval_fd = held_run >= 0 ? 4 : -1,
+			.audit_path = audit_path,
+			.wall_s = p->timeout_s,
+			.env = p->env,
+			.cwd = p->cwd,
+			.command = p->argv,
+		};
+
+		r = run_argv(s, &ra, &argv, err, errsize);
+		if (r < 0) {
+			free(audit_path);
+			goto fail_held;
+		}
+	}
 	{
 		char *buf = NULL;
 		size_t size = 0;
@@ -224,44 +285,12 @@ int process_start(Session *s, const ExecParams *p, json_t **ret, char *err, size
 			fclose(f);
 		cmd = buf;
 	}
-	if (!argv || !cmd) {
-		free(argv);
-		free(cmd);
-		return -ENOMEM;
+	if (!cmd) {
+		strv_free(argv);
+		free(audit_path);
+		r = -ENOMEM;
+		goto fail_held;
 	}
-	argv[argc++] = (char *) "sbxtrace";
-	argv[argc++] = (char *) "run";
-	argv[argc++] = (char *) "-q";
-	argv[argc++] = (char *) "--result-fd";
-	argv[argc++] = (char *) "3";
-	argv[argc++] = (char *) "-w";
-	argv[argc++] = ws;
-	if (s->agent->config->audit_syscalls) {
-		snprintf(run_id, sizeof(run_id), "process-%llu",
-			 (unsigned long long) (now_realtime_ns() / 1000));
-		audit_path = record_run_log_path(s, run_id);
-		if (audit_path) {
-			argv[argc++] = (char *) "--audit";
-			argv[argc++] = audit_path;
-		}
-	}
-	if (wall) {
-		argv[argc++] = (char *) "-s";
-		argv[argc++] = wall;
-	}
-	if (cwd) {
-		argv[argc++] = (char *) "-s";
-		argv[argc++] = cwd;
-	}
-	if (envs) {
-		argv[argc++] = (char *) "-s";
-		argv[argc++] = envs;
-	}
-	argv[argc++] = policy;
-	argv[argc++] = (char *) "--";
-	for (size_t i = 0; p->argv[i]; i++)
-		argv[argc++] = p->argv[i];
-	argv[argc] = NULL;
 
 	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0 ||
 	    pipe2(res, O_CLOEXEC) < 0) {
@@ -274,17 +303,24 @@ int process_start(Session *s, const ExecParams *p, json_t **ret, char *err, size
 				if (v[k][i] >= 0)
 					close(v[k][i]);
 		}
-		free(argv);
+		strv_free(argv);
 		free(cmd);
-		return e;
+		free(audit_path);
+		r = e;
+		goto fail_held;
 	}
 	pr = calloc(1, sizeof(*pr));
-	if (!pr) {
-		free(argv);
+	if (pr)
+		pr->notices = json_array();
+	if (!pr || !pr->notices) {
+		free(pr);
+		strv_free(argv);
 		free(cmd);
+		free(audit_path);
 		close(in[0]), close(in[1]), close(out[0]), close(out[1]);
 		close(er[0]), close(er[1]), close(res[0]), close(res[1]);
-		return -ENOMEM;
+		r = -ENOMEM;
+		goto fail_held;
 	}
 	pthread_mutex_lock(&s->lock);
 	if (s->destroyed) {
@@ -292,9 +328,10 @@ int process_start(Session *s, const ExecParams *p, json_t **ret, char *err, size
 		snprintf(err, errsize, "the session was destroyed");
 		pid = -EINVAL;
 	} else {
-		int fds[4] = {in[0], out[1], er[1], res[1]};
+		/* 3: the run's result; 4: its --approval-fd, when it asks */
+		int fds[5] = {in[0], out[1], er[1], res[1], held_run};
 
-		pid = agent_spawn(s->agent->self_exe, argv, fds);
+		pid = agent_spawn(s->agent->self_exe, argv, fds, held_run >= 0 ? 5 : 4);
 		if (pid > 0) {
 			snprintf(pr->id, sizeof(pr->id), "p%llu", (unsigned long long) ++s->processes_started);
 			pr->next = s->processes;
@@ -304,21 +341,26 @@ int process_start(Session *s, const ExecParams *p, json_t **ret, char *err, size
 		}
 		pthread_mutex_unlock(&s->lock);
 	}
-	free(argv);
+	strv_free(argv);
 	close(in[0]);
 	close(out[1]);
 	close(er[1]);
 	close(res[1]);
+	if (held_run >= 0)
+		close(held_run);
 	if (pid < 0) {
 		close(in[1]), close(out[0]), close(er[0]), close(res[0]);
 		free(cmd);
+		json_decref(pr->notices);
 		free(pr);
 		free(audit_path);
+		held_route_free(held, NULL);
 		if (pid != -EINVAL)
 			snprintf(err, errsize, "cannot start the process: %s", strerror((int) -pid));
 		return (int) pid;
 	}
 	pr->s = s;
+	pr->held = held;
 	pr->pid = pid;
 	pr->command = cmd;
 	pr->audit_path = audit_path;
@@ -348,6 +390,12 @@ int process_start(Session *s, const ExecParams *p, json_t **ret, char *err, size
 	pthread_attr_destroy(&attr);
 	*ret = json_pack("{s:s, s:i, s:s}", "process_id", pr->id, "pid", (int) pid, "command", cmd);
 	return *ret ? 0 : -ENOMEM;
+
+fail_held:
+	if (held_run >= 0)
+		close(held_run);
+	held_route_free(held, NULL);
+	return r;
 }
 
 static json_t *slice(const Stream *st, uint64_t since)
@@ -379,6 +427,17 @@ static json_t *describe_locked(Process *pr, uint64_t since_out, uint64_t since_e
 		}
 	} else
 		json_object_set_new(o, "exit_code", json_null());
+	{
+		json_t *notes = json_array();
+
+		(void) held_route_take_notes(pr->held, notes);
+		add_notes_locked(pr, notes);
+		json_decref(notes);
+	}
+	if (pr->held_denied) {
+		json_object_set_new(o, "held_connects_denied", json_integer((json_int_t) pr->held_denied));
+		json_object_set_new(o, "notices", json_deep_copy(pr->notices));
+	}
 	if (with_output) {
 		json_t *so = slice(&pr->out, since_out), *se = slice(&pr->err, since_err);
 

@@ -58,10 +58,6 @@
 
 extern char **environ;
 
-static void strv_freep(char ***v)
-{
-	strv_free(*v);
-}
 #define _cleanup_strv_free_ _cleanup_(strv_freep)
 
 typedef struct Language {

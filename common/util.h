@@ -74,6 +74,10 @@ int write_all(int fd, const void *buf, size_t len);
 
 /** NULL-terminated string vectors. */
 char **strv_free(char **v);
+static inline void strv_freep(char ***v)
+{
+	(void) strv_free(*v);
+}
 size_t strv_length(char *const *v);
 int strv_push(char ***v, const char *s); /* copies s */
 char **strv_copy(char *const *v);
