@@ -45,6 +45,23 @@ static inline const char *budget_setup(void)
 	return budget_dir;
 }
 
+/* Allocated KiB below dir (du -sk), -1 if unknown */
+static inline long budget_du_kib(const char *dir)
+{
+	char du[700];
+	long kib = -1;
+	FILE *f;
+
+	snprintf(du, sizeof(du), "du -sk '%s'", dir);
+	f = popen(du, "r");
+	if (f) {
+		if (fscanf(f, "%ld", &kib) != 1)
+			kib = -1;
+		pclose(f);
+	}
+	return kib;
+}
+
 static inline void budget_cleanup(void)
 {
 	char cmd[1200];

@@ -125,9 +125,9 @@ static long quiet_time_filler(const char *view, BudgetRun *r)
 	const char *dir = budget_setup();
 	/* 768 directories of 1 MiB: 1.5 times the budget */
 	const char *cmd[] = {hog(), "dirfill", dir, "768", "1024", NULL};
-	char du[700], hogdir[512], *slash;
+	char hogdir[512], *slash;
 	FILE *f;
-	long kib = -1;
+	long kib;
 
 	if (!dir)
 		return -1;
@@ -148,13 +148,7 @@ static long quiet_time_filler(const char *view, BudgetRun *r)
 	fprintf(f, "\n[[mount]]\npath = \"%s\"\nmode = \"rw\"\n", dir);
 	fclose(f);
 	budget_run(r, sets, true, cmd);
-	snprintf(du, sizeof(du), "du -sk '%s'", dir);
-	f = popen(du, "r");
-	if (f) {
-		if (fscanf(f, "%ld", &kib) != 1)
-			kib = -1;
-		pclose(f);
-	}
+	kib = budget_du_kib(dir);
 	printf("# %s: exit %d, %ld KiB allocated under a budget of 524288 KiB\n", view, r->code,
 	       kib);
 	budget_cleanup();

@@ -199,11 +199,9 @@ TEST(disk_fast_filler_gets_edquot_before_the_slack)
 	const char *dir = budget_setup();
 	/* 64 files of 256 KiB: 16 MiB, twice the budget */
 	const char *cmd[] = {hog(), "diskfill", dir, "64", "256", NULL};
-	char du[700];
 	BudgetRun r;
 	long files;
-	FILE *f;
-	long kib = -1;
+	long kib;
 
 	ASSERT_TRUE(dir != NULL);
 	budget_run(&r, sets, false, cmd);
@@ -219,13 +217,7 @@ TEST(disk_fast_filler_gets_edquot_before_the_slack)
 		snprintf(name, sizeof(name), "fill%ld", i);
 		EXPECT_EQ(file_size(dir, name), 256 * 1024);
 	}
-	snprintf(du, sizeof(du), "du -sk '%s'", dir);
-	f = popen(du, "r");
-	if (f) {
-		if (fscanf(f, "%ld", &kib) != 1)
-			kib = -1;
-		pclose(f);
-	}
+	kib = budget_du_kib(dir);
 	printf("# %ld files, %ld KiB allocated under a budget of 8192 KiB\n", files + 1, kib);
 	EXPECT_TRUE(kib > 0 && kib < 8192 + 2048);
 	budget_cleanup();
