@@ -39,7 +39,8 @@ void net_runtime_set_event(NetRatchetEvent fn, void *userdata);
  * supervisor then checks before it creates the tree's sockets (net/socktab.c). */
 void net_runtime_set_netns_private(bool maybe);
 
-/* Held connects (network.unlisted = "ask", docs/network.md "Held connects"). */
+/* Held connects and sends (network.unlisted = "ask", docs/network.md "Held connects and
+ * sends"). */
 typedef enum NetAskAnswer {
 	NET_ASK_DENY,
 	NET_ASK_ALLOW_ONCE,
@@ -48,7 +49,7 @@ typedef enum NetAskAnswer {
 
 typedef struct NetAskRequest {
 	pid_t pid, tgid;
-	const char *op;		 /* "connect" */
+	const char *op;		 /* "connect", "sendto", "sendmsg", "sendmmsg" */
 	const char *destination; /* net_addr_format(): "AF_INET, 1.2.3.4:443" */
 	const char *name;	 /* the name the address was looked up as, NULL if none */
 	const char *why;	 /* "not in allowlist" */

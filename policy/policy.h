@@ -94,8 +94,8 @@ typedef struct PolicyNetwork {
 	int connect_errno; /* default ECONNREFUSED */
 	int socket_errno;  /* default EACCES */
 	int unshare_netns; /* -1 auto, 0 no, 1 yes */
-	bool ask_unlisted;	 /* unlisted = "ask": hold a connect outside the allowlist for a
-				  * human's decision (docs/network.md, "Held connects") */
+	bool ask_unlisted; /* unlisted = "ask": hold a connect or send outside the allowlist
+			    * for a human's decision (docs/network.md, "Held connects and sends") */
 	uint64_t ask_timeout_ms; /* no decision within it denies; default 30 s */
 } PolicyNetwork;
 

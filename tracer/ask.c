@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Held connects (network.unlisted = "ask"; docs/network.md, "Held connects"): the asker the
- * network handlers call on a worker thread while the child waits in its connect(2). The
- * seccomp notification is the hold; no decision within network.ask_timeout denies.
+ * Held connects and sends (network.unlisted = "ask"; docs/network.md, "Held connects and
+ * sends"): the asker the network handlers call on a worker thread while the child waits in
+ * its connect(2), sendto(2), sendmsg(2) or sendmmsg(2). The seccomp notification is the
+ * hold; no decision within network.ask_timeout denies.
  *
  * Channels, the first available:
  *  1. --approval-fd N: a descriptor to whoever started the run (the MCP server gives each
@@ -83,6 +84,12 @@ typedef struct Outcome {
 	bool timed_out;
 	char reason[200];
 } Outcome;
+
+/* The verb of the question: "connect to", "send to" (sendto, sendmsg, sendmmsg). */
+static const char *verb(const NetAskRequest *rq)
+{
+	return strncmp(rq->op, "send", 4) == 0 ? "send to" : "connect to";
+}
 
 /* ---- channel 1: the descriptor ---- */
 
@@ -194,11 +201,12 @@ static int ask_socket(TracerAsk *a, const char *id, const NetAskRequest *rq, Out
 	a->waiters = &w;
 	pthread_mutex_unlock(&a->lock);
 	fprintf(stderr,
-		"sbxtrace: approval %s: pid %d wants to connect to %s%s%s%s, which is not in the "
+		"sbxtrace: approval %s: pid %d wants to %s %s%s%s%s, which is not in the "
 		"allowlist; answer with `sbxtrace approve --socket %s %s --allow|--allow-session|"
 		"--deny` within %llu s\n",
-		id, (int) rq->tgid, rq->destination, rq->name ? " (" : "", rq->name ?: "",
-		rq->name ? ")" : "", a->socket_path, id, (unsigned long long) (rq->timeout_ms / 1000));
+		id, (int) rq->tgid, verb(rq), rq->destination, rq->name ? " (" : "", rq->name ?: "",
+		rq->name ? ")" : "", a->socket_path, id,
+		(unsigned long long) (rq->timeout_ms / 1000));
 	fflush(stderr);
 	pthread_mutex_lock(&a->lock);
 	while (w.decision == APPROVAL_NONE && !a->stopping && now_monotonic_ns() < deadline) {
@@ -408,11 +416,12 @@ static int ask_tty(TracerAsk *a, const NetAskRequest *rq, Outcome *o)
 		(void) tcsetattr(a->tty_fd, TCSANOW, &tio);
 	}
 	(void) tcflush(a->tty_fd, TCIFLUSH); /* nothing typed before the question answers it */
-	prompt = strdup_printf("\r\nsbxtrace: pid %d wants to connect to %s%s%s%s, which is not in "
+	prompt = strdup_printf("\r\nsbxtrace: pid %d wants to %s %s%s%s%s, which is not in "
 			       "the allowlist.\r\nAllow it? [o]nce, for the [s]ession, [N]o "
 			       "(denied in %llu s): ",
-			       (int) rq->tgid, rq->destination, rq->name ? " (" : "", rq->name ?: "",
-			       rq->name ? ")" : "", (unsigned long long) (rq->timeout_ms / 1000));
+			       (int) rq->tgid, verb(rq), rq->destination, rq->name ? " (" : "",
+			       rq->name ?: "", rq->name ? ")" : "",
+			       (unsigned long long) (rq->timeout_ms / 1000));
 	if (prompt)
 		(void) write_all(a->tty_fd, prompt, strlen(prompt));
 	o->decision = APPROVAL_NONE;
