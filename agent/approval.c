@@ -1141,8 +1141,8 @@ void approval_wrap_tool(Agent *a, McpTool *t)
 /* ---- held calls of a session's runs (network.unlisted = "ask") ---- */
 
 /* The tool name, the call named in the rule, and the phrase of the notes, for the kind of a
- * held call the run asks about ("connect", or "sendto", "sendmsg", "sendmmsg" for a held
- * send). The kind comes from the run, not from the program: anything else is shown as a
+ * held call the run asks about ("connect", "sendto", "sendmsg", "sendmmsg" for a held send,
+ * "exec"). The kind comes from the run, not from the program: anything else is shown as a
  * connect. */
 static void held_kind(const char *kind, const char **ret_tool, const char **ret_call,
 		      const char **ret_what)
@@ -1158,6 +1158,11 @@ static void held_kind(const char *kind, const char **ret_tool, const char **ret_
 			*ret_call = "a send";
 			*ret_what = "a send to";
 		}
+	if (kind && streq(kind, "exec")) {
+		*ret_tool = "exec";
+		*ret_call = "a program";
+		*ret_what = "an exec of";
+	}
 }
 
 void approval_wake(Agent *a)
@@ -1193,8 +1198,13 @@ json_t *approval_decide_held(Agent *a, Session *s, const json_t *req, McpCall *c
 	held_kind(json_string_value(json_object_get(req, "kind")), &tool, &call_what, &what);
 	rq.tool = tool;
 	snprintf(rq.id, sizeof(rq.id), "%.31s", id);
-	snprintf(rule, sizeof(rule),
-		 "network.unlisted = \"ask\": %s outside the session's allowlist", call_what);
+	if (streq(tool, "exec"))
+		snprintf(rule, sizeof(rule),
+			 "exec.unlisted = \"ask\": %s outside the session's exec.allow", call_what);
+	else
+		snprintf(rule, sizeof(rule),
+			 "network.unlisted = \"ask\": %s outside the session's allowlist",
+			 call_what);
 	rq.rule = rule;
 	rq.timeout_s = tmo > 0 && tmo <= 3600 ? (uint64_t) tmo : 30;
 	{

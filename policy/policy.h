@@ -202,6 +202,9 @@ typedef struct Policy {
 
 	char **exec_allow; /* virtual path globs; NULL: everything visible may run */
 	char **exec_deny;
+	bool exec_ask_unlisted;	      /* exec.unlisted = "ask": hold an exec outside exec.allow
+				       * for a human's decision (docs/policy.md "[exec]") */
+	uint64_t exec_ask_timeout_ms; /* no decision within it denies; default 30 s */
 
 	PolicyNetwork network;
 	PolicyLimits limits;
@@ -300,6 +303,11 @@ void policy_rule_lookup(const Policy *p, const char *path, RuleAccess *ret_acces
 /** Whether exec of a virtual path is allowed: no exec.deny glob matches, and exec.allow is
  * unset or one of its globs matches. */
 bool policy_exec_allowed(const Policy *p, const char *path);
+
+/** Whether an exec of a virtual path that policy_exec_allowed() refuses may be asked about
+ * (exec.unlisted = "ask"): only one that no exec.deny glob matches, refused because
+ * exec.allow lists it nowhere. */
+bool policy_exec_askable(const Policy *p, const char *path);
 
 /** The [syscalls] entry for a syscall name, or NULL (the built-in defaults apply). */
 const PolicySyscall *policy_syscall_find(const Policy *p, const char *name);

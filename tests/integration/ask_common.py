@@ -49,7 +49,8 @@ def kernel_view_possible(sbx, policy_args):
 
 class FdApprover:
     """The other end of --approval-fd: answers each request with the next decision of the list
-    (None: no answer, the run's timeout decides), and keeps the requests."""
+    (None: no answer, the run's timeout decides; (decision, seconds): answer after a delay),
+    and keeps the requests."""
 
     def __init__(self, decisions):
         self.ours, self.theirs = socket.socketpair()
@@ -75,6 +76,9 @@ class FdApprover:
             d = self.decisions.pop(0) if self.decisions else 'deny'
             if d is None:
                 continue
+            if isinstance(d, tuple):
+                time.sleep(d[1])
+                d = d[0]
             f.write((json.dumps({'id': m['id'], 'decision': d, 'decider': 'test'}) + '\n').encode())
 
     def close(self):

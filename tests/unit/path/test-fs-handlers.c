@@ -891,6 +891,37 @@ TEST(exec_checks)
 	EXPECT_EQ(emu_fs_exec_check(&req, AT_FDCWD, "/workspace/x.denied", 0, t), 0);
 	e->fx.policy.exec_deny = deny;
 	EXPECT_EQ(emu_fs_exec_check(&req, AT_FDCWD, "/workspace/x.denied", 0, t), -EACCES);
+
+	/* exec.unlisted = "ask" (issue 17): what allow leaves out succeeds, marked for asking;
+	 * what deny matches is refused as before; a listed script with an unlisted interpreter
+	 * marks the interpreter */
+	{
+		char *allow[] = {(char *) "/workspace/*.sh", NULL};
+
+		e->fx.policy.exec_allow = allow;
+		e->fx.policy.exec_ask_unlisted = true;
+		ASSERT_EQ(emu_fs_exec_check(&req, AT_FDCWD, "/workspace/run.sh", 0, t), 0);
+		EXPECT_FALSE(t->ask);
+		EXPECT_TRUE(t->interp_ask);
+		EXPECT_STREQ(t->interp_vpath, "/usr/bin/interp");
+		EXPECT_EQ(emu_fs_exec_check(&req, AT_FDCWD, "/workspace/x.denied", 0, t), -EACCES);
+		EXPECT_TRUE(t->refused);
+		allow[0] = (char *) "/usr/bin/*";
+		ASSERT_EQ(emu_fs_exec_check(&req, AT_FDCWD, "/workspace/run.sh", 0, t), 0);
+		EXPECT_TRUE(t->ask);
+		EXPECT_FALSE(t->interp_ask);
+		EXPECT_STREQ(t->vpath, "/workspace/run.sh");
+		EXPECT_NE(t->ino, 0);
+		/* the notified handler (no ptrace) cannot hold it: denied */
+		EXPECT_EQ(
+			call(e, emu_handle_execve, SYS_execve, A("/workspace/run.sh"), 0, 0, 0, 0),
+			-EACCES);
+		EXPECT_TRUE(e->d.denied);
+		/* without ask: refused */
+		e->fx.policy.exec_ask_unlisted = false;
+		EXPECT_EQ(emu_fs_exec_check(&req, AT_FDCWD, "/workspace/run.sh", 0, t), -EACCES);
+		e->fx.policy.exec_allow = NULL;
+	}
 	e->fx.policy.exec_deny = NULL;
 
 	/* the handler: translated, so it needs the ptrace rewrite */

@@ -433,6 +433,17 @@ TEST(errors_point_at_the_key)
 		{"[limits]\nmemory = -5\n", "limits.memory", "negative", 2, 10},
 		{"[process]\npty = \"yes\"\n", "process.pty", "expected a bool", 2, 7},
 		{"[process]\nptyy = true\n", "process.ptyy", "did you mean 'pty'", 2, 1},
+		/* held calls (issue 17) */
+		{"[network]\nunlisted = \"maybe\"\n", "network.unlisted", "unknown value 'maybe'",
+		 2, 12},
+		{"[exec]\nallow = [\"/bin/*\"]\nunlisted = \"asks\"\n", "exec.unlisted",
+		 "did you mean 'ask'", 3, 12},
+		{"[exec]\nunlisted = \"ask\"\n", "exec.unlisted", "needs exec.allow", 2, 12},
+		{"[exec]\nallow = [\"/bin/*\"]\nunlisted = \"ask\"\n[tracer]\nptrace = \"never\"\n",
+		 "exec.unlisted", "needs ptrace", 3, 12},
+		{"[exec]\nask_timeout = \"2h\"\n", "exec.ask_timeout", "from 1s to 1h", 2, 15},
+		{"[exec]\nunlisted = true\n", "exec.unlisted", "expected a string", 2, 12},
+		{"[exec]\nask = \"yes\"\n", "exec.ask", "unknown key", 2, 1},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -493,6 +504,7 @@ TEST(write_round_trip)
 		"[process]\ncwd = \"/workspace\"\ntty = true\npty = true\n"
 		"env = { keep = [\"PATH\", \"LC_*\"], set = { HOME = \"/workspace\" } }\n"
 		"[exec]\nallow = [\"/usr/bin/*\", \"/bin/*\"]\ndeny = [\"/usr/bin/sudo\"]\n"
+		"unlisted = \"ask\"\nask_timeout = \"45s\"\n"
 		"[network]\nmode = \"allowlist\"\n"
 		"allow = [\"10.0.0.0/8:443\", \"192.0.2.1:80-90\", \"[2001:db8::]/32:443\", "
 		"\"example.com:443\", \"*.pypi.org:443\"]\n"
@@ -532,6 +544,27 @@ TEST(write_round_trip)
 	EXPECT_TRUE(policy_exec_allowed(q, "/usr/bin/python3"));
 	EXPECT_FALSE(policy_exec_allowed(q, "/usr/bin/sudo"));
 	EXPECT_FALSE(policy_exec_allowed(q, "/workspace/a.out"));
+	EXPECT_TRUE(q->exec_ask_unlisted);
+	EXPECT_EQ(q->exec_ask_timeout_ms, 45000);
+	EXPECT_TRUE(policy_exec_askable(q, "/workspace/a.out"));
+	EXPECT_FALSE(policy_exec_askable(q, "/usr/bin/sudo"));	  /* deny is never asked */
+	EXPECT_FALSE(policy_exec_askable(q, "/usr/bin/python3")); /* allowed: nothing to ask */
+}
+
+/* An error names the file and the line (and the key) when formatted. */
+TEST(error_names_file_and_line)
+{
+	Policy *p = NULL;
+	PolicyError err;
+	char buf[1024];
+
+	write_file("held.toml", "[exec]\nallow = [\"/bin/*\"]\nunlisted = \"sometimes\"\n");
+	ASSERT_EQ(load("held.toml", NULL, &p, &err), -EINVAL);
+	policy_error_format(&err, buf, sizeof(buf));
+	EXPECT_TRUE(strstr(buf, "held.toml:3") != NULL);
+	EXPECT_TRUE(strstr(buf, "exec.unlisted") != NULL);
+	EXPECT_TRUE(strstr(buf, "one of: deny, ask") != NULL);
+	policy_free(p);
 }
 
 int main(void)
