@@ -1142,8 +1142,8 @@ void approval_wrap_tool(Agent *a, McpTool *t)
 
 /* The tool name, the call named in the rule, and the phrase of the notes, for the kind of a
  * held call the run asks about ("connect", "sendto", "sendmsg", "sendmmsg" for a held send,
- * "exec"). The kind comes from the run, not from the program: anything else is shown as a
- * connect. */
+ * "exec", "open" and "write" for an open an ask rule holds). The kind comes from the run,
+ * not from the program: anything else is shown as a connect. */
 static void held_kind(const char *kind, const char **ret_tool, const char **ret_call,
 		      const char **ret_what)
 {
@@ -1162,6 +1162,11 @@ static void held_kind(const char *kind, const char **ret_tool, const char **ret_
 		*ret_tool = "exec";
 		*ret_call = "a program";
 		*ret_what = "an exec of";
+	}
+	if (kind && (streq(kind, "open") || streq(kind, "write"))) {
+		*ret_tool = streq(kind, "open") ? "open" : "write";
+		*ret_call = "a file";
+		*ret_what = streq(kind, "open") ? "an open of" : "a write to";
 	}
 }
 
@@ -1198,7 +1203,12 @@ json_t *approval_decide_held(Agent *a, Session *s, const json_t *req, McpCall *c
 	held_kind(json_string_value(json_object_get(req, "kind")), &tool, &call_what, &what);
 	rq.tool = tool;
 	snprintf(rq.id, sizeof(rq.id), "%.31s", id);
-	if (streq(tool, "exec"))
+	if ((streq(tool, "open") || streq(tool, "write")) &&
+	    json_is_string(json_object_get(req, "rule")))
+		/* the run says which [[rule]] holds it (the policy's words) */
+		snprintf(rule, sizeof(rule), "%.150s",
+			 json_string_value(json_object_get(req, "rule")));
+	else if (streq(tool, "exec"))
 		snprintf(rule, sizeof(rule),
 			 "exec.unlisted = \"ask\": %s outside the session's exec.allow", call_what);
 	else

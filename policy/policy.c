@@ -178,8 +178,13 @@ static const char *const mount_mode_names[_MOUNT_MODE_MAX] = {
 	[MOUNT_TMP] = "tmp",
 };
 static const char *const rule_access_names[_RULE_ACCESS_MAX] = {
-	[RULE_ACCESS_UNSET] = "unset", [RULE_ACCESS_HIDE] = "hide", [RULE_ACCESS_DENY] = "deny",
-	[RULE_ACCESS_RO] = "ro",       [RULE_ACCESS_RW] = "rw",
+	[RULE_ACCESS_UNSET] = "unset",
+	[RULE_ACCESS_HIDE] = "hide",
+	[RULE_ACCESS_DENY] = "deny",
+	[RULE_ACCESS_RO] = "ro",
+	[RULE_ACCESS_RW] = "rw",
+	[RULE_ACCESS_ASK] = "ask",
+	[RULE_ACCESS_ASK_WRITE] = "ask-write",
 };
 static const char *const sensitivity_names[_SENSITIVITY_MAX] = {
 	[SENSITIVITY_NONE] = "none",
@@ -774,11 +779,14 @@ static int apply_array_of_tables(Doc *d, const TomlValue *v, const char *name,
 
 /* ----- [[rule]] ------------------------------------------------------------------------- */
 
+static int want_ask_timeout(Doc *d, const TomlValue *v, const char *key, uint64_t *ret_ms);
+
 static int apply_one_rule(Doc *d, const TomlValue *t, size_t index)
 {
-	static const char *const known[] = {"path", "access", "level", NULL};
+	static const char *const known[] = {"path", "access", "level", "ask_timeout", NULL};
 	Policy *p = d->l->p;
-	PolicyRule rule = {.line = d->override ? 0 : t->line};
+	PolicyRule rule = {.line = d->override ? 0 : t->line, .ask_timeout_ms = 30000};
+	const TomlValue *timeout_at = NULL;
 	_cleanup_free_ char *glob = NULL;
 	char prefix[64], key[128];
 	int r;
@@ -803,6 +811,9 @@ static int apply_one_rule(Doc *d, const TomlValue *t, size_t index)
 				      _SENSITIVITY_MAX);
 			if (r >= 0)
 				rule.level = (Sensitivity) r;
+		} else if (streq(kv->key, "ask_timeout")) {
+			r = want_ask_timeout(d, kv->value, key, &rule.ask_timeout_ms);
+			timeout_at = kv->value;
 		} else
 			r = unknown_key(d, kv, prefix, known);
 		if (r < 0)
@@ -813,6 +824,11 @@ static int apply_one_rule(Doc *d, const TomlValue *t, size_t index)
 	if (rule.access == RULE_ACCESS_UNSET && rule.level == SENSITIVITY_NONE)
 		return fail(d, t->line, t->column, prefix, -EINVAL,
 			    "a rule needs an access, a level, or both");
+	if (timeout_at && rule.access != RULE_ACCESS_ASK && rule.access != RULE_ACCESS_ASK_WRITE) {
+		join_key(key, sizeof(key), prefix, "ask_timeout");
+		return fail_at(d, timeout_at, key,
+			       "ask_timeout needs access = \"ask\" or \"ask-write\"");
+	}
 
 	PolicyRule *a = reallocarray(p->rules, p->n_rules + 1, sizeof(PolicyRule));
 	if (!a)
@@ -2237,7 +2253,14 @@ const char *policy_error_format(const PolicyError *e, char *buf, size_t size)
 void policy_rule_lookup(const Policy *p, const char *path, RuleAccess *ret_access,
 			Sensitivity *ret_level)
 {
+	policy_rule_lookup_rule(p, path, ret_access, ret_level, NULL);
+}
+
+void policy_rule_lookup_rule(const Policy *p, const char *path, RuleAccess *ret_access,
+			     Sensitivity *ret_level, const PolicyRule **ret_rule)
+{
 	RuleAccess restrict_ = RULE_ACCESS_UNSET, nearest = RULE_ACCESS_UNSET;
+	const PolicyRule *nearest_rule = NULL;
 	Sensitivity level = SENSITIVITY_NONE;
 	char buf[PATH_MAX];
 	size_t len = strlen(path);
@@ -2270,8 +2293,12 @@ void policy_rule_lookup(const Policy *p, const char *path, RuleAccess *ret_acces
 				restrict_ = RULE_ACCESS_HIDE;
 			else if (r->access == RULE_ACCESS_DENY && restrict_ != RULE_ACCESS_HIDE)
 				restrict_ = RULE_ACCESS_DENY;
-			else if (r->access == RULE_ACCESS_RO || r->access == RULE_ACCESS_RW)
+			else if (r->access == RULE_ACCESS_RO || r->access == RULE_ACCESS_RW ||
+				 r->access == RULE_ACCESS_ASK ||
+				 r->access == RULE_ACCESS_ASK_WRITE) {
 				nearest = r->access;
+				nearest_rule = r;
+			}
 		}
 		buf[end] = saved;
 	}
@@ -2280,6 +2307,8 @@ done:
 		*ret_access = restrict_ != RULE_ACCESS_UNSET ? restrict_ : nearest;
 	if (ret_level)
 		*ret_level = level;
+	if (ret_rule)
+		*ret_rule = restrict_ != RULE_ACCESS_UNSET ? NULL : nearest_rule;
 }
 
 bool policy_exec_allowed(const Policy *p, const char *path)

@@ -35,6 +35,11 @@ typedef enum RuleAccess {
 	RULE_ACCESS_DENY,  /* EACCES */
 	RULE_ACCESS_RO,
 	RULE_ACCESS_RW,
+	/* held for a human's decision (issue 17; docs/policy.md "[[rule]]"): "ask" holds every
+	 * open of a matching path, "ask-write" the opens for writing (and creates); otherwise
+	 * both are "ro" */
+	RULE_ACCESS_ASK,
+	RULE_ACCESS_ASK_WRITE,
 	_RULE_ACCESS_MAX,
 	_RULE_ACCESS_INVALID = -EINVAL,
 } RuleAccess;
@@ -52,6 +57,7 @@ typedef struct PolicyRule {
 	char *glob; /* virtual path glob: '*' within a component, '**' across, '?', [set] */
 	RuleAccess access;
 	Sensitivity level;
+	uint64_t ask_timeout_ms; /* "ask", "ask-write": no decision within it denies (30 s) */
 	unsigned line;
 } PolicyRule;
 
@@ -299,6 +305,11 @@ bool policy_glob_match(const char *glob, const char *path);
  */
 void policy_rule_lookup(const Policy *p, const char *path, RuleAccess *ret_access,
 			Sensitivity *ret_level);
+
+/** As policy_rule_lookup(); *ret_rule (may be NULL) is the rule whose access applies, NULL
+ * when none does or when hide/deny (of possibly several rules) decided. */
+void policy_rule_lookup_rule(const Policy *p, const char *path, RuleAccess *ret_access,
+			     Sensitivity *ret_level, const PolicyRule **ret_rule);
 
 /** Whether exec of a virtual path is allowed: no exec.deny glob matches, and exec.allow is
  * unset or one of its globs matches. */

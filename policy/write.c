@@ -120,6 +120,11 @@ int policy_write_toml(const Policy *p, FILE *out)
 			write_kv_string(out, "access", rule_access_to_string(r->access), false);
 		if (r->level != SENSITIVITY_NONE)
 			write_kv_string(out, "level", sensitivity_to_string(r->level), false);
+		if ((r->access == RULE_ACCESS_ASK || r->access == RULE_ACCESS_ASK_WRITE) &&
+		    r->ask_timeout_ms != 30000) {
+			policy_format_duration_ms(r->ask_timeout_ms, buf, sizeof(buf));
+			write_kv_string(out, "ask_timeout", buf, false);
+		}
 	}
 
 	fputs("\n[process]\n", out);

@@ -90,6 +90,10 @@ static const char *verb(const NetAskRequest *rq)
 {
 	if (streq(rq->op, "exec"))
 		return "run";
+	if (streq(rq->op, "open"))
+		return "open";
+	if (streq(rq->op, "write"))
+		return "write to";
 	return strncmp(rq->op, "send", 4) == 0 ? "send to" : "connect to";
 }
 
@@ -567,7 +571,12 @@ int tracer_ask_start(Tracer *t)
 	pthread_condattr_t attr;
 	int r;
 
-	if (!t->policy->network.ask_unlisted && !t->policy->exec_ask_unlisted)
+	bool rules_ask = false;
+
+	for (size_t i = 0; i < t->policy->n_rules; i++)
+		rules_ask |= t->policy->rules[i].access == RULE_ACCESS_ASK ||
+			     t->policy->rules[i].access == RULE_ACCESS_ASK_WRITE;
+	if (!t->policy->network.ask_unlisted && !t->policy->exec_ask_unlisted && !rules_ask)
 		return 0;
 	a = calloc(1, sizeof(*a));
 	if (!a)

@@ -49,8 +49,9 @@ def kernel_view_possible(sbx, policy_args):
 
 class FdApprover:
     """The other end of --approval-fd: answers each request with the next decision of the list
-    (None: no answer, the run's timeout decides; (decision, seconds): answer after a delay),
-    and keeps the requests."""
+    (None: no answer, the run's timeout decides; (decision, seconds): answer after a delay; a
+    function of the request: what it returns, after doing what it does), and keeps the
+    requests."""
 
     def __init__(self, decisions):
         self.ours, self.theirs = socket.socketpair()
@@ -79,6 +80,8 @@ class FdApprover:
             if isinstance(d, tuple):
                 time.sleep(d[1])
                 d = d[0]
+            if callable(d):
+                d = d(m)
             f.write((json.dumps({'id': m['id'], 'decision': d, 'decider': 'test'}) + '\n').encode())
 
     def close(self):

@@ -861,6 +861,38 @@ TEST(no_fd_leaks)
 	env_free(e);
 }
 
+/* [[rule]] access = "ask-write" (issue 17): reads go on; a write or create is handed to a
+ * worker (-EWOULDBLOCK from the receiver's handler), which asks through the view's hook —
+ * none here, so it is denied; other changes there are read-only */
+TEST(held_open)
+{
+	Env *e = env_new();
+	char dir[1200];
+
+	snprintf(dir, sizeof(dir), "%s/ws/held", e->fx.base);
+	ASSERT_EQ(mkdir(dir, 0755), 0);
+	write_exec(e->fx.base, "ws/held/f.txt", "data");
+	EXPECT_GE(call(e, emu_handle_open, SYS_openat, AT_FDCWD, A("/workspace/held/f.txt"),
+		       O_RDONLY, 0, 0),
+		  0);
+	EXPECT_EQ(call(e, emu_handle_open, SYS_openat, AT_FDCWD, A("/workspace/held/f.txt"),
+		       O_WRONLY, 0, 0),
+		  -1000 - EWOULDBLOCK);
+	EXPECT_EQ(call(e, emu_handle_open, SYS_openat, AT_FDCWD, A("/workspace/held/new.txt"),
+		       O_WRONLY | O_CREAT, 0644, 0),
+		  -1000 - EWOULDBLOCK);
+	EXPECT_EQ(call(e, emu_handle_open_blocking, SYS_openat, AT_FDCWD,
+		       A("/workspace/held/f.txt"), O_WRONLY, 0, 0),
+		  -EACCES);
+	EXPECT_TRUE(e->d.denied);
+	EXPECT_EQ(call(e, emu_handle_open_blocking, SYS_openat, AT_FDCWD,
+		       A("/workspace/held/new.txt"), O_WRONLY | O_CREAT, 0644, 0),
+		  -EACCES);
+	EXPECT_EQ(call(e, emu_handle_unlink, SYS_unlink, A("/workspace/held/f.txt"), 0, 0, 0, 0),
+		  -EROFS);
+	env_free(e);
+}
+
 TEST(exec_checks)
 {
 	Env *e = env_new();

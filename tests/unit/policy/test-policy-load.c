@@ -254,6 +254,35 @@ TEST(rule_lookup)
 	EXPECT_EQ(a, RULE_ACCESS_DENY);
 }
 
+/* access = "ask" / "ask-write" (issue 17): one of the ro/rw kind (the deepest wins), below
+ * hide and deny; the rule that applies comes back with its ask_timeout */
+TEST(rule_lookup_ask)
+{
+	_cleanup_(policy_freep) Policy *p = NULL;
+	const PolicyRule *rule;
+	PolicyError err;
+	RuleAccess a;
+
+	write_file("ask.toml", "[[rule]]\npath = \"/w\"\naccess = \"ask-write\"\n"
+			       "ask_timeout = \"90s\"\n"
+			       "[[rule]]\npath = \"/w/tmp\"\naccess = \"rw\"\n"
+			       "[[rule]]\npath = \"/w/tmp/keep\"\naccess = \"ask\"\n"
+			       "[[rule]]\npath = \"/w/**/*.key\"\naccess = \"deny\"\n");
+	ASSERT_EQ(load("ask.toml", NULL, &p, &err), 0);
+	policy_rule_lookup_rule(p, "/w/a.txt", &a, NULL, &rule);
+	EXPECT_EQ(a, RULE_ACCESS_ASK_WRITE);
+	ASSERT_TRUE(rule != NULL);
+	EXPECT_EQ(rule->ask_timeout_ms, 90000);
+	policy_rule_lookup_rule(p, "/w/tmp/x", &a, NULL, &rule);
+	EXPECT_EQ(a, RULE_ACCESS_RW);
+	policy_rule_lookup_rule(p, "/w/tmp/keep/x", &a, NULL, &rule);
+	EXPECT_EQ(a, RULE_ACCESS_ASK);
+	EXPECT_EQ(rule->ask_timeout_ms, 30000);
+	policy_rule_lookup_rule(p, "/w/tmp/keep/id.key", &a, NULL, &rule);
+	EXPECT_EQ(a, RULE_ACCESS_DENY);
+	EXPECT_TRUE(rule == NULL);
+}
+
 TEST(extends_cycle_and_missing)
 {
 	Policy *p = NULL;
@@ -444,6 +473,12 @@ TEST(errors_point_at_the_key)
 		{"[exec]\nask_timeout = \"2h\"\n", "exec.ask_timeout", "from 1s to 1h", 2, 15},
 		{"[exec]\nunlisted = true\n", "exec.unlisted", "expected a string", 2, 12},
 		{"[exec]\nask = \"yes\"\n", "exec.ask", "unknown key", 2, 1},
+		{"[[rule]]\npath = \"/w\"\naccess = \"asks\"\n", "rule[1].access",
+		 "did you mean 'ask'", 3, 10},
+		{"[[rule]]\npath = \"/w\"\naccess = \"ro\"\nask_timeout = \"5s\"\n",
+		 "rule[1].ask_timeout", "needs access = \"ask\"", 4, 15},
+		{"[[rule]]\npath = \"/w\"\naccess = \"ask\"\nask_timeout = 0\n",
+		 "rule[1].ask_timeout", "from 1s to 1h", 4, 15},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -501,6 +536,8 @@ TEST(write_round_trip)
 		"[[mount]]\npath = \"/tmp\"\nmode = \"tmp\"\nkeep = true\n"
 		"[[rule]]\npath = \"/workspace/**/*.key\"\naccess = \"hide\"\nlevel = \"secret\"\n"
 		"[[rule]]\npath = \"/workspace/$$x\"\nlevel = \"internal\"\n"
+		"[[rule]]\npath = \"/workspace/out\"\naccess = \"ask-write\"\nask_timeout = "
+		"\"2m\"\n"
 		"[process]\ncwd = \"/workspace\"\ntty = true\npty = true\n"
 		"env = { keep = [\"PATH\", \"LC_*\"], set = { HOME = \"/workspace\" } }\n"
 		"[exec]\nallow = [\"/usr/bin/*\", \"/bin/*\"]\ndeny = [\"/usr/bin/sudo\"]\n"
@@ -534,6 +571,8 @@ TEST(write_round_trip)
 	EXPECT_STREQ(a, b);
 	EXPECT_EQ(q->n_mounts, 3);
 	EXPECT_STREQ(q->rules[1].glob, "/workspace/$x");
+	EXPECT_EQ(q->rules[2].access, RULE_ACCESS_ASK_WRITE);
+	EXPECT_EQ(q->rules[2].ask_timeout_ms, 120000);
 	EXPECT_EQ(q->limits.kill_grace_ms, 0);
 	EXPECT_TRUE(q->process.pty);
 	EXPECT_EQ(q->limits.wall_time_ms, 1500);
