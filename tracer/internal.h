@@ -13,6 +13,7 @@
 
 #include "audit/audit.h"
 #include "emulation/process.h"
+#include "net/handlers.h"
 #include "common/macros.h"
 #include "tracer/tracer.h"
 
@@ -243,12 +244,15 @@ typedef struct Tracer {
 	pthread_t ptrace_thread; /* tracer/ptrace.c */
 	bool ptrace_started;
 	size_t n_workers;
-	struct TracerAsk *ask; /* tracer/ask.c: held connects; NULL unless unlisted = "ask" */
+	struct TracerAsk *ask; /* tracer/ask.c: held calls; NULL unless an unlisted = "ask" */
 } Tracer;
 
 typedef struct TracerAsk TracerAsk;
-/* tracer/ask.c: held connects (network.unlisted = "ask"). */
+/* tracer/ask.c: held calls (network.unlisted = "ask", exec.unlisted = "ask"). */
 int tracer_ask_start(Tracer *t);
+/** Asks for a decision on a held call (blocks up to rq->timeout_ms, on a thread of its own,
+ * never the tracer or a receiver thread); NET_ASK_DENY when asking was not started. */
+NetAskAnswer tracer_ask(Tracer *t, const NetAskRequest *rq);
 /** The run is ending: pending asks deny now (before the workers are stopped). */
 void tracer_ask_cancel(Tracer *t);
 /** After the workers: frees it all. */

@@ -62,9 +62,10 @@
 #endif
 
 /*
- * Why a hide, deny or sensitivity rule keeps the view out of the kernel (docs/filesystem.md,
- * "What stays emulated"): a mount can cover a name or make it read-only, not make it absent
- * or refuse it, even on a fixed path. ro and rw rules: ro_rule().
+ * Why a hide, deny, ask or sensitivity rule keeps the view out of the kernel
+ * (docs/filesystem.md, "What stays emulated"): a mount can cover a name or make it
+ * read-only, not make it absent or refuse it, even on a fixed path, nor hold an open for a
+ * decision. ro and rw rules: ro_rule().
  */
 static const char *rule_unsuitable(const PolicyRule *r)
 {
@@ -75,6 +76,10 @@ static const char *rule_unsuitable(const PolicyRule *r)
 	case RULE_ACCESS_HIDE:
 		return "a hide rule: the kernel cannot make a name absent (ENOENT, unlisted); "
 		       "a placeholder bound over it would still be listed and opened";
+	case RULE_ACCESS_ASK:
+	case RULE_ACCESS_ASK_WRITE:
+		return "a rule with access \"ask\" or \"ask-write\" holds opens for a "
+		       "decision, and in the kernel view opens do not reach the supervisor";
 	default:
 		return "a deny rule: the kernel cannot refuse a name with EACCES to its owner";
 	}
@@ -96,7 +101,9 @@ static const char *policy_unsuitable(const Policy *p)
 	/* ro and rw rules: the plan (ro_rule) */
 	for (size_t i = 0; i < p->n_rules; i++)
 		if (p->rules[i].level || p->rules[i].access == RULE_ACCESS_HIDE ||
-		    p->rules[i].access == RULE_ACCESS_DENY)
+		    p->rules[i].access == RULE_ACCESS_DENY ||
+		    p->rules[i].access == RULE_ACCESS_ASK ||
+		    p->rules[i].access == RULE_ACCESS_ASK_WRITE)
 			return rule_unsuitable(&p->rules[i]);
 	if (p->exec_allow || p->exec_deny)
 		return "[exec] globs are checked by the supervisor";

@@ -1063,7 +1063,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 		net_runtime_set_netns_private(l.netns != 0);
 		r = tracer_ask_start(&t);
 		if (r < 0)
-			log_error_errno(r, "starting the approval channel of held connects");
+			log_error_errno(r, "starting the approval channel of held calls");
 	}
 	/* The handlers that create files apply the child's umask themselves (emulation/fs.h). */
 	old_umask = umask(0);
