@@ -94,9 +94,12 @@ def run(cmd, ws, capture=False):
     env = {'PATH': ENV_PATH, 'HOME': ws, 'TMPDIR': ws, 'LC_ALL': 'C',
            'PYTHONDONTWRITEBYTECODE': '1'}
     t = time.perf_counter()
-    p = subprocess.run(cmd, cwd=ws, env=env, stdin=subprocess.DEVNULL,
-                       stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
-                       stderr=subprocess.PIPE)
+    try:
+        p = subprocess.run(cmd, cwd=ws, env=env, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
+                           stderr=subprocess.PIPE)
+    except OSError as e:
+        raise Failure(str(e))
     t = time.perf_counter() - t
     if p.returncode != 0:
         tail = p.stderr.decode(errors='replace').strip().splitlines()[-3:]
@@ -136,6 +139,7 @@ def main():
     if not rows:
         ap.error('no such row; rows: ' + ' '.join(r[0] for r in ROWS))
 
+    opt.build = os.path.abspath(opt.build)  # the commands run in the workspaces
     sbxtrace = os.path.join(opt.build, 'cli', 'sbxtrace')
     bench_fs = os.path.join(opt.build, 'bench', 'bench-fs')
     micro = os.path.join(opt.build, 'bench', 'micro')
