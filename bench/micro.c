@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define WRITE_SIZE 4096
+#define WRITE_SIZE   4096
 #define WRITE_REWIND 256
 
 static double now_ns(void)
@@ -171,7 +171,8 @@ static int op_connect(long n, const char *path)
 	for (long i = 0; i < n; i++) {
 		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
-		if (fd < 0 || connect(fd, (struct sockaddr *) &listen_addr, sizeof(listen_addr)) < 0) {
+		if (fd < 0 ||
+		    connect(fd, (struct sockaddr *) &listen_addr, sizeof(listen_addr)) < 0) {
 			perror("connect");
 			if (fd >= 0)
 				close(fd);
@@ -187,8 +188,8 @@ static const struct {
 	int (*run)(long n, const char *path);
 	int needs_path;
 } ops[] = {
-	{"getpid", op_getpid, 0}, {"openat", op_openat, 1},     {"stat", op_stat, 1},
-	{"forkexec", op_forkexec, 0}, {"write", op_write, 1}, {"connect", op_connect, 0},
+	{"getpid", op_getpid, 0},     {"openat", op_openat, 1}, {"stat", op_stat, 1},
+	{"forkexec", op_forkexec, 0}, {"write", op_write, 1},	{"connect", op_connect, 0},
 };
 
 int main(int argc, char *argv[])
