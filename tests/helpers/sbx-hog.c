@@ -13,6 +13,9 @@
  *   multihog N MIB          N children each touch MIB MiB: "child I" each
  *   spin THREADS            busy threads, forever
  *   spinsleep ITERS MS      count to ITERS, then sleep MS, forever (issue 21's wall-clock case)
+ *   autoreap HOW N MS       SIGCHLD ignored (HOW "ign") or SA_NOCLDWAIT ("nocldwait"), then N
+ *                           children one after another, each burning MS ms of CPU, never
+ *                           waited for (the kernel reaps them): "children I" every 10; exits 0
  *   fsize DIR KIB           DIR/keep (KIB KiB), then DIR/fill until a write fails:
  *                           "errno E size S"; exits 0
  *   diskfill DIR N KIB [MS] DIR/keep, then N files of KIB KiB each (MS ms apart): "file I"
@@ -239,6 +242,55 @@ static int spinsleep(long iters, long ms)
 		for (long i = 0; i < iters; i++)
 			x++;
 		sleep_ms(ms);
+	}
+	return 0;
+}
+
+/* Issue 24, item 7: children reaped by the kernel take their CPU time along (no one's
+ * cutime gets it). One at a time: the next starts when the last one's end of a pipe closes. */
+static int autoreap(const char *how, long n, long ms)
+{
+	struct sigaction sa = {.sa_handler = SIG_IGN};
+
+	if (strcmp(how, "nocldwait") == 0) {
+		sa.sa_handler = SIG_DFL;
+		sa.sa_flags = SA_NOCLDWAIT;
+	} else if (strcmp(how, "ign") != 0)
+		return 2;
+	if (sigaction(SIGCHLD, &sa, NULL) < 0)
+		return 3;
+	for (long i = 1; i <= n; i++) {
+		int p[2];
+		char c;
+		pid_t pid;
+
+		if (pipe(p) < 0)
+			return 4;
+		pid = fork();
+		if (pid < 0)
+			return 5;
+		if (pid == 0) {
+			struct timespec t0, t;
+			volatile uint64_t x = 0;
+			long used_ms;
+
+			close(p[0]);
+			clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+			do {
+				for (int k = 0; k < 10000; k++)
+					x++;
+				clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+				used_ms = (t.tv_sec - t0.tv_sec) * 1000 +
+					  (t.tv_nsec - t0.tv_nsec) / 1000000;
+			} while (used_ms < ms);
+			_exit(0);
+		}
+		close(p[1]);
+		while (read(p[0], &c, 1) < 0 && errno == EINTR)
+			;
+		close(p[0]);
+		if (i % 10 == 0)
+			printf("children %ld\n", i);
 	}
 	return 0;
 }
@@ -477,6 +529,8 @@ int main(int argc, char *argv[])
 		return spin(atoi(argv[2]));
 	if (strcmp(m, "spinsleep") == 0 && argc > 3)
 		return spinsleep(atol(argv[2]), atol(argv[3]));
+	if (strcmp(m, "autoreap") == 0 && argc > 4)
+		return autoreap(argv[2], atol(argv[3]), atol(argv[4]));
 	if (strcmp(m, "fsize") == 0 && argc > 3)
 		return fsize(argv[2], atol(argv[3]));
 	if (strcmp(m, "diskfill") == 0 && argc > 4)
