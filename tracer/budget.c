@@ -2,11 +2,22 @@
 /*
  * Budgets for the whole tree without cgroups (docs/budgets.md says what each guarantees).
  *
- *   cpu_time   sampled: sum of utime+stime+cutime+cstime of every live process of the tree
- *              plus cutime+cstime of the keeper (orphans it reaped). A child's time moves
- *              into its parent's cutime when the parent waits for it (kernel/exit.c,
- *              wait_task_zombie), so the sum only drops when a child is reaped without a
- *              waiter (SIGCHLD ignored); the drop is added back (the total is monotonic).
+ *   cpu_time   with the tracer thread (tracer.ptrace on; "auto" turns it on for cpu_time):
+ *              the own utime+stime of every live process of the tree, sampled, plus the
+ *              time of every thread group that ended, added when it ended. Every process
+ *              is traced, so its end is reported to the tracer thread before anyone can
+ *              reap it, also when its parent ignores SIGCHLD or set SA_NOCLDWAIT (the
+ *              kernel then reaps it right after the tracer: kernel/exit.c, wait_task_zombie
+ *              with ptrace_reparented, EXIT_TRACE, then do_notify_parent). There the tracer
+ *              reads it with WNOWAIT (budget_task_ended). No cutime anywhere, so a child
+ *              waited for is counted once. CLONE_UNTRACED is refused (budget_filter_apply).
+ *              Without the tracer (tracer.ptrace = "never"): sum of utime+stime+cutime+
+ *              cstime of every live process plus the keeper's cutime+cstime; a child's time
+ *              reaches its parent's cutime only when the parent waits for it, so a child
+ *              the kernel reaps (SIGCHLD ignored, SA_NOCLDWAIT) that lives less than a
+ *              sample interval is not counted. That cannot be refused soundly (the
+ *              sigaction struct is in the caller's memory, rt_sigaction cannot be emulated,
+ *              and SA_NOCLDWAIT is not in /proc): `check` and the run say so instead.
  *              Backstop: RLIMIT_CPU per process.
  *   memory     sampled: sum of resident pages (/proc/PID/stat rss) of the tree. Shared pages
  *              count once per process (over-count, never under-count). Backstop:
@@ -33,6 +44,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <seccomp.h>
@@ -768,7 +780,7 @@ static int push_children(pid_t pid, uint64_t threads, pid_t **stack, size_t *n, 
  * until a pass finds nothing new. (A program that makes itself a subreaper can still take
  * orphans out of sight of one count: docs/budgets.md.)
  */
-static int scan_tree(pid_t keeper, FdScan *fds, Sample *ret)
+static int scan_tree(pid_t keeper, FdScan *fds, bool own_time, Sample *ret)
 {
 	PidSet seen = {};
 	pid_t *stack = NULL;
@@ -791,7 +803,13 @@ static int scan_tree(pid_t keeper, FdScan *fds, Sample *ret)
 				continue;
 			s.processes++;
 			s.tasks += MAX(ps.threads, (uint64_t) 1);
-			s.ticks += ps.utime + ps.stime + ps.cutime + ps.cstime;
+			if (!own_time)
+				s.ticks += ps.utime + ps.stime + ps.cutime + ps.cstime;
+			else if (!((ps.state == 'Z' || ps.state == 'X') && ps.threads <= 1))
+				/* a thread group that ended is the tracer's to count (the leader
+				 * stays a zombie after it for a parent that waits); a zombie
+				 * leader with threads left is a live group */
+				s.ticks += ps.utime + ps.stime;
 			s.rss_pages += ps.rss;
 			if (fds)
 				fd_scan_process(fds, pid, &s);
@@ -1326,7 +1344,7 @@ uint64_t budget_disk_walk_due_ms(const Budget *b)
 const char *budget_sample(Budget *b, pid_t keeper, char *msg, size_t size)
 {
 	const PolicyLimits *l = &b->policy->limits;
-	uint64_t t0 = now_monotonic_ns(), cpu_ms;
+	uint64_t t0 = now_monotonic_ns(), cpu_ms, ended_us;
 	Sample s = {};
 	ProcStat ks;
 	const char *breach = NULL;
@@ -1351,18 +1369,28 @@ const char *budget_sample(Budget *b, pid_t keeper, char *msg, size_t size)
 				fds->root_devs[fds->n_root_devs++] = st.st_dev;
 		}
 	}
-	(void) scan_tree(keeper, fds, &s);
+	/* the ended groups first: a group that ends during the scan is then missed by both
+	 * (the total errs low until the next sample), never counted twice */
+	ended_us = b->cpu_by_ends ? atomic_load(&b->cpu_ended_us) : 0;
+	(void) scan_tree(keeper, fds, b->cpu_by_ends, &s);
 	if (fds)
 		free(fds->root_devs);
 	free(fds);
-	if (read_proc_stat(keeper, &ks) == 0)
+	if (!b->cpu_by_ends && read_proc_stat(keeper, &ks) == 0)
 		s.ticks += ks.cutime + ks.cstime;
 
-	cpu_ms = s.ticks * 1000 / (uint64_t) b->clk_tck + b->cpu_offset_ms;
-	if (cpu_ms < b->cpu_last_ms) {
-		/* a process reaped without a waiting parent took its time along */
-		b->cpu_offset_ms += b->cpu_last_ms - cpu_ms;
-		cpu_ms = b->cpu_last_ms;
+	if (b->cpu_by_ends) {
+		cpu_ms = (s.ticks * 1000000 / (uint64_t) b->clk_tck + ended_us) / 1000;
+		/* between its end and its tally a group counts nowhere: a sample then is low
+		 * for a moment, and the total stays where it was */
+		cpu_ms = MAX(cpu_ms, b->cpu_last_ms);
+	} else {
+		cpu_ms = s.ticks * 1000 / (uint64_t) b->clk_tck + b->cpu_offset_ms;
+		if (cpu_ms < b->cpu_last_ms) {
+			/* a process reaped without a waiting parent took its time along */
+			b->cpu_offset_ms += b->cpu_last_ms - cpu_ms;
+			cpu_ms = b->cpu_last_ms;
+		}
 	}
 	b->cpu_last_ms = b->cpu_ms = cpu_ms;
 	b->memory = s.rss_pages * (uint64_t) b->page_size + s.memfd_bytes;
@@ -1421,6 +1449,45 @@ const char *budget_sample(Budget *b, pid_t keeper, char *msg, size_t size)
 	return breach;
 }
 
+bool budget_count_ends(Budget *b)
+{
+	b->cpu_by_ends = is_set(b->policy->limits.cpu_time_ms);
+	return b->cpu_by_ends;
+}
+
+/*
+ * The end of a thread group, from the rusage of a wait with WNOWAIT (the kernel's
+ * getrusage(RUSAGE_BOTH): the group's own time plus its cutime, in microseconds) and its
+ * /proc/PID/stat (the same in clock ticks, each value rounded down). We want the own time
+ * alone, precisely: a child that lives 8 ms reads 0 ticks, so the ticks alone would let a
+ * tree of short children escape again. Both of these are upper bounds of the own time:
+ *   BOTH - cutime_ticks (cutime >= its ticks), and (utime_ticks + stime_ticks + 2) ticks;
+ * the smaller is taken. For a process that waited for no child (cutime 0) it is exact;
+ * otherwise it errs high by less than the cutime's rounding (< 2 ticks per process).
+ */
+void budget_task_ended(Budget *b, pid_t pid, const struct rusage *ru)
+{
+	uint64_t tick_us = 1000000 / (uint64_t) b->clk_tck, both_us, own_us, c_us;
+	pid_t tgid;
+	ProcStat ps;
+
+	if (!b->cpu_by_ends)
+		return;
+	/* a thread other than the leader: its time moved into its group's, which its leader
+	 * reports once the whole group is over (a leader is reported only then) */
+	if (tree_read_tgid(pid, &tgid) == 0 && tgid != pid)
+		return;
+	both_us = (uint64_t) ru->ru_utime.tv_sec * 1000000 + (uint64_t) ru->ru_utime.tv_usec +
+		  (uint64_t) ru->ru_stime.tv_sec * 1000000 + (uint64_t) ru->ru_stime.tv_usec;
+	own_us = both_us;
+	if (read_proc_stat(pid, &ps) == 0) {
+		c_us = (ps.cutime + ps.cstime) * tick_us;
+		own_us = both_us > c_us ? both_us - c_us : 0;
+		own_us = MIN(own_us, (ps.utime + ps.stime + 2) * tick_us);
+	} /* else: errs high, by its cutime */
+	atomic_fetch_add(&b->cpu_ended_us, own_us);
+}
+
 bool budget_efbig_is_disk(const Budget *b)
 {
 	const PolicyLimits *l = &b->policy->limits;
@@ -1446,7 +1513,12 @@ bool budget_hard_exceeded(const Budget *b)
 void budget_filter_apply(TracerFilter *f, const Policy *p)
 {
 	static const char *const names[] = {"clone", "fork", "vfork"};
+	int clone_nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, "clone");
 
+	/* cpu_time counts the ends the tracer thread sees (budget_task_ended): a process made
+	 * with CLONE_UNTRACED would not be traced, and its time lost if the kernel reaps it */
+	if (f->ptrace && is_set(p->limits.cpu_time_ms) && clone_nr >= 0 && clone_nr < TRACER_NR_MAX)
+		f->slots[clone_nr].untraced_denied = true;
 	if (!is_set(p->limits.tasks))
 		return;
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
