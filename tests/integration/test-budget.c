@@ -4,8 +4,6 @@
  * limit), cpu_time, file_size, disk, output, open_files, and a sleeping program under every
  * budget. The heavy ones (memory hogs, a recursive fork bomb) are in test-budget-slow.c.
  */
-#include <libgen.h>
-
 #include "tests/helpers/sbx-namespaces.h"
 #include "tests/integration/budget-run.h"
 #include "tests/unit/tap.h"
@@ -67,36 +65,8 @@ TEST(cpu_spinner_in_four_threads_stops_at_cpu_time)
  * SA_NOCLDWAIT) take their CPU time along; each lives less than a sampling interval, so the
  * sampler never saw them. 1000 children of 8 ms (8 s) under 2 s: the run must be stopped for
  * cpu_time before they have used twice the budget (500 children). Before the fix all 1000
- * ran and the run ended normally. In both views: the budget policy mounts / (emulated); a
- * policy of runtime mounts with kernel_view = true gets the view in the kernel.
+ * ran and the run ended normally. In both views (budget_setup_view).
  */
-static bool autoreap_policy(bool kernel)
-{
-	char hogdir[512];
-	FILE *f;
-
-	if (!budget_setup())
-		return false;
-	if (!kernel)
-		return true;
-	snprintf(hogdir, sizeof(hogdir), "%s", hog());
-	f = fopen(budget_policy, "we");
-	if (!f)
-		return false;
-	fprintf(f,
-		"[process]\nenv = { keep = [\"*\"] }\ncwd = \"%s\"\n\n"
-		"[tracer]\nkernel_view = true\n\n"
-		"[[mount]]\npath = \"/usr\"\nmode = \"ro\"\n\n"
-		"[[mount]]\npath = \"/bin\"\nmode = \"ro\"\n\n"
-		"[[mount]]\npath = \"/lib\"\nmode = \"ro\"\n\n"
-		"[[mount]]\npath = \"/lib64\"\nmode = \"ro\"\noptional = true\n\n"
-		"[[mount]]\npath = \"%s\"\nmode = \"ro\"\n\n"
-		"[[mount]]\npath = \"%s\"\nmode = \"rw\"\n",
-		budget_dir, dirname(hogdir), budget_dir);
-	fclose(f);
-	return true;
-}
-
 static void autoreaped_children_are_counted(int *_tap_failed, const char *how, bool kernel)
 {
 	const char *sets[] = {"limits.cpu_time=2s", "limits.kill_grace=200ms",
@@ -109,7 +79,7 @@ static void autoreaped_children_are_counted(int *_tap_failed, const char *how, b
 		TAP_SKIP("the view in the kernel needs namespaces");
 		return;
 	}
-	ASSERT_TRUE(autoreap_policy(kernel));
+	ASSERT_TRUE(budget_setup_view(kernel));
 	budget_run(&r, sets, false, cmd);
 	children = last_value(&r, "children");
 	fprintf(stderr, "# %s, %s view: exit %d, %ld children of 8 ms; %s", how,
