@@ -39,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -483,9 +484,38 @@ static int held_file(const char *kind, const char *dir, int i)
 	return fd;
 }
 
+/* SysV segments of 8 MiB, each attached, written 1 MiB at a time ("held N"), and detached
+ * without IPC_RMID: their pages stay in the IPC namespace, in no process's RSS. */
+static int held_shm(long mib)
+{
+	char *p = NULL;
+
+	for (long i = 1; i <= mib; i++) {
+		if ((i - 1) % 8 == 0) {
+			int id = shmget(IPC_PRIVATE, 8 << 20, IPC_CREAT | 0600);
+
+			if (p)
+				(void) shmdt(p);
+			p = id < 0 ? (void *) -1 : shmat(id, NULL, 0);
+			if (p == (void *) -1) {
+				printf("shm errno %s\n", errname(errno));
+				p = NULL;
+				break;
+			}
+		}
+		memset(p + ((i - 1) % 8) * (1 << 20), 'h', 1 << 20);
+		printf("held %ld\n", i);
+	}
+	if (p)
+		(void) shmdt(p);
+	sleep_ms(5000);
+	return 0;
+}
+
 /*
  * Holds MIB MiB of pages that belong to no process's RSS nor to any file a walk finds (issue
- * 24, item 7): "memfd" writes them into memfds never mapped; "unlinked" into files of dir
+ * 24, item 7): "sysvshm" into SysV segments detached without IPC_RMID (held_shm); "memfd"
+ * writes them into memfds never mapped; "unlinked" into files of dir
  * removed right after their creation; "tmpfile" into O_TMPFILEs of dir. 8 MiB per file (under
  * any per-file limit), 1 MiB at a time, printing "held N" (MiB); at an error prints it and
  * stops writing; then waits 5 s, so the sampler sees what is held, and exits 0.
@@ -495,6 +525,8 @@ static int held(const char *kind, const char *dir, long mib)
 	static char chunk[1 << 20];
 	int fd = -1;
 
+	if (strcmp(kind, "sysvshm") == 0)
+		return held_shm(mib);
 	memset(chunk, 'h', sizeof(chunk));
 	(void) signal(SIGXFSZ, SIG_IGN);
 	for (long i = 1; i <= mib; i++) {
