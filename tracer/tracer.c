@@ -1159,6 +1159,10 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 			atomic_store(&t.wait_killable, m.what[sizeof(int)] != 0);
 			res.userns = m.what[sizeof(int) + 1] != 0;
 			res.ipcns = m.what[sizeof(int) + 2] != 0;
+			/* the memory budget counts SysV shared memory there (tracer/budget.c);
+			 * C is dumpable and has not exec'd yet */
+			budget.ipc_private = res.ipcns;
+			budget_shm_start(&budget, t.child);
 		}
 	}
 	if (r < 0) {
