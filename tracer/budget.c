@@ -51,6 +51,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <seccomp.h>
@@ -469,8 +470,14 @@ void budget_disk_hand_over(Budget *b)
 void budget_done(Budget *b)
 {
 	if (b->shm_fd >= 0)
-		(void) close(b->shm_fd); /* the helper sees EOF and exits; S reaps it */
+		(void) close(b->shm_fd); /* the helper sees EOF and exits at once */
 	b->shm_fd = -1;
+	/* reaped here, for a caller that runs on (the agent): the main loop's SIGCHLD may
+	 * have taken it already (ECHILD) */
+	if (b->shm_pid > 0)
+		while (waitpid(b->shm_pid, NULL, __WALL) < 0 && errno == EINTR)
+			;
+	b->shm_pid = 0;
 	strv_free(b->disk_roots);
 	b->disk_roots = NULL;
 	/* with watches, the release waits for an RCU grace period (docs/performance.md) */
