@@ -128,7 +128,8 @@ static void emit_special(Prog *p, const TracerSlot *s, int deny_errno)
 	case SLOT_CLONE:
 		/* clone(2) takes the low 32 bits of flags (kernel/fork.c) */
 		ld(p, ARG_LO(0));
-		emit(p, BPF_JMP | BPF_JSET | BPF_K, 0, 1, CLONE_NS_FLAGS);
+		emit(p, BPF_JMP | BPF_JSET | BPF_K, 0, 1,
+		     CLONE_NS_FLAGS | (s->untraced_denied ? CLONE_UNTRACED : 0));
 		ret(p, deny);
 		ret(p, s->action);
 		return;

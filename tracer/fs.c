@@ -394,8 +394,8 @@ static void add_entry(TracerFilter *f, const EmuEntry *e)
 }
 
 /* ptrace = "auto": on when some mount's virtual path differs from its host path (chdir
- * there needs the argument rewritten), for backtraces, with a disk or tasks budget, and
- * with exec.unlisted = "ask". */
+ * there needs the argument rewritten), for backtraces, with a cpu_time, disk or tasks
+ * budget, and with exec.unlisted = "ask". */
 static bool policy_needs_ptrace(const Policy *p)
 {
 	if (p->ptrace == PTRACE_MODE_ALWAYS)
@@ -410,6 +410,9 @@ static bool policy_needs_ptrace(const Policy *p)
 		return true; /* fork decided at a stop: no EINTR (tracer/ptrace.c) */
 	if (p->exec_ask_unlisted)
 		return true; /* a held exec is checked after it ran (tracer/ptrace.c) */
+	if (p->limits.cpu_time_ms != LIMIT_UNSET && p->limits.cpu_time_ms != 0)
+		return true; /* every end of a process is seen, also those reaped by the kernel
+			      * (tracer/budget.c) */
 	for (size_t i = 0; i < p->n_mounts; i++)
 		if (!p->mounts[i].source || !streq(p->mounts[i].source, p->mounts[i].path))
 			return true;

@@ -45,6 +45,7 @@ typedef struct TracerSlot {
 	bool kill;	/* policy action "kill": the whole tree dies */
 	bool host_ipc;	/* SysV IPC, mq_open, mq_unlink: allowed in a private IPC namespace,
 			 * notified and denied (ENOSYS) without one */
+	bool untraced_denied; /* SLOT_CLONE: CLONE_UNTRACED denied too (budget_filter_apply) */
 } TracerSlot;
 
 typedef struct TracerFilter {

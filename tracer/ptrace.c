@@ -20,6 +20,9 @@
  * An exec exec.allow leaves out under exec.unlisted = "ask" is held at its stop while a
  * human decides ("Held execs" below).
  *
+ * With a cpu_time budget this thread also reads the end of every process before it is
+ * reaped (wait_counting_ends), so that children the kernel reaps by itself are counted.
+ *
  * TOCTOU: another thread of the tracee can rewrite the scratch copy between the rewrite and
  * the kernel's read. That is harmless for chdir: the cwd grants nothing by itself (every
  * relative lookup maps the cwd back into the view; a cwd outside it resolves nothing); for
@@ -37,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
@@ -891,6 +895,57 @@ static bool fsize_to_edquot(Tracer *t, pid_t pid)
 	return true;
 }
 
+/*
+ * The next event of a tracee, as waitpid(-1, status, __WALL | __WNOTHREAD) returns it, but
+ * an end is first read without reaping it (WNOWAIT) and handed to the cpu_time budget
+ * (budget_task_ended: /proc/PID is still there, and the rusage of the wait is the group's).
+ * This thread is the first to learn of every end of the tree: a tracee's end is reported
+ * to its tracer, and its real parent sees it only after the tracer's wait, even when that
+ * parent ignores SIGCHLD (kernel/exit.c: exit_notify notifies the tracer and does not
+ * autoreap a traced task; wait_task_zombie of a ptrace_reparented task goes through
+ * EXIT_TRACE to do_notify_parent, which then reaps it for a parent that ignores SIGCHLD or
+ * set SA_NOCLDWAIT, its time added to no one's cutime).
+ *
+ * A stop seen with WNOWAIT is then taken with waitid(WSTOPPED | WNOHANG), which reports
+ * stops only: had the tracee been killed meanwhile, a waitpid would reap its end uncounted;
+ * this finds nothing, and the end is read with WNOWAIT on the next round. Returns -1 with
+ * errno as waitpid does (EINTR, ECHILD).
+ */
+static pid_t wait_counting_ends(Tracer *t, int *ret_status)
+{
+	for (unsigned round = 0;; round++) {
+		struct rusage ru;
+		siginfo_t si;
+		pid_t pid;
+
+		memset(&si, 0, sizeof(si));
+		/* the raw call: glibc's waitid has no rusage argument */
+		if (syscall(SYS_waitid, P_ALL, 0, &si, WEXITED | WNOWAIT | __WALL | __WNOTHREAD,
+			    &ru) < 0)
+			return -1;
+		if (si.si_code == CLD_EXITED || si.si_code == CLD_KILLED ||
+		    si.si_code == CLD_DUMPED) {
+			budget_task_ended(t->budget, si.si_pid, &ru);
+			/* a zombie stays one until its tracer's wait: this is the same end */
+			return waitpid(si.si_pid, ret_status, __WALL | __WNOTHREAD);
+		}
+		pid = si.si_pid;
+		if (round >= 1000)
+			/* never seen; should a stop show with WNOWAIT and not without, take it
+			 * as before rather than spin */
+			return waitpid(pid, ret_status, __WALL | __WNOTHREAD);
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t) pid, &si, WSTOPPED | WNOHANG | __WALL | __WNOTHREAD) < 0)
+			return -1;
+		if (si.si_pid == 0)
+			continue; /* no longer stopped: killed, its end comes next */
+		/* wait_task_stopped: the waitid status is the stop's exit_code (signal and ptrace
+		 * event), the waitpid one is (exit_code << 8) | 0x7f */
+		*ret_status = (si.si_status << 8) | 0x7f;
+		return si.si_pid;
+	}
+}
+
 /* the kernel's restart codes (include/linux/errno.h), never seen by user space */
 #define ERESTARTSYS    512
 #define ERESTARTNOINTR 513
@@ -965,7 +1020,10 @@ static void *ptrace_main(void *userdata)
 		tracer_bt_service(t);
 		/* held execs that were answered (the same way) */
 		held_service(t);
-		pid = waitpid(-1, &status, __WALL | __WNOTHREAD);
+		if (t->budget && t->budget->cpu_by_ends)
+			pid = wait_counting_ends(t, &status);
+		else
+			pid = waitpid(-1, &status, __WALL | __WNOTHREAD);
 		if (pid < 0) {
 			if (errno == EINTR)
 				continue;

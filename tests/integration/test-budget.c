@@ -4,6 +4,7 @@
  * limit), cpu_time, file_size, disk, output, open_files, and a sleeping program under every
  * budget. The heavy ones (memory hogs, a recursive fork bomb) are in test-budget-slow.c.
  */
+#include "tests/helpers/sbx-namespaces.h"
 #include "tests/integration/budget-run.h"
 #include "tests/unit/tap.h"
 
@@ -57,6 +58,57 @@ TEST(cpu_spinner_in_four_threads_stops_at_cpu_time)
 	EXPECT_TRUE(strstr(r.out, "\"killed_by\":\"cpu_time\"") != NULL ||
 		    strstr(r.out, "\"killed_by\": \"cpu_time\"") != NULL);
 	budget_cleanup();
+}
+
+/*
+ * Issue 24, item 7: children that the kernel reaps by itself (SIGCHLD ignored, or
+ * SA_NOCLDWAIT) take their CPU time along; each lives less than a sampling interval, so the
+ * sampler never saw them. 1000 children of 8 ms (8 s) under 2 s: the run must be stopped for
+ * cpu_time before they have used twice the budget (500 children). Before the fix all 1000
+ * ran and the run ended normally. In both views (budget_setup_view).
+ */
+static void autoreaped_children_are_counted(int *_tap_failed, const char *how, bool kernel)
+{
+	const char *sets[] = {"limits.cpu_time=2s", "limits.kill_grace=200ms",
+			      "limits.wall_time=120s", NULL};
+	const char *cmd[] = {hog(), "autoreap", how, "1000", "8", NULL};
+	BudgetRun r;
+	long children;
+
+	if (kernel && sbx_namespaces_refused()) {
+		TAP_SKIP("the view in the kernel needs namespaces");
+		return;
+	}
+	ASSERT_TRUE(budget_setup_view(kernel));
+	budget_run(&r, sets, false, cmd);
+	children = last_value(&r, "children");
+	fprintf(stderr, "# %s, %s view: exit %d, %ld children of 8 ms; %s", how,
+		kernel ? "kernel" : "emulated", r.code, children, r.err);
+	EXPECT_EQ(r.code, 137);
+	EXPECT_TRUE(strstr(r.err, "cpu_time limit of 2s reached") != NULL);
+	EXPECT_TRUE(children >= 0);
+	EXPECT_LT(children, 500);
+	budget_cleanup();
+}
+
+TEST(autoreaped_children_sig_ign_count_against_cpu_time_emulated)
+{
+	autoreaped_children_are_counted(_tap_failed, "ign", false);
+}
+
+TEST(autoreaped_children_sa_nocldwait_count_against_cpu_time_emulated)
+{
+	autoreaped_children_are_counted(_tap_failed, "nocldwait", false);
+}
+
+TEST(autoreaped_children_sig_ign_count_against_cpu_time_kernel_view)
+{
+	autoreaped_children_are_counted(_tap_failed, "ign", true);
+}
+
+TEST(autoreaped_children_sa_nocldwait_count_against_cpu_time_kernel_view)
+{
+	autoreaped_children_are_counted(_tap_failed, "nocldwait", true);
 }
 
 TEST(file_size_filler_gets_efbig_and_earlier_file_is_intact)

@@ -167,6 +167,39 @@ TEST(clone_namespace_flags_are_denied)
 	tracer_filter_free(f);
 }
 
+/* cpu_time counts the ends the tracer thread sees: an untraced child would escape it
+ * (docs/budgets.md, "cpu_time, exited processes"). Refused only then. */
+TEST(clone_untraced_is_denied_with_a_cpu_time_budget)
+{
+	uint64_t a[6] = {SIGCHLD | CLONE_UNTRACED};
+	TracerFilter *f = build();
+
+	ASSERT_TRUE(f != NULL);
+	EXPECT_EQ(run(f, X86_64, SYS_clone, a), SECCOMP_RET_ALLOW);
+	tracer_filter_free(f);
+
+	policy.limits.cpu_time_ms = 2000;
+	f = build();
+	ASSERT_TRUE(f != NULL);
+	EXPECT_TRUE(f->ptrace); /* "auto" turns it on for cpu_time */
+	EXPECT_EQ(run(f, X86_64, SYS_clone, a), ERRNO(EPERM));
+	a[0] = SIGCHLD;
+	EXPECT_EQ(run(f, X86_64, SYS_clone, a), SECCOMP_RET_ALLOW);
+	a[0] = CLONE_VM | CLONE_THREAD | CLONE_SIGHAND | CLONE_UNTRACED;
+	EXPECT_EQ(run(f, X86_64, SYS_clone, a), ERRNO(EPERM));
+	tracer_filter_free(f);
+
+	/* without the tracer nothing is traced anyway: left alone */
+	policy.ptrace = PTRACE_MODE_NEVER;
+	f = build();
+	policy.ptrace = PTRACE_MODE_AUTO;
+	policy.limits.cpu_time_ms = 0;
+	ASSERT_TRUE(f != NULL);
+	a[0] = SIGCHLD | CLONE_UNTRACED;
+	EXPECT_EQ(run(f, X86_64, SYS_clone, a), SECCOMP_RET_ALLOW);
+	tracer_filter_free(f);
+}
+
 TEST(argument_dependent_notifications)
 {
 	TracerFilter *f = build();
