@@ -1662,6 +1662,19 @@ void budget_filter_apply(TracerFilter *f, const Policy *p)
 	 * with CLONE_UNTRACED would not be traced, and its time lost if the kernel reaps it */
 	if (f->ptrace && is_set(p->limits.cpu_time_ms) && clone_nr >= 0 && clone_nr < TRACER_NR_MAX)
 		f->slots[clone_nr].untraced_denied = true;
+	if (is_set(p->limits.disk)) {
+		/* The kernel checks RLIMIT_FSIZE (min(file_size, disk), 0 once the budget is
+		 * used up) against a file's new size only: fallocate() with KEEP_SIZE, or
+		 * within a sparse file's size, allocates any amount past it in one call, long
+		 * before a walk sees it (tests/security/disk-fallocate-budget.c). Register-only:
+		 * the modes that may allocate fail with EOPNOTSUPP, the kernel's answer where a
+		 * file system has no fallocate. */
+		int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, "fallocate");
+		TracerSlot *s = nr >= 0 && nr < TRACER_NR_MAX ? &f->slots[nr] : NULL;
+
+		if (s && s->special == SLOT_PLAIN && !s->kill && s->deny_error <= 0)
+			s->special = SLOT_FALLOCATE;
+	}
 	if (!is_set(p->limits.tasks))
 		return;
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {

@@ -31,6 +31,7 @@ typedef enum SlotSpecial {
 	SLOT_PERSONALITY, /* allow only Docker's personality values */
 	SLOT_ADDR_ARG4,	  /* notify when args[4] (sendto/recvfrom's address) is not NULL */
 	SLOT_SETSOCKOPT,  /* notify IPv6 routing headers, IPv4 options (net_handle_setsockopt) */
+	SLOT_FALLOCATE,	  /* disk budget: only the modes that free blocks (budget_filter_apply) */
 	_SLOT_SPECIAL_MAX,
 	_SLOT_SPECIAL_INVALID = -EINVAL,
 } SlotSpecial;
@@ -143,10 +144,10 @@ typedef struct KViewBind {
 } KViewBind;
 
 typedef struct KView {
-	char *root; /* the skeleton root (host path), the program's "/" */
+	char *root;	/* the skeleton root (host path), the program's "/" */
 	dev_t root_dev; /* and what it must be */
 	ino_t root_ino;
-	char *cwd;  /* virtual working directory */
+	char *cwd; /* virtual working directory */
 	KViewBind *binds;
 	size_t n_binds;
 	bool pts; /* process.pty: a private devpts at /dev/pts, its ptmx at /dev/ptmx */
@@ -222,7 +223,7 @@ typedef struct Tracer {
 	pid_t child;  /* C: the command */
 	size_t notif_size, resp_size;
 	bool sync_wakeup;
-	bool kview; /* C built the view in the kernel (tracer/kview.c) */
+	bool kview;		   /* C built the view in the kernel (tracer/kview.c) */
 	atomic_bool wait_killable; /* C's filter has SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV */
 	atomic_uint_fast64_t denied;
 	atomic_bool stopping;

@@ -63,6 +63,8 @@ static const char *errname(int e)
 		return "EMFILE";
 	case ENFILE:
 		return "ENFILE";
+	case EOPNOTSUPP:
+		return "EOPNOTSUPP";
 	default:
 		return "other";
 	}
