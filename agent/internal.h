@@ -34,7 +34,8 @@ typedef struct Session {
 	unsigned refs;	      /* the store's reference and one per tool call using it */
 	bool destroyed;	      /* gone from the store; removed when the last reference goes */
 	/* state, mirrored in state.json */
-	char policy_name[64];
+	char policy_name[64]; /* as the agent named it: a preset, or a policy file's name */
+	char *policy_file;    /* that file's absolute path (what policy.toml extends), or NULL */
 	char language[16];
 	NetMode mode_asked; /* what the agent asked for */
 	NetMode mode;	    /* now: never above mode_asked, lowered by the ratchet */
