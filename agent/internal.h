@@ -94,6 +94,9 @@ NetMode session_mode_for_level(const Session *s, Sensitivity level);
 json_t *session_info_locked(Session *s);
 /** The session's loaded policy (loads it on first use); borrowed while a reference is held. */
 const Policy *session_policy(Session *s, char *err, size_t errsize);
+/** Whether the session's runs may hold a call for a decision (agent_policy_asks() of its
+ * policy as it is now): they then get an --approval-fd (held.c). */
+bool session_asks(Session *s);
 /** All sessions of tenant, each with a reference, NULL-terminated; NULL on OOM. */
 Session **session_list(Agent *a, const char *tenant);
 

@@ -247,6 +247,23 @@ const Policy *session_policy(Session *s, char *err, size_t errsize)
 	return p;
 }
 
+bool session_asks(Session *s)
+{
+	char err[8];
+	bool yes = false;
+
+	if (!session_policy(s, err, sizeof(err)))
+		return false; /* the run fails to load it too */
+	/* under the lock: the ratchet rewrites the policy and drops the loaded one */
+	pthread_mutex_lock(&s->lock);
+	if (s->policy)
+		yes = agent_policy_asks(s->policy);
+	else
+		yes = s->agent->config->net_ask || s->agent->config->policies_ask;
+	pthread_mutex_unlock(&s->lock);
+	return yes;
+}
+
 /* ---- state ---- */
 
 static json_t *limits_json(const AgentLimits *l)

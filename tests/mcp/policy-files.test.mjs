@@ -1,7 +1,9 @@
 // The operator's own policy files in server.policies (docs/agents.md, "Operator config"):
-// agents name one by its [sandbox] name, the session extends the file and gets /workspace.
-// A file that is missing or does not load stops the server at start, naming the config and
-// the policy file.
+// agents name one by its [sandbox] name, the session extends the file and gets /workspace,
+// and the file's held execs (exec.unlisted = "ask") and held opens ([[rule]] access =
+// "ask-write") are routed as held connects are (agent/held.c): the approval socket
+// (`sbxtrace approve`) or the call's elicitation. A file that is missing or does not load
+// stops the server at start, naming the config and the policy file.
 // Run with  SBXTRACE_BIN=build/cli/sbxtrace node --test tests/mcp/policy-files.test.mjs
 
 import { test, describe } from 'node:test';
@@ -11,9 +13,11 @@ import { mkdtempSync, writeFileSync, rmSync, realpathSync, existsSync, readFileS
 import { tmpdir } from 'node:os';
 import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const BIN = resolve(process.env.SBXTRACE_BIN || join(HERE, '../../build/cli/sbxtrace'));
@@ -32,6 +36,18 @@ name = "review"
 [exec]
 allow = ["/usr/bin/python3*", "/bin/sh", "/usr/bin/sh", "/usr/bin/dash", "/bin/bash", "/usr/bin/bash"]
 unlisted = "ask"
+ask_timeout = "30s"
+`;
+
+// Writes to /workspace/*.cfg are held; everything else of the python preset stands.
+const GUARDED = `extends = "python"
+
+[sandbox]
+name = "guarded"
+
+[[rule]]
+path = "/workspace/*.cfg"
+access = "ask-write"
 ask_timeout = "30s"
 `;
 
@@ -67,6 +83,21 @@ policies = ["standard", "${join(root, policyFile)}"]
   }
 }
 
+async function pendingApprovals(sock, n = 1) {
+  let list = [];
+  for (let i = 0; i < 300 && list.length < n; i++) {
+    const r = spawnSync(BIN, ['approvals', '--socket', sock, '--json'], { encoding: 'utf8' });
+    list = r.status === 0 ? JSON.parse(r.stdout) : [];
+    if (list.length < n) await sleep(100);
+  }
+  return list;
+}
+
+function approvalEvents(dataDir, sid) {
+  return readFileSync(join(dataDir, 'local', sid, 'audit.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+    .filter((e) => e.kind.startsWith('approval_'));
+}
+
 const create = (client, policy) => client.callTool({ name: 'code_create_sandbox', arguments: { policy } }, undefined, CALL);
 
 describe('an operator\'s policy file with exec.unlisted = "ask"', () => {
@@ -88,6 +119,97 @@ describe('an operator\'s policy file with exec.unlisted = "ask"', () => {
     assert.match(run.structuredContent.stdout, /from the file tool/);
     const r = await client.callTool({ name: 'code_read_file', arguments: { session_id: sid, path: '/workspace/out.txt' } }, undefined, CALL);
     assert.equal(r.structuredContent.content, 'from the code', textOf(r));
+  }));
+
+  test('code_run_command of an unlisted program is held: sbxtrace approve --allow runs it, --deny fails it', T, () => withServer({ policyFile: 'review.toml', policyText: REVIEW }, async ({ client, sock, dataDir }) => {
+    const res = await create(client, 'review');
+    assert.notEqual(res.isError, true, textOf(res));
+    const sid = res.structuredContent.session_id;
+    const env = () => client.callTool({ name: 'code_run_command', arguments: { session_id: sid, argv: ['/usr/bin/env'] } }, undefined, CALL);
+
+    let pending = env();
+    let list = await pendingApprovals(sock);
+    assert.equal(list.length, 1, 'the exec of /usr/bin/env was not held on the socket');
+    assert.equal(list[0].tool, 'exec');
+    assert.equal(list[0].session_id, sid);
+    assert.match(list[0].rule, /exec\.unlisted = "ask"/);
+    assert.match(list[0].arguments, /\/usr\/bin\/env/);
+    let d = spawnSync(BIN, ['approve', list[0].id, '--allow', '--socket', sock], { encoding: 'utf8' });
+    assert.equal(d.status, 0, d.stderr);
+    let out = await pending;
+    assert.equal(out.structuredContent.exit_code, 0, textOf(out));
+    assert.match(out.structuredContent.stdout, /^PYTHONPATH=\/workspace\/\.packages\/python$/m, textOf(out));
+
+    pending = env();
+    list = await pendingApprovals(sock);
+    assert.equal(list.length, 1, 'an allow_once is not remembered: the next run asks again');
+    d = spawnSync(BIN, ['approve', list[0].id, '--deny', '--socket', sock, '--note', 'not env'], { encoding: 'utf8' });
+    assert.equal(d.status, 0, d.stderr);
+    out = await pending;
+    assert.equal(out.isError, true, textOf(out));
+    assert.doesNotMatch(out.structuredContent.stdout, /PYTHONPATH=/);
+    assert.equal(out.structuredContent.exit_code, 126, textOf(out)); // the command could not be executed
+    assert.ok(out.structuredContent.notices.some((n) => /^denied: an exec of \/usr\/bin\/env was not approved/.test(n)), JSON.stringify(out.structuredContent.notices));
+    const ev = approvalEvents(dataDir, sid);
+    assert.deepEqual(ev.map((e) => [e.kind, e.tool, e.decision ?? e.channel]), [
+      ['approval_request', 'exec', 'socket'], ['approval_decision', 'exec', 'allow_once'],
+      ['approval_request', 'exec', 'socket'], ['approval_decision', 'exec', 'deny']]);
+    assert.equal(ev[3].note, 'not env');
+
+    // a listed program is not asked about
+    const py = await client.callTool({ name: 'code_run_command', arguments: { session_id: sid, argv: ['/usr/bin/python3', '-c', 'print(6 * 7)'] } }, undefined, CALL);
+    assert.equal(py.structuredContent.exit_code, 0, textOf(py));
+    assert.match(py.structuredContent.stdout, /42/);
+    assert.equal(approvalEvents(dataDir, sid).length, 4);
+  }));
+});
+
+describe('an operator\'s policy file with an ask-write rule', () => {
+  const writeCfg = (n) => `
+try:
+    with open("/workspace/app.cfg", "w") as f:
+        f.write("setting = ${n}\\n")
+    print("written")
+except OSError as e:
+    print("refused", e.errno, e.strerror)
+`;
+
+  test('a write from code_execute is held: the elicitation allows it, then denies the next', T, () => withServer({ policyFile: 'guarded.toml', policyText: GUARDED, elicitation: true, socket: false }, async ({ client, dataDir }) => {
+    const asked = [];
+    let answer = 'allow_once';
+    client.setRequestHandler(ElicitRequestSchema, async (req) => {
+      asked.push(req.params);
+      // (a key set to undefined fails the SDK's check of the content against the form)
+      return { action: 'accept', content: answer === 'deny' ? { decision: answer, note: 'leave the config alone' } : { decision: answer } };
+    });
+    const res = await create(client, 'guarded');
+    assert.notEqual(res.isError, true, textOf(res));
+    const sid = res.structuredContent.session_id;
+
+    const ok = await client.callTool({ name: 'code_execute', arguments: { session_id: sid, language: 'python', code: writeCfg(1) } }, undefined, CALL);
+    assert.match(ok.structuredContent.stdout, /^written$/m, textOf(ok));
+    assert.equal(asked.length, 1);
+    assert.match(asked[0].message, /\/workspace\/app\.cfg/);
+    assert.match(asked[0].message, /write/);
+    let r = await client.callTool({ name: 'code_read_file', arguments: { session_id: sid, path: 'app.cfg' } }, undefined, CALL);
+    assert.equal(r.structuredContent.content, 'setting = 1\n', textOf(r));
+
+    answer = 'deny';
+    const no = await client.callTool({ name: 'code_execute', arguments: { session_id: sid, language: 'python', code: writeCfg(2) } }, undefined, CALL);
+    assert.match(no.structuredContent.stdout, /^refused 13 Permission denied$/m, textOf(no));
+    assert.equal(asked.length, 2);
+    assert.equal(no.structuredContent.held_connects_denied, 1);
+    assert.ok(no.structuredContent.notices.some((n) => /^denied: a write to \/workspace\/app\.cfg/.test(n)), JSON.stringify(no.structuredContent.notices));
+    r = await client.callTool({ name: 'code_read_file', arguments: { session_id: sid, path: 'app.cfg' } }, undefined, CALL);
+    assert.equal(r.structuredContent.content, 'setting = 1\n', 'the denied write changed the file');
+
+    // a write elsewhere is not asked about
+    const free = await client.callTool({ name: 'code_execute', arguments: { session_id: sid, language: 'python', code: 'open("/workspace/app.txt", "w").write("x"); print("plain")' } }, undefined, CALL);
+    assert.match(free.structuredContent.stdout, /plain/, textOf(free));
+    assert.equal(asked.length, 2);
+    const ev = approvalEvents(dataDir, sid);
+    assert.deepEqual(ev.filter((e) => e.kind === 'approval_decision').map((e) => [e.tool, e.decision, e.channel]),
+      [['write', 'allow_once', 'elicitation'], ['write', 'deny', 'elicitation']]);
   }));
 });
 
