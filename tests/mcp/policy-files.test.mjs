@@ -39,7 +39,8 @@ unlisted = "ask"
 ask_timeout = "30s"
 `;
 
-// Writes to /workspace/*.cfg are held; everything else of the python preset stands.
+// Writes to /workspace/*.cfg are held, and every open of /workspace/*.secret; everything
+// else of the python preset stands.
 const GUARDED = `extends = "python"
 
 [sandbox]
@@ -49,6 +50,10 @@ name = "guarded"
 path = "/workspace/*.cfg"
 access = "ask-write"
 ask_timeout = "30s"
+
+[[rule]]
+path = "/workspace/*.secret"
+access = "ask"
 `;
 
 function writeTree(files) {
@@ -210,6 +215,31 @@ except OSError as e:
     const ev = approvalEvents(dataDir, sid);
     assert.deepEqual(ev.filter((e) => e.kind === 'approval_decision').map((e) => [e.tool, e.decision, e.channel]),
       [['write', 'allow_once', 'elicitation'], ['write', 'deny', 'elicitation']]);
+  }));
+
+  test('the file tools do not ask: a path under "ask" is refused, one under "ask-write" is read-only', T, () => withServer({ policyFile: 'guarded.toml', policyText: GUARDED, elicitation: true, socket: false }, async ({ client, dataDir }) => {
+    let asked = 0;
+    client.setRequestHandler(ElicitRequestSchema, async () => { asked++; return { action: 'accept', content: { decision: 'allow_once' } }; });
+    const res = await create(client, 'guarded');
+    assert.notEqual(res.isError, true, textOf(res));
+    const sid = res.structuredContent.session_id;
+    // put there by the operator, not through the sandbox
+    writeFileSync(join(dataDir, 'local', sid, 'workspace', 'key.secret'), 'hunter2');
+    writeFileSync(join(dataDir, 'local', sid, 'workspace', 'app.cfg'), 'setting = 0\n');
+    const call = (name, args) => client.callTool({ name, arguments: { session_id: sid, ...args } }, undefined, CALL);
+    for (const [name, args] of [['code_read_file', { path: 'key.secret' }], ['code_write_file', { path: 'key.secret', content: 'x' }], ['code_write_file', { path: 'new.secret', content: 'x' }]]) {
+      const r = await call(name, args);
+      assert.equal(r.isError, true, `${name} ${args.path}: ${textOf(r)}`);
+      assert.match(textOf(r), /held for a decision .*the file tools do not ask/, textOf(r));
+      assert.doesNotMatch(textOf(r), /hunter2/);
+    }
+    const w = await call('code_write_file', { path: 'app.cfg', content: 'setting = 9\n' });
+    assert.equal(w.isError, true, textOf(w));
+    assert.match(textOf(w), /read-only/, textOf(w));
+    const r = await call('code_read_file', { path: 'app.cfg' });
+    assert.equal(r.structuredContent.content, 'setting = 0\n', textOf(r));
+    assert.equal(readFileSync(join(dataDir, 'local', sid, 'workspace', 'key.secret'), 'utf8'), 'hunter2');
+    assert.equal(asked, 0);
   }));
 });
 
