@@ -169,6 +169,48 @@ describe('an operator\'s policy file with exec.unlisted = "ask"', () => {
   }));
 });
 
+describe('a session made with a policy file, after a restart', () => {
+  test('it keeps the file as its policy, even when the config no longer offers it', T, async () => {
+    const root = writeTree({ 'review.toml': REVIEW });
+    const dataDir = join(root, 'data');
+    const config = join(root, 'operator.toml');
+    const serve = async (policies, fn) => {
+      writeFileSync(config, `[server]\ndata_dir = "${dataDir}"\npolicies = ${JSON.stringify(policies)}\n`);
+      const client = new Client({ name: 'sbxtrace-policy-file-tests', version: '0.0.0' });
+      await client.connect(new StdioClientTransport({ command: BIN, args: ['mcp', '--config', config, '--approval-socket', 'none'], stderr: 'pipe' }), CALL);
+      try {
+        return await fn(client);
+      } finally {
+        await client.close().catch(() => {});
+      }
+    };
+    try {
+      const sid = await serve(['standard', join(root, 'review.toml')], async (client) => {
+        const res = await create(client, 'review');
+        assert.notEqual(res.isError, true, textOf(res));
+        return res.structuredContent.session_id;
+      });
+      const state = JSON.parse(readFileSync(join(dataDir, 'local', sid, 'state.json'), 'utf8'));
+      assert.equal(state.policy, 'review');
+      assert.equal(state.policy_file, join(root, 'review.toml'));
+      await serve(['standard'], async (client) => {
+        const info = await client.callTool({ name: 'code_sandbox_info', arguments: { session_id: sid } }, undefined, CALL);
+        assert.equal(info.structuredContent.policy, 'review', textOf(info));
+        // the file's exec.allow still holds: python3 runs, env is held and, with no channel
+        // to ask, denied at once
+        const py = await client.callTool({ name: 'code_run_command', arguments: { session_id: sid, argv: ['/usr/bin/python3', '-c', 'print(6 * 7)'] } }, undefined, CALL);
+        assert.match(py.structuredContent.stdout, /42/, textOf(py));
+        const env = await client.callTool({ name: 'code_run_command', arguments: { session_id: sid, argv: ['/usr/bin/env'] } }, undefined, CALL);
+        assert.equal(env.structuredContent.exit_code, 126, textOf(env));
+        assert.doesNotMatch(env.structuredContent.stdout, /PYTHONPATH=/);
+        assert.ok(env.structuredContent.notices.some((n) => n.startsWith('approval_required: an exec of /usr/bin/env')), JSON.stringify(env.structuredContent.notices));
+      });
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('an operator\'s policy file with an ask-write rule', () => {
   const writeCfg = (n) => `
 try:
