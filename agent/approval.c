@@ -1031,7 +1031,8 @@ int agent_approval_start(Agent *a, const char *socket_path, const char **ret_soc
 	*ret_socket = NULL;
 	for (int i = 0; i < _RISK_MAX; i++)
 		any |= cfg->require[i];
-	any |= a->config->net_ask; /* held connects are asked through the same channels */
+	/* held connects, execs and opens are asked through the same channels */
+	any |= a->config->net_ask || a->config->policies_ask;
 	if (!any)
 		return 0; /* nothing to approve: tools run unguarded, no socket */
 	ap = calloc(1, sizeof(*ap));
