@@ -27,6 +27,7 @@
 #include "common/macros.h"
 #include "common/util.h"
 #include "policy/internal.h"
+#include "policy/schema.h"
 #include "policy/toml.h"
 
 typedef struct Loader {
@@ -135,10 +136,16 @@ static void join_key(char *buf, size_t size, const char *prefix, const char *key
 		snprintf(buf, size, "%s", key);
 }
 
-static int unknown_key(Doc *d, const TomlKeyValue *kv, const char *prefix, const char *const *known)
+/* A key the schema does not list in section (schema.h); prefix is how the error names the
+ * section ("mount[2]"). */
+static int unknown_key(Doc *d, const TomlKeyValue *kv, const char *prefix, const char *section)
 {
+	const char *known[SCHEMA_KEYS_MAX];
 	char key[128];
-	const char *s = suggest(kv->key, known);
+	const char *s;
+
+	policy_schema_key_names(policy_schema_section(section), known);
+	s = suggest(kv->key, known);
 
 	join_key(key, sizeof(key), prefix, kv->key);
 	if (s)
@@ -172,95 +179,48 @@ static int want_string(Doc *d, const TomlValue *v, const char *key)
 
 /* ----- enums ---------------------------------------------------------------------------- */
 
-static const char *const mount_mode_names[_MOUNT_MODE_MAX] = {
-	[MOUNT_RO] = "ro",
-	[MOUNT_RW] = "rw",
-	[MOUNT_TMP] = "tmp",
-};
-static const char *const rule_access_names[_RULE_ACCESS_MAX] = {
-	[RULE_ACCESS_UNSET] = "unset",
-	[RULE_ACCESS_HIDE] = "hide",
-	[RULE_ACCESS_DENY] = "deny",
-	[RULE_ACCESS_RO] = "ro",
-	[RULE_ACCESS_RW] = "rw",
-	[RULE_ACCESS_ASK] = "ask",
-	[RULE_ACCESS_ASK_WRITE] = "ask-write",
-};
-static const char *const sensitivity_names[_SENSITIVITY_MAX] = {
-	[SENSITIVITY_NONE] = "none",
-	[SENSITIVITY_INTERNAL] = "internal",
-	[SENSITIVITY_CONFIDENTIAL] = "confidential",
-	[SENSITIVITY_SECRET] = "secret",
-};
-static const char *const net_mode_names[_NET_MODE_MAX] = {
-	[NET_MODE_NONE] = "none",
-	[NET_MODE_LOOPBACK] = "loopback",
-	[NET_MODE_ALLOWLIST] = "allowlist",
-	[NET_MODE_FULL] = "full",
-};
-static const char *const syscall_action_names[_SYSCALL_ACTION_MAX] = {
-	[SYSCALL_ACTION_ALLOW] = "allow",
-	[SYSCALL_ACTION_DENY] = "deny",
-	[SYSCALL_ACTION_KILL] = "kill",
-	[SYSCALL_ACTION_LOG] = "log",
-};
-static const char *const ptrace_mode_names[_PTRACE_MODE_MAX] = {
-	[PTRACE_MODE_AUTO] = "auto",
-	[PTRACE_MODE_ALWAYS] = "always",
-	[PTRACE_MODE_NEVER] = "never",
-};
-static const char *const audit_select_names[_AUDIT_SELECT_MAX] = {
-	[AUDIT_SELECT_NONE] = "none",
-	[AUDIT_SELECT_DENIED] = "denied",
-	[AUDIT_SELECT_ALL] = "all",
-	[AUDIT_SELECT_LIST] = "list",
-};
-static const char *const audit_event_names[] = {
-	"file", "exec", "network", "process", "signal", "budget", "ratchet", "denied", "syscall",
-};
-
 #define ENUM_TO_STRING(names, v) ((v) >= 0 && (size_t) (v) < ARRAY_SIZE(names) ? names[v] : NULL)
 
 const char *mount_mode_to_string(MountMode m)
 {
-	return ENUM_TO_STRING(mount_mode_names, m);
+	return ENUM_TO_STRING(policy_mount_mode_names, m);
 }
 const char *net_mode_to_string(NetMode m)
 {
-	return ENUM_TO_STRING(net_mode_names, m);
+	return ENUM_TO_STRING(policy_net_mode_names, m);
 }
 const char *sensitivity_to_string(Sensitivity s)
 {
-	return ENUM_TO_STRING(sensitivity_names, s);
+	return ENUM_TO_STRING(policy_sensitivity_names, s);
 }
 const char *rule_access_to_string(RuleAccess a)
 {
-	return ENUM_TO_STRING(rule_access_names, a);
+	return ENUM_TO_STRING(policy_rule_access_names, a);
 }
 const char *syscall_action_to_string(SyscallAction a)
 {
-	return ENUM_TO_STRING(syscall_action_names, a);
+	return ENUM_TO_STRING(policy_syscall_action_names, a);
 }
 const char *ptrace_mode_to_string(PtraceMode m)
 {
-	return ENUM_TO_STRING(ptrace_mode_names, m);
+	return ENUM_TO_STRING(policy_ptrace_mode_names, m);
 }
 const char *audit_select_to_string(AuditSelect s)
 {
-	return ENUM_TO_STRING(audit_select_names, s);
+	return ENUM_TO_STRING(policy_audit_select_names, s);
 }
 const char *audit_event_to_string(unsigned bit)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(audit_event_names); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(policy_audit_event_names); i++)
 		if (bit == 1u << i)
-			return audit_event_names[i];
+			return policy_audit_event_names[i];
 	return NULL;
 }
 
 NetMode net_mode_from_string(const char *s)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(net_mode_names); i++)
-		if (streq(s, net_mode_names[i]))
+	for (size_t i = 0; i < ARRAY_SIZE(policy_net_mode_names); i++)
+		if (streq(s, policy_net_mode_names[i]))
 			return (NetMode) i;
 	return _NET_MODE_INVALID;
 }
@@ -565,7 +525,6 @@ static int replace_string(Doc *d, char **slot, const char *s)
 
 static int apply_sandbox(Doc *d, const TomlValue *t)
 {
-	static const char *const known[] = {"name", "description", NULL};
 	Policy *p = d->l->p;
 	int r;
 
@@ -591,7 +550,7 @@ static int apply_sandbox(Doc *d, const TomlValue *t)
 			if (r < 0)
 				return r;
 		} else
-			return unknown_key(d, kv, "sandbox", known);
+			return unknown_key(d, kv, "sandbox", "sandbox");
 	}
 	return 0;
 }
@@ -616,7 +575,6 @@ static bool mount_source_is_file(const PolicyMount *m)
 
 static int apply_one_mount(Doc *d, const TomlValue *t, size_t index)
 {
-	static const char *const known[] = {"path", "source", "mode", "keep", "optional", NULL};
 	Loader *l = d->l;
 	Policy *p = l->p;
 	_cleanup_free_ char *path = NULL, *source = NULL;
@@ -640,7 +598,7 @@ static int apply_one_mount(Doc *d, const TomlValue *t, size_t index)
 			source_v = kv->value;
 			r = want_string(d, kv->value, key);
 		} else if (streq(kv->key, "mode")) {
-			r = want_enum(d, kv->value, key, mount_mode_names, 0, _MOUNT_MODE_MAX);
+			r = want_enum(d, kv->value, key, policy_mount_mode_names, 0, _MOUNT_MODE_MAX);
 			if (r >= 0)
 				m.mode = (MountMode) r;
 		} else if (streq(kv->key, "optional")) {
@@ -652,7 +610,7 @@ static int apply_one_mount(Doc *d, const TomlValue *t, size_t index)
 			if (r >= 0)
 				m.keep = kv->value->boolean;
 		} else
-			r = unknown_key(d, kv, prefix, known);
+			r = unknown_key(d, kv, prefix, "mount");
 		if (r < 0)
 			return r;
 	}
@@ -783,7 +741,6 @@ static int want_ask_timeout(Doc *d, const TomlValue *v, const char *key, uint64_
 
 static int apply_one_rule(Doc *d, const TomlValue *t, size_t index)
 {
-	static const char *const known[] = {"path", "access", "level", "ask_timeout", NULL};
 	Policy *p = d->l->p;
 	PolicyRule rule = {.line = d->override ? 0 : t->line, .ask_timeout_ms = 30000};
 	const TomlValue *timeout_at = NULL;
@@ -802,12 +759,12 @@ static int apply_one_rule(Doc *d, const TomlValue *t, size_t index)
 		if (streq(kv->key, "path"))
 			r = glob_value(d, kv->value, key, &glob);
 		else if (streq(kv->key, "access")) {
-			r = want_enum(d, kv->value, key, rule_access_names, RULE_ACCESS_HIDE,
+			r = want_enum(d, kv->value, key, policy_rule_access_names, RULE_ACCESS_HIDE,
 				      _RULE_ACCESS_MAX);
 			if (r >= 0)
 				rule.access = (RuleAccess) r;
 		} else if (streq(kv->key, "level")) {
-			r = want_enum(d, kv->value, key, sensitivity_names, SENSITIVITY_INTERNAL,
+			r = want_enum(d, kv->value, key, policy_sensitivity_names, SENSITIVITY_INTERNAL,
 				      _SENSITIVITY_MAX);
 			if (r >= 0)
 				rule.level = (Sensitivity) r;
@@ -815,7 +772,7 @@ static int apply_one_rule(Doc *d, const TomlValue *t, size_t index)
 			r = want_ask_timeout(d, kv->value, key, &rule.ask_timeout_ms);
 			timeout_at = kv->value;
 		} else
-			r = unknown_key(d, kv, prefix, known);
+			r = unknown_key(d, kv, prefix, "rule");
 		if (r < 0)
 			return r;
 	}
@@ -890,7 +847,6 @@ static int env_set(Doc *d, const char *name, const char *value)
 
 static int apply_env(Doc *d, const TomlValue *t)
 {
-	static const char *const known[] = {"keep", "set", NULL};
 	Policy *p = d->l->p;
 	char key[128];
 	int r;
@@ -924,7 +880,7 @@ static int apply_env(Doc *d, const TomlValue *t)
 					r = env_set(d, e->key, e->value->str.ptr);
 			}
 		} else
-			r = unknown_key(d, kv, "process.env", known);
+			r = unknown_key(d, kv, "process.env", "process.env");
 		if (r < 0)
 			return r;
 	}
@@ -933,7 +889,6 @@ static int apply_env(Doc *d, const TomlValue *t)
 
 static int apply_process(Doc *d, const TomlValue *t)
 {
-	static const char *const known[] = {"cwd", "env", "tty", "pty", NULL};
 	Loader *l = d->l;
 	Policy *p = l->p;
 	char key[128];
@@ -966,7 +921,7 @@ static int apply_process(Doc *d, const TomlValue *t)
 			if (r >= 0)
 				p->process.pty = kv->value->boolean;
 		} else
-			r = unknown_key(d, kv, "process", known);
+			r = unknown_key(d, kv, "process", "process");
 		if (r < 0)
 			return r;
 	}
@@ -995,7 +950,6 @@ static int want_ask_timeout(Doc *d, const TomlValue *v, const char *key, uint64_
 
 static int apply_exec(Doc *d, const TomlValue *t)
 {
-	static const char *const known[] = {"allow", "deny", "unlisted", "ask_timeout", NULL};
 	static const char *const unlisted_names[] = {"deny", "ask"};
 	Policy *p = d->l->p;
 	char key[128];
@@ -1027,7 +981,7 @@ static int apply_exec(Doc *d, const TomlValue *t)
 			continue;
 		}
 		if (!streq(kv->key, "allow") && !streq(kv->key, "deny"))
-			return unknown_key(d, kv, "exec", known);
+			return unknown_key(d, kv, "exec", "exec");
 		r = want_strv(d, kv->value, key, glob_value, &v);
 		if (r < 0)
 			return r;
@@ -1112,7 +1066,6 @@ static int apply_allow(Doc *d, const TomlValue *v, const char *key)
 static int apply_ratchet(Doc *d, const TomlValue *t, const char *key)
 {
 	PolicyNetwork *net = &d->l->p->network;
-	const char *known[] = {"internal", "confidential", "secret", NULL};
 	int r;
 
 	r = want_type(d, t, key, TOML_TABLE);
@@ -1124,12 +1077,12 @@ static int apply_ratchet(Doc *d, const TomlValue *t, const char *key)
 		char k2[160];
 
 		for (int j = SENSITIVITY_INTERNAL; j < _SENSITIVITY_MAX; j++)
-			if (streq(kv->key, sensitivity_names[j]))
+			if (streq(kv->key, policy_sensitivity_names[j]))
 				s = (Sensitivity) j;
 		if (s < 0)
-			return unknown_key(d, kv, key, known);
+			return unknown_key(d, kv, key, "network.ratchet");
 		snprintf(k2, sizeof(k2), "%s.%s", key, kv->key);
-		r = want_enum(d, kv->value, k2, net_mode_names, 0, _NET_MODE_MAX);
+		r = want_enum(d, kv->value, k2, policy_net_mode_names, 0, _NET_MODE_MAX);
 		if (r < 0)
 			return r;
 		net->ratchet[s] = (NetMode) r;
@@ -1140,10 +1093,6 @@ static int apply_ratchet(Doc *d, const TomlValue *t, const char *key)
 
 static int apply_network(Doc *d, const TomlValue *t)
 {
-	static const char *const known[] = {"mode",	     "allow",	     "dns",
-					    "unix",	     "ratchet",	     "unshare",
-					    "connect_errno", "socket_errno", "unlisted",
-					    "ask_timeout",   NULL};
 	static const char *const unlisted_names[] = {"deny", "ask"};
 	Loader *l = d->l;
 	PolicyNetwork *net = &l->p->network;
@@ -1159,7 +1108,7 @@ static int apply_network(Doc *d, const TomlValue *t)
 
 		join_key(key, sizeof(key), "network", kv->key);
 		if (streq(kv->key, "mode")) {
-			r = want_enum(d, kv->value, key, net_mode_names, 0, _NET_MODE_MAX);
+			r = want_enum(d, kv->value, key, policy_net_mode_names, 0, _NET_MODE_MAX);
 			if (r >= 0) {
 				net->mode = (NetMode) r;
 				(void) fail_at(d, kv->value, key, "-");
@@ -1198,7 +1147,7 @@ static int apply_network(Doc *d, const TomlValue *t)
 						       ? &net->connect_errno
 						       : &net->socket_errno);
 		} else
-			r = unknown_key(d, kv, "network", known);
+			r = unknown_key(d, kv, "network", "network");
 		if (r < 0)
 			return r;
 	}
@@ -1303,13 +1252,8 @@ static int apply_limit(Doc *d, const TomlValue *v, const char *key, size_t k)
 
 static int apply_limits(Doc *d, const TomlValue *t)
 {
-	const char *known[ARRAY_SIZE(limit_keys) + 1];
 	char key[128];
 	int r;
-
-	for (size_t k = 0; k < ARRAY_SIZE(limit_keys); k++)
-		known[k] = limit_keys[k].name;
-	known[ARRAY_SIZE(limit_keys)] = NULL;
 
 	r = want_type(d, t, "limits", TOML_TABLE);
 	if (r < 0)
@@ -1322,7 +1266,7 @@ static int apply_limits(Doc *d, const TomlValue *t)
 			if (streq(kv->key, limit_keys[k].name))
 				break;
 		if (k == ARRAY_SIZE(limit_keys))
-			return unknown_key(d, kv, "limits", known);
+			return unknown_key(d, kv, "limits", "limits");
 		join_key(key, sizeof(key), "limits", kv->key);
 		r = apply_limit(d, kv->value, key, k);
 		if (r < 0)
@@ -1463,7 +1407,6 @@ static int apply_syscall_entry(Doc *d, const TomlValue *v, const char *key, Sysc
 
 static int apply_syscalls(Doc *d, const TomlValue *t)
 {
-	static const char *const known[] = {"errno", "allow", "deny", "kill", "log", NULL};
 	Policy *p = d->l->p;
 	char key[128];
 	int r;
@@ -1486,10 +1429,10 @@ static int apply_syscalls(Doc *d, const TomlValue *t)
 			continue;
 		}
 		for (int a = 0; a < _SYSCALL_ACTION_MAX; a++)
-			if (streq(kv->key, syscall_action_names[a]))
+			if (streq(kv->key, policy_syscall_action_names[a]))
 				action = (SyscallAction) a;
 		if (action < 0)
-			return unknown_key(d, kv, "syscalls", known);
+			return unknown_key(d, kv, "syscalls", "syscalls");
 		r = want_type(d, kv->value, key, TOML_ARRAY);
 		if (r < 0)
 			return r;
@@ -1506,7 +1449,6 @@ static int apply_syscalls(Doc *d, const TomlValue *t)
 
 static int apply_tracer(Doc *d, const TomlValue *t)
 {
-	static const char *const known[] = {"ptrace", "landlock", "kernel_view", NULL};
 	Policy *p = d->l->p;
 	char key[128];
 	int r, v;
@@ -1519,7 +1461,7 @@ static int apply_tracer(Doc *d, const TomlValue *t)
 
 		join_key(key, sizeof(key), "tracer", kv->key);
 		if (streq(kv->key, "ptrace")) {
-			r = want_enum(d, kv->value, key, ptrace_mode_names, 0, _PTRACE_MODE_MAX);
+			r = want_enum(d, kv->value, key, policy_ptrace_mode_names, 0, _PTRACE_MODE_MAX);
 			if (r >= 0)
 				p->ptrace = (PtraceMode) r;
 		} else if (streq(kv->key, "landlock")) {
@@ -1531,7 +1473,7 @@ static int apply_tracer(Doc *d, const TomlValue *t)
 			if (r >= 0)
 				p->kernel_view = (TriState) v;
 		} else
-			r = unknown_key(d, kv, "tracer", known);
+			r = unknown_key(d, kv, "tracer", "tracer");
 		if (r < 0)
 			return r;
 	}
@@ -1579,7 +1521,7 @@ static int want_select(Doc *d, const TomlValue *v, const char *key, AuditSelect 
 			"expected \"none\", \"denied\", \"all\" or an array of syscall names, "
 			"got %s %s",
 			type_article(v->type), toml_type_name(v->type));
-	r = want_enum(d, v, key, audit_select_names, 0, AUDIT_SELECT_LIST);
+	r = want_enum(d, v, key, policy_audit_select_names, 0, AUDIT_SELECT_LIST);
 	if (r < 0)
 		return r;
 	*ret = (AuditSelect) r;
@@ -1589,14 +1531,14 @@ static int want_select(Doc *d, const TomlValue *v, const char *key, AuditSelect 
 
 static int want_events(Doc *d, const TomlValue *v, const char *key, unsigned *ret)
 {
-	const char *known[ARRAY_SIZE(audit_event_names) + 2];
+	const char *known[ARRAY_SIZE(policy_audit_event_names) + 2];
 	unsigned mask = 0;
 	int r;
 
-	for (size_t i = 0; i < ARRAY_SIZE(audit_event_names); i++)
-		known[i] = audit_event_names[i];
-	known[ARRAY_SIZE(audit_event_names)] = "all";
-	known[ARRAY_SIZE(audit_event_names) + 1] = NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(policy_audit_event_names); i++)
+		known[i] = policy_audit_event_names[i];
+	known[ARRAY_SIZE(policy_audit_event_names)] = "all";
+	known[ARRAY_SIZE(policy_audit_event_names) + 1] = NULL;
 
 	if (v->type == TOML_STRING && streq(v->str.ptr, "all")) {
 		*ret = AUDIT_EVENT_ALL;
@@ -1612,7 +1554,7 @@ static int want_events(Doc *d, const TomlValue *v, const char *key, unsigned *re
 		r = want_enum(d, e, key, known, 0, ARRAY_SIZE(known) - 1);
 		if (r < 0)
 			return r;
-		mask |= (size_t) r == ARRAY_SIZE(audit_event_names) ? (unsigned) AUDIT_EVENT_ALL
+		mask |= (size_t) r == ARRAY_SIZE(policy_audit_event_names) ? (unsigned) AUDIT_EVENT_ALL
 								    : 1u << r;
 	}
 	*ret = mask;
@@ -1621,8 +1563,6 @@ static int want_events(Doc *d, const TomlValue *v, const char *key, unsigned *re
 
 static int apply_audit(Doc *d, const TomlValue *t)
 {
-	static const char *const known[] = {"log",	   "events", "backtrace", "backtrace_depth",
-					    "disassembly", "trace",  NULL};
 	PolicyAudit *a = &d->l->p->audit;
 	char key[128];
 	int r;
@@ -1660,7 +1600,7 @@ static int apply_audit(Doc *d, const TomlValue *t)
 			if (r >= 0)
 				a->trace = v->boolean;
 		} else
-			r = unknown_key(d, kv, "audit", known);
+			r = unknown_key(d, kv, "audit", "audit");
 		if (r < 0)
 			return r;
 	}
@@ -1668,10 +1608,6 @@ static int apply_audit(Doc *d, const TomlValue *t)
 }
 
 /* ----- documents, extends, presets ------------------------------------------------------ */
-
-static const char *const top_keys[] = {"extends",  "sandbox", "mount",	 "rule",
-				       "process",  "exec",    "network", "limits",
-				       "syscalls", "tracer",  "audit",	 NULL};
 
 static bool looks_like_path(const char *name)
 {
@@ -1833,7 +1769,7 @@ static int apply_doc(Doc *d, const TomlValue *root)
 		else if (streq(kv->key, "audit"))
 			r = apply_audit(d, v);
 		else
-			r = unknown_key(d, kv, "", top_keys);
+			r = unknown_key(d, kv, "", "");
 		if (r < 0)
 			return r;
 	}
