@@ -13,6 +13,7 @@
  */
 #include "policy/policy.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -36,10 +37,13 @@ typedef struct Loader {
 	PolicyError *err;
 	char *stack[POLICY_EXTENDS_DEPTH_MAX + 1]; /* real paths being loaded: cycle check */
 	size_t depth;
-	PolicyError mode_at;	/* where network.mode was last set (allowlist check) */
-	PolicyError unshare_at; /* where network.unshare was last set (mode check) */
-	PolicyError exec_ask_at; /* where exec.unlisted was last set to "ask" (needs allow) */
-	PolicyError cwd_at;
+	/* where each key with SCHEMA_F_WHERE was last set, for the checks of finish() that
+	 * point at it (network.mode, network.unshare, exec.unlisted, process.cwd) */
+	struct {
+		const SchemaKey *key;
+		PolicyError at;
+	} where[8];
+	size_t n_where;
 } Loader;
 
 typedef struct Doc {
@@ -521,38 +525,182 @@ static int replace_string(Doc *d, char **slot, const char *s)
 	return 0;
 }
 
-/* ----- [sandbox] ------------------------------------------------------------------------ */
+/* ----- keys of a regular type (schema.h) ------------------------------------------------ */
 
-static int apply_sandbox(Doc *d, const TomlValue *t)
+static const SchemaKey *schema_key(const char *section, const char *name)
+{
+	return policy_schema_key(policy_schema_section(section), name);
+}
+
+/* Remembers where key k was set (value v, dotted name key), for finish(). */
+static void remember(Doc *d, const SchemaKey *k, const TomlValue *v, const char *key)
+{
+	Loader *l = d->l;
+	size_t i;
+
+	for (i = 0; i < l->n_where; i++)
+		if (l->where[i].key == k)
+			break;
+	if (i == l->n_where) {
+		assert(l->n_where < ARRAY_SIZE(l->where));
+		l->where[l->n_where++].key = k;
+	}
+	(void) fail_at(d, v, key, "-");
+	l->where[i].at = *l->err;
+}
+
+/* Where section.name was last set; all zero when it was not. */
+static PolicyError where_set(const Loader *l, const char *section, const char *name)
+{
+	const SchemaKey *k = schema_key(section, name);
+
+	for (size_t i = 0; i < l->n_where; i++)
+		if (l->where[i].key == k)
+			return l->where[i].at;
+	return (PolicyError){0};
+}
+
+static int apply_limit(Doc *d, const TomlValue *v, const char *key, const SchemaKey *k);
+static int want_ask_timeout(Doc *d, const TomlValue *v, const char *key, uint64_t *ret_ms);
+static int want_select(Doc *d, const TomlValue *v, const char *key, AuditSelect *ret,
+		       char ***ret_list);
+static int want_events(Doc *d, const TomlValue *v, const char *key, unsigned *ret);
+static int env_keep_item(Doc *d, const TomlValue *v, const char *key, char **ret);
+static int dns_item(Doc *d, const TomlValue *v, const char *key, char **ret);
+static int unix_item(Doc *d, const TomlValue *v, const char *key, char **ret);
+
+static const ItemFn item_fns[_SCHEMA_ITEM_MAX] = {
+	[SCHEMA_ITEM_GLOB] = glob_value,
+	[SCHEMA_ITEM_DNS] = dns_item,
+	[SCHEMA_ITEM_UNIX] = unix_item,
+	[SCHEMA_ITEM_ENV_NAME] = env_keep_item,
+};
+
+/* Parses value v of key k (dotted name key) into its field of the policy. */
+static int apply_key(Doc *d, const SchemaKey *k, const TomlValue *v, const char *key)
 {
 	Policy *p = d->l->p;
+	char *str;
+	char **strv;
 	int r;
 
-	r = want_type(d, t, "sandbox", TOML_TABLE);
+	switch (k->type) {
+	case SCHEMA_STRING:
+		r = want_string(d, v, key);
+		if (r < 0)
+			return r;
+		if ((k->flags & SCHEMA_F_NONEMPTY) && !v->str.ptr[0])
+			return fail_at(d, v, key, "must not be empty");
+		/* sandbox.name and description describe one file: a base's do not carry over */
+		if (k->merge == SCHEMA_MERGE_TOP_ONLY && !d->top)
+			return 0;
+		r = replace_string(d, SCHEMA_FIELD(p, k, char *), v->str.ptr);
+		break;
+	case SCHEMA_BOOL:
+		r = want_type(d, v, key, TOML_BOOL);
+		if (r >= 0)
+			*SCHEMA_FIELD(p, k, bool) = v->boolean;
+		break;
+	case SCHEMA_ENUM:
+		r = want_enum(d, v, key, k->names, (size_t) k->first, (size_t) k->n);
+		if (r >= 0 && (k->flags & SCHEMA_F_BOOL_FIELD))
+			*SCHEMA_FIELD(p, k, bool) = r != 0;
+		else if (r >= 0)
+			*SCHEMA_FIELD(p, k, int) = r;
+		break;
+	case SCHEMA_TRISTATE:
+		r = want_tristate(d, v, key, SCHEMA_FIELD(p, k, int));
+		break;
+	case SCHEMA_ERRNO:
+		r = want_string(d, v, key);
+		if (r >= 0)
+			r = want_errno(d, v, key, v->str.ptr, SCHEMA_FIELD(p, k, int));
+		break;
+	case SCHEMA_UINT:
+		r = want_type(d, v, key, TOML_INTEGER);
+		if (r >= 0 && (v->integer < 0 || (uint64_t) v->integer < k->min ||
+			       (uint64_t) v->integer > k->max))
+			r = fail_at(d, v, key, "must be between %llu and %llu",
+				    (unsigned long long) k->min, (unsigned long long) k->max);
+		if (r >= 0)
+			*SCHEMA_FIELD(p, k, unsigned) = (unsigned) v->integer;
+		break;
+	case SCHEMA_DURATION:
+	case SCHEMA_SIZE:
+	case SCHEMA_COUNT:
+		r = apply_limit(d, v, key, k);
+		break;
+	case SCHEMA_TIMEOUT:
+		r = want_ask_timeout(d, v, key, SCHEMA_FIELD(p, k, uint64_t));
+		break;
+	case SCHEMA_VPATH:
+	case SCHEMA_HPATH:
+		r = k->type == SCHEMA_VPATH ? virtual_path(d, v, key, &str)
+					    : host_path(d, v, key, &str);
+		if (r >= 0) {
+			free(*SCHEMA_FIELD(p, k, char *));
+			*SCHEMA_FIELD(p, k, char *) = str;
+		}
+		break;
+	case SCHEMA_STRV:
+		r = want_strv(d, v, key, item_fns[k->item], &strv);
+		if (r >= 0)
+			replace_strv(SCHEMA_FIELD(p, k, char **), strv);
+		break;
+	case SCHEMA_SELECT:
+		r = want_select(d, v, key, SCHEMA_FIELD(p, k, AuditSelect),
+				SCHEMA_FIELD2(p, k, char **));
+		break;
+	case SCHEMA_EVENTS:
+		r = want_events(d, v, key, SCHEMA_FIELD(p, k, unsigned));
+		break;
+	default:
+		assert(!"a key of a type apply_key() does not know");
+		return -EINVAL;
+	}
+	if (r >= 0 && (k->flags & SCHEMA_F_WHERE))
+		remember(d, k, v, key);
+	return r;
+}
+
+/* A key of type SCHEMA_CUSTOM: its section's own code. */
+typedef int (*CustomFn)(Doc *d, const SchemaKey *k, const TomlKeyValue *kv, const char *key);
+
+/* Applies table t, the section called name: each key by its row in the schema, the
+ * SCHEMA_CUSTOM ones by custom (NULL when the section has none). */
+static int apply_section(Doc *d, const TomlValue *t, const char *name, CustomFn custom)
+{
+	const SchemaSection *s = policy_schema_section(name);
+	char key[128];
+	int r;
+
+	assert(s);
+	r = want_type(d, t, name, TOML_TABLE);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < t->table.n; i++) {
 		const TomlKeyValue *kv = &t->table.items[i];
-		char key[128];
+		const SchemaKey *k = policy_schema_key(s, kv->key);
 
-		join_key(key, sizeof(key), "sandbox", kv->key);
-		if (streq(kv->key, "name") || streq(kv->key, "description")) {
-			r = want_string(d, kv->value, key);
-			if (r < 0)
-				return r;
-			if (streq(kv->key, "name") && !kv->value->str.ptr[0])
-				return fail_at(d, kv->value, key, "must not be empty");
-			/* name and description describe one file: a base's do not carry over */
-			if (!d->top)
-				continue;
-			r = replace_string(d, streq(kv->key, "name") ? &p->name : &p->description,
-					   kv->value->str.ptr);
-			if (r < 0)
-				return r;
+		if (!k)
+			return unknown_key(d, kv, name, name);
+		join_key(key, sizeof(key), name, kv->key);
+		if (k->type == SCHEMA_CUSTOM) {
+			assert(custom);
+			r = custom(d, k, kv, key);
 		} else
-			return unknown_key(d, kv, "sandbox", "sandbox");
+			r = apply_key(d, k, kv->value, key);
+		if (r < 0)
+			return r;
 	}
 	return 0;
+}
+
+/* ----- [sandbox] ------------------------------------------------------------------------ */
+
+static int apply_sandbox(Doc *d, const TomlValue *t)
+{
+	return apply_section(d, t, "sandbox", NULL);
 }
 
 /* ----- [[mount]] ------------------------------------------------------------------------ */
@@ -907,8 +1055,7 @@ static int apply_process(Doc *d, const TomlValue *t)
 			if (r >= 0) {
 				free(p->process.cwd);
 				p->process.cwd = s;
-				(void) fail_at(d, kv->value, key, "-");
-				l->cwd_at = *l->err;
+				remember(d, schema_key("process", "cwd"), kv->value, key);
 			}
 		} else if (streq(kv->key, "env"))
 			r = apply_env(d, kv->value);
@@ -968,10 +1115,7 @@ static int apply_exec(Doc *d, const TomlValue *t)
 			if (r < 0)
 				return r;
 			p->exec_ask_unlisted = r == 1;
-			if (r == 1) {
-				(void) fail_at(d, kv->value, key, "-");
-				d->l->exec_ask_at = *d->l->err;
-			}
+			remember(d, schema_key("exec", "unlisted"), kv->value, key);
 			continue;
 		}
 		if (streq(kv->key, "ask_timeout")) {
@@ -1111,8 +1255,7 @@ static int apply_network(Doc *d, const TomlValue *t)
 			r = want_enum(d, kv->value, key, policy_net_mode_names, 0, _NET_MODE_MAX);
 			if (r >= 0) {
 				net->mode = (NetMode) r;
-				(void) fail_at(d, kv->value, key, "-");
-				l->mode_at = *l->err;
+				remember(d, schema_key("network", "mode"), kv->value, key);
 			}
 		} else if (streq(kv->key, "allow"))
 			r = apply_allow(d, kv->value, key);
@@ -1129,8 +1272,7 @@ static int apply_network(Doc *d, const TomlValue *t)
 		else if (streq(kv->key, "unshare")) {
 			r = want_tristate(d, kv->value, key, &net->unshare_netns);
 			if (r >= 0) {
-				(void) fail_at(d, kv->value, key, "-");
-				l->unshare_at = *l->err;
+				remember(d, schema_key("network", "unshare"), kv->value, key);
 			}
 		}
 		else if (streq(kv->key, "unlisted")) {
@@ -1156,40 +1298,19 @@ static int apply_network(Doc *d, const TomlValue *t)
 
 /* ----- [limits] ------------------------------------------------------------------------- */
 
-enum { LIMIT_SIZE, LIMIT_DURATION, LIMIT_COUNT };
-
-static const struct {
-	const char *name;
-	int kind;
-	size_t offset;
-	uint64_t max;
-	bool zero_ok;
-} limit_keys[] = {
-	{"wall_time", LIMIT_DURATION, offsetof(PolicyLimits, wall_time_ms), POLICY_DURATION_MAX_MS},
-	{"cpu_time", LIMIT_DURATION, offsetof(PolicyLimits, cpu_time_ms), POLICY_DURATION_MAX_MS},
-	{"memory", LIMIT_SIZE, offsetof(PolicyLimits, memory), POLICY_SIZE_MAX},
-	{"tasks", LIMIT_COUNT, offsetof(PolicyLimits, tasks), POLICY_TASKS_MAX},
-	{"file_size", LIMIT_SIZE, offsetof(PolicyLimits, file_size), POLICY_SIZE_MAX},
-	{"open_files", LIMIT_COUNT, offsetof(PolicyLimits, open_files), POLICY_OPEN_FILES_MAX},
-	{"disk", LIMIT_SIZE, offsetof(PolicyLimits, disk), POLICY_SIZE_MAX},
-	{"output", LIMIT_SIZE, offsetof(PolicyLimits, output), POLICY_SIZE_MAX},
-	{"cpus", LIMIT_COUNT, offsetof(PolicyLimits, cpus), POLICY_CPUS_MAX},
-	{"kill_grace", LIMIT_DURATION, offsetof(PolicyLimits, kill_grace_ms),
-	 POLICY_KILL_GRACE_MAX_MS, true},
-};
-
-static int apply_limit(Doc *d, const TomlValue *v, const char *key, size_t k)
+/* A [limits] key: k->type says whether it is a size, a duration or a count. */
+static int apply_limit(Doc *d, const TomlValue *v, const char *key, const SchemaKey *k)
 {
-	uint64_t *slot = (uint64_t *) ((char *) &d->l->p->limits + limit_keys[k].offset);
-	int kind = limit_keys[k].kind;
-	const char *what = kind == LIMIT_SIZE	    ? "size"
-			   : kind == LIMIT_DURATION ? "duration"
-						    : "count";
+	uint64_t *slot = SCHEMA_FIELD(d->l->p, k, uint64_t);
+	SchemaType kind = k->type;
+	const char *what = kind == SCHEMA_SIZE	     ? "size"
+			   : kind == SCHEMA_DURATION ? "duration"
+						     : "count";
 	char maxbuf[32];
 	uint64_t val;
 
 	if (v->type == TOML_STRING && streq(v->str.ptr, "unlimited") &&
-	    !streq(limit_keys[k].name, "kill_grace")) {
+	    !(k->flags & SCHEMA_F_NO_UNLIMITED)) {
 		*slot = LIMIT_UNSET;
 		return 0;
 	}
@@ -1197,20 +1318,20 @@ static int apply_limit(Doc *d, const TomlValue *v, const char *key, size_t k)
 		if (v->integer < 0)
 			return fail_at(d, v, key, "negative %s %lld", what, (long long) v->integer);
 		val = (uint64_t) v->integer;
-		if (kind == LIMIT_DURATION) {
+		if (kind == SCHEMA_DURATION) {
 			if (val > POLICY_DURATION_MAX_MS / 1000)
 				val = POLICY_DURATION_MAX_MS + 1;
 			else
 				val *= 1000;
 		}
-	} else if (v->type == TOML_FLOAT && kind == LIMIT_DURATION) {
+	} else if (v->type == TOML_FLOAT && kind == SCHEMA_DURATION) {
 		if (!(v->flt >= 0))
 			return fail_at(d, v, key, "negative or not-a-number duration");
 		val = v->flt * 1000.0 > (double) POLICY_DURATION_MAX_MS
 			      ? POLICY_DURATION_MAX_MS + 1
 			      : (uint64_t) (v->flt * 1000.0);
-	} else if (v->type == TOML_STRING && kind != LIMIT_COUNT) {
-		const char *why = kind == LIMIT_SIZE ? policy_size_reason(v->str.ptr, &val)
+	} else if (v->type == TOML_STRING && kind != SCHEMA_COUNT) {
+		const char *why = kind == SCHEMA_SIZE ? policy_size_reason(v->str.ptr, &val)
 						     : policy_duration_reason(v->str.ptr, &val);
 		if (why) {
 			if (v->str.ptr[strspn(v->str.ptr, " ")] == '-')
@@ -1219,28 +1340,28 @@ static int apply_limit(Doc *d, const TomlValue *v, const char *key, size_t k)
 		}
 	} else
 		return fail_at(d, v, key, "expected %s, got %s %s",
-			       kind == LIMIT_SIZE	? "a size (integer bytes or a string "
+			       kind == SCHEMA_SIZE	? "a size (integer bytes or a string "
 							  "such as \"512MiB\")"
-			       : kind == LIMIT_DURATION ? "a duration (integer seconds or a "
+			       : kind == SCHEMA_DURATION ? "a duration (integer seconds or a "
 							  "string such as \"30s\")"
 							: "an integer",
 			       type_article(v->type), toml_type_name(v->type));
 
-	if (val == 0 && !limit_keys[k].zero_ok)
+	if (val == 0 && !(k->flags & SCHEMA_F_ZERO_OK))
 		return fail_at(d, v, key, "must be greater than zero (\"unlimited\" for no limit)");
-	if (val > limit_keys[k].max) {
-		if (kind == LIMIT_SIZE)
-			policy_format_size(limit_keys[k].max, maxbuf, sizeof(maxbuf));
-		else if (kind == LIMIT_DURATION)
-			policy_format_duration_ms(limit_keys[k].max, maxbuf, sizeof(maxbuf));
+	if (val > k->max) {
+		if (kind == SCHEMA_SIZE)
+			policy_format_size(k->max, maxbuf, sizeof(maxbuf));
+		else if (kind == SCHEMA_DURATION)
+			policy_format_duration_ms(k->max, maxbuf, sizeof(maxbuf));
 		else
 			snprintf(maxbuf, sizeof(maxbuf), "%llu",
-				 (unsigned long long) limit_keys[k].max);
+				 (unsigned long long) k->max);
 		return fail_at(d, v, key, "absurd %s: above the maximum of %s", what, maxbuf);
 	}
 	{
 		char hostbuf[128];
-		const char *why = policy_host_limit_reason(limit_keys[k].name, val, hostbuf,
+		const char *why = policy_host_limit_reason(k->name, val, hostbuf,
 							   sizeof(hostbuf));
 
 		if (why)
@@ -1252,27 +1373,7 @@ static int apply_limit(Doc *d, const TomlValue *v, const char *key, size_t k)
 
 static int apply_limits(Doc *d, const TomlValue *t)
 {
-	char key[128];
-	int r;
-
-	r = want_type(d, t, "limits", TOML_TABLE);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < t->table.n; i++) {
-		const TomlKeyValue *kv = &t->table.items[i];
-		size_t k;
-
-		for (k = 0; k < ARRAY_SIZE(limit_keys); k++)
-			if (streq(kv->key, limit_keys[k].name))
-				break;
-		if (k == ARRAY_SIZE(limit_keys))
-			return unknown_key(d, kv, "limits", "limits");
-		join_key(key, sizeof(key), "limits", kv->key);
-		r = apply_limit(d, kv->value, key, k);
-		if (r < 0)
-			return r;
-	}
-	return 0;
+	return apply_section(d, t, "limits", NULL);
 }
 
 /* ----- [syscalls] ----------------------------------------------------------------------- */
@@ -1449,35 +1550,7 @@ static int apply_syscalls(Doc *d, const TomlValue *t)
 
 static int apply_tracer(Doc *d, const TomlValue *t)
 {
-	Policy *p = d->l->p;
-	char key[128];
-	int r, v;
-
-	r = want_type(d, t, "tracer", TOML_TABLE);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < t->table.n; i++) {
-		const TomlKeyValue *kv = &t->table.items[i];
-
-		join_key(key, sizeof(key), "tracer", kv->key);
-		if (streq(kv->key, "ptrace")) {
-			r = want_enum(d, kv->value, key, policy_ptrace_mode_names, 0, _PTRACE_MODE_MAX);
-			if (r >= 0)
-				p->ptrace = (PtraceMode) r;
-		} else if (streq(kv->key, "landlock")) {
-			r = want_tristate(d, kv->value, key, &v);
-			if (r >= 0)
-				p->landlock = (TriState) v;
-		} else if (streq(kv->key, "kernel_view")) {
-			r = want_tristate(d, kv->value, key, &v);
-			if (r >= 0)
-				p->kernel_view = (TriState) v;
-		} else
-			r = unknown_key(d, kv, "tracer", "tracer");
-		if (r < 0)
-			return r;
-	}
-	return 0;
+	return apply_section(d, t, "tracer", NULL);
 }
 
 /* ----- [audit] -------------------------------------------------------------------------- */
@@ -1924,7 +1997,7 @@ static int finish(Loader *l, const char *display)
 
 	if (p->network.mode == NET_MODE_ALLOWLIST && p->network.n_allow == 0 &&
 	    !p->network.ask_unlisted) {
-		*l->err = l->mode_at;
+		*l->err = where_set(l, "network", "mode");
 		snprintf(l->err->message, sizeof(l->err->message),
 			 "mode = \"allowlist\" with no entries in network.allow (use \"none\" to "
 			 "allow nothing, or unlisted = \"ask\" to ask for each destination)");
@@ -1951,14 +2024,14 @@ static int finish(Loader *l, const char *display)
 	 * left out. The decision must be about the file that runs, which only the post-exec
 	 * check under ptrace pins (docs/policy.md "[exec]"). */
 	if (p->exec_ask_unlisted && !p->exec_allow) {
-		*l->err = l->exec_ask_at;
+		*l->err = where_set(l, "exec", "unlisted");
 		snprintf(l->err->message, sizeof(l->err->message),
 			 "unlisted = \"ask\" needs exec.allow (without it every visible program "
 			 "may run, and there is nothing to ask about)");
 		return -EINVAL;
 	}
 	if (p->exec_ask_unlisted && p->ptrace == PTRACE_MODE_NEVER) {
-		*l->err = l->exec_ask_at;
+		*l->err = where_set(l, "exec", "unlisted");
 		snprintf(l->err->message, sizeof(l->err->message),
 			 "unlisted = \"ask\" needs ptrace (tracer.ptrace = \"never\"): only the "
 			 "check after the exec makes sure the file a human allowed is the one that "
@@ -1966,7 +2039,7 @@ static int finish(Loader *l, const char *display)
 		return -EINVAL;
 	}
 	if (p->network.unshare_netns == 1 && p->network.mode != NET_MODE_NONE) {
-		*l->err = l->unshare_at;
+		*l->err = where_set(l, "network", "unshare");
 		snprintf(l->err->message, sizeof(l->err->message),
 			 "unshare = true needs mode = \"none\" (a private network namespace has no "
 			 "route anywhere; use \"auto\" to have one only when the mode is none)");
@@ -1982,7 +2055,7 @@ static int finish(Loader *l, const char *display)
 		if (!inside) {
 			char buf[sizeof(l->err->message)];
 
-			*l->err = l->cwd_at;
+			*l->err = where_set(l, "process", "cwd");
 			snprintf(buf, sizeof(buf), "cwd '%.200s' is not inside any mount",
 				 p->process.cwd);
 			escape_line(buf, l->err->message, sizeof(l->err->message));
