@@ -993,86 +993,39 @@ static int env_set(Doc *d, const char *name, const char *value)
 	return 0;
 }
 
-static int apply_env(Doc *d, const TomlValue *t)
+/* process.env.set: a table of variables, merged by name with what earlier files set */
+static int env_custom(Doc *d, const SchemaKey *k, const TomlKeyValue *kv, const char *key)
 {
-	Policy *p = d->l->p;
-	char key[128];
+	const TomlValue *s = kv->value;
 	int r;
 
-	r = want_type(d, t, "process.env", TOML_TABLE);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < t->table.n; i++) {
-		const TomlKeyValue *kv = &t->table.items[i];
+	assert(streq(k->name, "set"));
+	r = want_type(d, s, key, TOML_TABLE);
+	for (size_t j = 0; r >= 0 && j < s->table.n; j++) {
+		const TomlKeyValue *e = &s->table.items[j];
+		char k2[160];
 
-		join_key(key, sizeof(key), "process.env", kv->key);
-		if (streq(kv->key, "keep")) {
-			char **v;
-			r = want_strv(d, kv->value, key, env_keep_item, &v);
-			if (r >= 0)
-				replace_strv(&p->process.env_keep, v);
-		} else if (streq(kv->key, "set")) {
-			const TomlValue *s = kv->value;
-
-			r = want_type(d, s, key, TOML_TABLE);
-			for (size_t j = 0; r >= 0 && j < s->table.n; j++) {
-				const TomlKeyValue *e = &s->table.items[j];
-				char k2[160];
-
-				snprintf(k2, sizeof(k2), "%s.%s", key, e->key);
-				if (!valid_env_name(e->key, false))
-					return fail(d, e->line, e->column, k2, -EINVAL,
-						    "'%.64s' is not a variable name", e->key);
-				r = want_string(d, e->value, k2);
-				if (r >= 0)
-					r = env_set(d, e->key, e->value->str.ptr);
-			}
-		} else
-			r = unknown_key(d, kv, "process.env", "process.env");
-		if (r < 0)
-			return r;
+		snprintf(k2, sizeof(k2), "%s.%s", key, e->key);
+		if (!valid_env_name(e->key, false))
+			return fail(d, e->line, e->column, k2, -EINVAL,
+				    "'%.64s' is not a variable name", e->key);
+		r = want_string(d, e->value, k2);
+		if (r >= 0)
+			r = env_set(d, e->key, e->value->str.ptr);
 	}
-	return 0;
+	return r;
+}
+
+static int process_custom(Doc *d, const SchemaKey *k, const TomlKeyValue *kv, const char *key)
+{
+	assert(streq(k->name, "env"));
+	(void) key; /* the subsection's keys are named "process.env.KEY" */
+	return apply_section(d, kv->value, "process.env", env_custom);
 }
 
 static int apply_process(Doc *d, const TomlValue *t)
 {
-	Loader *l = d->l;
-	Policy *p = l->p;
-	char key[128];
-	int r;
-
-	r = want_type(d, t, "process", TOML_TABLE);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < t->table.n; i++) {
-		const TomlKeyValue *kv = &t->table.items[i];
-
-		join_key(key, sizeof(key), "process", kv->key);
-		if (streq(kv->key, "cwd")) {
-			char *s;
-			r = virtual_path(d, kv->value, key, &s);
-			if (r >= 0) {
-				free(p->process.cwd);
-				p->process.cwd = s;
-				remember(d, schema_key("process", "cwd"), kv->value, key);
-			}
-		} else if (streq(kv->key, "env"))
-			r = apply_env(d, kv->value);
-		else if (streq(kv->key, "tty")) {
-			r = want_type(d, kv->value, key, TOML_BOOL);
-			if (r >= 0)
-				p->process.tty = kv->value->boolean;
-		} else if (streq(kv->key, "pty")) {
-			r = want_type(d, kv->value, key, TOML_BOOL);
-			if (r >= 0)
-				p->process.pty = kv->value->boolean;
-		} else
-			r = unknown_key(d, kv, "process", "process");
-		if (r < 0)
-			return r;
-	}
-	return 0;
+	return apply_section(d, t, "process", process_custom);
 }
 
 /* ----- [exec] --------------------------------------------------------------------------- */
@@ -1097,41 +1050,7 @@ static int want_ask_timeout(Doc *d, const TomlValue *v, const char *key, uint64_
 
 static int apply_exec(Doc *d, const TomlValue *t)
 {
-	static const char *const unlisted_names[] = {"deny", "ask"};
-	Policy *p = d->l->p;
-	char key[128];
-	int r;
-
-	r = want_type(d, t, "exec", TOML_TABLE);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < t->table.n; i++) {
-		const TomlKeyValue *kv = &t->table.items[i];
-		char **v;
-
-		join_key(key, sizeof(key), "exec", kv->key);
-		if (streq(kv->key, "unlisted")) {
-			r = want_enum(d, kv->value, key, unlisted_names, 0, 2);
-			if (r < 0)
-				return r;
-			p->exec_ask_unlisted = r == 1;
-			remember(d, schema_key("exec", "unlisted"), kv->value, key);
-			continue;
-		}
-		if (streq(kv->key, "ask_timeout")) {
-			r = want_ask_timeout(d, kv->value, key, &p->exec_ask_timeout_ms);
-			if (r < 0)
-				return r;
-			continue;
-		}
-		if (!streq(kv->key, "allow") && !streq(kv->key, "deny"))
-			return unknown_key(d, kv, "exec", "exec");
-		r = want_strv(d, kv->value, key, glob_value, &v);
-		if (r < 0)
-			return r;
-		replace_strv(streq(kv->key, "allow") ? &p->exec_allow : &p->exec_deny, v);
-	}
-	return 0;
+	return apply_section(d, t, "exec", NULL);
 }
 
 /* ----- [network] ------------------------------------------------------------------------ */
@@ -1207,93 +1126,36 @@ static int apply_allow(Doc *d, const TomlValue *v, const char *key)
 	return 0;
 }
 
-static int apply_ratchet(Doc *d, const TomlValue *t, const char *key)
+/* network.ratchet.LEVEL: merged level by level with what earlier files set */
+static int ratchet_custom(Doc *d, const SchemaKey *k, const TomlKeyValue *kv, const char *key)
 {
 	PolicyNetwork *net = &d->l->p->network;
+	Sensitivity s = _SENSITIVITY_INVALID;
 	int r;
 
-	r = want_type(d, t, key, TOML_TABLE);
+	for (int j = SENSITIVITY_INTERNAL; j < _SENSITIVITY_MAX; j++)
+		if (streq(k->name, policy_sensitivity_names[j]))
+			s = (Sensitivity) j;
+	assert(s >= 0);
+	r = want_enum(d, kv->value, key, policy_net_mode_names, 0, _NET_MODE_MAX);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < t->table.n; i++) {
-		const TomlKeyValue *kv = &t->table.items[i];
-		Sensitivity s = _SENSITIVITY_INVALID;
-		char k2[160];
-
-		for (int j = SENSITIVITY_INTERNAL; j < _SENSITIVITY_MAX; j++)
-			if (streq(kv->key, policy_sensitivity_names[j]))
-				s = (Sensitivity) j;
-		if (s < 0)
-			return unknown_key(d, kv, key, "network.ratchet");
-		snprintf(k2, sizeof(k2), "%s.%s", key, kv->key);
-		r = want_enum(d, kv->value, k2, policy_net_mode_names, 0, _NET_MODE_MAX);
-		if (r < 0)
-			return r;
-		net->ratchet[s] = (NetMode) r;
-		net->has_ratchet[s] = true;
-	}
+	net->ratchet[s] = (NetMode) r;
+	net->has_ratchet[s] = true;
 	return 0;
+}
+
+static int network_custom(Doc *d, const SchemaKey *k, const TomlKeyValue *kv, const char *key)
+{
+	if (streq(k->name, "allow"))
+		return apply_allow(d, kv->value, key);
+	assert(streq(k->name, "ratchet"));
+	return apply_section(d, kv->value, "network.ratchet", ratchet_custom);
 }
 
 static int apply_network(Doc *d, const TomlValue *t)
 {
-	static const char *const unlisted_names[] = {"deny", "ask"};
-	Loader *l = d->l;
-	PolicyNetwork *net = &l->p->network;
-	char key[128];
-	int r;
-
-	r = want_type(d, t, "network", TOML_TABLE);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < t->table.n; i++) {
-		const TomlKeyValue *kv = &t->table.items[i];
-		char **v;
-
-		join_key(key, sizeof(key), "network", kv->key);
-		if (streq(kv->key, "mode")) {
-			r = want_enum(d, kv->value, key, policy_net_mode_names, 0, _NET_MODE_MAX);
-			if (r >= 0) {
-				net->mode = (NetMode) r;
-				remember(d, schema_key("network", "mode"), kv->value, key);
-			}
-		} else if (streq(kv->key, "allow"))
-			r = apply_allow(d, kv->value, key);
-		else if (streq(kv->key, "dns")) {
-			r = want_strv(d, kv->value, key, dns_item, &v);
-			if (r >= 0)
-				replace_strv(&net->dns, v);
-		} else if (streq(kv->key, "unix")) {
-			r = want_strv(d, kv->value, key, unix_item, &v);
-			if (r >= 0)
-				replace_strv(&net->unix_sockets, v);
-		} else if (streq(kv->key, "ratchet"))
-			r = apply_ratchet(d, kv->value, key);
-		else if (streq(kv->key, "unshare")) {
-			r = want_tristate(d, kv->value, key, &net->unshare_netns);
-			if (r >= 0) {
-				remember(d, schema_key("network", "unshare"), kv->value, key);
-			}
-		}
-		else if (streq(kv->key, "unlisted")) {
-			r = want_enum(d, kv->value, key, unlisted_names, 0, 2);
-			if (r >= 0)
-				net->ask_unlisted = r == 1;
-		} else if (streq(kv->key, "ask_timeout"))
-			r = want_ask_timeout(d, kv->value, key, &net->ask_timeout_ms);
-		else if (streq(kv->key, "connect_errno") || streq(kv->key, "socket_errno")) {
-			r = want_string(d, kv->value, key);
-			if (r >= 0)
-				r = want_errno(d, kv->value, key, kv->value->str.ptr,
-					       streq(kv->key, "connect_errno")
-						       ? &net->connect_errno
-						       : &net->socket_errno);
-		} else
-			r = unknown_key(d, kv, "network", "network");
-		if (r < 0)
-			return r;
-	}
-	return 0;
+	return apply_section(d, t, "network", network_custom);
 }
 
 /* ----- [limits] ------------------------------------------------------------------------- */
@@ -1636,48 +1498,7 @@ static int want_events(Doc *d, const TomlValue *v, const char *key, unsigned *re
 
 static int apply_audit(Doc *d, const TomlValue *t)
 {
-	PolicyAudit *a = &d->l->p->audit;
-	char key[128];
-	int r;
-
-	r = want_type(d, t, "audit", TOML_TABLE);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < t->table.n; i++) {
-		const TomlKeyValue *kv = &t->table.items[i];
-		const TomlValue *v = kv->value;
-
-		join_key(key, sizeof(key), "audit", kv->key);
-		if (streq(kv->key, "log")) {
-			char *s;
-			r = host_path(d, v, key, &s);
-			if (r >= 0) {
-				free(a->log);
-				a->log = s;
-			}
-		} else if (streq(kv->key, "events"))
-			r = want_events(d, v, key, &a->events);
-		else if (streq(kv->key, "backtrace"))
-			r = want_select(d, v, key, &a->backtrace, &a->backtrace_syscalls);
-		else if (streq(kv->key, "disassembly"))
-			r = want_select(d, v, key, &a->disassembly, &a->disassembly_syscalls);
-		else if (streq(kv->key, "backtrace_depth")) {
-			r = want_type(d, v, key, TOML_INTEGER);
-			if (r >= 0 && (v->integer < 1 || v->integer > POLICY_BACKTRACE_DEPTH_MAX))
-				r = fail_at(d, v, key, "must be between 1 and %d",
-					    POLICY_BACKTRACE_DEPTH_MAX);
-			if (r >= 0)
-				a->backtrace_depth = (unsigned) v->integer;
-		} else if (streq(kv->key, "trace")) {
-			r = want_type(d, v, key, TOML_BOOL);
-			if (r >= 0)
-				a->trace = v->boolean;
-		} else
-			r = unknown_key(d, kv, "audit", "audit");
-		if (r < 0)
-			return r;
-	}
-	return 0;
+	return apply_section(d, t, "audit", NULL);
 }
 
 /* ----- documents, extends, presets ------------------------------------------------------ */
