@@ -1368,44 +1368,30 @@ static int apply_syscall_entry(Doc *d, const TomlValue *v, const char *key, Sysc
 	return add_syscall(d, v, key, name, action, error);
 }
 
-static int apply_syscalls(Doc *d, const TomlValue *t)
+/* syscalls.allow, deny, kill, log: a list of syscalls and @groups for that action */
+static int syscalls_custom(Doc *d, const SchemaKey *k, const TomlKeyValue *kv, const char *key)
 {
-	Policy *p = d->l->p;
-	char key[128];
+	SyscallAction action = _SYSCALL_ACTION_INVALID;
 	int r;
 
-	r = want_type(d, t, "syscalls", TOML_TABLE);
+	for (int a = 0; a < _SYSCALL_ACTION_MAX; a++)
+		if (streq(k->name, policy_syscall_action_names[a]))
+			action = (SyscallAction) a;
+	assert(action >= 0);
+	r = want_type(d, kv->value, key, TOML_ARRAY);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < t->table.n; i++) {
-		const TomlKeyValue *kv = &t->table.items[i];
-		SyscallAction action = _SYSCALL_ACTION_INVALID;
-
-		join_key(key, sizeof(key), "syscalls", kv->key);
-		if (streq(kv->key, "errno")) {
-			r = want_string(d, kv->value, key);
-			if (r >= 0)
-				r = want_errno(d, kv->value, key, kv->value->str.ptr,
-					       &p->deny_errno);
-			if (r < 0)
-				return r;
-			continue;
-		}
-		for (int a = 0; a < _SYSCALL_ACTION_MAX; a++)
-			if (streq(kv->key, policy_syscall_action_names[a]))
-				action = (SyscallAction) a;
-		if (action < 0)
-			return unknown_key(d, kv, "syscalls", "syscalls");
-		r = want_type(d, kv->value, key, TOML_ARRAY);
+	for (size_t j = 0; j < kv->value->array.n; j++) {
+		r = apply_syscall_entry(d, kv->value->array.items[j], key, action);
 		if (r < 0)
 			return r;
-		for (size_t j = 0; j < kv->value->array.n; j++) {
-			r = apply_syscall_entry(d, kv->value->array.items[j], key, action);
-			if (r < 0)
-				return r;
-		}
 	}
 	return 0;
+}
+
+static int apply_syscalls(Doc *d, const TomlValue *t)
+{
+	return apply_section(d, t, "syscalls", syscalls_custom);
 }
 
 /* ----- [tracer] ------------------------------------------------------------------------- */
