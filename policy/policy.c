@@ -3,7 +3,8 @@
  * Loading a policy: read the TOML file, apply the files it extends first (depth first, in
  * order), then its own keys, then the -s overrides; expand variables in path-valued strings;
  * validate every key as it is applied so that each error points at file:line:column and the
- * dotted key. docs/policy.md is the reference for every key; keep the two in step.
+ * dotted key. Every key is a row of the key table (schema.c), which apply_section() parses
+ * sections by; docs/policy.md is the reference for every key (test-policy-schema checks it).
  *
  * Merging: scalars and plain lists of a later file replace the earlier value; tables that map
  * names (process.env.set, network.ratchet) merge by name; [[mount]] entries are appended, a
