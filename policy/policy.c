@@ -699,11 +699,6 @@ static int apply_section(Doc *d, const TomlValue *t, const char *name, CustomFn 
 
 /* ----- [sandbox] ------------------------------------------------------------------------ */
 
-static int apply_sandbox(Doc *d, const TomlValue *t)
-{
-	return apply_section(d, t, "sandbox", NULL);
-}
-
 /* ----- [[mount]] ------------------------------------------------------------------------ */
 
 static bool path_below(const char *path, const char *dir)
@@ -1024,11 +1019,6 @@ static int process_custom(Doc *d, const SchemaKey *k, const TomlKeyValue *kv, co
 	return apply_section(d, kv->value, "process.env", env_custom);
 }
 
-static int apply_process(Doc *d, const TomlValue *t)
-{
-	return apply_section(d, t, "process", process_custom);
-}
-
 /* ----- [exec] --------------------------------------------------------------------------- */
 
 /* A held call's timeout (network.ask_timeout, exec.ask_timeout): 1 s to 1 h, an integer of
@@ -1047,11 +1037,6 @@ static int want_ask_timeout(Doc *d, const TomlValue *v, const char *key, uint64_
 		return fail_at(d, v, key, "must be a duration from 1s to 1h, such as \"30s\"");
 	*ret_ms = ms;
 	return 0;
-}
-
-static int apply_exec(Doc *d, const TomlValue *t)
-{
-	return apply_section(d, t, "exec", NULL);
 }
 
 /* ----- [network] ------------------------------------------------------------------------ */
@@ -1154,11 +1139,6 @@ static int network_custom(Doc *d, const SchemaKey *k, const TomlKeyValue *kv, co
 	return apply_section(d, kv->value, "network.ratchet", ratchet_custom);
 }
 
-static int apply_network(Doc *d, const TomlValue *t)
-{
-	return apply_section(d, t, "network", network_custom);
-}
-
 /* ----- [limits] ------------------------------------------------------------------------- */
 
 /* A [limits] key: k->type says whether it is a size, a duration or a count. */
@@ -1232,11 +1212,6 @@ static int apply_limit(Doc *d, const TomlValue *v, const char *key, const Schema
 	}
 	*slot = val;
 	return 0;
-}
-
-static int apply_limits(Doc *d, const TomlValue *t)
-{
-	return apply_section(d, t, "limits", NULL);
 }
 
 /* ----- [syscalls] ----------------------------------------------------------------------- */
@@ -1390,17 +1365,7 @@ static int syscalls_custom(Doc *d, const SchemaKey *k, const TomlKeyValue *kv, c
 	return 0;
 }
 
-static int apply_syscalls(Doc *d, const TomlValue *t)
-{
-	return apply_section(d, t, "syscalls", syscalls_custom);
-}
-
 /* ----- [tracer] ------------------------------------------------------------------------- */
-
-static int apply_tracer(Doc *d, const TomlValue *t)
-{
-	return apply_section(d, t, "tracer", NULL);
-}
 
 /* ----- [audit] -------------------------------------------------------------------------- */
 
@@ -1481,11 +1446,6 @@ static int want_events(Doc *d, const TomlValue *v, const char *key, unsigned *re
 	}
 	*ret = mask;
 	return 0;
-}
-
-static int apply_audit(Doc *d, const TomlValue *t)
-{
-	return apply_section(d, t, "audit", NULL);
 }
 
 /* ----- documents, extends, presets ------------------------------------------------------ */
@@ -1580,6 +1540,24 @@ static int load_base(Doc *d, const TomlValue *v, const char *key)
 	return load_file(d->l, path, path, false, d, v, key);
 }
 
+/* The handler of a section's SCHEMA_CUSTOM keys; NULL when it has none. */
+static CustomFn section_custom(const char *section)
+{
+	static const struct {
+		const char *section;
+		CustomFn custom;
+	} customs[] = {
+		{"process", process_custom},
+		{"network", network_custom},
+		{"syscalls", syscalls_custom},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(customs); i++)
+		if (streq(customs[i].section, section))
+			return customs[i].custom;
+	return NULL;
+}
+
 static int apply_doc(Doc *d, const TomlValue *root)
 {
 	const TomlValue *ext = toml_table_get(root, "extends");
@@ -1629,26 +1607,12 @@ static int apply_doc(Doc *d, const TomlValue *root)
 
 		if (streq(kv->key, "extends"))
 			continue;
-		else if (streq(kv->key, "sandbox"))
-			r = apply_sandbox(d, v);
 		else if (streq(kv->key, "mount"))
 			r = apply_array_of_tables(d, v, "mount", apply_one_mount);
 		else if (streq(kv->key, "rule"))
 			r = apply_array_of_tables(d, v, "rule", apply_one_rule);
-		else if (streq(kv->key, "process"))
-			r = apply_process(d, v);
-		else if (streq(kv->key, "exec"))
-			r = apply_exec(d, v);
-		else if (streq(kv->key, "network"))
-			r = apply_network(d, v);
-		else if (streq(kv->key, "limits"))
-			r = apply_limits(d, v);
-		else if (streq(kv->key, "syscalls"))
-			r = apply_syscalls(d, v);
-		else if (streq(kv->key, "tracer"))
-			r = apply_tracer(d, v);
-		else if (streq(kv->key, "audit"))
-			r = apply_audit(d, v);
+		else if (policy_schema_key(policy_schema_section(""), kv->key))
+			r = apply_section(d, v, kv->key, section_custom(kv->key));
 		else
 			r = unknown_key(d, kv, "", "");
 		if (r < 0)
