@@ -561,7 +561,8 @@ static PolicyError where_set(const Loader *l, const char *section, const char *n
 	return (PolicyError){0};
 }
 
-static int apply_limit(Doc *d, const TomlValue *v, const char *key, const SchemaKey *k);
+static int apply_limit(Doc *d, const TomlValue *v, const char *key, const SchemaKey *k,
+		       uint64_t *slot);
 static int want_ask_timeout(Doc *d, const TomlValue *v, const char *key, uint64_t *ret_ms);
 static int want_select(Doc *d, const TomlValue *v, const char *key, AuditSelect *ret,
 		       char ***ret_list);
@@ -577,10 +578,10 @@ static const ItemFn item_fns[_SCHEMA_ITEM_MAX] = {
 	[SCHEMA_ITEM_ENV_NAME] = env_keep_item,
 };
 
-/* Parses value v of key k (dotted name key) into its field of the policy. */
-static int apply_key(Doc *d, const SchemaKey *k, const TomlValue *v, const char *key)
+/* Parses value v of key k (dotted name key) into its field of base: the policy, or the entry
+ * of an array of tables ([[rule]]) being built. */
+static int apply_key(Doc *d, const SchemaKey *k, const TomlValue *v, const char *key, void *base)
 {
-	Policy *p = d->l->p;
 	char *str;
 	char **strv;
 	int r;
@@ -595,27 +596,27 @@ static int apply_key(Doc *d, const SchemaKey *k, const TomlValue *v, const char 
 		/* sandbox.name and description describe one file: a base's do not carry over */
 		if (k->merge == SCHEMA_MERGE_TOP_ONLY && !d->top)
 			return 0;
-		r = replace_string(d, SCHEMA_FIELD(p, k, char *), v->str.ptr);
+		r = replace_string(d, SCHEMA_FIELD(base, k, char *), v->str.ptr);
 		break;
 	case SCHEMA_BOOL:
 		r = want_type(d, v, key, TOML_BOOL);
 		if (r >= 0)
-			*SCHEMA_FIELD(p, k, bool) = v->boolean;
+			*SCHEMA_FIELD(base, k, bool) = v->boolean;
 		break;
 	case SCHEMA_ENUM:
 		r = want_enum(d, v, key, k->names, (size_t) k->first, (size_t) k->n);
 		if (r >= 0 && (k->flags & SCHEMA_F_BOOL_FIELD))
-			*SCHEMA_FIELD(p, k, bool) = r != 0;
+			*SCHEMA_FIELD(base, k, bool) = r != 0;
 		else if (r >= 0)
-			*SCHEMA_FIELD(p, k, int) = r;
+			*SCHEMA_FIELD(base, k, int) = r;
 		break;
 	case SCHEMA_TRISTATE:
-		r = want_tristate(d, v, key, SCHEMA_FIELD(p, k, int));
+		r = want_tristate(d, v, key, SCHEMA_FIELD(base, k, int));
 		break;
 	case SCHEMA_ERRNO:
 		r = want_string(d, v, key);
 		if (r >= 0)
-			r = want_errno(d, v, key, v->str.ptr, SCHEMA_FIELD(p, k, int));
+			r = want_errno(d, v, key, v->str.ptr, SCHEMA_FIELD(base, k, int));
 		break;
 	case SCHEMA_UINT:
 		r = want_type(d, v, key, TOML_INTEGER);
@@ -624,36 +625,38 @@ static int apply_key(Doc *d, const SchemaKey *k, const TomlValue *v, const char 
 			r = fail_at(d, v, key, "must be between %llu and %llu",
 				    (unsigned long long) k->min, (unsigned long long) k->max);
 		if (r >= 0)
-			*SCHEMA_FIELD(p, k, unsigned) = (unsigned) v->integer;
+			*SCHEMA_FIELD(base, k, unsigned) = (unsigned) v->integer;
 		break;
 	case SCHEMA_DURATION:
 	case SCHEMA_SIZE:
 	case SCHEMA_COUNT:
-		r = apply_limit(d, v, key, k);
+		r = apply_limit(d, v, key, k, SCHEMA_FIELD(base, k, uint64_t));
 		break;
 	case SCHEMA_TIMEOUT:
-		r = want_ask_timeout(d, v, key, SCHEMA_FIELD(p, k, uint64_t));
+		r = want_ask_timeout(d, v, key, SCHEMA_FIELD(base, k, uint64_t));
 		break;
 	case SCHEMA_VPATH:
 	case SCHEMA_HPATH:
-		r = k->type == SCHEMA_VPATH ? virtual_path(d, v, key, &str)
-					    : host_path(d, v, key, &str);
+	case SCHEMA_GLOB:
+		r = k->type == SCHEMA_VPATH   ? virtual_path(d, v, key, &str)
+		    : k->type == SCHEMA_HPATH ? host_path(d, v, key, &str)
+					      : glob_value(d, v, key, &str);
 		if (r >= 0) {
-			free(*SCHEMA_FIELD(p, k, char *));
-			*SCHEMA_FIELD(p, k, char *) = str;
+			free(*SCHEMA_FIELD(base, k, char *));
+			*SCHEMA_FIELD(base, k, char *) = str;
 		}
 		break;
 	case SCHEMA_STRV:
 		r = want_strv(d, v, key, item_fns[k->item], &strv);
 		if (r >= 0)
-			replace_strv(SCHEMA_FIELD(p, k, char **), strv);
+			replace_strv(SCHEMA_FIELD(base, k, char **), strv);
 		break;
 	case SCHEMA_SELECT:
-		r = want_select(d, v, key, SCHEMA_FIELD(p, k, AuditSelect),
-				SCHEMA_FIELD2(p, k, char **));
+		r = want_select(d, v, key, SCHEMA_FIELD(base, k, AuditSelect),
+				SCHEMA_FIELD2(base, k, char **));
 		break;
 	case SCHEMA_EVENTS:
-		r = want_events(d, v, key, SCHEMA_FIELD(p, k, unsigned));
+		r = want_events(d, v, key, SCHEMA_FIELD(base, k, unsigned));
 		break;
 	default:
 		assert(!"a key of a type apply_key() does not know");
@@ -667,16 +670,18 @@ static int apply_key(Doc *d, const SchemaKey *k, const TomlValue *v, const char 
 /* A key of type SCHEMA_CUSTOM: its section's own code. */
 typedef int (*CustomFn)(Doc *d, const SchemaKey *k, const TomlKeyValue *kv, const char *key);
 
-/* Applies table t, the section called name: each key by its row in the schema, the
- * SCHEMA_CUSTOM ones by custom (NULL when the section has none). */
-static int apply_section(Doc *d, const TomlValue *t, const char *name, CustomFn custom)
+/* Applies table t, a table of section name (prefix names it in errors: "mount[2]"), to base:
+ * each key by its row in the schema, the SCHEMA_CUSTOM ones by custom (NULL when the section
+ * has none). */
+static int apply_table(Doc *d, const TomlValue *t, const char *name, const char *prefix,
+		       void *base, CustomFn custom)
 {
 	const SchemaSection *s = policy_schema_section(name);
 	char key[128];
 	int r;
 
 	assert(s);
-	r = want_type(d, t, name, TOML_TABLE);
+	r = want_type(d, t, prefix, TOML_TABLE);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < t->table.n; i++) {
@@ -684,17 +689,23 @@ static int apply_section(Doc *d, const TomlValue *t, const char *name, CustomFn 
 		const SchemaKey *k = policy_schema_key(s, kv->key);
 
 		if (!k)
-			return unknown_key(d, kv, name, name);
-		join_key(key, sizeof(key), name, kv->key);
+			return unknown_key(d, kv, prefix, name);
+		join_key(key, sizeof(key), prefix, kv->key);
 		if (k->type == SCHEMA_CUSTOM) {
 			assert(custom);
 			r = custom(d, k, kv, key);
 		} else
-			r = apply_key(d, k, kv->value, key);
+			r = apply_key(d, k, kv->value, key, base);
 		if (r < 0)
 			return r;
 	}
 	return 0;
+}
+
+/* Applies table t, the section called name, to the policy. */
+static int apply_section(Doc *d, const TomlValue *t, const char *name, CustomFn custom)
+{
+	return apply_table(d, t, name, name, d->l->p, custom);
 }
 
 /* ----- [sandbox] ------------------------------------------------------------------------ */
@@ -887,55 +898,37 @@ static int apply_one_rule(Doc *d, const TomlValue *t, size_t index)
 {
 	Policy *p = d->l->p;
 	PolicyRule rule = {.line = d->override ? 0 : t->line, .ask_timeout_ms = 30000};
-	const TomlValue *timeout_at = NULL;
-	_cleanup_free_ char *glob = NULL;
+	const TomlValue *timeout_at;
 	char prefix[64], key[128];
 	int r;
 
 	snprintf(prefix, sizeof(prefix), "rule[%zu]", index + 1);
-	r = want_type(d, t, prefix, TOML_TABLE);
-	if (r < 0)
+	r = apply_table(d, t, "rule", prefix, &rule, NULL);
+	if (r < 0) {
+		free(rule.glob);
 		return r;
-	for (size_t i = 0; i < t->table.n; i++) {
-		const TomlKeyValue *kv = &t->table.items[i];
-
-		join_key(key, sizeof(key), prefix, kv->key);
-		if (streq(kv->key, "path"))
-			r = glob_value(d, kv->value, key, &glob);
-		else if (streq(kv->key, "access")) {
-			r = want_enum(d, kv->value, key, policy_rule_access_names, RULE_ACCESS_HIDE,
-				      _RULE_ACCESS_MAX);
-			if (r >= 0)
-				rule.access = (RuleAccess) r;
-		} else if (streq(kv->key, "level")) {
-			r = want_enum(d, kv->value, key, policy_sensitivity_names, SENSITIVITY_INTERNAL,
-				      _SENSITIVITY_MAX);
-			if (r >= 0)
-				rule.level = (Sensitivity) r;
-		} else if (streq(kv->key, "ask_timeout")) {
-			r = want_ask_timeout(d, kv->value, key, &rule.ask_timeout_ms);
-			timeout_at = kv->value;
-		} else
-			r = unknown_key(d, kv, prefix, "rule");
-		if (r < 0)
-			return r;
 	}
-	if (!glob)
+	if (!rule.glob)
 		return fail(d, t->line, t->column, prefix, -EINVAL, "a rule needs a path");
-	if (rule.access == RULE_ACCESS_UNSET && rule.level == SENSITIVITY_NONE)
+	if (rule.access == RULE_ACCESS_UNSET && rule.level == SENSITIVITY_NONE) {
+		free(rule.glob);
 		return fail(d, t->line, t->column, prefix, -EINVAL,
 			    "a rule needs an access, a level, or both");
+	}
+	timeout_at = toml_table_get(t, "ask_timeout");
 	if (timeout_at && rule.access != RULE_ACCESS_ASK && rule.access != RULE_ACCESS_ASK_WRITE) {
+		free(rule.glob);
 		join_key(key, sizeof(key), prefix, "ask_timeout");
 		return fail_at(d, timeout_at, key,
 			       "ask_timeout needs access = \"ask\" or \"ask-write\"");
 	}
 
 	PolicyRule *a = reallocarray(p->rules, p->n_rules + 1, sizeof(PolicyRule));
-	if (!a)
+	if (!a) {
+		free(rule.glob);
 		return oom(d);
+	}
 	p->rules = a;
-	rule.glob = TAKE_PTR(glob);
 	p->rules[p->n_rules++] = rule;
 	return 0;
 }
@@ -1142,9 +1135,9 @@ static int network_custom(Doc *d, const SchemaKey *k, const TomlKeyValue *kv, co
 /* ----- [limits] ------------------------------------------------------------------------- */
 
 /* A [limits] key: k->type says whether it is a size, a duration or a count. */
-static int apply_limit(Doc *d, const TomlValue *v, const char *key, const SchemaKey *k)
+static int apply_limit(Doc *d, const TomlValue *v, const char *key, const SchemaKey *k,
+		       uint64_t *slot)
 {
-	uint64_t *slot = SCHEMA_FIELD(d->l->p, k, uint64_t);
 	SchemaType kind = k->type;
 	const char *what = kind == SCHEMA_SIZE	     ? "size"
 			   : kind == SCHEMA_DURATION ? "duration"

@@ -115,16 +115,23 @@ static const SchemaKey mount_keys[] = {
 	 .example = "path = \"/nonexistent-ex\"\noptional = true"},
 };
 
+/* [[rule]]: fields of the PolicyRule being built; apply_one_rule() checks the whole entry and
+ * write.c writes it (access and level only when set, ask_timeout only when it applies) */
+#define RULE(f) offsetof(PolicyRule, f)
 static const SchemaKey rule_keys[] = {
-	{"path", CUSTOM, .merge = SCHEMA_MERGE_APPEND, .doc = "a glob over virtual paths",
-	 .example = "path = \"/ex/**\"\nlevel = \"secret\""},
-	{"access", CUSTOM, .doc = "hide, deny, ro, rw, ask or ask-write",
-	 .example = "path = \"/ex\"\naccess = \"deny\""},
-	{"level", CUSTOM, .doc = "sensitivity: internal, confidential or secret",
-	 .example = "path = \"/ex\"\nlevel = \"internal\""},
-	{"ask_timeout", CUSTOM, .doc = "ask, ask-write: no decision within it denies",
-	 .example = "path = \"/ex\"\naccess = \"ask\"\nask_timeout = \"45s\""},
+	{"path", SCHEMA_GLOB, RULE(glob), SCHEMA_MERGE_APPEND, SCHEMA_WRITE_CUSTOM, 0,
+	 "a glob over virtual paths", "path = \"/ex/**\"\nlevel = \"secret\""},
+	{"access", SCHEMA_ENUM, RULE(access), SCHEMA_MERGE_APPEND, SCHEMA_WRITE_CUSTOM, 0,
+	 "hide, deny, ro, rw, ask or ask-write", "path = \"/ex\"\naccess = \"deny\"",
+	 .names = policy_rule_access_names, .first = RULE_ACCESS_HIDE, .n = _RULE_ACCESS_MAX},
+	{"level", SCHEMA_ENUM, RULE(level), SCHEMA_MERGE_APPEND, SCHEMA_WRITE_CUSTOM, 0,
+	 "sensitivity: internal, confidential or secret", "path = \"/ex\"\nlevel = \"internal\"",
+	 .names = policy_sensitivity_names, .first = SENSITIVITY_INTERNAL, .n = _SENSITIVITY_MAX},
+	{"ask_timeout", SCHEMA_TIMEOUT, RULE(ask_timeout_ms), SCHEMA_MERGE_APPEND,
+	 SCHEMA_WRITE_CUSTOM, 0, "ask, ask-write: no decision within it denies",
+	 "path = \"/ex\"\naccess = \"ask\"\nask_timeout = \"45s\""},
 };
+#undef RULE
 
 static const SchemaKey process_keys[] = {
 	{"cwd", SCHEMA_VPATH, FIELD(process.cwd), SCHEMA_MERGE_REPLACE, SCHEMA_WRITE_IF_SET,

@@ -31,6 +31,7 @@ typedef enum SchemaType {
 	SCHEMA_TIMEOUT,	 /* uint64_t ms: a held call's timeout, 1 s to 1 h */
 	SCHEMA_VPATH,	 /* char *: a virtual path (expanded, absolute, normalized) */
 	SCHEMA_HPATH,	 /* char *: a host path (expanded, relative to the policy file) */
+	SCHEMA_GLOB,	 /* char *: a virtual path glob (expanded, checked) */
 	SCHEMA_STRV,	 /* char **: an array of strings, each checked as item says */
 	SCHEMA_SELECT,	 /* AuditSelect + char ** at offset2: "none", "denied", "all" or names */
 	SCHEMA_EVENTS,	 /* unsigned AuditEvent mask: "all" or an array of event kinds */
@@ -91,7 +92,8 @@ enum {
 typedef struct SchemaKey {
 	const char *name;
 	SchemaType type;
-	size_t offset; /* of the field in Policy; SCHEMA_NO_FIELD for SCHEMA_CUSTOM */
+	size_t offset; /* of the field in Policy (in the entry, PolicyRule, for an array of
+			* tables); SCHEMA_NO_FIELD for SCHEMA_CUSTOM */
 	SchemaMerge merge;
 	SchemaWrite write;
 	unsigned flags;	 /* SCHEMA_F_* */

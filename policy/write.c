@@ -183,6 +183,7 @@ static void write_key(FILE *out, const Policy *p, const SchemaKey *k)
 		break;
 	case SCHEMA_VPATH:
 	case SCHEMA_HPATH:
+	case SCHEMA_GLOB:
 		write_kv_string(out, k->name, *SCHEMA_FIELD(p, k, char *const), true);
 		break;
 	case SCHEMA_STRV:
