@@ -728,47 +728,35 @@ static bool mount_source_is_file(const PolicyMount *m)
 	return m->source && stat(m->source, &st) == 0 && !S_ISDIR(st.st_mode);
 }
 
+/* mount.source and mount.optional are only type-checked here: apply_one_mount() resolves them
+ * once the whole entry is read (the source defaults to the path, and depends on the mode) */
+static int mount_custom(Doc *d, const SchemaKey *k, const TomlKeyValue *kv, const char *key)
+{
+	if (streq(k->name, "source"))
+		return want_string(d, kv->value, key);
+	assert(streq(k->name, "optional"));
+	return want_type(d, kv->value, key, TOML_BOOL);
+}
+
 static int apply_one_mount(Doc *d, const TomlValue *t, size_t index)
 {
 	Loader *l = d->l;
 	Policy *p = l->p;
 	_cleanup_free_ char *path = NULL, *source = NULL;
-	const TomlValue *path_v = NULL, *source_v = NULL, *keep_v = NULL, *optional_v = NULL;
+	const TomlValue *path_v, *source_v, *keep_v, *optional_v;
 	char prefix[64], key[128];
 	PolicyMount m = {.mode = MOUNT_RO, .line = d->override ? 0 : t->line};
 	int r;
 
 	snprintf(prefix, sizeof(prefix), "mount[%zu]", index + 1);
-	r = want_type(d, t, prefix, TOML_TABLE);
+	r = apply_table(d, t, "mount", prefix, &m, mount_custom);
+	path = TAKE_PTR(m.path);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < t->table.n; i++) {
-		const TomlKeyValue *kv = &t->table.items[i];
-
-		join_key(key, sizeof(key), prefix, kv->key);
-		if (streq(kv->key, "path")) {
-			path_v = kv->value;
-			r = virtual_path(d, kv->value, key, &path);
-		} else if (streq(kv->key, "source")) {
-			source_v = kv->value;
-			r = want_string(d, kv->value, key);
-		} else if (streq(kv->key, "mode")) {
-			r = want_enum(d, kv->value, key, policy_mount_mode_names, 0, _MOUNT_MODE_MAX);
-			if (r >= 0)
-				m.mode = (MountMode) r;
-		} else if (streq(kv->key, "optional")) {
-			optional_v = kv->value;
-			r = want_type(d, kv->value, key, TOML_BOOL);
-		} else if (streq(kv->key, "keep")) {
-			keep_v = kv->value;
-			r = want_type(d, kv->value, key, TOML_BOOL);
-			if (r >= 0)
-				m.keep = kv->value->boolean;
-		} else
-			r = unknown_key(d, kv, prefix, "mount");
-		if (r < 0)
-			return r;
-	}
+	path_v = toml_table_get(t, "path");
+	source_v = toml_table_get(t, "source");
+	keep_v = toml_table_get(t, "keep");
+	optional_v = toml_table_get(t, "optional");
 	join_key(key, sizeof(key), prefix, "path");
 	if (!path)
 		return fail(d, t->line, t->column, key, -EINVAL, "a mount needs a path");

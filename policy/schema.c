@@ -101,19 +101,25 @@ static const SchemaKey sandbox_keys[] = {
 	 SCHEMA_WRITE_IF_SET, 0, "one line for humans", "description = \"an example\""},
 };
 
+/* [[mount]]: fields of the PolicyMount being built; apply_one_mount() resolves the source and
+ * checks the whole entry, and write.c writes it */
+#define MOUNT(f) offsetof(PolicyMount, f)
 static const SchemaKey mount_keys[] = {
-	{"path", CUSTOM, .merge = SCHEMA_MERGE_BY_PATH, .doc = "where the program sees it",
-	 .example = "path = \"/usr\""},
+	{"path", SCHEMA_VPATH, MOUNT(path), SCHEMA_MERGE_BY_PATH, SCHEMA_WRITE_CUSTOM, 0,
+	 "where the program sees it", "path = \"/usr\""},
 	{"source", CUSTOM, .doc = "the host directory or file behind it",
 	 .example = "path = \"/ex\"\nsource = \"/usr\""},
-	{"mode", CUSTOM, .doc = "ro, rw, or tmp (a private scratch directory)",
-	 .example = "path = \"/ex\"\nmode = \"tmp\""},
-	{"keep", CUSTOM, .doc = "tmp only: keep the scratch directory after the run",
-	 .example = "path = \"/ex\"\nmode = \"tmp\"\nkeep = true"},
+	{"mode", SCHEMA_ENUM, MOUNT(mode), SCHEMA_MERGE_BY_PATH, SCHEMA_WRITE_CUSTOM, 0,
+	 "ro, rw, or tmp (a private scratch directory)", "path = \"/ex\"\nmode = \"tmp\"",
+	 .names = policy_mount_mode_names, .n = _MOUNT_MODE_MAX},
+	{"keep", SCHEMA_BOOL, MOUNT(keep), SCHEMA_MERGE_BY_PATH, SCHEMA_WRITE_CUSTOM, 0,
+	 "tmp only: keep the scratch directory after the run",
+	 "path = \"/ex\"\nmode = \"tmp\"\nkeep = true"},
 	{"optional", .type = SCHEMA_CUSTOM, .offset = SCHEMA_NO_FIELD, .write = SCHEMA_WRITE_NEVER,
 	 .doc = "skip the mount when its source does not exist",
 	 .example = "path = \"/nonexistent-ex\"\noptional = true"},
 };
+#undef MOUNT
 
 /* [[rule]]: fields of the PolicyRule being built; apply_one_rule() checks the whole entry and
  * write.c writes it (access and level only when set, ask_timeout only when it applies) */
