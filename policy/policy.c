@@ -708,8 +708,6 @@ static int apply_section(Doc *d, const TomlValue *t, const char *name, CustomFn 
 	return apply_table(d, t, name, name, d->l->p, custom);
 }
 
-/* ----- [sandbox] ------------------------------------------------------------------------ */
-
 /* ----- [[mount]] ------------------------------------------------------------------------ */
 
 static bool path_below(const char *path, const char *dir)
@@ -879,8 +877,6 @@ static int apply_array_of_tables(Doc *d, const TomlValue *v, const char *name,
 }
 
 /* ----- [[rule]] ------------------------------------------------------------------------- */
-
-static int want_ask_timeout(Doc *d, const TomlValue *v, const char *key, uint64_t *ret_ms);
 
 static int apply_one_rule(Doc *d, const TomlValue *t, size_t index)
 {
@@ -1345,8 +1341,6 @@ static int syscalls_custom(Doc *d, const SchemaKey *k, const TomlKeyValue *kv, c
 	}
 	return 0;
 }
-
-/* ----- [tracer] ------------------------------------------------------------------------- */
 
 /* ----- [audit] -------------------------------------------------------------------------- */
 
