@@ -102,14 +102,14 @@ static const SchemaKey sandbox_keys[] = {
 };
 
 /* [[mount]]: fields of the PolicyMount being built; apply_one_mount() resolves the source and
- * checks the whole entry, and write.c writes it */
+ * checks the whole entry */
 #define MOUNT(f) offsetof(PolicyMount, f)
 static const SchemaKey mount_keys[] = {
-	{"path", SCHEMA_VPATH, MOUNT(path), SCHEMA_MERGE_BY_PATH, SCHEMA_WRITE_CUSTOM, 0,
+	{"path", SCHEMA_VPATH, MOUNT(path), SCHEMA_MERGE_BY_PATH, SCHEMA_WRITE_ALWAYS, 0,
 	 "where the program sees it", "path = \"/usr\""},
 	{"source", CUSTOM, .doc = "the host directory or file behind it",
 	 .example = "path = \"/ex\"\nsource = \"/usr\""},
-	{"mode", SCHEMA_ENUM, MOUNT(mode), SCHEMA_MERGE_BY_PATH, SCHEMA_WRITE_CUSTOM, 0,
+	{"mode", SCHEMA_ENUM, MOUNT(mode), SCHEMA_MERGE_BY_PATH, SCHEMA_WRITE_ALWAYS, 0,
 	 "ro, rw, or tmp (a private scratch directory)", "path = \"/ex\"\nmode = \"tmp\"",
 	 .names = policy_mount_mode_names, .n = _MOUNT_MODE_MAX},
 	{"keep", SCHEMA_BOOL, MOUNT(keep), SCHEMA_MERGE_BY_PATH, SCHEMA_WRITE_CUSTOM, 0,
@@ -121,16 +121,15 @@ static const SchemaKey mount_keys[] = {
 };
 #undef MOUNT
 
-/* [[rule]]: fields of the PolicyRule being built; apply_one_rule() checks the whole entry and
- * write.c writes it (access and level only when set, ask_timeout only when it applies) */
+/* [[rule]]: fields of the PolicyRule being built; apply_one_rule() checks the whole entry */
 #define RULE(f) offsetof(PolicyRule, f)
 static const SchemaKey rule_keys[] = {
-	{"path", SCHEMA_GLOB, RULE(glob), SCHEMA_MERGE_APPEND, SCHEMA_WRITE_CUSTOM, 0,
+	{"path", SCHEMA_GLOB, RULE(glob), SCHEMA_MERGE_APPEND, SCHEMA_WRITE_ALWAYS, 0,
 	 "a glob over virtual paths", "path = \"/ex/**\"\nlevel = \"secret\""},
-	{"access", SCHEMA_ENUM, RULE(access), SCHEMA_MERGE_APPEND, SCHEMA_WRITE_CUSTOM, 0,
+	{"access", SCHEMA_ENUM, RULE(access), SCHEMA_MERGE_APPEND, SCHEMA_WRITE_IF_NONZERO, 0,
 	 "hide, deny, ro, rw, ask or ask-write", "path = \"/ex\"\naccess = \"deny\"",
 	 .names = policy_rule_access_names, .first = RULE_ACCESS_HIDE, .n = _RULE_ACCESS_MAX},
-	{"level", SCHEMA_ENUM, RULE(level), SCHEMA_MERGE_APPEND, SCHEMA_WRITE_CUSTOM, 0,
+	{"level", SCHEMA_ENUM, RULE(level), SCHEMA_MERGE_APPEND, SCHEMA_WRITE_IF_NONZERO, 0,
 	 "sensitivity: internal, confidential or secret", "path = \"/ex\"\nlevel = \"internal\"",
 	 .names = policy_sensitivity_names, .first = SENSITIVITY_INTERNAL, .n = _SENSITIVITY_MAX},
 	{"ask_timeout", SCHEMA_TIMEOUT, RULE(ask_timeout_ms), SCHEMA_MERGE_APPEND,
@@ -167,7 +166,7 @@ static const SchemaKey exec_keys[] = {
 	 "programs matching one of these globs never run", "deny = [\"/usr/bin/sudo\"]",
 	 .item = SCHEMA_ITEM_GLOB},
 	{"unlisted", SCHEMA_ENUM, FIELD(exec_ask_unlisted), SCHEMA_MERGE_REPLACE,
-	 SCHEMA_WRITE_IF_TRUE, SCHEMA_F_BOOL_FIELD | SCHEMA_F_WHERE,
+	 SCHEMA_WRITE_IF_NONZERO, SCHEMA_F_BOOL_FIELD | SCHEMA_F_WHERE,
 	 "deny or ask: what an exec allow does not list gets",
 	 "allow = [\"/usr/bin/*\"]\nunlisted = \"ask\"", .names = unlisted_names, .n = 2},
 	{"ask_timeout", SCHEMA_TIMEOUT, FIELD(exec_ask_timeout_ms), SCHEMA_MERGE_REPLACE,

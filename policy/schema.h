@@ -69,10 +69,10 @@ typedef enum SchemaMerge {
 typedef enum SchemaWrite {
 	SCHEMA_WRITE_ALWAYS,
 	SCHEMA_WRITE_IF_SET,
-	SCHEMA_WRITE_IF_TRUE,	  /* enum in a bool field: only when not names[0] */
+	SCHEMA_WRITE_IF_NONZERO,  /* a bool, or an enum not names[0] (its field not 0) */
 	SCHEMA_WRITE_ASK_TIMEOUT, /* when the bool at offset2 is set or the value is not 30 s */
 	SCHEMA_WRITE_NEVER,	  /* consumed while loading (mount.optional) */
-	SCHEMA_WRITE_CUSTOM,	  /* the section's writer does it */
+	SCHEMA_WRITE_CUSTOM,	  /* write_custom() in write.c does it (and decides when) */
 	_SCHEMA_WRITE_MAX,
 	_SCHEMA_WRITE_INVALID = -EINVAL,
 } SchemaWrite;

@@ -3,8 +3,8 @@
  * The effective policy as TOML. Everything is written out explicitly (defaults included) and
  * variables are already expanded, so the output loads on its own, without extends or -w, to
  * the same policy: writing it again gives the same bytes (tests/unit/policy checks this).
- * The keys and their order come from the schema (schema.c); keys of type SCHEMA_CUSTOM and
- * the arrays of tables are written by the functions below write_key().
+ * The keys and their order come from the schema (schema.c); the few whose row says
+ * SCHEMA_WRITE_CUSTOM are written by write_custom().
  */
 #include "policy/policy.h"
 
@@ -94,8 +94,9 @@ static const char *errno_name(int e)
 
 /* ----- keys of a regular type (schema.h) ------------------------------------------------ */
 
-/* Whether key k is written at all (SCHEMA_WRITE_CUSTOM: its writer decides). */
-static bool key_written(const Policy *p, const SchemaKey *k)
+/* Whether key k of base (the policy, or an entry of an array of tables) is written at all
+ * (SCHEMA_WRITE_CUSTOM: write_custom() decides). */
+static bool key_written(const void *base, const SchemaKey *k)
 {
 	switch (k->write) {
 	case SCHEMA_WRITE_IF_SET:
@@ -103,17 +104,19 @@ static bool key_written(const Policy *p, const SchemaKey *k)
 		case SCHEMA_DURATION:
 		case SCHEMA_SIZE:
 		case SCHEMA_COUNT:
-			return *SCHEMA_FIELD(p, k, const uint64_t) != LIMIT_UNSET;
+			return *SCHEMA_FIELD(base, k, const uint64_t) != LIMIT_UNSET;
 		case SCHEMA_STRV:
-			return *SCHEMA_FIELD(p, k, char **const) != NULL;
+			return *SCHEMA_FIELD(base, k, char **const) != NULL;
 		default:
-			return *SCHEMA_FIELD(p, k, char *const) != NULL;
+			return *SCHEMA_FIELD(base, k, char *const) != NULL;
 		}
-	case SCHEMA_WRITE_IF_TRUE:
-		return *SCHEMA_FIELD(p, k, const bool);
+	case SCHEMA_WRITE_IF_NONZERO:
+		if (k->type == SCHEMA_BOOL || (k->flags & SCHEMA_F_BOOL_FIELD))
+			return *SCHEMA_FIELD(base, k, const bool);
+		return *SCHEMA_FIELD(base, k, const int) != 0;
 	case SCHEMA_WRITE_ASK_TIMEOUT:
-		return *SCHEMA_FIELD2(p, k, const bool) ||
-		       *SCHEMA_FIELD(p, k, const uint64_t) != 30000;
+		return *SCHEMA_FIELD2(base, k, const bool) ||
+		       *SCHEMA_FIELD(base, k, const uint64_t) != 30000;
 	case SCHEMA_WRITE_NEVER:
 		return false;
 	default:
@@ -136,66 +139,66 @@ static void write_events(FILE *out, const char *key, unsigned events)
 	fputs("]\n", out);
 }
 
-/* Writes key k of a regular type from its field. */
-static void write_key(FILE *out, const Policy *p, const SchemaKey *k)
+/* Writes key k of a regular type from its field in base. */
+static void write_key(FILE *out, const void *base, const SchemaKey *k)
 {
 	char buf[64];
 	int i;
 
 	switch (k->type) {
 	case SCHEMA_STRING: {
-		const char *s = *SCHEMA_FIELD(p, k, char *const);
+		const char *s = *SCHEMA_FIELD(base, k, char *const);
 
 		write_kv_string(out, k->name, s ? s : k->unset, false);
 		break;
 	}
 	case SCHEMA_BOOL:
 		fprintf(out, "%s = %s\n", k->name,
-			*SCHEMA_FIELD(p, k, const bool) ? "true" : "false");
+			*SCHEMA_FIELD(base, k, const bool) ? "true" : "false");
 		break;
 	case SCHEMA_ENUM:
-		i = k->flags & SCHEMA_F_BOOL_FIELD ? *SCHEMA_FIELD(p, k, const bool)
-						   : *SCHEMA_FIELD(p, k, const int);
+		i = k->flags & SCHEMA_F_BOOL_FIELD ? *SCHEMA_FIELD(base, k, const bool)
+						   : *SCHEMA_FIELD(base, k, const int);
 		assert(i >= 0 && i < k->n);
 		write_kv_string(out, k->name, k->names[i], false);
 		break;
 	case SCHEMA_TRISTATE:
-		write_tristate(out, k->name, *SCHEMA_FIELD(p, k, const int));
+		write_tristate(out, k->name, *SCHEMA_FIELD(base, k, const int));
 		break;
 	case SCHEMA_ERRNO:
-		write_kv_string(out, k->name, errno_name(*SCHEMA_FIELD(p, k, const int)), false);
+		write_kv_string(out, k->name, errno_name(*SCHEMA_FIELD(base, k, const int)), false);
 		break;
 	case SCHEMA_UINT:
-		fprintf(out, "%s = %u\n", k->name, *SCHEMA_FIELD(p, k, const unsigned));
+		fprintf(out, "%s = %u\n", k->name, *SCHEMA_FIELD(base, k, const unsigned));
 		break;
 	case SCHEMA_DURATION:
 	case SCHEMA_TIMEOUT:
-		policy_format_duration_ms(*SCHEMA_FIELD(p, k, const uint64_t), buf, sizeof(buf));
+		policy_format_duration_ms(*SCHEMA_FIELD(base, k, const uint64_t), buf, sizeof(buf));
 		write_kv_string(out, k->name, buf, false);
 		break;
 	case SCHEMA_SIZE:
-		policy_format_size(*SCHEMA_FIELD(p, k, const uint64_t), buf, sizeof(buf));
+		policy_format_size(*SCHEMA_FIELD(base, k, const uint64_t), buf, sizeof(buf));
 		write_kv_string(out, k->name, buf, false);
 		break;
 	case SCHEMA_COUNT:
 		fprintf(out, "%s = %llu\n", k->name,
-			(unsigned long long) *SCHEMA_FIELD(p, k, const uint64_t));
+			(unsigned long long) *SCHEMA_FIELD(base, k, const uint64_t));
 		break;
 	case SCHEMA_VPATH:
 	case SCHEMA_HPATH:
 	case SCHEMA_GLOB:
-		write_kv_string(out, k->name, *SCHEMA_FIELD(p, k, char *const), true);
+		write_kv_string(out, k->name, *SCHEMA_FIELD(base, k, char *const), true);
 		break;
 	case SCHEMA_STRV:
-		write_kv_strv(out, k->name, *SCHEMA_FIELD(p, k, char **const),
+		write_kv_strv(out, k->name, *SCHEMA_FIELD(base, k, char **const),
 			      k->item == SCHEMA_ITEM_GLOB || k->item == SCHEMA_ITEM_UNIX);
 		break;
 	case SCHEMA_SELECT:
-		write_select(out, k->name, *SCHEMA_FIELD(p, k, const AuditSelect),
-			     *SCHEMA_FIELD2(p, k, char **const));
+		write_select(out, k->name, *SCHEMA_FIELD(base, k, const AuditSelect),
+			     *SCHEMA_FIELD2(base, k, char **const));
 		break;
 	case SCHEMA_EVENTS:
-		write_events(out, k->name, *SCHEMA_FIELD(p, k, const unsigned));
+		write_events(out, k->name, *SCHEMA_FIELD(base, k, const unsigned));
 		break;
 	default:
 		assert(!"a key of a type write_key() does not know");
@@ -204,39 +207,25 @@ static void write_key(FILE *out, const Policy *p, const SchemaKey *k)
 
 /* ----- keys the sections write themselves ----------------------------------------------- */
 
-static void write_mounts(FILE *out, const Policy *p)
+/* mount.source: none for tmp; keep: for tmp only */
+static void write_mount_key(FILE *out, const PolicyMount *m, const SchemaKey *k)
 {
-	for (size_t i = 0; i < p->n_mounts; i++) {
-		const PolicyMount *m = &p->mounts[i];
-
-		fputs("\n[[mount]]\n", out);
-		write_kv_string(out, "path", m->path, true);
-		if (m->source)
-			write_kv_string(out, "source", m->source, true);
-		write_kv_string(out, "mode", mount_mode_to_string(m->mode), false);
-		if (m->mode == MOUNT_TMP)
-			fprintf(out, "keep = %s\n", m->keep ? "true" : "false");
-	}
+	if (streq(k->name, "source") && m->source)
+		write_kv_string(out, "source", m->source, true);
+	else if (streq(k->name, "keep") && m->mode == MOUNT_TMP)
+		fprintf(out, "keep = %s\n", m->keep ? "true" : "false");
 }
 
-static void write_rules(FILE *out, const Policy *p)
+/* rule.ask_timeout: for ask and ask-write, when not the default */
+static void write_rule_key(FILE *out, const PolicyRule *r, const SchemaKey *k)
 {
 	char buf[64];
 
-	for (size_t i = 0; i < p->n_rules; i++) {
-		const PolicyRule *r = &p->rules[i];
-
-		fputs("\n[[rule]]\n", out);
-		write_kv_string(out, "path", r->glob, true);
-		if (r->access != RULE_ACCESS_UNSET)
-			write_kv_string(out, "access", rule_access_to_string(r->access), false);
-		if (r->level != SENSITIVITY_NONE)
-			write_kv_string(out, "level", sensitivity_to_string(r->level), false);
-		if ((r->access == RULE_ACCESS_ASK || r->access == RULE_ACCESS_ASK_WRITE) &&
-		    r->ask_timeout_ms != 30000) {
-			policy_format_duration_ms(r->ask_timeout_ms, buf, sizeof(buf));
-			write_kv_string(out, "ask_timeout", buf, false);
-		}
+	assert(streq(k->name, "ask_timeout"));
+	if ((r->access == RULE_ACCESS_ASK || r->access == RULE_ACCESS_ASK_WRITE) &&
+	    r->ask_timeout_ms != 30000) {
+		policy_format_duration_ms(r->ask_timeout_ms, buf, sizeof(buf));
+		write_kv_string(out, "ask_timeout", buf, false);
 	}
 }
 
@@ -310,9 +299,15 @@ static void write_syscall_action(FILE *out, const Policy *p, SyscallAction a)
 		fputs("]\n", out);
 }
 
-static void write_custom(FILE *out, const Policy *p, const SchemaSection *s, const SchemaKey *k)
+/* A key whose row says SCHEMA_WRITE_CUSTOM, of base (p, or the entry being written). */
+static void write_custom(FILE *out, const Policy *p, const void *base, const SchemaSection *s,
+			 const SchemaKey *k)
 {
-	if (streq(s->name, "process") && streq(k->name, "env"))
+	if (streq(s->name, "mount"))
+		write_mount_key(out, base, k);
+	else if (streq(s->name, "rule"))
+		write_rule_key(out, base, k);
+	else if (streq(s->name, "process") && streq(k->name, "env"))
 		write_env(out, p);
 	else if (streq(s->name, "network") && streq(k->name, "allow"))
 		write_net_allow(out, p);
@@ -326,9 +321,40 @@ static void write_custom(FILE *out, const Policy *p, const SchemaSection *s, con
 		assert(!"a custom key write_custom() does not know");
 }
 
-/* One section: its keys in the order of the table, SCHEMA_F_WRITE_LAST ones at the end. */
+/* The keys of one table of section s, from base: in the order of the table,
+ * SCHEMA_F_WRITE_LAST ones at the end. */
+static void write_keys(FILE *out, const Policy *p, const void *base, const SchemaSection *s)
+{
+	for (int last = 0; last <= 1; last++)
+		for (size_t i = 0; i < s->n_keys; i++) {
+			const SchemaKey *k = &s->keys[i];
+
+			if (!!(k->flags & SCHEMA_F_WRITE_LAST) != last || !key_written(base, k))
+				continue;
+			if (k->write == SCHEMA_WRITE_CUSTOM)
+				write_custom(out, p, base, s, k);
+			else
+				write_key(out, base, k);
+		}
+}
+
+/* One section: a [section] table, or an [[array]] of them. */
 static void write_section(FILE *out, const Policy *p, const SchemaSection *s)
 {
+	if (streq(s->name, "mount")) {
+		for (size_t i = 0; i < p->n_mounts; i++) {
+			fputs("\n[[mount]]\n", out);
+			write_keys(out, p, &p->mounts[i], s);
+		}
+		return;
+	}
+	if (streq(s->name, "rule")) {
+		for (size_t i = 0; i < p->n_rules; i++) {
+			fputs("\n[[rule]]\n", out);
+			write_keys(out, p, &p->rules[i], s);
+		}
+		return;
+	}
 	if (s->write_if_any) {
 		bool any = false;
 
@@ -338,17 +364,7 @@ static void write_section(FILE *out, const Policy *p, const SchemaSection *s)
 			return;
 	}
 	fprintf(out, "\n[%s]\n", s->name);
-	for (int last = 0; last <= 1; last++)
-		for (size_t i = 0; i < s->n_keys; i++) {
-			const SchemaKey *k = &s->keys[i];
-
-			if (!!(k->flags & SCHEMA_F_WRITE_LAST) != last || !key_written(p, k))
-				continue;
-			if (k->type == SCHEMA_CUSTOM)
-				write_custom(out, p, s, k);
-			else
-				write_key(out, p, k);
-		}
+	write_keys(out, p, p, s);
 }
 
 int policy_write_toml(const Policy *p, FILE *out)
@@ -366,12 +382,7 @@ int policy_write_toml(const Policy *p, FILE *out)
 
 		if (!*s->name || strchr(s->name, '.'))
 			continue;
-		if (streq(s->name, "mount"))
-			write_mounts(out, p);
-		else if (streq(s->name, "rule"))
-			write_rules(out, p);
-		else
-			write_section(out, p, s);
+		write_section(out, p, s);
 	}
 
 	fflush(out);
