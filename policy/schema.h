@@ -8,9 +8,12 @@
  * from it, unknown keys get their "did you mean" from it, and tests/unit/policy checks that
  * every key is in docs/policy.md and the man page and round-trips through the writer.
  *
- * A key of type SCHEMA_CUSTOM is parsed (and written) by its section's own code in policy.c
- * (write.c): [[mount]], [[rule]], [syscalls] and the top level keep hand-written parsers, as
- * do a few irregular keys elsewhere; they are still listed here.
+ * A key of type SCHEMA_CUSTOM is parsed by its section's handler in policy.c, a key whose row
+ * says SCHEMA_WRITE_CUSTOM written by write_custom() in write.c: extends, the section keys of
+ * the top level, mount.source and optional, process.env.set, network.allow and ratchet, and
+ * the syscall lists. They are rows all the same (suggestions, the docs test). The entries of
+ * [[mount]] and [[rule]] are parsed and written from their rows like any section; the checks
+ * of a whole entry stay in apply_one_mount() and apply_one_rule().
  */
 
 #include <errno.h>
