@@ -63,6 +63,7 @@ typedef enum SchemaMerge {
 	SCHEMA_MERGE_BY_PATH,	 /* appended, a later one at the same path replacing ([[mount]]) */
 	SCHEMA_MERGE_BY_SYSCALL, /* appended, a later one for the same syscall replacing */
 	SCHEMA_MERGE_BASE,	 /* extends: applied before the file itself */
+	SCHEMA_MERGE_BY_KEY,	 /* a section: each of its keys by its own rule */
 	_SCHEMA_MERGE_MAX,
 	_SCHEMA_MERGE_INVALID = -EINVAL,
 } SchemaMerge;
