@@ -50,6 +50,17 @@ const PolicySyscallGroup *policy_syscall_groups(size_t *ret_n);
  * it names a syscall of another architecture only. */
 int policy_syscall_resolve(const char *name);
 
+/* schema.c: the names of enum values, indexed by value */
+#define POLICY_AUDIT_EVENTS 9 /* bits of AUDIT_EVENT_ALL */
+extern const char *const policy_mount_mode_names[_MOUNT_MODE_MAX];
+extern const char *const policy_rule_access_names[_RULE_ACCESS_MAX];
+extern const char *const policy_sensitivity_names[_SENSITIVITY_MAX];
+extern const char *const policy_net_mode_names[_NET_MODE_MAX];
+extern const char *const policy_syscall_action_names[_SYSCALL_ACTION_MAX];
+extern const char *const policy_ptrace_mode_names[_PTRACE_MODE_MAX];
+extern const char *const policy_audit_select_names[_AUDIT_SELECT_MAX];
+extern const char *const policy_audit_event_names[POLICY_AUDIT_EVENTS];
+
 /* write.c helpers shared with tests */
 
 const char *audit_event_to_string(unsigned bit);

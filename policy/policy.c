@@ -3,7 +3,8 @@
  * Loading a policy: read the TOML file, apply the files it extends first (depth first, in
  * order), then its own keys, then the -s overrides; expand variables in path-valued strings;
  * validate every key as it is applied so that each error points at file:line:column and the
- * dotted key. docs/policy.md is the reference for every key; keep the two in step.
+ * dotted key. Every key is a row of the key table (schema.c), which apply_section() parses
+ * sections by; docs/policy.md is the reference for every key (test-policy-schema checks it).
  *
  * Merging: scalars and plain lists of a later file replace the earlier value; tables that map
  * names (process.env.set, network.ratchet) merge by name; [[mount]] entries are appended, a
@@ -13,6 +14,7 @@
  */
 #include "policy/policy.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -27,6 +29,7 @@
 #include "common/macros.h"
 #include "common/util.h"
 #include "policy/internal.h"
+#include "policy/schema.h"
 #include "policy/toml.h"
 
 typedef struct Loader {
@@ -35,10 +38,13 @@ typedef struct Loader {
 	PolicyError *err;
 	char *stack[POLICY_EXTENDS_DEPTH_MAX + 1]; /* real paths being loaded: cycle check */
 	size_t depth;
-	PolicyError mode_at;	/* where network.mode was last set (allowlist check) */
-	PolicyError unshare_at; /* where network.unshare was last set (mode check) */
-	PolicyError exec_ask_at; /* where exec.unlisted was last set to "ask" (needs allow) */
-	PolicyError cwd_at;
+	/* where each key with SCHEMA_F_WHERE was last set, for the checks of finish() that
+	 * point at it (network.mode, network.unshare, exec.unlisted, process.cwd) */
+	struct {
+		const SchemaKey *key;
+		PolicyError at;
+	} where[8];
+	size_t n_where;
 } Loader;
 
 typedef struct Doc {
@@ -135,10 +141,16 @@ static void join_key(char *buf, size_t size, const char *prefix, const char *key
 		snprintf(buf, size, "%s", key);
 }
 
-static int unknown_key(Doc *d, const TomlKeyValue *kv, const char *prefix, const char *const *known)
+/* A key the schema does not list in section (schema.h); prefix is how the error names the
+ * section ("mount[2]"). */
+static int unknown_key(Doc *d, const TomlKeyValue *kv, const char *prefix, const char *section)
 {
+	const char *known[SCHEMA_KEYS_MAX];
 	char key[128];
-	const char *s = suggest(kv->key, known);
+	const char *s;
+
+	policy_schema_key_names(policy_schema_section(section), known);
+	s = suggest(kv->key, known);
 
 	join_key(key, sizeof(key), prefix, kv->key);
 	if (s)
@@ -172,95 +184,48 @@ static int want_string(Doc *d, const TomlValue *v, const char *key)
 
 /* ----- enums ---------------------------------------------------------------------------- */
 
-static const char *const mount_mode_names[_MOUNT_MODE_MAX] = {
-	[MOUNT_RO] = "ro",
-	[MOUNT_RW] = "rw",
-	[MOUNT_TMP] = "tmp",
-};
-static const char *const rule_access_names[_RULE_ACCESS_MAX] = {
-	[RULE_ACCESS_UNSET] = "unset",
-	[RULE_ACCESS_HIDE] = "hide",
-	[RULE_ACCESS_DENY] = "deny",
-	[RULE_ACCESS_RO] = "ro",
-	[RULE_ACCESS_RW] = "rw",
-	[RULE_ACCESS_ASK] = "ask",
-	[RULE_ACCESS_ASK_WRITE] = "ask-write",
-};
-static const char *const sensitivity_names[_SENSITIVITY_MAX] = {
-	[SENSITIVITY_NONE] = "none",
-	[SENSITIVITY_INTERNAL] = "internal",
-	[SENSITIVITY_CONFIDENTIAL] = "confidential",
-	[SENSITIVITY_SECRET] = "secret",
-};
-static const char *const net_mode_names[_NET_MODE_MAX] = {
-	[NET_MODE_NONE] = "none",
-	[NET_MODE_LOOPBACK] = "loopback",
-	[NET_MODE_ALLOWLIST] = "allowlist",
-	[NET_MODE_FULL] = "full",
-};
-static const char *const syscall_action_names[_SYSCALL_ACTION_MAX] = {
-	[SYSCALL_ACTION_ALLOW] = "allow",
-	[SYSCALL_ACTION_DENY] = "deny",
-	[SYSCALL_ACTION_KILL] = "kill",
-	[SYSCALL_ACTION_LOG] = "log",
-};
-static const char *const ptrace_mode_names[_PTRACE_MODE_MAX] = {
-	[PTRACE_MODE_AUTO] = "auto",
-	[PTRACE_MODE_ALWAYS] = "always",
-	[PTRACE_MODE_NEVER] = "never",
-};
-static const char *const audit_select_names[_AUDIT_SELECT_MAX] = {
-	[AUDIT_SELECT_NONE] = "none",
-	[AUDIT_SELECT_DENIED] = "denied",
-	[AUDIT_SELECT_ALL] = "all",
-	[AUDIT_SELECT_LIST] = "list",
-};
-static const char *const audit_event_names[] = {
-	"file", "exec", "network", "process", "signal", "budget", "ratchet", "denied", "syscall",
-};
-
 #define ENUM_TO_STRING(names, v) ((v) >= 0 && (size_t) (v) < ARRAY_SIZE(names) ? names[v] : NULL)
 
 const char *mount_mode_to_string(MountMode m)
 {
-	return ENUM_TO_STRING(mount_mode_names, m);
+	return ENUM_TO_STRING(policy_mount_mode_names, m);
 }
 const char *net_mode_to_string(NetMode m)
 {
-	return ENUM_TO_STRING(net_mode_names, m);
+	return ENUM_TO_STRING(policy_net_mode_names, m);
 }
 const char *sensitivity_to_string(Sensitivity s)
 {
-	return ENUM_TO_STRING(sensitivity_names, s);
+	return ENUM_TO_STRING(policy_sensitivity_names, s);
 }
 const char *rule_access_to_string(RuleAccess a)
 {
-	return ENUM_TO_STRING(rule_access_names, a);
+	return ENUM_TO_STRING(policy_rule_access_names, a);
 }
 const char *syscall_action_to_string(SyscallAction a)
 {
-	return ENUM_TO_STRING(syscall_action_names, a);
+	return ENUM_TO_STRING(policy_syscall_action_names, a);
 }
 const char *ptrace_mode_to_string(PtraceMode m)
 {
-	return ENUM_TO_STRING(ptrace_mode_names, m);
+	return ENUM_TO_STRING(policy_ptrace_mode_names, m);
 }
 const char *audit_select_to_string(AuditSelect s)
 {
-	return ENUM_TO_STRING(audit_select_names, s);
+	return ENUM_TO_STRING(policy_audit_select_names, s);
 }
 const char *audit_event_to_string(unsigned bit)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(audit_event_names); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(policy_audit_event_names); i++)
 		if (bit == 1u << i)
-			return audit_event_names[i];
+			return policy_audit_event_names[i];
 	return NULL;
 }
 
 NetMode net_mode_from_string(const char *s)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(net_mode_names); i++)
-		if (streq(s, net_mode_names[i]))
+	for (size_t i = 0; i < ARRAY_SIZE(policy_net_mode_names); i++)
+		if (streq(s, policy_net_mode_names[i]))
 			return (NetMode) i;
 	return _NET_MODE_INVALID;
 }
@@ -561,39 +526,186 @@ static int replace_string(Doc *d, char **slot, const char *s)
 	return 0;
 }
 
-/* ----- [sandbox] ------------------------------------------------------------------------ */
+/* ----- keys of a regular type (schema.h) ------------------------------------------------ */
 
-static int apply_sandbox(Doc *d, const TomlValue *t)
+static const SchemaKey *schema_key(const char *section, const char *name)
 {
-	static const char *const known[] = {"name", "description", NULL};
-	Policy *p = d->l->p;
+	return policy_schema_key(policy_schema_section(section), name);
+}
+
+/* Remembers where key k was set (value v, dotted name key), for finish(). */
+static void remember(Doc *d, const SchemaKey *k, const TomlValue *v, const char *key)
+{
+	Loader *l = d->l;
+	size_t i;
+
+	for (i = 0; i < l->n_where; i++)
+		if (l->where[i].key == k)
+			break;
+	if (i == l->n_where) {
+		assert(l->n_where < ARRAY_SIZE(l->where));
+		l->where[l->n_where++].key = k;
+	}
+	(void) fail_at(d, v, key, "-");
+	l->where[i].at = *l->err;
+}
+
+/* Where section.name was last set; all zero when it was not. */
+static PolicyError where_set(const Loader *l, const char *section, const char *name)
+{
+	const SchemaKey *k = schema_key(section, name);
+
+	for (size_t i = 0; i < l->n_where; i++)
+		if (l->where[i].key == k)
+			return l->where[i].at;
+	return (PolicyError){0};
+}
+
+static int apply_limit(Doc *d, const TomlValue *v, const char *key, const SchemaKey *k,
+		       uint64_t *slot);
+static int want_ask_timeout(Doc *d, const TomlValue *v, const char *key, uint64_t *ret_ms);
+static int want_select(Doc *d, const TomlValue *v, const char *key, AuditSelect *ret,
+		       char ***ret_list);
+static int want_events(Doc *d, const TomlValue *v, const char *key, unsigned *ret);
+static int env_keep_item(Doc *d, const TomlValue *v, const char *key, char **ret);
+static int dns_item(Doc *d, const TomlValue *v, const char *key, char **ret);
+static int unix_item(Doc *d, const TomlValue *v, const char *key, char **ret);
+
+static const ItemFn item_fns[_SCHEMA_ITEM_MAX] = {
+	[SCHEMA_ITEM_GLOB] = glob_value,
+	[SCHEMA_ITEM_DNS] = dns_item,
+	[SCHEMA_ITEM_UNIX] = unix_item,
+	[SCHEMA_ITEM_ENV_NAME] = env_keep_item,
+};
+
+/* Parses value v of key k (dotted name key) into its field of base: the policy, or the entry
+ * of an array of tables ([[rule]]) being built. */
+static int apply_key(Doc *d, const SchemaKey *k, const TomlValue *v, const char *key, void *base)
+{
+	char *str;
+	char **strv;
 	int r;
 
-	r = want_type(d, t, "sandbox", TOML_TABLE);
+	switch (k->type) {
+	case SCHEMA_STRING:
+		r = want_string(d, v, key);
+		if (r < 0)
+			return r;
+		if ((k->flags & SCHEMA_F_NONEMPTY) && !v->str.ptr[0])
+			return fail_at(d, v, key, "must not be empty");
+		/* sandbox.name and description describe one file: a base's do not carry over */
+		if (k->merge == SCHEMA_MERGE_TOP_ONLY && !d->top)
+			return 0;
+		r = replace_string(d, SCHEMA_FIELD(base, k, char *), v->str.ptr);
+		break;
+	case SCHEMA_BOOL:
+		r = want_type(d, v, key, TOML_BOOL);
+		if (r >= 0)
+			*SCHEMA_FIELD(base, k, bool) = v->boolean;
+		break;
+	case SCHEMA_ENUM:
+		r = want_enum(d, v, key, k->names, (size_t) k->first, (size_t) k->n);
+		if (r >= 0 && (k->flags & SCHEMA_F_BOOL_FIELD))
+			*SCHEMA_FIELD(base, k, bool) = r != 0;
+		else if (r >= 0)
+			*SCHEMA_FIELD(base, k, int) = r;
+		break;
+	case SCHEMA_TRISTATE:
+		r = want_tristate(d, v, key, SCHEMA_FIELD(base, k, int));
+		break;
+	case SCHEMA_ERRNO:
+		r = want_string(d, v, key);
+		if (r >= 0)
+			r = want_errno(d, v, key, v->str.ptr, SCHEMA_FIELD(base, k, int));
+		break;
+	case SCHEMA_UINT:
+		r = want_type(d, v, key, TOML_INTEGER);
+		if (r >= 0 && (v->integer < 0 || (uint64_t) v->integer < k->min ||
+			       (uint64_t) v->integer > k->max))
+			r = fail_at(d, v, key, "must be between %llu and %llu",
+				    (unsigned long long) k->min, (unsigned long long) k->max);
+		if (r >= 0)
+			*SCHEMA_FIELD(base, k, unsigned) = (unsigned) v->integer;
+		break;
+	case SCHEMA_DURATION:
+	case SCHEMA_SIZE:
+	case SCHEMA_COUNT:
+		r = apply_limit(d, v, key, k, SCHEMA_FIELD(base, k, uint64_t));
+		break;
+	case SCHEMA_TIMEOUT:
+		r = want_ask_timeout(d, v, key, SCHEMA_FIELD(base, k, uint64_t));
+		break;
+	case SCHEMA_VPATH:
+	case SCHEMA_HPATH:
+	case SCHEMA_GLOB:
+		r = k->type == SCHEMA_VPATH   ? virtual_path(d, v, key, &str)
+		    : k->type == SCHEMA_HPATH ? host_path(d, v, key, &str)
+					      : glob_value(d, v, key, &str);
+		if (r >= 0) {
+			free(*SCHEMA_FIELD(base, k, char *));
+			*SCHEMA_FIELD(base, k, char *) = str;
+		}
+		break;
+	case SCHEMA_STRV:
+		r = want_strv(d, v, key, item_fns[k->item], &strv);
+		if (r >= 0)
+			replace_strv(SCHEMA_FIELD(base, k, char **), strv);
+		break;
+	case SCHEMA_SELECT:
+		r = want_select(d, v, key, SCHEMA_FIELD(base, k, AuditSelect),
+				SCHEMA_FIELD2(base, k, char **));
+		break;
+	case SCHEMA_EVENTS:
+		r = want_events(d, v, key, SCHEMA_FIELD(base, k, unsigned));
+		break;
+	default:
+		assert(!"a key of a type apply_key() does not know");
+		return -EINVAL;
+	}
+	if (r >= 0 && (k->flags & SCHEMA_F_WHERE))
+		remember(d, k, v, key);
+	return r;
+}
+
+/* A key of type SCHEMA_CUSTOM: its section's own code. */
+typedef int (*CustomFn)(Doc *d, const SchemaKey *k, const TomlKeyValue *kv, const char *key);
+
+/* Applies table t, a table of section name (prefix names it in errors: "mount[2]"), to base:
+ * each key by its row in the schema, the SCHEMA_CUSTOM ones by custom (NULL when the section
+ * has none). */
+static int apply_table(Doc *d, const TomlValue *t, const char *name, const char *prefix,
+		       void *base, CustomFn custom)
+{
+	const SchemaSection *s = policy_schema_section(name);
+	char key[128];
+	int r;
+
+	assert(s);
+	r = want_type(d, t, prefix, TOML_TABLE);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < t->table.n; i++) {
 		const TomlKeyValue *kv = &t->table.items[i];
-		char key[128];
+		const SchemaKey *k = policy_schema_key(s, kv->key);
 
-		join_key(key, sizeof(key), "sandbox", kv->key);
-		if (streq(kv->key, "name") || streq(kv->key, "description")) {
-			r = want_string(d, kv->value, key);
-			if (r < 0)
-				return r;
-			if (streq(kv->key, "name") && !kv->value->str.ptr[0])
-				return fail_at(d, kv->value, key, "must not be empty");
-			/* name and description describe one file: a base's do not carry over */
-			if (!d->top)
-				continue;
-			r = replace_string(d, streq(kv->key, "name") ? &p->name : &p->description,
-					   kv->value->str.ptr);
-			if (r < 0)
-				return r;
+		if (!k)
+			return unknown_key(d, kv, prefix, name);
+		join_key(key, sizeof(key), prefix, kv->key);
+		if (k->type == SCHEMA_CUSTOM) {
+			assert(custom);
+			r = custom(d, k, kv, key);
 		} else
-			return unknown_key(d, kv, "sandbox", known);
+			r = apply_key(d, k, kv->value, key, base);
+		if (r < 0)
+			return r;
 	}
 	return 0;
+}
+
+/* Applies table t, the section called name, to the policy. */
+static int apply_section(Doc *d, const TomlValue *t, const char *name, CustomFn custom)
+{
+	return apply_table(d, t, name, name, d->l->p, custom);
 }
 
 /* ----- [[mount]] ------------------------------------------------------------------------ */
@@ -614,48 +726,35 @@ static bool mount_source_is_file(const PolicyMount *m)
 	return m->source && stat(m->source, &st) == 0 && !S_ISDIR(st.st_mode);
 }
 
+/* mount.source and mount.optional are only type-checked here: apply_one_mount() resolves them
+ * once the whole entry is read (the source defaults to the path, and depends on the mode) */
+static int mount_custom(Doc *d, const SchemaKey *k, const TomlKeyValue *kv, const char *key)
+{
+	if (streq(k->name, "source"))
+		return want_string(d, kv->value, key);
+	assert(streq(k->name, "optional"));
+	return want_type(d, kv->value, key, TOML_BOOL);
+}
+
 static int apply_one_mount(Doc *d, const TomlValue *t, size_t index)
 {
-	static const char *const known[] = {"path", "source", "mode", "keep", "optional", NULL};
 	Loader *l = d->l;
 	Policy *p = l->p;
 	_cleanup_free_ char *path = NULL, *source = NULL;
-	const TomlValue *path_v = NULL, *source_v = NULL, *keep_v = NULL, *optional_v = NULL;
+	const TomlValue *path_v, *source_v, *keep_v, *optional_v;
 	char prefix[64], key[128];
 	PolicyMount m = {.mode = MOUNT_RO, .line = d->override ? 0 : t->line};
 	int r;
 
 	snprintf(prefix, sizeof(prefix), "mount[%zu]", index + 1);
-	r = want_type(d, t, prefix, TOML_TABLE);
+	r = apply_table(d, t, "mount", prefix, &m, mount_custom);
+	path = TAKE_PTR(m.path);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < t->table.n; i++) {
-		const TomlKeyValue *kv = &t->table.items[i];
-
-		join_key(key, sizeof(key), prefix, kv->key);
-		if (streq(kv->key, "path")) {
-			path_v = kv->value;
-			r = virtual_path(d, kv->value, key, &path);
-		} else if (streq(kv->key, "source")) {
-			source_v = kv->value;
-			r = want_string(d, kv->value, key);
-		} else if (streq(kv->key, "mode")) {
-			r = want_enum(d, kv->value, key, mount_mode_names, 0, _MOUNT_MODE_MAX);
-			if (r >= 0)
-				m.mode = (MountMode) r;
-		} else if (streq(kv->key, "optional")) {
-			optional_v = kv->value;
-			r = want_type(d, kv->value, key, TOML_BOOL);
-		} else if (streq(kv->key, "keep")) {
-			keep_v = kv->value;
-			r = want_type(d, kv->value, key, TOML_BOOL);
-			if (r >= 0)
-				m.keep = kv->value->boolean;
-		} else
-			r = unknown_key(d, kv, prefix, known);
-		if (r < 0)
-			return r;
-	}
+	path_v = toml_table_get(t, "path");
+	source_v = toml_table_get(t, "source");
+	keep_v = toml_table_get(t, "keep");
+	optional_v = toml_table_get(t, "optional");
 	join_key(key, sizeof(key), prefix, "path");
 	if (!path)
 		return fail(d, t->line, t->column, key, -EINVAL, "a mount needs a path");
@@ -779,62 +878,41 @@ static int apply_array_of_tables(Doc *d, const TomlValue *v, const char *name,
 
 /* ----- [[rule]] ------------------------------------------------------------------------- */
 
-static int want_ask_timeout(Doc *d, const TomlValue *v, const char *key, uint64_t *ret_ms);
-
 static int apply_one_rule(Doc *d, const TomlValue *t, size_t index)
 {
-	static const char *const known[] = {"path", "access", "level", "ask_timeout", NULL};
 	Policy *p = d->l->p;
 	PolicyRule rule = {.line = d->override ? 0 : t->line, .ask_timeout_ms = 30000};
-	const TomlValue *timeout_at = NULL;
-	_cleanup_free_ char *glob = NULL;
+	const TomlValue *timeout_at;
 	char prefix[64], key[128];
 	int r;
 
 	snprintf(prefix, sizeof(prefix), "rule[%zu]", index + 1);
-	r = want_type(d, t, prefix, TOML_TABLE);
-	if (r < 0)
+	r = apply_table(d, t, "rule", prefix, &rule, NULL);
+	if (r < 0) {
+		free(rule.glob);
 		return r;
-	for (size_t i = 0; i < t->table.n; i++) {
-		const TomlKeyValue *kv = &t->table.items[i];
-
-		join_key(key, sizeof(key), prefix, kv->key);
-		if (streq(kv->key, "path"))
-			r = glob_value(d, kv->value, key, &glob);
-		else if (streq(kv->key, "access")) {
-			r = want_enum(d, kv->value, key, rule_access_names, RULE_ACCESS_HIDE,
-				      _RULE_ACCESS_MAX);
-			if (r >= 0)
-				rule.access = (RuleAccess) r;
-		} else if (streq(kv->key, "level")) {
-			r = want_enum(d, kv->value, key, sensitivity_names, SENSITIVITY_INTERNAL,
-				      _SENSITIVITY_MAX);
-			if (r >= 0)
-				rule.level = (Sensitivity) r;
-		} else if (streq(kv->key, "ask_timeout")) {
-			r = want_ask_timeout(d, kv->value, key, &rule.ask_timeout_ms);
-			timeout_at = kv->value;
-		} else
-			r = unknown_key(d, kv, prefix, known);
-		if (r < 0)
-			return r;
 	}
-	if (!glob)
+	if (!rule.glob)
 		return fail(d, t->line, t->column, prefix, -EINVAL, "a rule needs a path");
-	if (rule.access == RULE_ACCESS_UNSET && rule.level == SENSITIVITY_NONE)
+	if (rule.access == RULE_ACCESS_UNSET && rule.level == SENSITIVITY_NONE) {
+		free(rule.glob);
 		return fail(d, t->line, t->column, prefix, -EINVAL,
 			    "a rule needs an access, a level, or both");
+	}
+	timeout_at = toml_table_get(t, "ask_timeout");
 	if (timeout_at && rule.access != RULE_ACCESS_ASK && rule.access != RULE_ACCESS_ASK_WRITE) {
+		free(rule.glob);
 		join_key(key, sizeof(key), prefix, "ask_timeout");
 		return fail_at(d, timeout_at, key,
 			       "ask_timeout needs access = \"ask\" or \"ask-write\"");
 	}
 
 	PolicyRule *a = reallocarray(p->rules, p->n_rules + 1, sizeof(PolicyRule));
-	if (!a)
+	if (!a) {
+		free(rule.glob);
 		return oom(d);
+	}
 	p->rules = a;
-	rule.glob = TAKE_PTR(glob);
 	p->rules[p->n_rules++] = rule;
 	return 0;
 }
@@ -888,89 +966,34 @@ static int env_set(Doc *d, const char *name, const char *value)
 	return 0;
 }
 
-static int apply_env(Doc *d, const TomlValue *t)
+/* process.env.set: a table of variables, merged by name with what earlier files set */
+static int env_custom(Doc *d, const SchemaKey *k, const TomlKeyValue *kv, const char *key)
 {
-	static const char *const known[] = {"keep", "set", NULL};
-	Policy *p = d->l->p;
-	char key[128];
+	const TomlValue *s = kv->value;
 	int r;
 
-	r = want_type(d, t, "process.env", TOML_TABLE);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < t->table.n; i++) {
-		const TomlKeyValue *kv = &t->table.items[i];
+	assert(streq(k->name, "set"));
+	r = want_type(d, s, key, TOML_TABLE);
+	for (size_t j = 0; r >= 0 && j < s->table.n; j++) {
+		const TomlKeyValue *e = &s->table.items[j];
+		char k2[160];
 
-		join_key(key, sizeof(key), "process.env", kv->key);
-		if (streq(kv->key, "keep")) {
-			char **v;
-			r = want_strv(d, kv->value, key, env_keep_item, &v);
-			if (r >= 0)
-				replace_strv(&p->process.env_keep, v);
-		} else if (streq(kv->key, "set")) {
-			const TomlValue *s = kv->value;
-
-			r = want_type(d, s, key, TOML_TABLE);
-			for (size_t j = 0; r >= 0 && j < s->table.n; j++) {
-				const TomlKeyValue *e = &s->table.items[j];
-				char k2[160];
-
-				snprintf(k2, sizeof(k2), "%s.%s", key, e->key);
-				if (!valid_env_name(e->key, false))
-					return fail(d, e->line, e->column, k2, -EINVAL,
-						    "'%.64s' is not a variable name", e->key);
-				r = want_string(d, e->value, k2);
-				if (r >= 0)
-					r = env_set(d, e->key, e->value->str.ptr);
-			}
-		} else
-			r = unknown_key(d, kv, "process.env", known);
-		if (r < 0)
-			return r;
+		snprintf(k2, sizeof(k2), "%s.%s", key, e->key);
+		if (!valid_env_name(e->key, false))
+			return fail(d, e->line, e->column, k2, -EINVAL,
+				    "'%.64s' is not a variable name", e->key);
+		r = want_string(d, e->value, k2);
+		if (r >= 0)
+			r = env_set(d, e->key, e->value->str.ptr);
 	}
-	return 0;
+	return r;
 }
 
-static int apply_process(Doc *d, const TomlValue *t)
+static int process_custom(Doc *d, const SchemaKey *k, const TomlKeyValue *kv, const char *key)
 {
-	static const char *const known[] = {"cwd", "env", "tty", "pty", NULL};
-	Loader *l = d->l;
-	Policy *p = l->p;
-	char key[128];
-	int r;
-
-	r = want_type(d, t, "process", TOML_TABLE);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < t->table.n; i++) {
-		const TomlKeyValue *kv = &t->table.items[i];
-
-		join_key(key, sizeof(key), "process", kv->key);
-		if (streq(kv->key, "cwd")) {
-			char *s;
-			r = virtual_path(d, kv->value, key, &s);
-			if (r >= 0) {
-				free(p->process.cwd);
-				p->process.cwd = s;
-				(void) fail_at(d, kv->value, key, "-");
-				l->cwd_at = *l->err;
-			}
-		} else if (streq(kv->key, "env"))
-			r = apply_env(d, kv->value);
-		else if (streq(kv->key, "tty")) {
-			r = want_type(d, kv->value, key, TOML_BOOL);
-			if (r >= 0)
-				p->process.tty = kv->value->boolean;
-		} else if (streq(kv->key, "pty")) {
-			r = want_type(d, kv->value, key, TOML_BOOL);
-			if (r >= 0)
-				p->process.pty = kv->value->boolean;
-		} else
-			r = unknown_key(d, kv, "process", known);
-		if (r < 0)
-			return r;
-	}
-	return 0;
+	assert(streq(k->name, "env"));
+	(void) key; /* the subsection's keys are named "process.env.KEY" */
+	return apply_section(d, kv->value, "process.env", env_custom);
 }
 
 /* ----- [exec] --------------------------------------------------------------------------- */
@@ -990,49 +1013,6 @@ static int want_ask_timeout(Doc *d, const TomlValue *v, const char *key, uint64_
 	if (ms < 1000 || ms > 3600 * 1000)
 		return fail_at(d, v, key, "must be a duration from 1s to 1h, such as \"30s\"");
 	*ret_ms = ms;
-	return 0;
-}
-
-static int apply_exec(Doc *d, const TomlValue *t)
-{
-	static const char *const known[] = {"allow", "deny", "unlisted", "ask_timeout", NULL};
-	static const char *const unlisted_names[] = {"deny", "ask"};
-	Policy *p = d->l->p;
-	char key[128];
-	int r;
-
-	r = want_type(d, t, "exec", TOML_TABLE);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < t->table.n; i++) {
-		const TomlKeyValue *kv = &t->table.items[i];
-		char **v;
-
-		join_key(key, sizeof(key), "exec", kv->key);
-		if (streq(kv->key, "unlisted")) {
-			r = want_enum(d, kv->value, key, unlisted_names, 0, 2);
-			if (r < 0)
-				return r;
-			p->exec_ask_unlisted = r == 1;
-			if (r == 1) {
-				(void) fail_at(d, kv->value, key, "-");
-				d->l->exec_ask_at = *d->l->err;
-			}
-			continue;
-		}
-		if (streq(kv->key, "ask_timeout")) {
-			r = want_ask_timeout(d, kv->value, key, &p->exec_ask_timeout_ms);
-			if (r < 0)
-				return r;
-			continue;
-		}
-		if (!streq(kv->key, "allow") && !streq(kv->key, "deny"))
-			return unknown_key(d, kv, "exec", known);
-		r = want_strv(d, kv->value, key, glob_value, &v);
-		if (r < 0)
-			return r;
-		replace_strv(streq(kv->key, "allow") ? &p->exec_allow : &p->exec_deny, v);
-	}
 	return 0;
 }
 
@@ -1109,138 +1089,48 @@ static int apply_allow(Doc *d, const TomlValue *v, const char *key)
 	return 0;
 }
 
-static int apply_ratchet(Doc *d, const TomlValue *t, const char *key)
+/* network.ratchet.LEVEL: merged level by level with what earlier files set */
+static int ratchet_custom(Doc *d, const SchemaKey *k, const TomlKeyValue *kv, const char *key)
 {
 	PolicyNetwork *net = &d->l->p->network;
-	const char *known[] = {"internal", "confidential", "secret", NULL};
+	Sensitivity s = _SENSITIVITY_INVALID;
 	int r;
 
-	r = want_type(d, t, key, TOML_TABLE);
+	for (int j = SENSITIVITY_INTERNAL; j < _SENSITIVITY_MAX; j++)
+		if (streq(k->name, policy_sensitivity_names[j]))
+			s = (Sensitivity) j;
+	assert(s >= 0);
+	r = want_enum(d, kv->value, key, policy_net_mode_names, 0, _NET_MODE_MAX);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < t->table.n; i++) {
-		const TomlKeyValue *kv = &t->table.items[i];
-		Sensitivity s = _SENSITIVITY_INVALID;
-		char k2[160];
-
-		for (int j = SENSITIVITY_INTERNAL; j < _SENSITIVITY_MAX; j++)
-			if (streq(kv->key, sensitivity_names[j]))
-				s = (Sensitivity) j;
-		if (s < 0)
-			return unknown_key(d, kv, key, known);
-		snprintf(k2, sizeof(k2), "%s.%s", key, kv->key);
-		r = want_enum(d, kv->value, k2, net_mode_names, 0, _NET_MODE_MAX);
-		if (r < 0)
-			return r;
-		net->ratchet[s] = (NetMode) r;
-		net->has_ratchet[s] = true;
-	}
+	net->ratchet[s] = (NetMode) r;
+	net->has_ratchet[s] = true;
 	return 0;
 }
 
-static int apply_network(Doc *d, const TomlValue *t)
+static int network_custom(Doc *d, const SchemaKey *k, const TomlKeyValue *kv, const char *key)
 {
-	static const char *const known[] = {"mode",	     "allow",	     "dns",
-					    "unix",	     "ratchet",	     "unshare",
-					    "connect_errno", "socket_errno", "unlisted",
-					    "ask_timeout",   NULL};
-	static const char *const unlisted_names[] = {"deny", "ask"};
-	Loader *l = d->l;
-	PolicyNetwork *net = &l->p->network;
-	char key[128];
-	int r;
-
-	r = want_type(d, t, "network", TOML_TABLE);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < t->table.n; i++) {
-		const TomlKeyValue *kv = &t->table.items[i];
-		char **v;
-
-		join_key(key, sizeof(key), "network", kv->key);
-		if (streq(kv->key, "mode")) {
-			r = want_enum(d, kv->value, key, net_mode_names, 0, _NET_MODE_MAX);
-			if (r >= 0) {
-				net->mode = (NetMode) r;
-				(void) fail_at(d, kv->value, key, "-");
-				l->mode_at = *l->err;
-			}
-		} else if (streq(kv->key, "allow"))
-			r = apply_allow(d, kv->value, key);
-		else if (streq(kv->key, "dns")) {
-			r = want_strv(d, kv->value, key, dns_item, &v);
-			if (r >= 0)
-				replace_strv(&net->dns, v);
-		} else if (streq(kv->key, "unix")) {
-			r = want_strv(d, kv->value, key, unix_item, &v);
-			if (r >= 0)
-				replace_strv(&net->unix_sockets, v);
-		} else if (streq(kv->key, "ratchet"))
-			r = apply_ratchet(d, kv->value, key);
-		else if (streq(kv->key, "unshare")) {
-			r = want_tristate(d, kv->value, key, &net->unshare_netns);
-			if (r >= 0) {
-				(void) fail_at(d, kv->value, key, "-");
-				l->unshare_at = *l->err;
-			}
-		}
-		else if (streq(kv->key, "unlisted")) {
-			r = want_enum(d, kv->value, key, unlisted_names, 0, 2);
-			if (r >= 0)
-				net->ask_unlisted = r == 1;
-		} else if (streq(kv->key, "ask_timeout"))
-			r = want_ask_timeout(d, kv->value, key, &net->ask_timeout_ms);
-		else if (streq(kv->key, "connect_errno") || streq(kv->key, "socket_errno")) {
-			r = want_string(d, kv->value, key);
-			if (r >= 0)
-				r = want_errno(d, kv->value, key, kv->value->str.ptr,
-					       streq(kv->key, "connect_errno")
-						       ? &net->connect_errno
-						       : &net->socket_errno);
-		} else
-			r = unknown_key(d, kv, "network", known);
-		if (r < 0)
-			return r;
-	}
-	return 0;
+	if (streq(k->name, "allow"))
+		return apply_allow(d, kv->value, key);
+	assert(streq(k->name, "ratchet"));
+	return apply_section(d, kv->value, "network.ratchet", ratchet_custom);
 }
 
 /* ----- [limits] ------------------------------------------------------------------------- */
 
-enum { LIMIT_SIZE, LIMIT_DURATION, LIMIT_COUNT };
-
-static const struct {
-	const char *name;
-	int kind;
-	size_t offset;
-	uint64_t max;
-	bool zero_ok;
-} limit_keys[] = {
-	{"wall_time", LIMIT_DURATION, offsetof(PolicyLimits, wall_time_ms), POLICY_DURATION_MAX_MS},
-	{"cpu_time", LIMIT_DURATION, offsetof(PolicyLimits, cpu_time_ms), POLICY_DURATION_MAX_MS},
-	{"memory", LIMIT_SIZE, offsetof(PolicyLimits, memory), POLICY_SIZE_MAX},
-	{"tasks", LIMIT_COUNT, offsetof(PolicyLimits, tasks), POLICY_TASKS_MAX},
-	{"file_size", LIMIT_SIZE, offsetof(PolicyLimits, file_size), POLICY_SIZE_MAX},
-	{"open_files", LIMIT_COUNT, offsetof(PolicyLimits, open_files), POLICY_OPEN_FILES_MAX},
-	{"disk", LIMIT_SIZE, offsetof(PolicyLimits, disk), POLICY_SIZE_MAX},
-	{"output", LIMIT_SIZE, offsetof(PolicyLimits, output), POLICY_SIZE_MAX},
-	{"cpus", LIMIT_COUNT, offsetof(PolicyLimits, cpus), POLICY_CPUS_MAX},
-	{"kill_grace", LIMIT_DURATION, offsetof(PolicyLimits, kill_grace_ms),
-	 POLICY_KILL_GRACE_MAX_MS, true},
-};
-
-static int apply_limit(Doc *d, const TomlValue *v, const char *key, size_t k)
+/* A [limits] key: k->type says whether it is a size, a duration or a count. */
+static int apply_limit(Doc *d, const TomlValue *v, const char *key, const SchemaKey *k,
+		       uint64_t *slot)
 {
-	uint64_t *slot = (uint64_t *) ((char *) &d->l->p->limits + limit_keys[k].offset);
-	int kind = limit_keys[k].kind;
-	const char *what = kind == LIMIT_SIZE	    ? "size"
-			   : kind == LIMIT_DURATION ? "duration"
-						    : "count";
+	SchemaType kind = k->type;
+	const char *what = kind == SCHEMA_SIZE	     ? "size"
+			   : kind == SCHEMA_DURATION ? "duration"
+						     : "count";
 	char maxbuf[32];
 	uint64_t val;
 
 	if (v->type == TOML_STRING && streq(v->str.ptr, "unlimited") &&
-	    !streq(limit_keys[k].name, "kill_grace")) {
+	    !(k->flags & SCHEMA_F_NO_UNLIMITED)) {
 		*slot = LIMIT_UNSET;
 		return 0;
 	}
@@ -1248,20 +1138,20 @@ static int apply_limit(Doc *d, const TomlValue *v, const char *key, size_t k)
 		if (v->integer < 0)
 			return fail_at(d, v, key, "negative %s %lld", what, (long long) v->integer);
 		val = (uint64_t) v->integer;
-		if (kind == LIMIT_DURATION) {
+		if (kind == SCHEMA_DURATION) {
 			if (val > POLICY_DURATION_MAX_MS / 1000)
 				val = POLICY_DURATION_MAX_MS + 1;
 			else
 				val *= 1000;
 		}
-	} else if (v->type == TOML_FLOAT && kind == LIMIT_DURATION) {
+	} else if (v->type == TOML_FLOAT && kind == SCHEMA_DURATION) {
 		if (!(v->flt >= 0))
 			return fail_at(d, v, key, "negative or not-a-number duration");
 		val = v->flt * 1000.0 > (double) POLICY_DURATION_MAX_MS
 			      ? POLICY_DURATION_MAX_MS + 1
 			      : (uint64_t) (v->flt * 1000.0);
-	} else if (v->type == TOML_STRING && kind != LIMIT_COUNT) {
-		const char *why = kind == LIMIT_SIZE ? policy_size_reason(v->str.ptr, &val)
+	} else if (v->type == TOML_STRING && kind != SCHEMA_COUNT) {
+		const char *why = kind == SCHEMA_SIZE ? policy_size_reason(v->str.ptr, &val)
 						     : policy_duration_reason(v->str.ptr, &val);
 		if (why) {
 			if (v->str.ptr[strspn(v->str.ptr, " ")] == '-')
@@ -1270,64 +1160,34 @@ static int apply_limit(Doc *d, const TomlValue *v, const char *key, size_t k)
 		}
 	} else
 		return fail_at(d, v, key, "expected %s, got %s %s",
-			       kind == LIMIT_SIZE	? "a size (integer bytes or a string "
+			       kind == SCHEMA_SIZE	? "a size (integer bytes or a string "
 							  "such as \"512MiB\")"
-			       : kind == LIMIT_DURATION ? "a duration (integer seconds or a "
+			       : kind == SCHEMA_DURATION ? "a duration (integer seconds or a "
 							  "string such as \"30s\")"
 							: "an integer",
 			       type_article(v->type), toml_type_name(v->type));
 
-	if (val == 0 && !limit_keys[k].zero_ok)
+	if (val == 0 && !(k->flags & SCHEMA_F_ZERO_OK))
 		return fail_at(d, v, key, "must be greater than zero (\"unlimited\" for no limit)");
-	if (val > limit_keys[k].max) {
-		if (kind == LIMIT_SIZE)
-			policy_format_size(limit_keys[k].max, maxbuf, sizeof(maxbuf));
-		else if (kind == LIMIT_DURATION)
-			policy_format_duration_ms(limit_keys[k].max, maxbuf, sizeof(maxbuf));
+	if (val > k->max) {
+		if (kind == SCHEMA_SIZE)
+			policy_format_size(k->max, maxbuf, sizeof(maxbuf));
+		else if (kind == SCHEMA_DURATION)
+			policy_format_duration_ms(k->max, maxbuf, sizeof(maxbuf));
 		else
 			snprintf(maxbuf, sizeof(maxbuf), "%llu",
-				 (unsigned long long) limit_keys[k].max);
+				 (unsigned long long) k->max);
 		return fail_at(d, v, key, "absurd %s: above the maximum of %s", what, maxbuf);
 	}
 	{
 		char hostbuf[128];
-		const char *why = policy_host_limit_reason(limit_keys[k].name, val, hostbuf,
+		const char *why = policy_host_limit_reason(k->name, val, hostbuf,
 							   sizeof(hostbuf));
 
 		if (why)
 			return fail_at(d, v, key, "%s", why);
 	}
 	*slot = val;
-	return 0;
-}
-
-static int apply_limits(Doc *d, const TomlValue *t)
-{
-	const char *known[ARRAY_SIZE(limit_keys) + 1];
-	char key[128];
-	int r;
-
-	for (size_t k = 0; k < ARRAY_SIZE(limit_keys); k++)
-		known[k] = limit_keys[k].name;
-	known[ARRAY_SIZE(limit_keys)] = NULL;
-
-	r = want_type(d, t, "limits", TOML_TABLE);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < t->table.n; i++) {
-		const TomlKeyValue *kv = &t->table.items[i];
-		size_t k;
-
-		for (k = 0; k < ARRAY_SIZE(limit_keys); k++)
-			if (streq(kv->key, limit_keys[k].name))
-				break;
-		if (k == ARRAY_SIZE(limit_keys))
-			return unknown_key(d, kv, "limits", known);
-		join_key(key, sizeof(key), "limits", kv->key);
-		r = apply_limit(d, kv->value, key, k);
-		if (r < 0)
-			return r;
-	}
 	return 0;
 }
 
@@ -1461,77 +1321,21 @@ static int apply_syscall_entry(Doc *d, const TomlValue *v, const char *key, Sysc
 	return add_syscall(d, v, key, name, action, error);
 }
 
-static int apply_syscalls(Doc *d, const TomlValue *t)
+/* syscalls.allow, deny, kill, log: a list of syscalls and @groups for that action */
+static int syscalls_custom(Doc *d, const SchemaKey *k, const TomlKeyValue *kv, const char *key)
 {
-	static const char *const known[] = {"errno", "allow", "deny", "kill", "log", NULL};
-	Policy *p = d->l->p;
-	char key[128];
+	SyscallAction action = _SYSCALL_ACTION_INVALID;
 	int r;
 
-	r = want_type(d, t, "syscalls", TOML_TABLE);
+	for (int a = 0; a < _SYSCALL_ACTION_MAX; a++)
+		if (streq(k->name, policy_syscall_action_names[a]))
+			action = (SyscallAction) a;
+	assert(action >= 0);
+	r = want_type(d, kv->value, key, TOML_ARRAY);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < t->table.n; i++) {
-		const TomlKeyValue *kv = &t->table.items[i];
-		SyscallAction action = _SYSCALL_ACTION_INVALID;
-
-		join_key(key, sizeof(key), "syscalls", kv->key);
-		if (streq(kv->key, "errno")) {
-			r = want_string(d, kv->value, key);
-			if (r >= 0)
-				r = want_errno(d, kv->value, key, kv->value->str.ptr,
-					       &p->deny_errno);
-			if (r < 0)
-				return r;
-			continue;
-		}
-		for (int a = 0; a < _SYSCALL_ACTION_MAX; a++)
-			if (streq(kv->key, syscall_action_names[a]))
-				action = (SyscallAction) a;
-		if (action < 0)
-			return unknown_key(d, kv, "syscalls", known);
-		r = want_type(d, kv->value, key, TOML_ARRAY);
-		if (r < 0)
-			return r;
-		for (size_t j = 0; j < kv->value->array.n; j++) {
-			r = apply_syscall_entry(d, kv->value->array.items[j], key, action);
-			if (r < 0)
-				return r;
-		}
-	}
-	return 0;
-}
-
-/* ----- [tracer] ------------------------------------------------------------------------- */
-
-static int apply_tracer(Doc *d, const TomlValue *t)
-{
-	static const char *const known[] = {"ptrace", "landlock", "kernel_view", NULL};
-	Policy *p = d->l->p;
-	char key[128];
-	int r, v;
-
-	r = want_type(d, t, "tracer", TOML_TABLE);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < t->table.n; i++) {
-		const TomlKeyValue *kv = &t->table.items[i];
-
-		join_key(key, sizeof(key), "tracer", kv->key);
-		if (streq(kv->key, "ptrace")) {
-			r = want_enum(d, kv->value, key, ptrace_mode_names, 0, _PTRACE_MODE_MAX);
-			if (r >= 0)
-				p->ptrace = (PtraceMode) r;
-		} else if (streq(kv->key, "landlock")) {
-			r = want_tristate(d, kv->value, key, &v);
-			if (r >= 0)
-				p->landlock = (TriState) v;
-		} else if (streq(kv->key, "kernel_view")) {
-			r = want_tristate(d, kv->value, key, &v);
-			if (r >= 0)
-				p->kernel_view = (TriState) v;
-		} else
-			r = unknown_key(d, kv, "tracer", known);
+	for (size_t j = 0; j < kv->value->array.n; j++) {
+		r = apply_syscall_entry(d, kv->value->array.items[j], key, action);
 		if (r < 0)
 			return r;
 	}
@@ -1579,7 +1383,7 @@ static int want_select(Doc *d, const TomlValue *v, const char *key, AuditSelect 
 			"expected \"none\", \"denied\", \"all\" or an array of syscall names, "
 			"got %s %s",
 			type_article(v->type), toml_type_name(v->type));
-	r = want_enum(d, v, key, audit_select_names, 0, AUDIT_SELECT_LIST);
+	r = want_enum(d, v, key, policy_audit_select_names, 0, AUDIT_SELECT_LIST);
 	if (r < 0)
 		return r;
 	*ret = (AuditSelect) r;
@@ -1589,14 +1393,14 @@ static int want_select(Doc *d, const TomlValue *v, const char *key, AuditSelect 
 
 static int want_events(Doc *d, const TomlValue *v, const char *key, unsigned *ret)
 {
-	const char *known[ARRAY_SIZE(audit_event_names) + 2];
+	const char *known[ARRAY_SIZE(policy_audit_event_names) + 2];
 	unsigned mask = 0;
 	int r;
 
-	for (size_t i = 0; i < ARRAY_SIZE(audit_event_names); i++)
-		known[i] = audit_event_names[i];
-	known[ARRAY_SIZE(audit_event_names)] = "all";
-	known[ARRAY_SIZE(audit_event_names) + 1] = NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(policy_audit_event_names); i++)
+		known[i] = policy_audit_event_names[i];
+	known[ARRAY_SIZE(policy_audit_event_names)] = "all";
+	known[ARRAY_SIZE(policy_audit_event_names) + 1] = NULL;
 
 	if (v->type == TOML_STRING && streq(v->str.ptr, "all")) {
 		*ret = AUDIT_EVENT_ALL;
@@ -1612,66 +1416,14 @@ static int want_events(Doc *d, const TomlValue *v, const char *key, unsigned *re
 		r = want_enum(d, e, key, known, 0, ARRAY_SIZE(known) - 1);
 		if (r < 0)
 			return r;
-		mask |= (size_t) r == ARRAY_SIZE(audit_event_names) ? (unsigned) AUDIT_EVENT_ALL
+		mask |= (size_t) r == ARRAY_SIZE(policy_audit_event_names) ? (unsigned) AUDIT_EVENT_ALL
 								    : 1u << r;
 	}
 	*ret = mask;
 	return 0;
 }
 
-static int apply_audit(Doc *d, const TomlValue *t)
-{
-	static const char *const known[] = {"log",	   "events", "backtrace", "backtrace_depth",
-					    "disassembly", "trace",  NULL};
-	PolicyAudit *a = &d->l->p->audit;
-	char key[128];
-	int r;
-
-	r = want_type(d, t, "audit", TOML_TABLE);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < t->table.n; i++) {
-		const TomlKeyValue *kv = &t->table.items[i];
-		const TomlValue *v = kv->value;
-
-		join_key(key, sizeof(key), "audit", kv->key);
-		if (streq(kv->key, "log")) {
-			char *s;
-			r = host_path(d, v, key, &s);
-			if (r >= 0) {
-				free(a->log);
-				a->log = s;
-			}
-		} else if (streq(kv->key, "events"))
-			r = want_events(d, v, key, &a->events);
-		else if (streq(kv->key, "backtrace"))
-			r = want_select(d, v, key, &a->backtrace, &a->backtrace_syscalls);
-		else if (streq(kv->key, "disassembly"))
-			r = want_select(d, v, key, &a->disassembly, &a->disassembly_syscalls);
-		else if (streq(kv->key, "backtrace_depth")) {
-			r = want_type(d, v, key, TOML_INTEGER);
-			if (r >= 0 && (v->integer < 1 || v->integer > POLICY_BACKTRACE_DEPTH_MAX))
-				r = fail_at(d, v, key, "must be between 1 and %d",
-					    POLICY_BACKTRACE_DEPTH_MAX);
-			if (r >= 0)
-				a->backtrace_depth = (unsigned) v->integer;
-		} else if (streq(kv->key, "trace")) {
-			r = want_type(d, v, key, TOML_BOOL);
-			if (r >= 0)
-				a->trace = v->boolean;
-		} else
-			r = unknown_key(d, kv, "audit", known);
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}
-
 /* ----- documents, extends, presets ------------------------------------------------------ */
-
-static const char *const top_keys[] = {"extends",  "sandbox", "mount",	 "rule",
-				       "process",  "exec",    "network", "limits",
-				       "syscalls", "tracer",  "audit",	 NULL};
 
 static bool looks_like_path(const char *name)
 {
@@ -1763,6 +1515,24 @@ static int load_base(Doc *d, const TomlValue *v, const char *key)
 	return load_file(d->l, path, path, false, d, v, key);
 }
 
+/* The handler of a section's SCHEMA_CUSTOM keys; NULL when it has none. */
+static CustomFn section_custom(const char *section)
+{
+	static const struct {
+		const char *section;
+		CustomFn custom;
+	} customs[] = {
+		{"process", process_custom},
+		{"network", network_custom},
+		{"syscalls", syscalls_custom},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(customs); i++)
+		if (streq(customs[i].section, section))
+			return customs[i].custom;
+	return NULL;
+}
+
 static int apply_doc(Doc *d, const TomlValue *root)
 {
 	const TomlValue *ext = toml_table_get(root, "extends");
@@ -1812,28 +1582,14 @@ static int apply_doc(Doc *d, const TomlValue *root)
 
 		if (streq(kv->key, "extends"))
 			continue;
-		else if (streq(kv->key, "sandbox"))
-			r = apply_sandbox(d, v);
 		else if (streq(kv->key, "mount"))
 			r = apply_array_of_tables(d, v, "mount", apply_one_mount);
 		else if (streq(kv->key, "rule"))
 			r = apply_array_of_tables(d, v, "rule", apply_one_rule);
-		else if (streq(kv->key, "process"))
-			r = apply_process(d, v);
-		else if (streq(kv->key, "exec"))
-			r = apply_exec(d, v);
-		else if (streq(kv->key, "network"))
-			r = apply_network(d, v);
-		else if (streq(kv->key, "limits"))
-			r = apply_limits(d, v);
-		else if (streq(kv->key, "syscalls"))
-			r = apply_syscalls(d, v);
-		else if (streq(kv->key, "tracer"))
-			r = apply_tracer(d, v);
-		else if (streq(kv->key, "audit"))
-			r = apply_audit(d, v);
+		else if (policy_schema_key(policy_schema_section(""), kv->key))
+			r = apply_section(d, v, kv->key, section_custom(kv->key));
 		else
-			r = unknown_key(d, kv, "", top_keys);
+			r = unknown_key(d, kv, "", "");
 		if (r < 0)
 			return r;
 	}
@@ -1988,7 +1744,7 @@ static int finish(Loader *l, const char *display)
 
 	if (p->network.mode == NET_MODE_ALLOWLIST && p->network.n_allow == 0 &&
 	    !p->network.ask_unlisted) {
-		*l->err = l->mode_at;
+		*l->err = where_set(l, "network", "mode");
 		snprintf(l->err->message, sizeof(l->err->message),
 			 "mode = \"allowlist\" with no entries in network.allow (use \"none\" to "
 			 "allow nothing, or unlisted = \"ask\" to ask for each destination)");
@@ -2015,14 +1771,14 @@ static int finish(Loader *l, const char *display)
 	 * left out. The decision must be about the file that runs, which only the post-exec
 	 * check under ptrace pins (docs/policy.md "[exec]"). */
 	if (p->exec_ask_unlisted && !p->exec_allow) {
-		*l->err = l->exec_ask_at;
+		*l->err = where_set(l, "exec", "unlisted");
 		snprintf(l->err->message, sizeof(l->err->message),
 			 "unlisted = \"ask\" needs exec.allow (without it every visible program "
 			 "may run, and there is nothing to ask about)");
 		return -EINVAL;
 	}
 	if (p->exec_ask_unlisted && p->ptrace == PTRACE_MODE_NEVER) {
-		*l->err = l->exec_ask_at;
+		*l->err = where_set(l, "exec", "unlisted");
 		snprintf(l->err->message, sizeof(l->err->message),
 			 "unlisted = \"ask\" needs ptrace (tracer.ptrace = \"never\"): only the "
 			 "check after the exec makes sure the file a human allowed is the one that "
@@ -2030,7 +1786,7 @@ static int finish(Loader *l, const char *display)
 		return -EINVAL;
 	}
 	if (p->network.unshare_netns == 1 && p->network.mode != NET_MODE_NONE) {
-		*l->err = l->unshare_at;
+		*l->err = where_set(l, "network", "unshare");
 		snprintf(l->err->message, sizeof(l->err->message),
 			 "unshare = true needs mode = \"none\" (a private network namespace has no "
 			 "route anywhere; use \"auto\" to have one only when the mode is none)");
@@ -2046,7 +1802,7 @@ static int finish(Loader *l, const char *display)
 		if (!inside) {
 			char buf[sizeof(l->err->message)];
 
-			*l->err = l->cwd_at;
+			*l->err = where_set(l, "process", "cwd");
 			snprintf(buf, sizeof(buf), "cwd '%.200s' is not inside any mount",
 				 p->process.cwd);
 			escape_line(buf, l->err->message, sizeof(l->err->message));
