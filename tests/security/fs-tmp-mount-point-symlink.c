@@ -69,6 +69,16 @@ static void fs_prepare(const char *ws)
 	usleep(100 * 1000);
 }
 
+/* also when the run is skipped (77, no kernel view here): the planter holds our stdout */
+static void stop_planter(void)
+{
+	if (planter > 0) {
+		(void) kill(planter, SIGKILL);
+		(void) waitpid(planter, NULL, 0);
+		planter = -1;
+	}
+}
+
 static int fs_check(void)
 {
 	char p[PATH_MAX + 16];
@@ -76,10 +86,7 @@ static int fs_check(void)
 	struct dirent *de;
 	int bad = 0;
 
-	if (planter > 0) {
-		(void) kill(planter, SIGKILL);
-		(void) waitpid(planter, NULL, 0);
-	}
+	stop_planter();
 	snprintf(p, sizeof(p), "%.*s/secret", (int) (strrchr(runtime_dir, '/') - runtime_dir),
 		 runtime_dir);
 	d = opendir(p);
@@ -121,6 +128,7 @@ int main(int argc, char *argv[])
 	for (int i = 1; i < argc; i++)
 		fs_kernel_view |= strcmp(argv[i], "--kernel-view") == 0;
 	r = fs_outside(!(argc > 1 && strcmp(argv[1], "--no-landlock") == 0));
+	stop_planter();
 	planted = access(planted_flag, F_OK) == 0;
 	(void) unlink(planted_flag);
 	if (!planted && r != 77) {
