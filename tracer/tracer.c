@@ -15,6 +15,10 @@
  *      filter with a listener that it hands to S over a socket; on S's go it execs.
  * The socket C shares with S is close-on-exec: EOF means the exec happened, a message means
  * it failed (126/127) or the setup failed (125).
+ * With the view in the kernel and a /proc mount (tracer/kview.c) the tree has a pid
+ * namespace of its own: C clones its init and then the command's process into it, both
+ * children of W (CLONE_PARENT), and exits; the command's process goes on with C's steps and
+ * is what W reports and S traces ("the command" below).
  */
 #include "tracer/internal.h"
 
