@@ -108,8 +108,12 @@ typedef struct AgentPackages {
 typedef struct AgentConfig {
 	char *path;	      /* the file it came from, NULL: defaults */
 	char *data_dir;	      /* DATA_DIR: DATA_DIR/TENANT/SESSION/ */
-	char *default_policy; /* preset for sessions that name none */
-	char **policies;      /* presets an agent may name */
+	char *default_policy; /* policy for sessions that name none (one of policies) */
+	char **policies;      /* what an agent may name: presets, and policy files' names */
+	char **policy_files;  /* index by index with policies: the file's absolute path, ""
+			       * for a preset; NULL: all are presets */
+	bool policies_ask;    /* one of them may hold a call for a decision (exec.unlisted,
+			       * network.unlisted, an ask rule): the approval channels open */
 	uint64_t idle_timeout_s;
 	uint64_t max_sessions; /* per tenant */
 	StoreCode store_code;
@@ -143,6 +147,14 @@ int agent_config_load(const char *path, const char *data_dir, AgentConfig **ret,
 /** Sets the shard (--shard, overriding server.shard); -EINVAL when it is not a shard name. */
 int agent_config_set_shard(AgentConfig *c, const char *shard);
 AgentConfig *agent_config_free(AgentConfig *c);
+
+/** Whether a run of p may hold a call for a human's decision: exec.unlisted = "ask", an
+ * ask or ask-write [[rule]], network.unlisted = "ask" in allowlist or loopback mode. */
+bool agent_policy_asks(const Policy *p);
+
+/** The absolute path of the policy file an agent names name (server.policies), NULL for a
+ * preset or a name not offered. Borrowed from c. */
+const char *agent_config_policy_file(const AgentConfig *c, const char *name);
 /** The tenant whose token this is (constant-time compare), or NULL. */
 const char *agent_config_tenant_for_token(const AgentConfig *c, const char *token);
 

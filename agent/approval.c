@@ -1031,7 +1031,8 @@ int agent_approval_start(Agent *a, const char *socket_path, const char **ret_soc
 	*ret_socket = NULL;
 	for (int i = 0; i < _RISK_MAX; i++)
 		any |= cfg->require[i];
-	any |= a->config->net_ask; /* held connects are asked through the same channels */
+	/* held connects, execs and opens are asked through the same channels */
+	any |= a->config->net_ask || a->config->policies_ask;
 	if (!any)
 		return 0; /* nothing to approve: tools run unguarded, no socket */
 	ap = calloc(1, sizeof(*ap));
@@ -1138,7 +1139,37 @@ void approval_wrap_tool(Agent *a, McpTool *t)
 	t->userdata = w;
 }
 
-/* ---- held connects of a session's runs (network.unlisted = "ask") ---- */
+/* ---- held calls of a session's runs (network.unlisted = "ask") ---- */
+
+/* The tool name, the call named in the rule, and the phrase of the notes, for the kind of a
+ * held call the run asks about ("connect", "sendto", "sendmsg", "sendmmsg" for a held send,
+ * "exec", "open" and "write" for an open an ask rule holds). The kind comes from the run,
+ * not from the program: anything else is shown as a connect. */
+static void held_kind(const char *kind, const char **ret_tool, const char **ret_call,
+		      const char **ret_what)
+{
+	static const char *const sends[] = {"sendto", "sendmsg", "sendmmsg"};
+
+	*ret_tool = "connect";
+	*ret_call = "a connect";
+	*ret_what = "a connect to";
+	for (size_t i = 0; kind && i < ARRAY_SIZE(sends); i++)
+		if (streq(kind, sends[i])) {
+			*ret_tool = sends[i];
+			*ret_call = "a send";
+			*ret_what = "a send to";
+		}
+	if (kind && streq(kind, "exec")) {
+		*ret_tool = "exec";
+		*ret_call = "a program";
+		*ret_what = "an exec of";
+	}
+	if (kind && (streq(kind, "open") || streq(kind, "write"))) {
+		*ret_tool = streq(kind, "open") ? "open" : "write";
+		*ret_call = "a file";
+		*ret_what = streq(kind, "open") ? "an open of" : "a write to";
+	}
+}
 
 void approval_wake(Agent *a)
 {
@@ -1160,7 +1191,8 @@ json_t *approval_decide_held(Agent *a, Session *s, const json_t *req, McpCall *c
 	const char *dest = json_string_value(json_object_get(req, "destination"));
 	const char *name = json_string_value(json_object_get(req, "name"));
 	json_int_t tmo = json_integer_value(json_object_get(req, "timeout_s"));
-	Request rq = {.tool = "connect", .tenant = s->tenant, .session_id = s->id, .risk = RISK_HIGH};
+	const char *tool, *call_what, *what;
+	Request rq = {.tenant = s->tenant, .session_id = s->id, .risk = RISK_HIGH};
 	Outcome o = {.decision = DECISION_NONE, .channel = "none"};
 	uint64_t t0 = now_monotonic_ns();
 	char rule[160];
@@ -1169,9 +1201,21 @@ json_t *approval_decide_held(Agent *a, Session *s, const json_t *req, McpCall *c
 
 	if (!op || !streq(op, "ask") || !id || !dest)
 		return NULL; /* "cancel": the run stopped waiting; it is answered anyway */
+	held_kind(json_string_value(json_object_get(req, "kind")), &tool, &call_what, &what);
+	rq.tool = tool;
 	snprintf(rq.id, sizeof(rq.id), "%.31s", id);
-	snprintf(rule, sizeof(rule), "network.unlisted = \"ask\": a connect outside the "
-		 "session's allowlist");
+	if ((streq(tool, "open") || streq(tool, "write")) &&
+	    json_is_string(json_object_get(req, "rule")))
+		/* the run says which [[rule]] holds it (the policy's words) */
+		snprintf(rule, sizeof(rule), "%.150s",
+			 json_string_value(json_object_get(req, "rule")));
+	else if (streq(tool, "exec"))
+		snprintf(rule, sizeof(rule),
+			 "exec.unlisted = \"ask\": %s outside the session's exec.allow", call_what);
+	else
+		snprintf(rule, sizeof(rule),
+			 "network.unlisted = \"ask\": %s outside the session's allowlist",
+			 call_what);
 	rq.rule = rule;
 	rq.timeout_s = tmo > 0 && tmo <= 3600 ? (uint64_t) tmo : 30;
 	{
@@ -1188,7 +1232,7 @@ json_t *approval_decide_held(Agent *a, Session *s, const json_t *req, McpCall *c
 	if (ap && call && mcp_call_client_supports(call, "elicitation")) {
 		record_event(s, "approval_request",
 			     json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:I, s:s}", "approval_id",
-				       rq.id, "tool", "connect", "risk", "HIGH", "rule", rule,
+				       rq.id, "tool", tool, "risk", "HIGH", "rule", rule,
 				       "destination", dest, "name", name, "timeout_s",
 				       (json_int_t) rq.timeout_s, "channel", "elicitation"));
 		r = ask_elicitation(call, &rq, &o);
@@ -1196,7 +1240,7 @@ json_t *approval_decide_held(Agent *a, Session *s, const json_t *req, McpCall *c
 	if (r > 0 && ap && ap->listen_fd >= 0) {
 		record_event(s, "approval_request",
 			     json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:I, s:s}", "approval_id",
-				       rq.id, "tool", "connect", "risk", "HIGH", "rule", rule,
+				       rq.id, "tool", tool, "risk", "HIGH", "rule", rule,
 				       "destination", dest, "name", name, "timeout_s",
 				       (json_int_t) rq.timeout_s, "channel", "socket"));
 		r = wait_socket(ap, call, aborted, userdata, &rq, &o);
@@ -1206,28 +1250,30 @@ json_t *approval_decide_held(Agent *a, Session *s, const json_t *req, McpCall *c
 		o.channel = "none";
 		snprintf(o.decider, sizeof(o.decider), "none");
 		snprintf(o.reason, sizeof(o.reason),
-			 "approval_required: a connect to %.120s%s%.80s%s was held for a "
+			 "approval_required: %s %.120s%s%.80s%s was held for a "
 			 "decision, and there is no channel to ask (no call in flight whose "
 			 "client takes elicitation, no approval socket)",
-			 dest, name ? " (" : "", name ? name : "", name ? ")" : "");
+			 what, dest, name ? " (" : "", name ? name : "", name ? ")" : "");
 		if (notes)
 			json_array_append_new(notes, json_string(o.reason));
 	} else if (o.decision == DECISION_DENY && notes) {
 		char text[600];
 
-		snprintf(text, sizeof(text), "denied: a connect to %.120s%s%.80s%s was not "
-			 "approved (%.100s%s%.150s)", dest, name ? " (" : "", name ? name : "",
-			 name ? ")" : "", o.decider, o.reason[0] ? ": " : "", o.reason);
+		snprintf(text, sizeof(text),
+			 "denied: %s %.120s%s%.80s%s was not "
+			 "approved (%.100s%s%.150s)",
+			 what, dest, name ? " (" : "", name ? name : "", name ? ")" : "", o.decider,
+			 o.reason[0] ? ": " : "", o.reason);
 		json_array_append_new(notes, json_string(text));
 	}
 	record_event(s, "approval_decision",
 		     json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:s, s:s, s:s, s:s?, s:s?, "
 			       "s:I, s:b}",
-			       "approval_id", rq.id, "tool", "connect", "risk", "HIGH", "rule",
-			       rule, "destination", dest, "name", name, "decision",
-			       r != 0 ? "approval_required" : decision_names[o.decision],
-			       "decider", o.decider, "channel", o.channel, "note", o.note,
-			       "reason", o.reason[0] ? o.reason : NULL, "waited_ms",
+			       "approval_id", rq.id, "tool", tool, "risk", "HIGH", "rule", rule,
+			       "destination", dest, "name", name, "decision",
+			       r != 0 ? "approval_required" : decision_names[o.decision], "decider",
+			       o.decider, "channel", o.channel, "note", o.note, "reason",
+			       o.reason[0] ? o.reason : NULL, "waited_ms",
 			       (json_int_t) ((now_monotonic_ns() - t0) / 1000000), "timed_out",
 			       o.timed_out));
 	rep = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s?, s:b}", "id", rq.id, "decision",

@@ -10,9 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/macros.h"
 #include "common/util.h"
+#include "policy/policy.h"
 #include "policy/toml.h"
 
 #define CONFIG_MAX_BYTES (1u << 20)
@@ -27,7 +29,7 @@ static int fail(Ctx *x, const TomlValue *at, const char *key, const char *fmt, .
 	__attribute__((format(printf, 4, 5)));
 static int fail(Ctx *x, const TomlValue *at, const char *key, const char *fmt, ...)
 {
-	char msg[300];
+	char msg[1600];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -171,6 +173,149 @@ static int get_bool(Ctx *x, const TomlValue *t, const char *section, const char 
 	return 0;
 }
 
+/* A name agents may give: a preset's, or a policy file's [sandbox] name (session.c writes it
+ * into state.json and the session's policy, and keeps it in a 64-byte field). */
+static bool policy_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 63)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_' || *s == '-' || *s == '.'))
+			return false;
+	return true;
+}
+
+static bool is_preset(const char *name)
+{
+	for (const char *const *dir = policy_preset_dirs(); *dir; dir++) {
+		_cleanup_free_ char *path = strdup_printf("%s/%s.toml", *dir, name);
+
+		if (path && access(path, F_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* One entry of server.policies: loads it, adds its name and file to *names and *files. */
+static int check_policy(Ctx *x, const TomlValue *item, const PolicyVars *vars, char ***names,
+			char ***files, bool *asks)
+{
+	_cleanup_(policy_freep) Policy *p = NULL;
+	const char *entry = item->str.ptr, *name = entry;
+	size_t len = strlen(entry);
+	/* as policy_load() tells a file from a preset */
+	bool file = strchr(entry, '/') || (len > 5 && streq(entry + len - 5, ".toml"));
+	PolicyError pe = {};
+	char buf[1100];
+	int r;
+
+	if (file && entry[0] != '/')
+		return fail(x, item, "server.policies",
+			    "'%.200s': a policy file must be named by its absolute path", entry);
+	r = policy_load(entry, vars, NULL, &p, &pe);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0 && file)
+		return fail(x, item, "server.policies", "policy file '%.200s' does not load: %s",
+			    entry, policy_error_format(&pe, buf, sizeof(buf)));
+	if (r < 0)
+		return fail(x, item, "server.policies", "%s",
+			    policy_error_format(&pe, buf, sizeof(buf)));
+	if (file) {
+		name = p->name;
+		if (!policy_name_ok(name))
+			return fail(x, item, "server.policies",
+				    "policy file '%.200s' is named '%.64s': agents name it by its "
+				    "[sandbox] name, which must be 1-63 letters, digits, '_', '-' "
+				    "or '.'",
+				    entry, name);
+		if (is_preset(name))
+			return fail(x, item, "server.policies",
+				    "policy file '%.200s' is named '%s', as a preset is; give it "
+				    "another [sandbox] name (agents name it by that name)",
+				    entry, name);
+	}
+	for (size_t k = 0; (*names)[k]; k++)
+		if (streq((*names)[k], name))
+			return fail(x, item, "server.policies",
+				    "'%.200s' is offered twice under the name '%s'%s%.200s%s",
+				    entry, name, (*files)[k][0] ? " (also '" : "", (*files)[k],
+				    (*files)[k][0] ? "')" : "");
+	if (strv_push(names, name) < 0 || strv_push(files, file ? entry : "") < 0)
+		return -ENOMEM;
+	/* the session decides the network mode: a file's unlisted = "ask" counts */
+	*asks |= agent_policy_asks(p) || p->network.ask_unlisted;
+	return 0;
+}
+
+/*
+ * server.policies: each entry is a preset's name or the absolute path of a policy file. Each
+ * is loaded now, so that a typo, a missing file or a policy error stops the server at start
+ * rather than failing the first session that asks for it. An agent names a file by the name
+ * the policy gives itself ([sandbox] name; without one, the file's name less ".toml"): the
+ * path stays the operator's. c->policies becomes those names, c->policy_files the paths
+ * ("" for a preset), index by index.
+ */
+static int check_policies(Ctx *x, const TomlValue *t, AgentConfig *c)
+{
+	const TomlValue *v = toml_table_get(t, "policies");
+	_cleanup_(strv_freep) char **names = NULL, **files = NULL;
+	char ws[] = "/tmp/sbxtrace-policy-check-XXXXXX";
+	/* ${WORKSPACE} is each session's own; a mount source must exist: an empty directory
+	 * of ours stands for it */
+	PolicyVars vars = {.workspace = ws, .home = getenv("HOME"), .pwd = "/"};
+	bool asks = false;
+	int r = 0;
+
+	if (!v)
+		return 0;
+	names = calloc(1, sizeof(char *));
+	files = calloc(1, sizeof(char *));
+	if (!names || !files)
+		return -ENOMEM;
+	if (!mkdtemp(ws))
+		return fail(x, v, "server.policies", "cannot make a directory to check them in: %s",
+			    strerror(errno));
+	for (size_t i = 0; i < v->array.n && r >= 0; i++)
+		r = check_policy(x, v->array.items[i], &vars, &names, &files, &asks);
+	(void) rmdir(ws);
+	if (r < 0)
+		return r;
+	strv_free(c->policies);
+	strv_free(c->policy_files);
+	c->policies_ask = asks;
+	c->policies = TAKE_PTR(names);
+	c->policy_files = TAKE_PTR(files);
+	return 0;
+}
+
+bool agent_policy_asks(const Policy *p)
+{
+	if (p->exec_ask_unlisted)
+		return true;
+	if (p->network.ask_unlisted &&
+	    (p->network.mode == NET_MODE_ALLOWLIST || p->network.mode == NET_MODE_LOOPBACK))
+		return true;
+	for (size_t i = 0; i < p->n_rules; i++)
+		if (p->rules[i].access == RULE_ACCESS_ASK ||
+		    p->rules[i].access == RULE_ACCESS_ASK_WRITE)
+			return true;
+	return false;
+}
+
+const char *agent_config_policy_file(const AgentConfig *c, const char *name)
+{
+	for (size_t i = 0; c->policies && c->policies[i]; i++)
+		if (streq(c->policies[i], name))
+			return c->policy_files && c->policy_files[i] && c->policy_files[i][0]
+				       ? c->policy_files[i]
+				       : NULL;
+	return NULL;
+}
+
 static int parse_server(Ctx *x, const TomlValue *t, AgentConfig *c)
 {
 	static const char *const known[] = {"data_dir",	    "default_policy",  "policies",
@@ -187,6 +332,7 @@ static int parse_server(Ctx *x, const TomlValue *t, AgentConfig *c)
 	if ((r = get_string(x, t, "server", "data_dir", &c->data_dir)) < 0 ||
 	    (r = get_string(x, t, "server", "default_policy", &c->default_policy)) < 0 ||
 	    (r = get_strv(x, t, "server", "policies", &c->policies)) < 0 ||
+	    (r = check_policies(x, t, c)) < 0 ||
 	    (r = get_uint(x, t, "server", "max_sessions", &c->max_sessions)) < 0 ||
 	    (r = get_strv(x, t, "server", "allowed_hosts", &c->allowed_hosts)) < 0 ||
 	    (r = get_strv(x, t, "server", "allowed_origins", &c->allowed_origins)) < 0 ||
@@ -635,6 +781,17 @@ int agent_config_load(const char *path, const char *data_dir, AgentConfig **ret,
 			goto fail;
 		if ((v = toml_table_get(root, "approval")) && (r = parse_approval(&x, v, c)) < 0)
 			goto fail;
+		/* the operator may name a file by its path here too: agents see its name */
+		for (size_t i = 0; c->default_policy && c->policy_files && c->policy_files[i]; i++)
+			if (c->policy_files[i][0] && streq(c->policy_files[i], c->default_policy)) {
+				free(c->default_policy);
+				c->default_policy = strdup(c->policies[i]);
+				if (!c->default_policy) {
+					r = -ENOMEM;
+					goto fail;
+				}
+				break;
+			}
 		if (c->default_policy && !strv_contains(c->policies, c->default_policy)) {
 			r = fail(&x, toml_table_get(toml_table_get(root, "server"), "default_policy"),
 				 "server.default_policy", "'%s' is not in server.policies",
@@ -678,6 +835,7 @@ AgentConfig *agent_config_free(AgentConfig *c)
 	free(c->data_dir);
 	free(c->default_policy);
 	strv_free(c->policies);
+	strv_free(c->policy_files);
 	strv_free(c->allowed_domains);
 	strv_free(c->trusted);
 	strv_free(c->allowed_hosts);

@@ -21,7 +21,10 @@
  *    inode the walk found (TOCTOU: a swap between the walk and the open is detected, not
  *    followed) and a regular file (a FIFO cannot block us);
  *  - listings never follow a symlink, skip what the policy hides, and descend only by
- *    resolving each directory again in the view.
+ *    resolving each directory again in the view;
+ *  - nothing is asked about: under a [[rule]] access = "ask-write" a path is read-only (as
+ *    the view says), under "ask" it is refused outright, since inside every open of it
+ *    waits for a human's decision.
  */
 #include "agent/internal.h"
 
@@ -82,6 +85,15 @@ static int resolve(const SbxView *v, const char *path, unsigned flags, SbxResolv
 	}
 	if (res->access == SBX_ACCESS_DENIED) {
 		snprintf(err, errsize, "%.512s: permission denied by the session's policy", path);
+		return -EACCES;
+	}
+	/* the sandbox holds every open of it for a human's decision; nobody is asked here, so
+	 * the file tools do not open it at all (a path under "ask-write" is read-only to them) */
+	if (res->ask == SBX_ASK_OPEN) {
+		snprintf(err, errsize,
+			 "%.512s: every open of it is held for a decision ([[rule]] access = "
+			 "\"ask\"); the file tools do not ask: open it from code_execute",
+			 path);
 		return -EACCES;
 	}
 	if (res->mount && res->mount->kind != SBX_MOUNT_DIR) {

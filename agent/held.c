@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Held connects of one run (docs/agents.md, "Held connects"): with the operator's [network]
- * unlisted = "ask", a session's policy says unlisted = "ask", and each of its `sbxtrace run`
- * processes — one-shot executions (exec.c), stateful contexts (context.c) and background
- * processes (process.c) alike — gets `--approval-fd N`, one end of a socketpair. The run's
- * supervisor writes one JSON line per held connect (common/approval-wire.h) while the
- * connect waits on its seccomp notification; a thread of ours reads them one at a time,
- * has approval.c decide each, and writes the answer back.
+ * Held connects, execs and opens of one run (docs/agents.md, "Held connects"): when a
+ * session's policy may hold a call for a decision (session_asks(): the operator's [network]
+ * unlisted = "ask", which session.c writes into it, or a policy file of the operator's with
+ * exec.unlisted = "ask" or an ask rule), each of its `sbxtrace run` processes — one-shot
+ * executions (exec.c), stateful contexts (context.c) and background processes (process.c)
+ * alike — gets `--approval-fd N`, one end of a socketpair. The run's supervisor writes one
+ * JSON line per held call (common/approval-wire.h) while the call waits on its seccomp
+ * notification; a thread of ours reads them one at a time, has approval.c decide each, and
+ * writes the answer back.
  *
  * Where a request goes depends on what is in flight on that run when it arrives:
  *  - a tools/call (held_route_set_call): its client's elicitation when it declared the
@@ -110,18 +112,6 @@ static void *serve(void *userdata)
 	return NULL;
 }
 
-/* Whether the session's runs hold connects for a decision (session.c writes unlisted). */
-static bool session_asks(Session *s)
-{
-	bool yes;
-
-	pthread_mutex_lock(&s->lock);
-	yes = s->agent->config->net_ask &&
-	      (s->mode == NET_MODE_ALLOWLIST || s->mode == NET_MODE_LOOPBACK);
-	pthread_mutex_unlock(&s->lock);
-	return yes;
-}
-
 int held_route_new(Session *s, HeldRoute **ret, int *ret_run_fd)
 {
 	HeldRoute *h;
@@ -196,9 +186,11 @@ static size_t take_notes_locked(HeldRoute *h, json_t *notices)
 		if (h->notes_dropped) {
 			char text[160];
 
-			snprintf(text, sizeof(text),
-				 "%zu more held connects were denied (see the audit log)",
-				 h->notes_dropped);
+			snprintf(
+				text, sizeof(text),
+				"%zu more held connects, execs or opens were denied (see the audit "
+				"log)",
+				h->notes_dropped);
 			json_array_append_new(notices, json_string(text));
 		}
 	}

@@ -34,7 +34,8 @@ typedef struct Session {
 	unsigned refs;	      /* the store's reference and one per tool call using it */
 	bool destroyed;	      /* gone from the store; removed when the last reference goes */
 	/* state, mirrored in state.json */
-	char policy_name[64];
+	char policy_name[64]; /* as the agent named it: a preset, or a policy file's name */
+	char *policy_file;    /* that file's absolute path (what policy.toml extends), or NULL */
 	char language[16];
 	NetMode mode_asked; /* what the agent asked for */
 	NetMode mode;	    /* now: never above mode_asked, lowered by the ratchet */
@@ -93,6 +94,9 @@ NetMode session_mode_for_level(const Session *s, Sensitivity level);
 json_t *session_info_locked(Session *s);
 /** The session's loaded policy (loads it on first use); borrowed while a reference is held. */
 const Policy *session_policy(Session *s, char *err, size_t errsize);
+/** Whether the session's runs may hold a call for a decision (agent_policy_asks() of its
+ * policy as it is now): they then get an --approval-fd (held.c). */
+bool session_asks(Session *s);
 /** All sessions of tenant, each with a reference, NULL-terminated; NULL on OOM. */
 Session **session_list(Agent *a, const char *tenant);
 

@@ -3,7 +3,8 @@
  * Sessions: a directory and a few facts (docs/agents.md, "Sessions").
  *
  *   DATA_DIR/TENANT/ID/state.json   the facts below, rewritten atomically (rename)
- *                      policy.toml  the session's policy, generated from its preset
+ *                      policy.toml  the session's policy, generated: it extends the preset
+ *                                   or the operator's policy file the session was made with
  *                      workspace/   mounted read-write at /workspace
  *                      run/         the code of executions, mounted read-only at /run/sbxtrace
  *                      audit.jsonl  one record per tool call
@@ -161,7 +162,7 @@ static int write_policy_locked(Session *s, bool add_workspace)
 	fprintf(f, "# The policy of sbxtrace mcp session %s, written by the server: changes are\n"
 		   "# overwritten. docs/agents.md\nextends = ",
 		s->id);
-	policy_write_string(f, s->policy_name, false);
+	policy_write_string(f, s->policy_file ? s->policy_file : s->policy_name, false);
 	fputs("\n\n[sandbox]\nname = ", f);
 	policy_write_string(f, s->policy_name, false);
 	fputs("\n\n[[mount]]\npath = \"/run/sbxtrace\"\nsource = ", f);
@@ -246,6 +247,23 @@ const Policy *session_policy(Session *s, char *err, size_t errsize)
 	return p;
 }
 
+bool session_asks(Session *s)
+{
+	char err[8];
+	bool yes = false;
+
+	if (!session_policy(s, err, sizeof(err)))
+		return false; /* the run fails to load it too */
+	/* under the lock: the ratchet rewrites the policy and drops the loaded one */
+	pthread_mutex_lock(&s->lock);
+	if (s->policy)
+		yes = agent_policy_asks(s->policy);
+	else
+		yes = s->agent->config->net_ask || s->agent->config->policies_ask;
+	pthread_mutex_unlock(&s->lock);
+	return yes;
+}
+
 /* ---- state ---- */
 
 static json_t *limits_json(const AgentLimits *l)
@@ -274,11 +292,12 @@ int session_save_locked(Session *s)
 
 	if (!path || !tmp)
 		return -ENOMEM;
-	st = json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:s?, s:I, s:I, s:I, "
-		       "s:I}",
+	st = json_pack("{s:i, s:s, s:s, s:s, s:s?, s:s, s:s, s:s, s:o, s:o, s:o, s:s?, s:I, s:I, "
+		       "s:I, s:I}",
 		       "version", 1, "id", s->id, "tenant", s->tenant, "policy", s->policy_name,
-		       "language", s->language, "network_asked", net_mode_to_string(s->mode_asked),
-		       "network_mode", net_mode_to_string(s->mode), "allowed_domains",
+		       "policy_file", s->policy_file, "language", s->language, "network_asked",
+		       net_mode_to_string(s->mode_asked), "network_mode",
+		       net_mode_to_string(s->mode), "allowed_domains",
 		       strv_json(s->allowed_domains), "datasets", strv_json(s->datasets), "limits",
 		       limits_json(&s->limits), "level",
 		       s->level ? sensitivity_to_string(s->level) : NULL, "idle_timeout_s",
@@ -334,6 +353,7 @@ static void session_free(Session *s)
 	context_free_all(s);
 	process_free_all(s);
 	policy_free(s->policy);
+	free(s->policy_file);
 	strv_free(s->allowed_domains);
 	strv_free(s->datasets);
 	free(s->notice);
@@ -363,6 +383,14 @@ static Session *session_load(Agent *a, const char *tenant, const char *id)
 	}
 	v = json_string_value(json_object_get(st, "policy"));
 	snprintf(s->policy_name, sizeof(s->policy_name), "%s", v ? v : "standard");
+	/* kept from the session's creation: what its policy.toml extends, even when the
+	 * operator has since changed server.policies */
+	v = json_string_value(json_object_get(st, "policy_file"));
+	if (v && v[0] == '/' && !(s->policy_file = strdup(v))) {
+		json_decref(st);
+		session_free(s);
+		return NULL;
+	}
 	v = json_string_value(json_object_get(st, "language"));
 	snprintf(s->language, sizeof(s->language), "%s", v ? v : "");
 	s->mode_asked = net_mode_from_string(json_string_value(json_object_get(st, "network_asked")) ?: "none");
@@ -519,9 +547,14 @@ int session_create(Agent *a, const char *tenant, json_t *args, Session **ret, ch
 	if (!policy)
 		policy = c->default_policy;
 	if (!strv_contains(c->policies, policy)) {
-		snprintf(err, errsize, "policy '%.64s' is not offered here; choose one of the "
-				       "operator's presets",
-			 policy);
+		char offered[400] = "";
+		size_t n = 0;
+
+		for (size_t i = 0; c->policies[i] && n < sizeof(offered); i++)
+			n += (size_t) snprintf(offered + n, sizeof(offered) - n, "%s%s",
+					       i ? ", " : "", c->policies[i]);
+		snprintf(err, errsize, "policy '%.64s' is not offered here; choose one of: %s",
+			 policy, offered);
 		return -EPERM;
 	}
 	pthread_mutex_lock(&a->lock);
@@ -542,6 +575,11 @@ int session_create(Agent *a, const char *tenant, json_t *args, Session **ret, ch
 	if (!s)
 		return -ENOMEM;
 	snprintf(s->policy_name, sizeof(s->policy_name), "%s", policy);
+	if (agent_config_policy_file(c, policy) &&
+	    !(s->policy_file = strdup(agent_config_policy_file(c, policy)))) {
+		r = -ENOMEM;
+		goto fail;
+	}
 	snprintf(s->language, sizeof(s->language), "%s", language ? language : "");
 	s->idle_timeout_s = idle ? (uint64_t) json_integer_value(idle) : c->idle_timeout_s;
 	s->mode_asked = NET_MODE_NONE;
@@ -618,8 +656,10 @@ int session_create(Agent *a, const char *tenant, json_t *args, Session **ret, ch
 			snprintf(err, errsize, "cannot make the session's directory: %s", strerror(-r));
 			goto fail_dir;
 		}
-		/* a preset without /workspace (permissive mounts the data at /data) gets one */
-		if (policy_load(policy, &vars, NULL, &preset, &pe) < 0) {
+		/* a preset or an operator's file without /workspace (permissive mounts the data at
+		 * /data) gets one */
+		if (policy_load(s->policy_file ? s->policy_file : policy, &vars, NULL, &preset,
+				&pe) < 0) {
 			char buf[900];
 
 			snprintf(err, errsize, "policy '%.64s' does not load: %s", policy,

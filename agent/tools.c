@@ -794,8 +794,9 @@ static const McpTool tools[] = {
 			"and allowed by the server. Returns session_id, the handle for later calls.",
 		.input_schema =
 			"{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
-			"\"policy\":{\"type\":\"string\",\"description\":\"preset name, e.g. "
-			"standard, python\"},"
+			"\"policy\":{\"type\":\"string\",\"description\":\"one of the "
+			"server's policies: a preset (standard, python, …) or the name of a "
+			"policy the operator offers\"},"
 			"\"language\":{\"type\":\"string\",\"enum\":" LANGS "},"
 			"\"network\":{\"type\":\"object\",\"additionalProperties\":false,"
 			"\"properties\":{\"mode\":{\"type\":\"string\",\"enum\":" MODES "},"

@@ -6,7 +6,9 @@
  *   python   10 starts of python3 importing 30 stdlib modules (python preset)
  *   gcc      make -j2 of 30 generated C files and a link (standard preset)
  *   tar      extract 3000 small files from a tar, archive them again, remove (standard)
- *   git      git init, add and commit 300 files in 30 directories (standard)
+ *   git      git init, add and commit 300 files in 30 directories, then status and log
+ *            (standard; status and log since issue 20's table)
+ *   spawn    a shell starting /bin/true 300 times, one after the other (standard)
  * Each workload runs in its own scratch directory, which is the workspace (-w) inside and the
  * working directory natively; native and sandboxed runs alternate, after one warm-up of each,
  * and the median of --reps runs is printed with the ratio, for the emulated view and for the
@@ -18,8 +20,12 @@
  * --preset NAME runs every workload under NAME, and --set KEY=VALUE (up to 8) is passed to
  * every sandboxed run: the same workloads under a policy of one's own (docs/performance.md,
  * "Mounts nested in a tmp mount").
+ * --prepare WORKLOAD DIR makes DIR (which must exist) ready for WORKLOAD, prints the workload's
+ * shell script on stdout and exits (77 when the workload's tool is missing): how
+ * bench/bench-table.py runs these workloads under sandboxes of its choosing.
  * Usage: bench-fs [--sbxtrace PATH] [--reps N] [--syscalls] [--audit] [--preset NAME]
  *                 [--set KEY=VALUE]… [WORKLOAD…]
+ *        bench-fs --prepare WORKLOAD DIR
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -174,8 +180,11 @@ static const Workload workloads[] = {
 	 prepare_tar},
 	{"git", "standard", "/usr/bin/git",
 	 "rm -rf .git && git init -q && git add -A && git -c user.name=b -c "
-	 "user.email=b@example.com commit -qm bench",
+	 "user.email=b@example.com commit -qm bench && git status --short > /dev/null && "
+	 "git log --oneline > /dev/null",
 	 prepare_git},
+	{"spawn", "standard", "/bin/true",
+	 "i=0; while [ $i -lt 300 ]; do /bin/true || exit 1; i=$((i + 1)); done", prepare_none},
 };
 
 /* Runs the workload once in dir (natively, or inside with extra args); seconds, < 0 on error.
@@ -331,6 +340,29 @@ static void syscall_counts(const Workload *w, const char *dir, const char *errpa
 	printf("\n");
 }
 
+/* --prepare WORKLOAD DIR: 0, 77 (tool missing) or 1 */
+static int prepare_only(const char *name, const char *dir)
+{
+	for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++) {
+		const Workload *w = &workloads[i];
+
+		if (strcmp(w->name, name) != 0)
+			continue;
+		if (access(w->tool, X_OK) < 0) {
+			fprintf(stderr, "%s: %s is missing\n", w->name, w->tool);
+			return 77;
+		}
+		if (w->prepare(dir) < 0) {
+			fprintf(stderr, "%s: preparing %s failed\n", w->name, dir);
+			return 1;
+		}
+		printf("%s\n", w->script);
+		return 0;
+	}
+	fprintf(stderr, "no workload '%s'\n", name);
+	return 1;
+}
+
 int main(int argc, char *argv[])
 {
 	const char *t = getenv("TMPDIR");
@@ -340,6 +372,8 @@ int main(int argc, char *argv[])
 	int reps = 5, bad = 0;
 	char base[PATH_MAX - 128];
 
+	if (argc == 4 && strcmp(argv[1], "--prepare") == 0)
+		return prepare_only(argv[2], argv[3]);
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--sbxtrace") == 0 && i + 1 < argc)
 			sbxtrace = argv[++i];

@@ -135,6 +135,11 @@ static void notes(const Policy *p, bool quiet)
 	if (p->limits.tasks != LIMIT_UNSET)
 		log_warn("tracer.ptrace = \"never\": the tasks budget notifies fork, which then "
 			 "fails with EINTR now and then when a signal arrives (docs/budgets.md)");
+	if (p->limits.cpu_time_ms != LIMIT_UNSET)
+		log_warn(
+			"tracer.ptrace = \"never\": cpu_time is not exact: a child that the "
+			"kernel reaps by itself (its parent ignores SIGCHLD or set SA_NOCLDWAIT) "
+			"and lives less than a sampling interval is not counted (docs/budgets.md)");
 }
 
 int cmd_check(int argc, char *argv[])

@@ -101,7 +101,7 @@ int cmd_mcp(int argc, char *argv[])
 	const char *http = NULL, *config_path = NULL, *data_dir = NULL, *socket_path = NULL;
 	const char *shard = NULL;
 	bool stateless = false;
-	char self[PATH_MAX], err[1024] = "";
+	char self[PATH_MAX], err[2048] = "";
 	McpServer *server;
 	Agent *agent = NULL;
 	ssize_t n;

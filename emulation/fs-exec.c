@@ -18,10 +18,12 @@
 #include "common/shebang.h"
 #include "policy/policy.h"
 
-/* One file: visible, regular, executable, allowed by [exec]. */
+/* One file: visible, regular, executable, allowed by [exec] (or askable: *ret_ask). */
 static int check_one(const EmuRequest *req, int dirfd, const char *path, unsigned rflags,
-		     SbxResolved *res, struct stat *st, bool *ret_refused)
+		     SbxResolved *res, struct stat *st, bool *ret_refused, bool *ret_ask)
 {
+	const Policy *p = sbx_view_policy(req->view);
+
 	int r;
 
 	r = fs_resolve_at(req, dirfd, path, rflags, res);
@@ -43,7 +45,12 @@ static int check_one(const EmuRequest *req, int dirfd, const char *path, unsigne
 	/* on the object's fd: for execveat(fd, "", AT_EMPTY_PATH) parent_fd is the file */
 	if (syscall(SYS_faccessat2, res->fd, "", X_OK, AT_EMPTY_PATH) < 0)
 		return -errno;
-	if (!policy_exec_allowed(sbx_view_policy(req->view), res->vpath)) {
+	*ret_ask = false;
+	if (!policy_exec_allowed(p, res->vpath)) {
+		if (policy_exec_askable(p, res->vpath)) {
+			*ret_ask = true; /* exec.unlisted = "ask": the caller holds it */
+			return 0;
+		}
 		*ret_refused = true;
 		return -EACCES;
 	}
@@ -84,18 +91,19 @@ int emu_fs_exec_check(const EmuRequest *req, int dirfd, const char *path, int at
 	unsigned rflags = (at_flags & AT_SYMLINK_NOFOLLOW) ? 0 : SBX_RESOLVE_FOLLOW;
 	char interp[PATH_MAX];
 	struct stat st;
+	bool ask = false, interp_ask = false;
 	int r;
 
 	ret->refused = false;
 	if (at_flags & AT_EMPTY_PATH && !path[0])
 		rflags |= SBX_RESOLVE_EMPTY_PATH;
-	r = check_one(req, dirfd, path, rflags, &res, &st, &ret->refused);
+	r = check_one(req, dirfd, path, rflags, &res, &st, &ret->refused, &ask);
 	if (r < 0)
 		return r;
 	r = read_shebang(&res, interp, sizeof(interp));
 	if (r < 0)
 		return r;
-	*ret = (EmuExecTarget){.dev = st.st_dev, .ino = st.st_ino};
+	*ret = (EmuExecTarget){.dev = st.st_dev, .ino = st.st_ino, .ask = ask};
 	/* (ret->refused is false again: nothing failed so far) */
 	snprintf(ret->vpath, sizeof(ret->vpath), "%s", res.vpath);
 	snprintf(ret->host_path, sizeof(ret->host_path), "%s", res.host_path);
@@ -104,8 +112,8 @@ int emu_fs_exec_check(const EmuRequest *req, int dirfd, const char *path, int at
 	if (interp[0]) {
 		/* the kernel resolves the interpreter path itself, relative to the cwd if
 		 * relative; check what it names in the view */
-		r = check_one(req, AT_FDCWD, interp, SBX_RESOLVE_FOLLOW, &ires, &st,
-			      &ret->refused);
+		r = check_one(req, AT_FDCWD, interp, SBX_RESOLVE_FOLLOW, &ires, &st, &ret->refused,
+			      &interp_ask);
 		if (r < 0)
 			return r == -ENOENT ? -ENOENT : r;
 		snprintf(ret->interp_vpath, sizeof(ret->interp_vpath), "%s", ires.vpath);
@@ -113,6 +121,7 @@ int emu_fs_exec_check(const EmuRequest *req, int dirfd, const char *path, int at
 			 ires.host_path);
 		ret->interp_dev = st.st_dev;
 		ret->interp_ino = st.st_ino;
+		ret->interp_ask = interp_ask;
 		/* a script whose interpreter is translated cannot be rewritten by changing the
 		 * script's path: the kernel reads "#!" itself */
 		ret->interp_identity =
@@ -155,6 +164,14 @@ int emu_handle_execve(const EmuRequest *req, EmuDecision *d)
 	}
 	snprintf(d->path, sizeof(d->path), "%s", t->vpath);
 	snprintf(d->host_path, sizeof(d->host_path), "%s", t->host_path);
+	if (t->ask || t->interp_ask) {
+		/* exec.unlisted = "ask" needs the ptrace route (the policy loader refuses it
+		 * with ptrace = "never"): without the post-exec check, a decision could not be
+		 * tied to the file that runs */
+		free(t);
+		d->denied = true;
+		return fs_fail(d, -EACCES, "not in exec.allow (asking needs ptrace)");
+	}
 	if (t->identity) {
 		free(t);
 		/* TOCTOU: the kernel reads the path again; without ptrace nothing verifies

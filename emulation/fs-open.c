@@ -199,8 +199,88 @@ static int open_pts(const EmuRequest *req, EmuDecision *d, const SbxResolved *re
 	return fs_ok(d, 0);
 }
 
+/*
+ * Held opens ([[rule]] access = "ask" / "ask-write"; docs/policy.md "[[rule]]"). The
+ * seccomp notification is the hold: on the receiver the open answers -EWOULDBLOCK and goes
+ * to a worker (as a FIFO open does), which asks through the view's ask_open hook (the
+ * tracer's asker: tracer/ask.c) while the program waits in its open.
+ *
+ * TOCTOU: the question is about a virtual path and what it named when asked: the object's
+ * dev/ino, or for a create the parent directory's (the name was absent). After an allowed
+ * answer the path is walked again from the start; the walk must find the same virtual path
+ * and the same object (or the same parent, the name still absent), else the open fails with
+ * EACCES (a program that changed the path while a human decided gets nothing). The open
+ * itself is made on the walk's pinned parent with O_NOFOLLOW, and an existing object's fd
+ * must still be the dev/ino asked about (a rename between the walk and the openat). The
+ * answer covers the one open; allow_session remembers the path (in the tracer).
+ */
+typedef struct OpenAsk {
+	bool approved; /* an answer allowed it: the next walk must find the same thing */
+	bool exists;
+	dev_t dev;
+	ino_t ino;
+	const char *why;
+	char vpath[PATH_MAX];
+} OpenAsk;
+
+/* The object's identity, or its parent directory's when it does not exist (a create). */
+static int open_identity(const SbxResolved *res, dev_t *ret_dev, ino_t *ret_ino)
+{
+	struct stat st;
+
+	if (res->exists ? fstatat(res->parent_fd, res->name, &st, AT_SYMLINK_NOFOLLOW) < 0
+			: fstat(res->parent_fd, &st) < 0)
+		return -errno;
+	*ret_dev = st.st_dev;
+	*ret_ino = st.st_ino;
+	return 0;
+}
+
+/*
+ * An open an ask rule holds. Returns 0 when it may go on (approved, and the walk found what
+ * was asked about), 1 with the failure in d, 2 after an allowing answer (walk again), or
+ * -EWOULDBLOCK on the receiver (the worker asks).
+ */
+static int hold_open(const EmuRequest *req, EmuDecision *d, const SbxResolved *res, bool write,
+		     bool may_block, OpenAsk *oa)
+{
+	const SbxHooks *h = sbx_view_hooks(req->view);
+	dev_t dev = 0;
+	ino_t ino = 0;
+	int r;
+
+	r = open_identity(res, &dev, &ino);
+	if (r < 0)
+		return fs_fail(d, r, NULL) + 1;
+	if (oa->approved) {
+		if (streq(oa->vpath, res->vpath) && oa->exists == res->exists && oa->dev == dev &&
+		    oa->ino == ino)
+			return 0;
+		d->denied = true;
+		return fs_fail(d, -EACCES, "the path changed while asking") + 1;
+	}
+	if (!may_block)
+		return -EWOULDBLOCK;
+	r = h && h->ask_open
+		    ? h->ask_open(h->ctx, req->pid, req->tgid, res->vpath, write, res->ask_rule)
+		    : 0;
+	if (r <= 0) {
+		d->denied = true;
+		return fs_fail(d, -EACCES, "held by an ask rule: not allowed") + 1;
+	}
+	*oa = (OpenAsk){.approved = true,
+			.exists = res->exists,
+			.dev = dev,
+			.ino = ino,
+			.why = r == 2 ? "allowed when asked (for the session)"
+				      : "allowed when asked (once)"};
+	snprintf(oa->vpath, sizeof(oa->vpath), "%s", res->vpath);
+	return 2;
+}
+
 static int do_open(const EmuRequest *req, EmuDecision *d, bool may_block)
 {
+	OpenAsk oa = {};
 	OpenArgs a;
 	char path[PATH_MAX];
 	unsigned rflags;
@@ -313,11 +393,25 @@ static int do_open(const EmuRequest *req, EmuDecision *d, bool may_block)
 			return fs_fail(d, -EACCES, "denied by the policy");
 		}
 
+		/* an ask rule: every open ("ask") or those that write or create ("ask-write"),
+		 * where an allowed write could write at all (the mount is rw) */
+		if (res.ask != SBX_ASK_NONE && !res.trailing_slash &&
+		    (res.ask == SBX_ASK_OPEN || write_intent || !res.exists) &&
+		    (res.ask_writable || (!write_intent && res.exists))) {
+			r = hold_open(req, d, &res, write_intent || !res.exists, may_block, &oa);
+			if (r == 2) {
+				attempt--; /* the answer is no retry: walk again, and check */
+				continue;
+			}
+			if (r != 0)
+				return r > 0 ? 0 : r;
+		}
+
 		if (!res.exists) {
 			/* only with O_CREAT: the resolver says ENOENT otherwise */
 			if (res.trailing_slash)
 				return fs_fail(d, -EISDIR, NULL);
-			if (res.access != SBX_ACCESS_RW) {
+			if (res.access != SBX_ACCESS_RW && !(oa.approved && res.ask_writable)) {
 				d->denied = true;
 				return fs_fail(d, -EROFS, "create in a read-only part of the view");
 			}
@@ -336,6 +430,8 @@ static int do_open(const EmuRequest *req, EmuDecision *d, bool may_block)
 			/* created by us (O_EXCL): give it the child's mode, whatever our umask */
 			(void) fs_fix_mode(req, fd, -1, NULL,
 					   (mode_t) (a.mode & 07777 & ~(unsigned) um));
+			if (oa.approved)
+				d->why = oa.why;
 			d->inject_fd = fd;
 			d->inject_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
 			return fs_ok(d, 0);
@@ -347,7 +443,8 @@ static int do_open(const EmuRequest *req, EmuDecision *d, bool may_block)
 			return fs_fail(d, -ELOOP, NULL); /* O_NOFOLLOW on a symlink */
 		if (res.type == S_IFDIR && write_intent)
 			return fs_fail(d, -EISDIR, NULL);
-		if (write_intent && res.access != SBX_ACCESS_RW) {
+		if (write_intent && res.access != SBX_ACCESS_RW &&
+		    !(oa.approved && res.ask_writable)) {
 			d->denied = true;
 			return fs_fail(d, -EROFS, "write to a read-only part of the view");
 		}
@@ -378,6 +475,17 @@ static int do_open(const EmuRequest *req, EmuDecision *d, bool may_block)
 			continue; /* swapped or removed since the walk: walk again */
 		if (fd < 0)
 			return fs_fail(d, -errno, NULL);
+		if (oa.approved) {
+			struct stat st;
+
+			/* TOCTOU: renamed in between the walk and the openat: not what was asked */
+			if (fstat(fd, &st) < 0 || st.st_dev != oa.dev || st.st_ino != oa.ino) {
+				(void) close(fd);
+				d->denied = true;
+				return fs_fail(d, -EACCES, "the path changed while asking");
+			}
+			d->why = oa.why;
+		}
 		if (res.mount && res.mount->kind == SBX_MOUNT_DEV &&
 		    streq(res.vpath, "/dev/ptmx")) {
 			const SbxHooks *h = sbx_view_hooks(req->view);

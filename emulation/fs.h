@@ -102,6 +102,10 @@ typedef struct EmuExecTarget {
 	bool interp_identity; /* no interpreter, or the kernel finds it from the "#!" text */
 	bool refused; /* on failure: the policy refused (hidden, denied, [exec]), not the host
 		       * (a file that does not exist, is not executable…): counts as a denial */
+	/* on success: exec.allow lists the file (ask) or its interpreter (interp_ask) nowhere,
+	 * and exec.unlisted = "ask" holds it for a decision (policy_exec_askable). A caller
+	 * that cannot hold it must deny it (EACCES, a denial). */
+	bool ask, interp_ask;
 } EmuExecTarget;
 
 /**
@@ -109,7 +113,9 @@ typedef struct EmuExecTarget {
  * (following symlinks unless AT_SYMLINK_NOFOLLOW), a visible regular file the child may
  * execute (X_OK), allowed by [exec] allow/deny globs (policy_exec_allowed) on its virtual
  * path; for a "#!" script, the same for its interpreter. Returns 0, or the negative errno the
- * child should see (ENOENT, EACCES, ELOOP, ENOEXEC…), with *ret filled on success.
+ * child should see (ENOENT, EACCES, ELOOP, ENOEXEC…), with *ret filled on success. A file
+ * only exec.allow leaves out under exec.unlisted = "ask" succeeds with ret->ask (or
+ * ret->interp_ask) set: the caller decides.
  */
 int emu_fs_exec_check(const EmuRequest *req, int dirfd, const char *path, int at_flags,
 		      EmuExecTarget *ret);

@@ -669,7 +669,7 @@ int net_decide_address(const NetContext *ctx, NetOp op, int sock_family, int soc
 	if (ctx->mode == NET_MODE_LOOPBACK) {
 		if (net_addr_is_loopback(&dest))
 			return decide(ret, NET_VERDICT_ALLOW, 0, "loopback");
-		if (ctx->ask_unlisted && op == NET_OP_CONNECT)
+		if (ctx->ask_unlisted && (op == NET_OP_CONNECT || op == NET_OP_SENDTO))
 			return decide(ret, NET_VERDICT_ASK, connect_errno(ctx),
 				      "not loopback: ask");
 		return decide(ret, NET_VERDICT_DENY, connect_errno(ctx), "not loopback");
@@ -683,9 +683,9 @@ int net_decide_address(const NetContext *ctx, NetOp op, int sock_family, int soc
 	}
 	if (learned_allows(ctx, &dest))
 		return decide(ret, NET_VERDICT_ALLOW, 0, "in allowlist (resolved name)");
-	/* unlisted = "ask": the supervisor holds the connect for a human's decision; a denial
-	 * (connect_errno) when nobody can be asked */
-	if (ctx->ask_unlisted && op == NET_OP_CONNECT)
+	/* unlisted = "ask": the supervisor holds the connect or send for a human's decision; a
+	 * denial (connect_errno) when nobody can be asked */
+	if (ctx->ask_unlisted && (op == NET_OP_CONNECT || op == NET_OP_SENDTO))
 		return decide(ret, NET_VERDICT_ASK, connect_errno(ctx), "not in allowlist: ask");
 	return decide(ret, NET_VERDICT_DENY, connect_errno(ctx), "not in allowlist");
 }

@@ -107,7 +107,7 @@ typedef struct NetContext {
 	NetLearned *learned;	  /* may be NULL: HOST/DOMAIN entries then match nothing */
 	const NetAddr *resolvers; /* addresses (with port) the child believes are its resolvers */
 	size_t n_resolvers;
-	bool ask_unlisted; /* connects outside the list are NET_VERDICT_ASK: the policy's
+	bool ask_unlisted; /* connects and sends outside the list are NET_VERDICT_ASK: the policy's
 			    * unlisted = "ask", in its own mode (never after a ratchet drop) */
 } NetContext;
 

@@ -453,19 +453,22 @@ static void ask_allowed_add(NetRuntime *rt, const NetAddr *a)
 }
 
 /*
- * A connect outside the allowlist under unlisted = "ask": the child waits in its syscall (the
- * seccomp notification is held) while the asker seeks a decision. Called on a worker without
- * the mode lock (a human may take the whole ask_timeout; a ratchet drop must not wait for
- * that). Returns true when the connect may go on; the caller re-checks the ratchet's
- * generation afterwards.
+ * A connect or send outside the allowlist under unlisted = "ask": the child waits in its
+ * syscall (the seccomp notification is held) while the asker seeks a decision. Called on a
+ * worker without the mode lock (a human may take the whole ask_timeout; a ratchet drop must
+ * not wait for that). op names the call in the question ("connect", "sendto", "sendmsg",
+ * "sendmmsg"). Returns true when the call may go on; the caller re-checks the ratchet's
+ * generation afterwards. An allow_session answer remembers the address and port for both
+ * connects and sends: the human allowed the destination, not one syscall.
  */
-static bool ask_connect(NetRuntime *rt, const EmuRequest *req, const NetAddr *a, EmuDecision *d)
+static bool ask_dest(NetRuntime *rt, const EmuRequest *req, const char *op, const NetAddr *a,
+		     EmuDecision *d)
 {
 	char dest[NET_ADDR_FORMAT_MAX], name[256];
 	NetAskRequest rq = {
 		.pid = req->pid,
 		.tgid = req->tgid,
-		.op = "connect",
+		.op = op,
 		.destination = net_addr_format(a, dest, sizeof(dest)),
 		.why = "not in allowlist",
 		.timeout_ms = req->policy->network.ask_timeout_ms,
@@ -474,6 +477,8 @@ static bool ask_connect(NetRuntime *rt, const EmuRequest *req, const NetAddr *a,
 
 	if (ask_allowed_find(rt, a)) {
 		d->why = "allowed for the session by an earlier decision";
+		d->error = 0;
+		d->denied = false;
 		return true;
 	}
 	if (!rt->ask) {
@@ -491,6 +496,8 @@ static bool ask_connect(NetRuntime *rt, const EmuRequest *req, const NetAddr *a,
 	}
 	d->why = ans == NET_ASK_ALLOW_SESSION ? "allowed when asked (for the session)"
 					      : "allowed when asked (once)";
+	d->error = 0; /* the denial decide_ask() filled in no longer applies */
+	d->denied = false;
 	return true;
 }
 
@@ -863,7 +870,7 @@ int net_handle_connect(const EmuRequest *req, EmuDecision *d)
 	if (r == 2) {
 		/* held: decided without the mode lock; a ratchet drop meanwhile (gen moved)
 		 * voids the answer — under the new mode nothing is asked, so it is denied */
-		if (!ask_connect(rt, req, &asked, d))
+		if (!ask_dest(rt, req, "connect", &asked, d))
 			return 0;
 		pthread_rwlock_rdlock(&rt->mode_lock);
 		if (atomic_load(&rt->gen) != gen) {
@@ -1394,6 +1401,7 @@ static int translate_rights(const EmuRequest *req, struct msghdr *m, int *fds, s
 
 /* One message to send, its parts already copied out of the child except data and control. */
 typedef struct SendArgs {
+	const char *op;	     /* the syscall, named in a held send's question */
 	const uint8_t *name; /* the supervisor's copy; NULL: the connected peer */
 	size_t name_len;
 	const struct iovec *iov; /* copied iovecs, pointing into the child */
@@ -1456,7 +1464,36 @@ static int send_one(NetRuntime *rt, const EmuRequest *req, int fd, int domain, i
 		pthread_rwlock_rdlock(&rt->mode_lock);
 	r = 0;
 	if (a->name && a->name_len > 0) {
-		r = decide(rt, req, NET_OP_SENDTO, domain, type, a->name, a->name_len, &t, d);
+		unsigned gen = rt ? atomic_load(&rt->gen) : 0;
+		NetAddr asked;
+
+		r = decide_ask(rt, req, NET_OP_SENDTO, domain, type, a->name, a->name_len, &t, d,
+			       &asked);
+		if (r == 2) {
+			/* held (unlisted = "ask"; decide_ask asks only with a runtime): asked
+			 * without the mode lock, as a connect is; a ratchet drop meanwhile (gen
+			 * moved) voids the answer. The send below is made under the lock taken
+			 * again here, so no drop can come between this check and the send. */
+			bool allowed;
+
+			pthread_rwlock_unlock(&rt->mode_lock);
+			allowed = ask_dest(rt, req, a->op, &asked, d);
+			pthread_rwlock_rdlock(&rt->mode_lock);
+			if (!allowed)
+				r = 1;
+			else if (atomic_load(&rt->gen) != gen)
+				r = fail(d, connect_errno(req), "network restricted while asking",
+					 true) +
+				    1;
+			else {
+				/* TOCTOU: the name asked about is the supervisor's copy, sent below
+				 */
+				memcpy(&t.ss, a->name, a->name_len);
+				t.len = (socklen_t) a->name_len;
+				t.redirected = false;
+				r = 0;
+			}
+		}
 		m.msg_name = &t.ss;
 		m.msg_namelen = t.len;
 	}
@@ -1520,7 +1557,8 @@ int net_handle_sendto(const EmuRequest *req, EmuDecision *d)
 	r = caller_socket(req, req->args[0], &fd, &domain, &type);
 	if (r != 0)
 		return socket_fail(d, r);
-	a = (SendArgs){.name = buf,
+	a = (SendArgs){.op = "sendto",
+		       .name = buf,
 		       .name_len = len,
 		       .iov = &iov,
 		       .iovlen = 1,
@@ -1640,6 +1678,7 @@ int net_handle_sendmsg(const EmuRequest *req, EmuDecision *d)
 	r = read_msghdr(req, req->args[1], name, &a, &iov);
 	if (r > 0)
 		return fail(d, r, NULL, false);
+	a.op = "sendmsg";
 	a.flags = (int) req->args[2];
 	r = caller_socket(req, req->args[0], &fd, &domain, &type);
 	if (r != 0)
@@ -1680,6 +1719,7 @@ int net_handle_sendmmsg(const EmuRequest *req, EmuDecision *d)
 				break;
 			return fail(d, r, NULL, false);
 		}
+		a.op = "sendmmsg";
 		a.flags = flags;
 		r = send_one(rt, req, fd, domain, type, &a, &n, d);
 		if (r < 0)

@@ -39,19 +39,25 @@ void net_runtime_set_event(NetRatchetEvent fn, void *userdata);
  * supervisor then checks before it creates the tree's sockets (net/socktab.c). */
 void net_runtime_set_netns_private(bool maybe);
 
-/* Held connects (network.unlisted = "ask", docs/network.md "Held connects"). */
+/* Held connects and sends (network.unlisted = "ask", docs/network.md "Held connects and
+ * sends"). */
 typedef enum NetAskAnswer {
 	NET_ASK_DENY,
 	NET_ASK_ALLOW_ONCE,
 	NET_ASK_ALLOW_SESSION, /* this destination (address and port) for the rest of the run */
 } NetAskAnswer;
 
+/* The asker is the run's for every held call (tracer/ask.c), not only the network's: an
+ * exec outside exec.allow (tracer/ptrace.c) is asked with the same request, its op "exec"
+ * and its destination the program's virtual path. */
 typedef struct NetAskRequest {
 	pid_t pid, tgid;
-	const char *op;		 /* "connect" */
-	const char *destination; /* net_addr_format(): "AF_INET, 1.2.3.4:443" */
+	const char *op;		 /* "connect", "sendto", "sendmsg", "sendmmsg", "exec" */
+	const char *destination; /* net_addr_format(): "AF_INET, 1.2.3.4:443"; a virtual path */
 	const char *name;	 /* the name the address was looked up as, NULL if none */
 	const char *why;	 /* "not in allowlist" */
+	const char *rule;	 /* the policy key and what it holds, NULL: network.unlisted */
+	const char *outside;	 /* "which is not in the allowlist" (NULL: that) */
 	uint64_t timeout_ms;	 /* the policy's ask_timeout: no decision by then denies */
 } NetAskRequest;
 

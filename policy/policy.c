@@ -37,6 +37,7 @@ typedef struct Loader {
 	size_t depth;
 	PolicyError mode_at;	/* where network.mode was last set (allowlist check) */
 	PolicyError unshare_at; /* where network.unshare was last set (mode check) */
+	PolicyError exec_ask_at; /* where exec.unlisted was last set to "ask" (needs allow) */
 	PolicyError cwd_at;
 } Loader;
 
@@ -177,8 +178,13 @@ static const char *const mount_mode_names[_MOUNT_MODE_MAX] = {
 	[MOUNT_TMP] = "tmp",
 };
 static const char *const rule_access_names[_RULE_ACCESS_MAX] = {
-	[RULE_ACCESS_UNSET] = "unset", [RULE_ACCESS_HIDE] = "hide", [RULE_ACCESS_DENY] = "deny",
-	[RULE_ACCESS_RO] = "ro",       [RULE_ACCESS_RW] = "rw",
+	[RULE_ACCESS_UNSET] = "unset",
+	[RULE_ACCESS_HIDE] = "hide",
+	[RULE_ACCESS_DENY] = "deny",
+	[RULE_ACCESS_RO] = "ro",
+	[RULE_ACCESS_RW] = "rw",
+	[RULE_ACCESS_ASK] = "ask",
+	[RULE_ACCESS_ASK_WRITE] = "ask-write",
 };
 static const char *const sensitivity_names[_SENSITIVITY_MAX] = {
 	[SENSITIVITY_NONE] = "none",
@@ -773,11 +779,14 @@ static int apply_array_of_tables(Doc *d, const TomlValue *v, const char *name,
 
 /* ----- [[rule]] ------------------------------------------------------------------------- */
 
+static int want_ask_timeout(Doc *d, const TomlValue *v, const char *key, uint64_t *ret_ms);
+
 static int apply_one_rule(Doc *d, const TomlValue *t, size_t index)
 {
-	static const char *const known[] = {"path", "access", "level", NULL};
+	static const char *const known[] = {"path", "access", "level", "ask_timeout", NULL};
 	Policy *p = d->l->p;
-	PolicyRule rule = {.line = d->override ? 0 : t->line};
+	PolicyRule rule = {.line = d->override ? 0 : t->line, .ask_timeout_ms = 30000};
+	const TomlValue *timeout_at = NULL;
 	_cleanup_free_ char *glob = NULL;
 	char prefix[64], key[128];
 	int r;
@@ -802,6 +811,9 @@ static int apply_one_rule(Doc *d, const TomlValue *t, size_t index)
 				      _SENSITIVITY_MAX);
 			if (r >= 0)
 				rule.level = (Sensitivity) r;
+		} else if (streq(kv->key, "ask_timeout")) {
+			r = want_ask_timeout(d, kv->value, key, &rule.ask_timeout_ms);
+			timeout_at = kv->value;
 		} else
 			r = unknown_key(d, kv, prefix, known);
 		if (r < 0)
@@ -812,6 +824,11 @@ static int apply_one_rule(Doc *d, const TomlValue *t, size_t index)
 	if (rule.access == RULE_ACCESS_UNSET && rule.level == SENSITIVITY_NONE)
 		return fail(d, t->line, t->column, prefix, -EINVAL,
 			    "a rule needs an access, a level, or both");
+	if (timeout_at && rule.access != RULE_ACCESS_ASK && rule.access != RULE_ACCESS_ASK_WRITE) {
+		join_key(key, sizeof(key), prefix, "ask_timeout");
+		return fail_at(d, timeout_at, key,
+			       "ask_timeout needs access = \"ask\" or \"ask-write\"");
+	}
 
 	PolicyRule *a = reallocarray(p->rules, p->n_rules + 1, sizeof(PolicyRule));
 	if (!a)
@@ -958,9 +975,28 @@ static int apply_process(Doc *d, const TomlValue *t)
 
 /* ----- [exec] --------------------------------------------------------------------------- */
 
+/* A held call's timeout (network.ask_timeout, exec.ask_timeout): 1 s to 1 h, an integer of
+ * seconds or a duration string. */
+static int want_ask_timeout(Doc *d, const TomlValue *v, const char *key, uint64_t *ret_ms)
+{
+	uint64_t ms = 0;
+
+	if (v->type == TOML_INTEGER && v->integer > 0 && v->integer <= 3600)
+		ms = (uint64_t) v->integer * 1000;
+	else if (v->type == TOML_STRING && !policy_duration_reason(v->str.ptr, &ms))
+		;
+	else
+		ms = 0;
+	if (ms < 1000 || ms > 3600 * 1000)
+		return fail_at(d, v, key, "must be a duration from 1s to 1h, such as \"30s\"");
+	*ret_ms = ms;
+	return 0;
+}
+
 static int apply_exec(Doc *d, const TomlValue *t)
 {
-	static const char *const known[] = {"allow", "deny", NULL};
+	static const char *const known[] = {"allow", "deny", "unlisted", "ask_timeout", NULL};
+	static const char *const unlisted_names[] = {"deny", "ask"};
 	Policy *p = d->l->p;
 	char key[128];
 	int r;
@@ -973,6 +1009,23 @@ static int apply_exec(Doc *d, const TomlValue *t)
 		char **v;
 
 		join_key(key, sizeof(key), "exec", kv->key);
+		if (streq(kv->key, "unlisted")) {
+			r = want_enum(d, kv->value, key, unlisted_names, 0, 2);
+			if (r < 0)
+				return r;
+			p->exec_ask_unlisted = r == 1;
+			if (r == 1) {
+				(void) fail_at(d, kv->value, key, "-");
+				d->l->exec_ask_at = *d->l->err;
+			}
+			continue;
+		}
+		if (streq(kv->key, "ask_timeout")) {
+			r = want_ask_timeout(d, kv->value, key, &p->exec_ask_timeout_ms);
+			if (r < 0)
+				return r;
+			continue;
+		}
 		if (!streq(kv->key, "allow") && !streq(kv->key, "deny"))
 			return unknown_key(d, kv, "exec", known);
 		r = want_strv(d, kv->value, key, glob_value, &v);
@@ -1135,23 +1188,9 @@ static int apply_network(Doc *d, const TomlValue *t)
 			r = want_enum(d, kv->value, key, unlisted_names, 0, 2);
 			if (r >= 0)
 				net->ask_unlisted = r == 1;
-		} else if (streq(kv->key, "ask_timeout")) {
-			uint64_t ms = 0;
-
-			if (kv->value->type == TOML_INTEGER && kv->value->integer > 0 &&
-			    kv->value->integer <= 3600)
-				ms = (uint64_t) kv->value->integer * 1000;
-			else if (kv->value->type == TOML_STRING &&
-				 !policy_duration_reason(kv->value->str.ptr, &ms))
-				;
-			else
-				ms = 0;
-			if (ms < 1000 || ms > 3600 * 1000)
-				r = fail_at(d, kv->value, key,
-					    "must be a duration from 1s to 1h, such as \"30s\"");
-			else
-				net->ask_timeout_ms = ms;
-		} else if (streq(kv->key, "connect_errno") || streq(kv->key, "socket_errno")) {
+		} else if (streq(kv->key, "ask_timeout"))
+			r = want_ask_timeout(d, kv->value, key, &net->ask_timeout_ms);
+		else if (streq(kv->key, "connect_errno") || streq(kv->key, "socket_errno")) {
 			r = want_string(d, kv->value, key);
 			if (r >= 0)
 				r = want_errno(d, kv->value, key, kv->value->str.ptr,
@@ -1972,6 +2011,24 @@ static int finish(Loader *l, const char *display)
 		    p->network.n_allow == 0)
 			p->network.ratchet[s] = NET_MODE_NONE;
 
+	/* exec.unlisted = "ask" asks about what exec.allow leaves out: without allow nothing is
+	 * left out. The decision must be about the file that runs, which only the post-exec
+	 * check under ptrace pins (docs/policy.md "[exec]"). */
+	if (p->exec_ask_unlisted && !p->exec_allow) {
+		*l->err = l->exec_ask_at;
+		snprintf(l->err->message, sizeof(l->err->message),
+			 "unlisted = \"ask\" needs exec.allow (without it every visible program "
+			 "may run, and there is nothing to ask about)");
+		return -EINVAL;
+	}
+	if (p->exec_ask_unlisted && p->ptrace == PTRACE_MODE_NEVER) {
+		*l->err = l->exec_ask_at;
+		snprintf(l->err->message, sizeof(l->err->message),
+			 "unlisted = \"ask\" needs ptrace (tracer.ptrace = \"never\"): only the "
+			 "check after the exec makes sure the file a human allowed is the one that "
+			 "runs");
+		return -EINVAL;
+	}
 	if (p->network.unshare_netns == 1 && p->network.mode != NET_MODE_NONE) {
 		*l->err = l->unshare_at;
 		snprintf(l->err->message, sizeof(l->err->message),
@@ -2024,6 +2081,7 @@ static Policy *policy_new(void)
 	 * mode none already denies every inet, packet and netlink socket (docs/network.md) */
 	p->network.unshare_netns = 0;
 	p->network.ask_timeout_ms = 30000;
+	p->exec_ask_timeout_ms = 30000;
 	p->limits = (PolicyLimits){
 		.wall_time_ms = LIMIT_UNSET,
 		.cpu_time_ms = LIMIT_UNSET,
@@ -2195,7 +2253,14 @@ const char *policy_error_format(const PolicyError *e, char *buf, size_t size)
 void policy_rule_lookup(const Policy *p, const char *path, RuleAccess *ret_access,
 			Sensitivity *ret_level)
 {
+	policy_rule_lookup_rule(p, path, ret_access, ret_level, NULL);
+}
+
+void policy_rule_lookup_rule(const Policy *p, const char *path, RuleAccess *ret_access,
+			     Sensitivity *ret_level, const PolicyRule **ret_rule)
+{
 	RuleAccess restrict_ = RULE_ACCESS_UNSET, nearest = RULE_ACCESS_UNSET;
+	const PolicyRule *nearest_rule = NULL;
 	Sensitivity level = SENSITIVITY_NONE;
 	char buf[PATH_MAX];
 	size_t len = strlen(path);
@@ -2228,8 +2293,12 @@ void policy_rule_lookup(const Policy *p, const char *path, RuleAccess *ret_acces
 				restrict_ = RULE_ACCESS_HIDE;
 			else if (r->access == RULE_ACCESS_DENY && restrict_ != RULE_ACCESS_HIDE)
 				restrict_ = RULE_ACCESS_DENY;
-			else if (r->access == RULE_ACCESS_RO || r->access == RULE_ACCESS_RW)
+			else if (r->access == RULE_ACCESS_RO || r->access == RULE_ACCESS_RW ||
+				 r->access == RULE_ACCESS_ASK ||
+				 r->access == RULE_ACCESS_ASK_WRITE) {
 				nearest = r->access;
+				nearest_rule = r;
+			}
 		}
 		buf[end] = saved;
 	}
@@ -2238,6 +2307,8 @@ done:
 		*ret_access = restrict_ != RULE_ACCESS_UNSET ? restrict_ : nearest;
 	if (ret_level)
 		*ret_level = level;
+	if (ret_rule)
+		*ret_rule = restrict_ != RULE_ACCESS_UNSET ? NULL : nearest_rule;
 }
 
 bool policy_exec_allowed(const Policy *p, const char *path)
@@ -2251,6 +2322,16 @@ bool policy_exec_allowed(const Policy *p, const char *path)
 		if (policy_glob_match(*g, path))
 			return true;
 	return false;
+}
+
+bool policy_exec_askable(const Policy *p, const char *path)
+{
+	if (!p->exec_ask_unlisted || !p->exec_allow)
+		return false;
+	for (char **g = p->exec_deny; g && *g; g++)
+		if (policy_glob_match(*g, path))
+			return false; /* deny is never asked about */
+	return !policy_exec_allowed(p, path);
 }
 
 const PolicySyscall *policy_syscall_find(const Policy *p, const char *name)

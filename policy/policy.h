@@ -35,6 +35,11 @@ typedef enum RuleAccess {
 	RULE_ACCESS_DENY,  /* EACCES */
 	RULE_ACCESS_RO,
 	RULE_ACCESS_RW,
+	/* held for a human's decision (issue 17; docs/policy.md "[[rule]]"): "ask" holds every
+	 * open of a matching path, "ask-write" the opens for writing (and creates); otherwise
+	 * both are "ro" */
+	RULE_ACCESS_ASK,
+	RULE_ACCESS_ASK_WRITE,
 	_RULE_ACCESS_MAX,
 	_RULE_ACCESS_INVALID = -EINVAL,
 } RuleAccess;
@@ -52,6 +57,7 @@ typedef struct PolicyRule {
 	char *glob; /* virtual path glob: '*' within a component, '**' across, '?', [set] */
 	RuleAccess access;
 	Sensitivity level;
+	uint64_t ask_timeout_ms; /* "ask", "ask-write": no decision within it denies (30 s) */
 	unsigned line;
 } PolicyRule;
 
@@ -94,8 +100,8 @@ typedef struct PolicyNetwork {
 	int connect_errno; /* default ECONNREFUSED */
 	int socket_errno;  /* default EACCES */
 	int unshare_netns; /* -1 auto, 0 no, 1 yes */
-	bool ask_unlisted;	 /* unlisted = "ask": hold a connect outside the allowlist for a
-				  * human's decision (docs/network.md, "Held connects") */
+	bool ask_unlisted; /* unlisted = "ask": hold a connect or send outside the allowlist
+			    * for a human's decision (docs/network.md, "Held connects and sends") */
 	uint64_t ask_timeout_ms; /* no decision within it denies; default 30 s */
 } PolicyNetwork;
 
@@ -202,6 +208,9 @@ typedef struct Policy {
 
 	char **exec_allow; /* virtual path globs; NULL: everything visible may run */
 	char **exec_deny;
+	bool exec_ask_unlisted;	      /* exec.unlisted = "ask": hold an exec outside exec.allow
+				       * for a human's decision (docs/policy.md "[exec]") */
+	uint64_t exec_ask_timeout_ms; /* no decision within it denies; default 30 s */
 
 	PolicyNetwork network;
 	PolicyLimits limits;
@@ -297,9 +306,19 @@ bool policy_glob_match(const char *glob, const char *path);
 void policy_rule_lookup(const Policy *p, const char *path, RuleAccess *ret_access,
 			Sensitivity *ret_level);
 
+/** As policy_rule_lookup(); *ret_rule (may be NULL) is the rule whose access applies, NULL
+ * when none does or when hide/deny (of possibly several rules) decided. */
+void policy_rule_lookup_rule(const Policy *p, const char *path, RuleAccess *ret_access,
+			     Sensitivity *ret_level, const PolicyRule **ret_rule);
+
 /** Whether exec of a virtual path is allowed: no exec.deny glob matches, and exec.allow is
  * unset or one of its globs matches. */
 bool policy_exec_allowed(const Policy *p, const char *path);
+
+/** Whether an exec of a virtual path that policy_exec_allowed() refuses may be asked about
+ * (exec.unlisted = "ask"): only one that no exec.deny glob matches, refused because
+ * exec.allow lists it nowhere. */
+bool policy_exec_askable(const Policy *p, const char *path);
 
 /** The [syscalls] entry for a syscall name, or NULL (the built-in defaults apply). */
 const PolicySyscall *policy_syscall_find(const Policy *p, const char *name);

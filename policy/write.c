@@ -120,6 +120,11 @@ int policy_write_toml(const Policy *p, FILE *out)
 			write_kv_string(out, "access", rule_access_to_string(r->access), false);
 		if (r->level != SENSITIVITY_NONE)
 			write_kv_string(out, "level", sensitivity_to_string(r->level), false);
+		if ((r->access == RULE_ACCESS_ASK || r->access == RULE_ACCESS_ASK_WRITE) &&
+		    r->ask_timeout_ms != 30000) {
+			policy_format_duration_ms(r->ask_timeout_ms, buf, sizeof(buf));
+			write_kv_string(out, "ask_timeout", buf, false);
+		}
 	}
 
 	fputs("\n[process]\n", out);
@@ -141,12 +146,19 @@ int policy_write_toml(const Policy *p, FILE *out)
 	}
 	fputs(p->process.env_set && *p->process.env_set ? " } }\n" : "} }\n", out);
 
-	if (p->exec_allow || p->exec_deny) {
+	if (p->exec_allow || p->exec_deny || p->exec_ask_unlisted ||
+	    p->exec_ask_timeout_ms != 30000) {
 		fputs("\n[exec]\n", out);
 		if (p->exec_allow)
 			write_kv_strv(out, "allow", p->exec_allow, true);
 		if (p->exec_deny)
 			write_kv_strv(out, "deny", p->exec_deny, true);
+		if (p->exec_ask_unlisted)
+			write_kv_string(out, "unlisted", "ask", false);
+		if (p->exec_ask_unlisted || p->exec_ask_timeout_ms != 30000) {
+			policy_format_duration_ms(p->exec_ask_timeout_ms, buf, sizeof(buf));
+			write_kv_string(out, "ask_timeout", buf, false);
+		}
 	}
 
 	fputs("\n[network]\n", out);

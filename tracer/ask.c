@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Held connects (network.unlisted = "ask"; docs/network.md, "Held connects"): the asker the
- * network handlers call on a worker thread while the child waits in its connect(2). The
- * seccomp notification is the hold; no decision within network.ask_timeout denies.
+ * Held connects and sends (network.unlisted = "ask"; docs/network.md, "Held connects and
+ * sends"): the asker the network handlers call on a worker thread while the child waits in
+ * its connect(2), sendto(2), sendmsg(2) or sendmmsg(2). The seccomp notification is the
+ * hold; no decision within network.ask_timeout denies.
  *
  * Channels, the first available:
  *  1. --approval-fd N: a descriptor to whoever started the run (the MCP server gives each
@@ -84,6 +85,42 @@ typedef struct Outcome {
 	char reason[200];
 } Outcome;
 
+/* The verb of the question: "connect to", "send to" (sendto, sendmsg, sendmmsg), "run". */
+static const char *verb(const NetAskRequest *rq)
+{
+	if (streq(rq->op, "exec"))
+		return "run";
+	if (streq(rq->op, "open"))
+		return "open";
+	if (streq(rq->op, "write"))
+		return "write to";
+	return strncmp(rq->op, "send", 4) == 0 ? "send to" : "connect to";
+}
+
+static const char *rule_of(const NetAskRequest *rq)
+{
+	return rq->rule ?: "network.unlisted = \"ask\": a destination outside the allowlist";
+}
+
+static const char *outside_of(const NetAskRequest *rq)
+{
+	return rq->outside ?: "which is not in the allowlist";
+}
+
+/* The destination or name for a terminal: an exec's path comes from the program, so bytes
+ * that are not printable ASCII become '?' and it is capped (STYLE: never raw child bytes). */
+static const char *printable(const char *s, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	for (; s && *s && n + 4 < size && n < 200; s++)
+		buf[n++] = (unsigned char) *s >= 0x20 && (unsigned char) *s < 0x7f ? *s : '?';
+	if (s && *s)
+		buf[n++] = '.', buf[n++] = '.', buf[n++] = '.';
+	buf[n] = 0;
+	return buf;
+}
+
 /* ---- channel 1: the descriptor ---- */
 
 static int ask_fd(TracerAsk *a, const char *id, const NetAskRequest *rq, Outcome *o)
@@ -98,9 +135,9 @@ static int ask_fd(TracerAsk *a, const char *id, const NetAskRequest *rq, Outcome
 		pthread_mutex_unlock(&a->fd_lock);
 		return 1;
 	}
-	req = json_pack("{s:s, s:s, s:s, s:i, s:s, s:s?, s:s, s:I}", "op", "ask", "id", id, "kind",
-			rq->op, "pid", (int) rq->tgid, "destination", rq->destination, "name",
-			rq->name, "reason", rq->why, "timeout_s",
+	req = json_pack("{s:s, s:s, s:s, s:i, s:s, s:s?, s:s, s:s, s:I}", "op", "ask", "id", id,
+			"kind", rq->op, "pid", (int) rq->tgid, "destination", rq->destination,
+			"name", rq->name, "reason", rq->why, "rule", rule_of(rq), "timeout_s",
 			(json_int_t) ((rq->timeout_ms + 999) / 1000));
 	r = req ? approval_write_json(a->fd, req) : -ENOMEM;
 	json_decref(req);
@@ -176,16 +213,20 @@ static int ask_socket(TracerAsk *a, const char *id, const NetAskRequest *rq, Out
 	AskWaiter w = {.decision = APPROVAL_NONE, .start_ns = now_monotonic_ns()};
 	uint64_t deadline = w.start_ns + rq->timeout_ms * 1000000ull;
 	_cleanup_free_ char *args = NULL;
+	char dest[208], name[208];
 	struct timespec ts;
+	json_t *shown;
 
 	o->channel = "socket";
 	memcpy(w.id, id, sizeof(w.id));
-	args = strdup_printf("{\"pid\": %d, \"destination\": \"%s\"%s%s%s}", (int) rq->tgid,
-			     rq->destination, rq->name ? ", \"name\": \"" : "", rq->name ?: "",
-			     rq->name ? "\"" : "");
+	/* a path may hold any byte but NUL: escaped by jansson, not pasted into JSON text */
+	shown = json_pack("{s:i, s:s, s:s?}", "pid", (int) rq->tgid, "destination", rq->destination,
+			  "name", rq->name);
+	args = shown ? json_dumps(shown, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+	json_decref(shown);
 	w.info = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:s}", "id", id, "tool", rq->op, "risk",
-			   "HIGH", "rule", "network.unlisted = \"ask\": a destination outside the allowlist",
-			   "timeout_s", (json_int_t) (rq->timeout_ms / 1000), "requested_ms",
+			   "HIGH", "rule", rule_of(rq), "timeout_s",
+			   (json_int_t) (rq->timeout_ms / 1000), "requested_ms",
 			   (json_int_t) (now_realtime_ns() / 1000000), "arguments", args ?: "");
 	if (!w.info)
 		return 1;
@@ -194,11 +235,12 @@ static int ask_socket(TracerAsk *a, const char *id, const NetAskRequest *rq, Out
 	a->waiters = &w;
 	pthread_mutex_unlock(&a->lock);
 	fprintf(stderr,
-		"sbxtrace: approval %s: pid %d wants to connect to %s%s%s%s, which is not in the "
-		"allowlist; answer with `sbxtrace approve --socket %s %s --allow|--allow-session|"
-		"--deny` within %llu s\n",
-		id, (int) rq->tgid, rq->destination, rq->name ? " (" : "", rq->name ?: "",
-		rq->name ? ")" : "", a->socket_path, id, (unsigned long long) (rq->timeout_ms / 1000));
+		"sbxtrace: approval %s: pid %d wants to %s %s%s%s%s, %s; answer with `sbxtrace "
+		"approve --socket %s %s --allow|--allow-session|--deny` within %llu s\n",
+		id, (int) rq->tgid, verb(rq), printable(rq->destination, dest, sizeof(dest)),
+		rq->name ? " (" : "", rq->name ? printable(rq->name, name, sizeof(name)) : "",
+		rq->name ? ")" : "", outside_of(rq), a->socket_path, id,
+		(unsigned long long) (rq->timeout_ms / 1000));
 	fflush(stderr);
 	pthread_mutex_lock(&a->lock);
 	while (w.decision == APPROVAL_NONE && !a->stopping && now_monotonic_ns() < deadline) {
@@ -385,7 +427,7 @@ static int ask_tty(TracerAsk *a, const NetAskRequest *rq, Outcome *o)
 	struct termios saved, tio;
 	sigset_t block, old;
 	pid_t fg;
-	char line[64];
+	char line[64], dest[208], name[208];
 	size_t n = 0;
 	bool have_termios;
 	_cleanup_free_ char *prompt = NULL;
@@ -408,11 +450,12 @@ static int ask_tty(TracerAsk *a, const NetAskRequest *rq, Outcome *o)
 		(void) tcsetattr(a->tty_fd, TCSANOW, &tio);
 	}
 	(void) tcflush(a->tty_fd, TCIFLUSH); /* nothing typed before the question answers it */
-	prompt = strdup_printf("\r\nsbxtrace: pid %d wants to connect to %s%s%s%s, which is not in "
-			       "the allowlist.\r\nAllow it? [o]nce, for the [s]ession, [N]o "
-			       "(denied in %llu s): ",
-			       (int) rq->tgid, rq->destination, rq->name ? " (" : "", rq->name ?: "",
-			       rq->name ? ")" : "", (unsigned long long) (rq->timeout_ms / 1000));
+	prompt = strdup_printf(
+		"\r\nsbxtrace: pid %d wants to %s %s%s%s%s, %s.\r\nAllow it? "
+		"[o]nce, for the [s]ession, [N]o (denied in %llu s): ",
+		(int) rq->tgid, verb(rq), printable(rq->destination, dest, sizeof(dest)),
+		rq->name ? " (" : "", rq->name ? printable(rq->name, name, sizeof(name)) : "",
+		rq->name ? ")" : "", outside_of(rq), (unsigned long long) (rq->timeout_ms / 1000));
 	if (prompt)
 		(void) write_all(a->tty_fd, prompt, strlen(prompt));
 	o->decision = APPROVAL_NONE;
@@ -514,6 +557,13 @@ static NetAskAnswer asker(void *userdata, const NetAskRequest *rq)
 						      : NET_ASK_DENY;
 }
 
+NetAskAnswer tracer_ask(Tracer *t, const NetAskRequest *rq)
+{
+	if (!t->ask)
+		return NET_ASK_DENY;
+	return asker(t->ask, rq);
+}
+
 int tracer_ask_start(Tracer *t)
 {
 	const TracerOptions *opts = t->opts;
@@ -521,7 +571,12 @@ int tracer_ask_start(Tracer *t)
 	pthread_condattr_t attr;
 	int r;
 
-	if (!t->policy->network.ask_unlisted)
+	bool rules_ask = false;
+
+	for (size_t i = 0; i < t->policy->n_rules; i++)
+		rules_ask |= t->policy->rules[i].access == RULE_ACCESS_ASK ||
+			     t->policy->rules[i].access == RULE_ACCESS_ASK_WRITE;
+	if (!t->policy->network.ask_unlisted && !t->policy->exec_ask_unlisted && !rules_ask)
 		return 0;
 	a = calloc(1, sizeof(*a));
 	if (!a)

@@ -2,14 +2,27 @@
 /*
  * Budgets for the whole tree without cgroups (docs/budgets.md says what each guarantees).
  *
- *   cpu_time   sampled: sum of utime+stime+cutime+cstime of every live process of the tree
- *              plus cutime+cstime of the keeper (orphans it reaped). A child's time moves
- *              into its parent's cutime when the parent waits for it (kernel/exit.c,
- *              wait_task_zombie), so the sum only drops when a child is reaped without a
- *              waiter (SIGCHLD ignored); the drop is added back (the total is monotonic).
+ *   cpu_time   with the tracer thread (tracer.ptrace on; "auto" turns it on for cpu_time):
+ *              the own utime+stime of every live process of the tree, sampled, plus the
+ *              time of every thread group that ended, added when it ended. Every process
+ *              is traced, so its end is reported to the tracer thread before anyone can
+ *              reap it, also when its parent ignores SIGCHLD or set SA_NOCLDWAIT (the
+ *              kernel then reaps it right after the tracer: kernel/exit.c, wait_task_zombie
+ *              with ptrace_reparented, EXIT_TRACE, then do_notify_parent). There the tracer
+ *              reads it with WNOWAIT (budget_task_ended). No cutime anywhere, so a child
+ *              waited for is counted once. CLONE_UNTRACED is refused (budget_filter_apply).
+ *              Without the tracer (tracer.ptrace = "never"): sum of utime+stime+cutime+
+ *              cstime of every live process plus the keeper's cutime+cstime; a child's time
+ *              reaches its parent's cutime only when the parent waits for it, so a child
+ *              the kernel reaps (SIGCHLD ignored, SA_NOCLDWAIT) that lives less than a
+ *              sample interval is not counted. That cannot be refused soundly (the
+ *              sigaction struct is in the caller's memory, rt_sigaction cannot be emulated,
+ *              and SA_NOCLDWAIT is not in /proc): `check` and the run say so instead.
  *              Backstop: RLIMIT_CPU per process.
- *   memory     sampled: sum of resident pages (/proc/PID/stat rss) of the tree. Shared pages
- *              count once per process (over-count, never under-count). Backstop:
+ *   memory     sampled: sum of resident pages (/proc/PID/stat rss) of the tree, plus the
+ *              memfds it holds open and the SysV shared memory of its private IPC namespace
+ *              (a helper in that namespace asks SHM_INFO). Shared pages count once per
+ *              process (over-count, never under-count). Backstop:
  *              RLIMIT_DATA per process (not RLIMIT_AS: Go, Node and the JVM reserve far
  *              more address space than they use).
  *   tasks      exact at creation: clone/fork/vfork stop for the tracer thread (notified
@@ -24,15 +37,21 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/seccomp.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/shm.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <seccomp.h>
@@ -365,6 +384,7 @@ int budget_init(Budget *b, const Policy *p, const SbxView *view)
 		.rl_data = RLIM_INFINITY,
 		.memory_hard = UINT64_MAX,
 		.disk_ifd = -1,
+		.shm_fd = -1,
 	};
 	pthread_mutex_init(&b->lock, NULL);
 	pthread_mutex_init(&b->disk_lock, NULL);
@@ -449,6 +469,15 @@ void budget_disk_hand_over(Budget *b)
 
 void budget_done(Budget *b)
 {
+	if (b->shm_fd >= 0)
+		(void) close(b->shm_fd); /* the helper sees EOF and exits at once */
+	b->shm_fd = -1;
+	/* reaped here, for a caller that runs on (the agent): the main loop's SIGCHLD may
+	 * have taken it already (ECHILD) */
+	if (b->shm_pid > 0)
+		while (waitpid(b->shm_pid, NULL, __WALL) < 0 && errno == EINTR)
+			;
+	b->shm_pid = 0;
 	strv_free(b->disk_roots);
 	b->disk_roots = NULL;
 	/* with watches, the release waits for an RCU grace period (docs/performance.md) */
@@ -663,6 +692,131 @@ static void fd_scan_process(FdScan *f, pid_t pid, Sample *s)
 	closedir(d);
 }
 
+/* ---- SysV shared memory of the private IPC namespace (issue 24, item 7) ----
+ *
+ * A segment detached without IPC_RMID keeps its pages in the namespace, in no process's RSS
+ * and behind no fd. shmctl(SHM_INFO) tells the resident and swapped pages of every segment
+ * of a namespace, but only to a process in it, and the only processes in the tree's are the
+ * tree's. So a helper forked from S joins it: setns into C's user namespace (its owner, our
+ * user, holds CAP_SYS_ADMIN there; EINVAL when it is ours, in root runs), then into its IPC
+ * namespace (ipcns_install asks CAP_SYS_ADMIN over the namespace and in the caller's user
+ * namespace: both hold now). It is made as soon as S has C's listener: C is dumpable then
+ * (for /proc/C/ns/) and has not exec'd, so nothing of the program has run. It answers one
+ * count per sample over a socket, and exits at EOF or with S (PDEATHSIG). Segments also
+ * attached are in their processes' RSS too: counted twice (errs high, as a mapped memfd). */
+static int shm_helper_start(Budget *b, pid_t pid)
+{
+	_cleanup_close_ int userfd = -1, ipcfd = -1;
+	char path[64];
+	pid_t parent = getpid(), h;
+	int sv[2];
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/ipc", (int) pid);
+	ipcfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (ipcfd < 0)
+		return -errno;
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int) pid);
+	userfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (userfd < 0)
+		return -errno;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	h = fork();
+	if (h < 0) {
+		(void) close(sv[0]);
+		(void) close(sv[1]);
+		return -errno;
+	}
+	if (h == 0) {
+		struct shm_info info;
+		uint64_t pages = 0;
+		char c;
+
+		/* system calls only from here: S has other threads */
+		(void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(0);
+		if (setns(userfd, CLONE_NEWUSER) < 0 && errno != EINVAL)
+			_exit(1);
+		if (setns(ipcfd, CLONE_NEWIPC) < 0)
+			_exit(1);
+		/* nothing of S's: no listener, no end of the caller's pipes */
+		close_all_but(sv[1], -1);
+		/* ready */
+		if (send(sv[1], &pages, sizeof(pages), MSG_NOSIGNAL) != (ssize_t) sizeof(pages))
+			_exit(1);
+		while (read(sv[1], &c, 1) == 1) {
+			memset(&info, 0, sizeof(info));
+			if (shmctl(0, SHM_INFO, (struct shmid_ds *) (void *) &info) < 0)
+				_exit(1);
+			pages = (uint64_t) info.shm_rss + (uint64_t) info.shm_swp;
+			if (send(sv[1], &pages, sizeof(pages), MSG_NOSIGNAL) !=
+			    (ssize_t) sizeof(pages))
+				_exit(1);
+		}
+		_exit(0);
+	}
+	(void) close(sv[1]);
+	b->shm_fd = sv[0];
+	b->shm_pid = h;
+	return 0;
+}
+
+/* One answer of the helper (pages), or -errno; it answers in microseconds, a second without
+ * an answer is a failure. */
+static int shm_answer(int fd, uint64_t *ret_pages)
+{
+	struct pollfd pf = {.fd = fd, .events = POLLIN};
+
+	if (poll(&pf, 1, 1000) != 1)
+		return -ETIMEDOUT;
+	if (recv(fd, ret_pages, sizeof(*ret_pages), 0) != (ssize_t) sizeof(*ret_pages))
+		return -EIO; /* it exited: it could not join the namespace */
+	return 0;
+}
+
+static void shm_fail(Budget *b, int r)
+{
+	log_warn("the memory budget does not count the run's SysV shared memory: %s", strerror(-r));
+	if (b->shm_fd >= 0)
+		(void) close(b->shm_fd);
+	b->shm_fd = -1;
+	b->shm_failed = true;
+}
+
+void budget_shm_start(Budget *b, pid_t child)
+{
+	uint64_t ready;
+	int r;
+
+	if (!b->ipc_private || !is_set(b->policy->limits.memory) || b->shm_fd >= 0)
+		return;
+	r = shm_helper_start(b, child);
+	if (r >= 0)
+		r = shm_answer(b->shm_fd, &ready);
+	if (r < 0)
+		shm_fail(b, r);
+}
+
+static void shm_sample(Budget *b)
+{
+	uint64_t pages;
+	char c = 1;
+	int r = 0;
+
+	if (b->shm_fd < 0)
+		return;
+	if (send(b->shm_fd, &c, 1, MSG_NOSIGNAL) != 1)
+		r = -errno;
+	if (r >= 0)
+		r = shm_answer(b->shm_fd, &pages);
+	if (r < 0) {
+		shm_fail(b, r);
+		return;
+	}
+	b->shm_bytes = pages * (uint64_t) b->page_size;
+}
+
 /* ---- walking the tree ---- */
 
 typedef struct PidSet {
@@ -769,7 +923,7 @@ static int push_children(pid_t pid, uint64_t threads, pid_t **stack, size_t *n, 
  * nothing new. (A program that makes itself a subreaper can still take
  * orphans out of sight of one count: docs/budgets.md.)
  */
-static int scan_tree(pid_t keeper, FdScan *fds, Sample *ret)
+static int scan_tree(pid_t keeper, FdScan *fds, bool own_time, Sample *ret)
 {
 	PidSet seen = {};
 	pid_t *stack = NULL;
@@ -797,7 +951,13 @@ static int scan_tree(pid_t keeper, FdScan *fds, Sample *ret)
 				continue;
 			s.processes++;
 			s.tasks += MAX(ps.threads, (uint64_t) 1);
-			s.ticks += ps.utime + ps.stime + ps.cutime + ps.cstime;
+			if (!own_time)
+				s.ticks += ps.utime + ps.stime + ps.cutime + ps.cstime;
+			else if (!((ps.state == 'Z' || ps.state == 'X') && ps.threads <= 1))
+				/* a thread group that ended is the tracer's to count (the leader
+				 * stays a zombie after it for a parent that waits); a zombie
+				 * leader with threads left is a live group */
+				s.ticks += ps.utime + ps.stime;
 			s.rss_pages += ps.rss;
 			if (fds)
 				fd_scan_process(fds, pid, &s);
@@ -1332,7 +1492,7 @@ uint64_t budget_disk_walk_due_ms(const Budget *b)
 const char *budget_sample(Budget *b, pid_t keeper, char *msg, size_t size)
 {
 	const PolicyLimits *l = &b->policy->limits;
-	uint64_t t0 = now_monotonic_ns(), cpu_ms;
+	uint64_t t0 = now_monotonic_ns(), cpu_ms, ended_us;
 	Sample s = {};
 	ProcStat ks;
 	const char *breach = NULL;
@@ -1357,21 +1517,32 @@ const char *budget_sample(Budget *b, pid_t keeper, char *msg, size_t size)
 				fds->root_devs[fds->n_root_devs++] = st.st_dev;
 		}
 	}
-	(void) scan_tree(keeper, fds, &s);
+	/* the ended groups first: a group that ends during the scan is then missed by both
+	 * (the total errs low until the next sample), never counted twice */
+	ended_us = b->cpu_by_ends ? atomic_load(&b->cpu_ended_us) : 0;
+	(void) scan_tree(keeper, fds, b->cpu_by_ends, &s);
 	if (fds)
 		free(fds->root_devs);
 	free(fds);
-	if (read_proc_stat(keeper, &ks) == 0)
+	if (!b->cpu_by_ends && read_proc_stat(keeper, &ks) == 0)
 		s.ticks += ks.cutime + ks.cstime;
 
-	cpu_ms = s.ticks * 1000 / (uint64_t) b->clk_tck + b->cpu_offset_ms;
-	if (cpu_ms < b->cpu_last_ms) {
-		/* a process reaped without a waiting parent took its time along */
-		b->cpu_offset_ms += b->cpu_last_ms - cpu_ms;
-		cpu_ms = b->cpu_last_ms;
+	if (b->cpu_by_ends) {
+		cpu_ms = (s.ticks * 1000000 / (uint64_t) b->clk_tck + ended_us) / 1000;
+		/* between its end and its tally a group counts nowhere: a sample then is low
+		 * for a moment, and the total stays where it was */
+		cpu_ms = MAX(cpu_ms, b->cpu_last_ms);
+	} else {
+		cpu_ms = s.ticks * 1000 / (uint64_t) b->clk_tck + b->cpu_offset_ms;
+		if (cpu_ms < b->cpu_last_ms) {
+			/* a process reaped without a waiting parent took its time along */
+			b->cpu_offset_ms += b->cpu_last_ms - cpu_ms;
+			cpu_ms = b->cpu_last_ms;
+		}
 	}
 	b->cpu_last_ms = b->cpu_ms = cpu_ms;
-	b->memory = s.rss_pages * (uint64_t) b->page_size + s.memfd_bytes;
+	shm_sample(b);
+	b->memory = s.rss_pages * (uint64_t) b->page_size + s.memfd_bytes + b->shm_bytes;
 	b->memory_peak = MAX(b->memory_peak, b->memory);
 	pthread_mutex_lock(&b->lock);
 	b->tasks_peak = MAX(b->tasks_peak, s.tasks);
@@ -1427,6 +1598,45 @@ const char *budget_sample(Budget *b, pid_t keeper, char *msg, size_t size)
 	return breach;
 }
 
+bool budget_count_ends(Budget *b)
+{
+	b->cpu_by_ends = is_set(b->policy->limits.cpu_time_ms);
+	return b->cpu_by_ends;
+}
+
+/*
+ * The end of a thread group, from the rusage of a wait with WNOWAIT (the kernel's
+ * getrusage(RUSAGE_BOTH): the group's own time plus its cutime, in microseconds) and its
+ * /proc/PID/stat (the same in clock ticks, each value rounded down). We want the own time
+ * alone, precisely: a child that lives 8 ms reads 0 ticks, so the ticks alone would let a
+ * tree of short children escape again. Both of these are upper bounds of the own time:
+ *   BOTH - cutime_ticks (cutime >= its ticks), and (utime_ticks + stime_ticks + 2) ticks;
+ * the smaller is taken. For a process that waited for no child (cutime 0) it is exact;
+ * otherwise it errs high by less than the cutime's rounding (< 2 ticks per process).
+ */
+void budget_task_ended(Budget *b, pid_t pid, const struct rusage *ru)
+{
+	uint64_t tick_us = 1000000 / (uint64_t) b->clk_tck, both_us, own_us, c_us;
+	pid_t tgid;
+	ProcStat ps;
+
+	if (!b->cpu_by_ends)
+		return;
+	/* a thread other than the leader: its time moved into its group's, which its leader
+	 * reports once the whole group is over (a leader is reported only then) */
+	if (tree_read_tgid(pid, &tgid) == 0 && tgid != pid)
+		return;
+	both_us = (uint64_t) ru->ru_utime.tv_sec * 1000000 + (uint64_t) ru->ru_utime.tv_usec +
+		  (uint64_t) ru->ru_stime.tv_sec * 1000000 + (uint64_t) ru->ru_stime.tv_usec;
+	own_us = both_us;
+	if (read_proc_stat(pid, &ps) == 0) {
+		c_us = (ps.cutime + ps.cstime) * tick_us;
+		own_us = both_us > c_us ? both_us - c_us : 0;
+		own_us = MIN(own_us, (ps.utime + ps.stime + 2) * tick_us);
+	} /* else: errs high, by its cutime */
+	atomic_fetch_add(&b->cpu_ended_us, own_us);
+}
+
 bool budget_efbig_is_disk(const Budget *b)
 {
 	const PolicyLimits *l = &b->policy->limits;
@@ -1452,7 +1662,25 @@ bool budget_hard_exceeded(const Budget *b)
 void budget_filter_apply(TracerFilter *f, const Policy *p)
 {
 	static const char *const names[] = {"clone", "fork", "vfork"};
+	int clone_nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, "clone");
 
+	/* cpu_time counts the ends the tracer thread sees (budget_task_ended): a process made
+	 * with CLONE_UNTRACED would not be traced, and its time lost if the kernel reaps it */
+	if (f->ptrace && is_set(p->limits.cpu_time_ms) && clone_nr >= 0 && clone_nr < TRACER_NR_MAX)
+		f->slots[clone_nr].untraced_denied = true;
+	if (is_set(p->limits.disk)) {
+		/* The kernel checks RLIMIT_FSIZE (min(file_size, disk), 0 once the budget is
+		 * used up) against a file's new size only: fallocate() with KEEP_SIZE, or
+		 * within a sparse file's size, allocates any amount past it in one call, long
+		 * before a walk sees it (tests/security/disk-fallocate-budget.c). Register-only:
+		 * the modes that may allocate fail with EOPNOTSUPP, the kernel's answer where a
+		 * file system has no fallocate. */
+		int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, "fallocate");
+		TracerSlot *s = nr >= 0 && nr < TRACER_NR_MAX ? &f->slots[nr] : NULL;
+
+		if (s && s->special == SLOT_PLAIN && !s->kill && s->deny_error <= 0)
+			s->special = SLOT_FALLOCATE;
+	}
 	if (!is_set(p->limits.tasks))
 		return;
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {

@@ -23,6 +23,7 @@ typedef struct Policy Policy;
 typedef struct TracerFilter TracerFilter;
 typedef struct SbxView SbxView;
 typedef struct DiskIndex DiskIndex;
+struct rusage;
 
 #define BUDGET_MAX_RESERVATIONS 256
 
@@ -76,6 +77,17 @@ typedef struct Budget {
 	bool disk_full_new;	/* set by the sample that found it, for the caller to report */
 	uint64_t cpu_offset_ms; /* time of processes reaped without a waiting parent */
 	uint64_t cpu_last_ms;
+	/* memory: SysV shared memory of the tree's private IPC namespace, asked of a helper
+	 * process in that namespace (budget.c, "SysV shared memory") */
+	bool ipc_private; /* set by the caller once C has its own IPC namespace */
+	int shm_fd;	  /* -1: no helper (yet) */
+	pid_t shm_pid;
+	bool shm_failed;    /* the helper could not be made or stopped answering */
+	uint64_t shm_bytes; /* its last answer */
+	/* cpu_time with the tracer thread (budget_count_ends): the time of the thread groups
+	 * that ended, in microseconds, added by that thread, read by the sampler */
+	bool cpu_by_ends;
+	_Atomic uint64_t cpu_ended_us;
 
 	/* what was seen (the --json result, the breach message) */
 	uint64_t cpu_ms, memory, memory_peak, disk_used, disk_peak;
@@ -136,6 +148,20 @@ bool budget_pin_cpus(const Budget *b);
  * vfork to budget_handle_clone when the policy sets a tasks budget, through a seccomp stop
  * of the tracer thread when there is one (tracer/ptrace.c says why), else notified. */
 void budget_filter_apply(TracerFilter *f, const Policy *p);
+
+/** With a memory budget and a private IPC namespace (ipc_private set): forks the helper that
+ * counts the SysV shared memory of that namespace, joining it through child's /proc/PID/ns/
+ * (child must be dumpable). On failure the budget goes on without it, saying so on stderr. */
+void budget_shm_start(Budget *b, pid_t child);
+/** With a cpu_time budget and the tracer thread tracing every process of the tree: count
+ * the ends of processes as budget_task_ended() reports them, and only the own time of live
+ * processes (no cutime). Call before the tracer thread starts. Returns whether it is on. */
+bool budget_count_ends(Budget *b);
+/** The tracer thread, at the end of a tracee it has not reaped yet (waitid WNOWAIT): pid is
+ * the thread that ended and ru its rusage (RUSAGE_BOTH, the kernel's answer to a wait).
+ * Adds the own CPU time of the thread group when pid is its leader (the group is over);
+ * a non-leader thread's time stays in its group's. Needs /proc/PID, i.e. before the reap. */
+void budget_task_ended(Budget *b, pid_t pid, const struct rusage *ru);
 
 /** The tasks budget at a clone/fork/vfork (req->tracer is the Tracer); any thread. */
 int budget_handle_clone(const EmuRequest *req, EmuDecision *ret_decision);

@@ -128,7 +128,8 @@ static void emit_special(Prog *p, const TracerSlot *s, int deny_errno)
 	case SLOT_CLONE:
 		/* clone(2) takes the low 32 bits of flags (kernel/fork.c) */
 		ld(p, ARG_LO(0));
-		emit(p, BPF_JMP | BPF_JSET | BPF_K, 0, 1, CLONE_NS_FLAGS);
+		emit(p, BPF_JMP | BPF_JSET | BPF_K, 0, 1,
+		     CLONE_NS_FLAGS | (s->untraced_denied ? CLONE_UNTRACED : 0));
 		ret(p, deny);
 		ret(p, s->action);
 		return;
@@ -194,6 +195,15 @@ static void emit_special(Prog *p, const TracerSlot *s, int deny_errno)
 		jeq_ret(p, IP_OPTIONS, SECCOMP_RET_USER_NOTIF);
 		ret(p, SECCOMP_RET_ALLOW);
 		ret(p, SECCOMP_RET_ALLOW);
+		return;
+	case SLOT_FALLOCATE:
+		/* mode is an int: the low half. Freeing blocks runs; every mode that may
+		 * allocate fails as on a file system without fallocate (glibc's
+		 * posix_fallocate() then writes, which RLIMIT_FSIZE limits) */
+		ld(p, ARG_LO(1));
+		jeq_ret(p, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, s->action);
+		jeq_ret(p, FALLOC_FL_COLLAPSE_RANGE, s->action);
+		ret(p, SECCOMP_RET_ERRNO | EOPNOTSUPP);
 		return;
 	case SLOT_SECCOMP:
 		ld(p, ARG_LO(0));

@@ -240,6 +240,80 @@ static int hook_open_pts(void *ctx, pid_t pid, unsigned n, int flags)
 	return s.result;
 }
 
+/*
+ * An open a [[rule]] access = "ask"/"ask-write" holds (emulation/fs-open.c "Held opens"), on
+ * a worker: the run's asker decides (tracer/ask.c), as for a held connect or exec: nobody to
+ * ask denies at once, and nothing is asked after a ratchet drop. allow_session remembers the
+ * virtual path (a write allowed covers reads of it too): rules bind names, and a file that is
+ * written is often replaced (editors, build tools) — the next open of the path is not asked.
+ */
+#define MAX_OPEN_SESSION 256
+
+static struct {
+	pthread_mutex_t lock;
+	struct {
+		char *vpath;
+		bool write;
+	} allowed[MAX_OPEN_SESSION];
+	size_t n;
+} open_session = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static bool open_session_find(const char *vpath, bool write)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&open_session.lock);
+	for (size_t i = 0; i < open_session.n && !found; i++)
+		found = (open_session.allowed[i].write || !write) &&
+			streq(open_session.allowed[i].vpath, vpath);
+	pthread_mutex_unlock(&open_session.lock);
+	return found;
+}
+
+static void open_session_add(const char *vpath, bool write)
+{
+	pthread_mutex_lock(&open_session.lock);
+	if (open_session.n < MAX_OPEN_SESSION) {
+		char *v = strdup(vpath);
+
+		if (v) {
+			open_session.allowed[open_session.n].vpath = v;
+			open_session.allowed[open_session.n++].write = write;
+		}
+	}
+	pthread_mutex_unlock(&open_session.lock);
+}
+
+static int hook_ask_open(void *ctx, pid_t pid, pid_t tgid, const char *vpath, bool write,
+			 const PolicyRule *rule)
+{
+	Tracer *t = ctx;
+	char text[PATH_MAX + 80];
+	NetAskRequest rq = {
+		.pid = pid,
+		.tgid = tgid,
+		.op = write ? "write" : "open",
+		.destination = vpath,
+		.why = "held by an ask rule",
+		.rule = text,
+		.outside = "which a [[rule]] holds for a decision",
+		.timeout_ms = rule ? rule->ask_timeout_ms : 30000,
+	};
+	NetAskAnswer ans;
+
+	if (open_session_find(vpath, write))
+		return 2;
+	/* never after a ratchet drop (private data entered the run): denied unasked */
+	if (net_runtime_mode() != t->policy->network.mode)
+		return 0;
+	snprintf(text, sizeof(text), "[[rule]] path = \"%s\", access = \"%s\"",
+		 rule ? rule->glob : "?", rule ? rule_access_to_string(rule->access) : "ask");
+	ans = tracer_ask(t, &rq);
+	if (ans == NET_ASK_ALLOW_SESSION)
+		open_session_add(vpath, write);
+	return ans == NET_ASK_DENY ? 0 : ans == NET_ASK_ALLOW_SESSION ? 2 : 1;
+}
+
 int tracer_fs_setup(Tracer *t, const Policy *p)
 {
 	SbxHooks hooks = {
@@ -250,6 +324,7 @@ int tracer_fs_setup(Tracer *t, const Policy *p)
 		.get_path = sbx_default_get_path,
 		.pty_created = hook_pty_created,
 		.open_pts = hook_open_pts,
+		.ask_open = hook_ask_open,
 	};
 	char why[512] = "";
 	int r;
@@ -271,6 +346,11 @@ int tracer_fs_setup(Tracer *t, const Policy *p)
 void tracer_fs_done(Tracer *t)
 {
 	t->view = sbx_view_free(t->view);
+	pthread_mutex_lock(&open_session.lock);
+	for (size_t i = 0; i < open_session.n; i++)
+		free(open_session.allowed[i].vpath);
+	open_session.n = 0;
+	pthread_mutex_unlock(&open_session.lock);
 	if (t->ptys) {
 		pthread_mutex_destroy(&t->ptys->lock);
 		free(t->ptys->n);
@@ -314,7 +394,8 @@ static void add_entry(TracerFilter *f, const EmuEntry *e)
 }
 
 /* ptrace = "auto": on when some mount's virtual path differs from its host path (chdir
- * there needs the argument rewritten), for backtraces, and with a disk or tasks budget. */
+ * there needs the argument rewritten), for backtraces, with a cpu_time, disk or tasks
+ * budget, and with exec.unlisted = "ask". */
 static bool policy_needs_ptrace(const Policy *p)
 {
 	if (p->ptrace == PTRACE_MODE_ALWAYS)
@@ -327,6 +408,11 @@ static bool policy_needs_ptrace(const Policy *p)
 		return true; /* growth past the disk budget fails with EDQUOT (tracer/ptrace.c) */
 	if (p->limits.tasks != LIMIT_UNSET && p->limits.tasks != 0)
 		return true; /* fork decided at a stop: no EINTR (tracer/ptrace.c) */
+	if (p->exec_ask_unlisted)
+		return true; /* a held exec is checked after it ran (tracer/ptrace.c) */
+	if (p->limits.cpu_time_ms != LIMIT_UNSET && p->limits.cpu_time_ms != 0)
+		return true; /* every end of a process is seen, also those reaped by the kernel
+			      * (tracer/budget.c) */
 	for (size_t i = 0; i < p->n_mounts; i++)
 		if (!p->mounts[i].source || !streq(p->mounts[i].source, p->mounts[i].path))
 			return true;

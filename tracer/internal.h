@@ -13,6 +13,7 @@
 
 #include "audit/audit.h"
 #include "emulation/process.h"
+#include "net/handlers.h"
 #include "common/macros.h"
 #include "tracer/tracer.h"
 
@@ -30,6 +31,7 @@ typedef enum SlotSpecial {
 	SLOT_PERSONALITY, /* allow only Docker's personality values */
 	SLOT_ADDR_ARG4,	  /* notify when args[4] (sendto/recvfrom's address) is not NULL */
 	SLOT_SETSOCKOPT,  /* notify IPv6 routing headers, IPv4 options (net_handle_setsockopt) */
+	SLOT_FALLOCATE,	  /* disk budget: only the modes that free blocks (budget_filter_apply) */
 	_SLOT_SPECIAL_MAX,
 	_SLOT_SPECIAL_INVALID = -EINVAL,
 } SlotSpecial;
@@ -44,6 +46,7 @@ typedef struct TracerSlot {
 	bool kill;	/* policy action "kill": the whole tree dies */
 	bool host_ipc;	/* SysV IPC, mq_open, mq_unlink: allowed in a private IPC namespace,
 			 * notified and denied (ENOSYS) without one */
+	bool untraced_denied; /* SLOT_CLONE: CLONE_UNTRACED denied too (budget_filter_apply) */
 	bool owner_in_kernel; /* SLOT_IOCTL in a pid namespace's program: FIOSETOWN and
 			       * SIOCSPGRP run in the kernel */
 } TracerSlot;
@@ -154,10 +157,10 @@ typedef struct KViewBind {
 } KViewBind;
 
 typedef struct KView {
-	char *root; /* the skeleton root (host path), the program's "/" */
+	char *root;	/* the skeleton root (host path), the program's "/" */
 	dev_t root_dev; /* and what it must be */
 	ino_t root_ino;
-	char *cwd;  /* virtual working directory */
+	char *cwd; /* virtual working directory */
 	KViewBind *binds;
 	size_t n_binds;
 	bool pts; /* process.pty: a private devpts at /dev/pts, its ptmx at /dev/ptmx */
@@ -249,8 +252,9 @@ typedef struct Tracer {
 	pid_t child;  /* C: the command */
 	size_t notif_size, resp_size;
 	bool sync_wakeup;
-	bool kview; /* C built the view in the kernel (tracer/kview.c) */
-	bool pidns; /* ... with a pid namespace (proc mounts): pids in arguments are its own */
+	bool kview;		   /* C built the view in the kernel (tracer/kview.c) */
+	bool pidns;		   /* ... with a pid namespace (proc mounts): pids in arguments
+				    * are its own */
 	atomic_bool wait_killable; /* C's filter has SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV */
 	atomic_uint_fast64_t denied;
 	atomic_bool stopping;
@@ -273,12 +277,15 @@ typedef struct Tracer {
 	pthread_t ptrace_thread; /* tracer/ptrace.c */
 	bool ptrace_started;
 	size_t n_workers;
-	struct TracerAsk *ask; /* tracer/ask.c: held connects; NULL unless unlisted = "ask" */
+	struct TracerAsk *ask; /* tracer/ask.c: held calls; NULL unless an unlisted = "ask" */
 } Tracer;
 
 typedef struct TracerAsk TracerAsk;
-/* tracer/ask.c: held connects (network.unlisted = "ask"). */
+/* tracer/ask.c: held calls (network.unlisted = "ask", exec.unlisted = "ask"). */
 int tracer_ask_start(Tracer *t);
+/** Asks for a decision on a held call (blocks up to rq->timeout_ms, on a thread of its own,
+ * never the tracer or a receiver thread); NET_ASK_DENY when asking was not started. */
+NetAskAnswer tracer_ask(Tracer *t, const NetAskRequest *rq);
 /** The run is ending: pending asks deny now (before the workers are stopped). */
 void tracer_ask_cancel(Tracer *t);
 /** After the workers: frees it all. */

@@ -83,9 +83,10 @@ static bool glob_is_fixed_prefix(const char *g, size_t n)
 }
 
 /*
- * Why a hide, deny or sensitivity rule keeps the view out of the kernel (docs/filesystem.md,
- * "What stays emulated"): a mount can cover a name or make it read-only, not make it absent
- * or refuse it, even on a fixed path. ro and rw rules: ro_rule().
+ * Why a hide, deny, ask or sensitivity rule keeps the view out of the kernel
+ * (docs/filesystem.md, "What stays emulated"): a mount can cover a name or make it
+ * read-only, not make it absent or refuse it, even on a fixed path, nor hold an open for a
+ * decision. ro and rw rules: ro_rule().
  */
 static const char *rule_unsuitable(const PolicyRule *r)
 {
@@ -96,6 +97,10 @@ static const char *rule_unsuitable(const PolicyRule *r)
 	case RULE_ACCESS_HIDE:
 		return "a hide rule: the kernel cannot make a name absent (ENOENT, unlisted); "
 		       "a placeholder bound over it would still be listed and opened";
+	case RULE_ACCESS_ASK:
+	case RULE_ACCESS_ASK_WRITE:
+		return "a rule with access \"ask\" or \"ask-write\" holds opens for a "
+		       "decision, and in the kernel view opens do not reach the supervisor";
 	default:
 		return "a deny rule: the kernel cannot refuse a name with EACCES to its owner";
 	}
@@ -136,6 +141,8 @@ static const char *policy_unsuitable(const Policy *p)
 	 * view_unsuitable (proc_net_rule) */
 	for (size_t i = 0; i < p->n_rules; i++)
 		if (p->rules[i].level || p->rules[i].access == RULE_ACCESS_DENY ||
+		    p->rules[i].access == RULE_ACCESS_ASK ||
+		    p->rules[i].access == RULE_ACCESS_ASK_WRITE ||
 		    (p->rules[i].access == RULE_ACCESS_HIDE && !proc_net_glob(p->rules[i].glob)))
 			return rule_unsuitable(&p->rules[i]);
 	if (p->exec_allow || p->exec_deny)
@@ -497,29 +504,32 @@ static bool mounts_below(const SbxView *v, const char *vpath)
 	return false;
 }
 
-/*
- * An ro rule on a fixed path P (docs/filesystem.md, "Read-only rules on fixed paths"): P,
- * bound onto itself in the namespace (with the mounts below it) and made read-only, as the
- * rule makes P and everything below it. Exact only when nothing can move P away from its
- * name: in a rw mount P must be the mount's own entry (or the mount itself), whose parent,
- * a mount root, cannot be renamed, and P itself, a mount point, cannot be either; deeper, a
- * rename of an ancestor would take the read-only bind along and leave the name writable,
- * the reverse of the emulated view. In a ro mount nothing is renamed, and the rule matters
- * only to mounts below P. P must exist at the start, reached without a symlink: a bind needs
- * it, and C reaches it with RESOLVE_NO_SYMLINKS. 0 (planned, or nothing to do); -errno with
- * why set when the kernel cannot do it exactly, -ENOMEM without.
- */
-static int ro_rule(KView *k, const SbxView *v, const PolicyRule *rule, char *why, size_t size)
+/* Whether a mount other than a read-only one lies below vpath. */
+static bool writable_below(const SbxView *v, const char *vpath)
 {
-	struct open_how how = {
-		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
-	};
+	size_t n = strlen(vpath);
+
+	for (size_t i = 0; i < sbx_view_n_mounts(v); i++) {
+		const SbxMount *o = sbx_view_mount(v, i);
+
+		if (o->vlen > n && strncmp(o->vpath, vpath, n) == 0 && o->vpath[n] == '/' &&
+		    !(o->kind == SBX_MOUNT_DIR && o->mode == MOUNT_RO))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * An ro rule on a fixed path P (docs/filesystem.md, "Read-only rules on fixed paths") is
+ * taken by the kernel view only when it changes nothing: P in a read-only mount with only
+ * read-only mounts below it, which Landlock holds whatever fd a walk starts from. A bind
+ * would make P read-only only in the run's mount namespace (see below). 0: nothing to do;
+ * -errno with why set when the rule keeps the view emulated, -ENOMEM without.
+ */
+static int ro_rule(const SbxView *v, const PolicyRule *rule, char *why, size_t size)
+{
 	char vpath[PATH_MAX];
 	const SbxMount *m;
-	const char *rest;
-	_cleanup_close_ int fd = -1;
-	struct stat st;
 	int r;
 
 	if (!glob_is_fixed(rule->glob)) {
@@ -543,28 +553,21 @@ static int ro_rule(KView *k, const SbxView *v, const PolicyRule *rule, char *why
 	}
 	if (m->mode == MOUNT_RO && !mounts_below(v, vpath))
 		return 0; /* read-only already */
-	rest = vpath + m->vlen + (vpath[m->vlen] == '/');
-	if (m->mode != MOUNT_RO && strchr(rest, '/')) {
+	/* Over anything writable, a read-only bind is not enough: it holds only in the run's
+	 * mount namespace, and Landlock, which grants the writable source as a whole, cannot
+	 * take a part of it back. A directory fd that comes from outside the namespace (another
+	 * sandbox sharing the workspace, passing it over a socket there) writes below P
+	 * (tests/security/fs-ro-rule-outside-dirfd). The emulated view checks the rule on every
+	 * walk, whatever fd it starts from. */
+	if (m->mode != MOUNT_RO || writable_below(v, vpath)) {
 		snprintf(why, size,
-			 "an ro rule on %.100s, below a directory that a rename could move (a bind "
-			 "follows the directory, the rule the name)",
+			 "an ro rule on %.100s over writable files: a read-only bind would hold "
+			 "only "
+			 "in the run's mount namespace, not for a directory fd from outside it",
 			 vpath);
 		return -EINVAL;
 	}
-	fd = (int) syscall(SYS_openat2, m->fd, *rest ? rest : ".", &how, sizeof(how));
-	if (fd < 0 || fstat(fd, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
-		snprintf(why, size,
-			 "an ro rule on %.100s: %s at the start (a bind needs a directory or a "
-			 "file, reached without a symlink)",
-			 vpath, fd < 0 ? strerror(errno) : "neither a directory nor a file");
-		return -EINVAL;
-	}
-	r = add_bind(k, NULL, vpath, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | nodev(vpath), false,
-		     st.st_dev, st.st_ino);
-	if (r < 0)
-		return r;
-	k->binds[k->n_binds - 1].file = S_ISREG(st.st_mode);
-	return 0;
+	return 0; /* only read-only mounts below: nothing to do */
 }
 
 /* An rw rule changes nothing unless an ro rule holds its path: then it would need a
@@ -668,7 +671,7 @@ static int plan(const Policy *p, const SbxView *v, KView **ret, char *why, size_
 		if (rule->access == RULE_ACCESS_HIDE)
 			k->netns = true;
 
-		r = rule->access == RULE_ACCESS_RO   ? ro_rule(k, v, rule, why, size)
+		r = rule->access == RULE_ACCESS_RO   ? ro_rule(v, rule, why, size)
 		    : rule->access == RULE_ACCESS_RW ? rw_rule(p, rule, why, size)
 						     : 0;
 		if (r < 0)

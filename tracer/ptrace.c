@@ -17,6 +17,11 @@
  * argument rewritten to the host path when it differs, and the checked dev/ino remembered
  * per process; at PTRACE_EVENT_EXEC /proc/PID/exe must be that file (the interpreter for a
  * script), else the process is SIGKILLed before it runs an instruction of the new image.
+ * An exec exec.allow leaves out under exec.unlisted = "ask" is held at its stop while a
+ * human decides ("Held execs" below).
+ *
+ * With a cpu_time budget this thread also reads the end of every process before it is
+ * reaped (wait_counting_ends), so that children the kernel reaps by itself are counted.
  *
  * TOCTOU: another thread of the tracee can rewrite the scratch copy between the rewrite and
  * the kernel's read. That is harmless for chdir: the cwd grants nothing by itself (every
@@ -35,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
@@ -271,7 +277,359 @@ out:
 	return r;
 }
 
-static void on_exec_stop(Tracer *t, pid_t pid, struct user_regs_struct *regs, pid_t tgid,
+/*
+ * The exec the check allowed goes on: the expected file is remembered for the post-exec
+ * check, and a translated path is rewritten to the host path (a translated script by doing
+ * the kernel's "#!" work). Fills d on failure (the call is then skipped).
+ */
+static void exec_go(pid_t pid, struct user_regs_struct *regs, pid_t tgid, const ChildMem *mem,
+		    const char *path, const EmuExecTarget *et, EmuDecision *d)
+{
+	bool at = regs->orig_rax == SYS_execveat;
+	const char *host;
+	Expect *e;
+	uint64_t addr;
+	int r;
+
+	snprintf(d->path, sizeof(d->path), "%s", et->vpath);
+	snprintf(d->host_path, sizeof(d->host_path), "%s", et->host_path);
+	e = expect_slot(tgid, true);
+	if (!e) {
+		skip_syscall(pid, regs, EAGAIN);
+		d->verdict = EMU_FAIL;
+		d->error = EAGAIN;
+		return;
+	}
+	e->dev = et->interp_vpath[0] ? et->interp_dev : et->dev;
+	e->ino = et->interp_vpath[0] ? et->interp_ino : et->ino;
+	if (et->identity)
+		return; /* the child's string names the checked file */
+	if (et->interp_vpath[0]) {
+		char interp_text[PATH_MAX];
+
+		/* the "#!" text as written: what the kernel would pass as argv[0] */
+		snprintf(interp_text, sizeof(interp_text), "%s", et->interp_host_path);
+		shebang_interp(et->host_path, interp_text, sizeof(interp_text));
+		r = rewrite_script(pid, regs, at, mem, path, et, interp_text);
+		if (r < 0) {
+			skip_syscall(pid, regs, -r);
+			d->verdict = EMU_FAIL;
+			d->error = -r;
+		} else if (ptrace(PTRACE_SETREGS, pid, NULL, regs) < 0)
+			log_debug_errno(-errno, "PTRACE_SETREGS of %d", (int) pid);
+		return;
+	}
+	host = et->host_path;
+	addr = (regs->rsp - RED_ZONE - strlen(host) - 1) & ~(uint64_t) 15;
+	if (child_mem_write(pid, addr, host, strlen(host) + 1) < 0) {
+		skip_syscall(pid, regs, EFAULT);
+		d->verdict = EMU_FAIL;
+		d->error = EFAULT;
+		return;
+	}
+	if (at) {
+		regs->rsi = addr;
+		regs->r8 &= ~(unsigned long long) AT_EMPTY_PATH;
+	} else
+		regs->rdi = addr;
+	if (ptrace(PTRACE_SETREGS, pid, NULL, regs) < 0)
+		log_debug_errno(-errno, "PTRACE_SETREGS of %d", (int) pid);
+}
+
+/*
+ * Held execs (exec.unlisted = "ask"; docs/policy.md "[exec]"). The exec's seccomp-trace stop
+ * is the hold: the tracer thread leaves the thread stopped (no PTRACE_CONT) and goes on
+ * serving the rest of the tree, while a thread of its own asks the run's channels
+ * (tracer_ask(), tracer/ask.c). The answer comes back to the tracer thread — only it may
+ * make ptrace requests — through the done list, and ASK_SIGNAL breaks its waitpid (sent
+ * again every 20 ms until it took the answer: a signal just before waitpid would be lost
+ * otherwise). It then lets the exec go on as an allowed one (exec_go) or skips it with
+ * EACCES, and continues the thread.
+ *
+ * TOCTOU: what the human decides on is the file the check resolved in the view — its
+ * virtual path and its dev/ino. The program has ask_timeout to change things while it waits
+ * (another thread can rename, replace, or swap a symlink under the path); the exec then
+ * still runs the kernel's own lookup of the path (or of our copy of the host path), which
+ * may find another file. That is what the post-exec check is for: at PTRACE_EVENT_EXEC,
+ * /proc/PID/exe must be the dev/ino that was asked about (the interpreter's, for a script),
+ * else the process is killed before it runs an instruction of the new image. This is why
+ * asking needs ptrace (the loader refuses exec.unlisted = "ask" with ptrace = "never", and
+ * emu_handle_execve denies what it would have to ask). The contents of a file the program
+ * can write are the program's, before the question as after it: the decision is about a
+ * name and a file, as exec.allow is.
+ *
+ * allow_session remembers the virtual path with its dev/ino: the same file under the same
+ * path runs unasked for the rest of the run; another file at that path (the program
+ * rebuilt it) is asked about again. At most MAX_HELD_EXEC execs are held at once (each has a
+ * thread); more are denied at once.
+ */
+#define ASK_SIGNAL	 (SIGRTMIN + 4)
+#define MAX_HELD_EXEC	 16
+#define MAX_EXEC_SESSION 256
+
+typedef struct HeldExec {
+	struct HeldExec *next;
+	Tracer *t;
+	pid_t pid, tgid;
+	struct user_regs_struct regs;
+	char path[PATH_MAX];
+	EmuExecTarget *et;
+	EmuDecision *d;
+	PtraceAudit au;
+	NetAskAnswer answer;
+	bool gone; /* the thread died while held */
+} HeldExec;
+
+typedef struct ExecAllowed {
+	char *vpath;
+	dev_t dev;
+	ino_t ino;
+} ExecAllowed;
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* n_threads went down */
+	HeldExec *asking;    /* a thread asks about each */
+	HeldExec *done;	     /* answered, for the tracer thread */
+	unsigned n_threads;  /* asking threads that have not ended */
+	atomic_uint n_done;
+	atomic_int tracer_tid; /* 0: the tracer thread has ended (or not started) */
+	ExecAllowed allowed[MAX_EXEC_SESSION];
+	size_t n_allowed;
+} held = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+
+static void ask_signal_handler(int sig)
+{
+	(void) sig; /* only breaks waitpid (no SA_RESTART) */
+}
+
+static bool session_allowed_one(const char *vpath, dev_t dev, ino_t ino)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&held.lock);
+	for (size_t i = 0; i < held.n_allowed && !found; i++)
+		found = held.allowed[i].dev == dev && held.allowed[i].ino == ino &&
+			streq(held.allowed[i].vpath, vpath);
+	pthread_mutex_unlock(&held.lock);
+	return found;
+}
+
+static void session_add_one(const char *vpath, dev_t dev, ino_t ino)
+{
+	pthread_mutex_lock(&held.lock);
+	if (held.n_allowed < MAX_EXEC_SESSION) {
+		char *v = strdup(vpath);
+
+		if (v)
+			held.allowed[held.n_allowed++] = (ExecAllowed){v, dev, ino};
+	}
+	pthread_mutex_unlock(&held.lock);
+}
+
+/* Whether every file of et that needs a decision was allowed for the session. */
+static bool session_allowed(const EmuExecTarget *et)
+{
+	return (!et->ask || session_allowed_one(et->vpath, et->dev, et->ino)) &&
+	       (!et->interp_ask ||
+		session_allowed_one(et->interp_vpath, et->interp_dev, et->interp_ino));
+}
+
+/* A ratchet drop (private data entered the run) ends all asking: not in the policy's own
+ * network mode any more. */
+static bool ratchet_dropped(const Tracer *t)
+{
+	return net_runtime_mode() != t->policy->network.mode;
+}
+
+static void *held_main(void *userdata)
+{
+	HeldExec *h = userdata;
+	const EmuExecTarget *et = h->et;
+	char name[PATH_MAX + 40];
+	NetAskRequest rq = {
+		.pid = h->pid,
+		.tgid = h->tgid,
+		.op = "exec",
+		.destination = et->ask ? et->vpath : et->interp_vpath,
+		.why = "not in exec.allow",
+		.rule = "exec.unlisted = \"ask\": a program outside exec.allow",
+		.outside = "which is not in [exec] allow",
+		.timeout_ms = h->t->policy->exec_ask_timeout_ms,
+	};
+	int tid;
+
+	if (et->ask && et->interp_ask) {
+		snprintf(name, sizeof(name), "and its interpreter %s", et->interp_vpath);
+		rq.name = name;
+	} else if (et->interp_ask) {
+		snprintf(name, sizeof(name), "the interpreter of %s", et->vpath);
+		rq.name = name;
+	}
+	h->answer = tracer_ask(h->t, &rq);
+
+	pthread_mutex_lock(&held.lock);
+	for (HeldExec **p = &held.asking; *p; p = &(*p)->next)
+		if (*p == h) {
+			*p = h->next;
+			break;
+		}
+	h->next = held.done;
+	held.done = h;
+	atomic_fetch_add(&held.n_done, 1);
+	pthread_mutex_unlock(&held.lock);
+	/* until the tracer thread took every answer (or has ended: tracer_ptrace_stop then
+	 * drains the list) */
+	while (atomic_load(&held.n_done) > 0 && (tid = atomic_load(&held.tracer_tid)) != 0) {
+		(void) syscall(SYS_tgkill, getpid(), tid, ASK_SIGNAL);
+		(void) usleep(20000);
+	}
+	pthread_mutex_lock(&held.lock);
+	held.n_threads--;
+	pthread_cond_broadcast(&held.cond);
+	pthread_mutex_unlock(&held.lock);
+	return NULL;
+}
+
+/* Holds the exec for a decision; false when it cannot (too many held, no thread). Takes
+ * et, d and the audit context on success. */
+static bool exec_hold(Tracer *t, pid_t pid, const struct user_regs_struct *regs, pid_t tgid,
+		      const char *path, EmuExecTarget *et, EmuDecision *d, PtraceAudit *au)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+	pthread_t thread;
+	HeldExec *h;
+	int r;
+
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return false;
+	*h = (HeldExec){.t = t,
+			.pid = pid,
+			.tgid = tgid,
+			.regs = *regs,
+			.et = et,
+			.d = d,
+			.au = *au,
+			.answer = NET_ASK_DENY};
+	snprintf(h->path, sizeof(h->path), "%s", path);
+	pthread_mutex_lock(&held.lock);
+	if (held.n_threads >= MAX_HELD_EXEC) {
+		pthread_mutex_unlock(&held.lock);
+		free(h);
+		return false;
+	}
+	held.n_threads++;
+	h->next = held.asking;
+	held.asking = h;
+	pthread_mutex_unlock(&held.lock);
+
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	sigfillset(&all); /* the asking thread takes no signal (ask.c blocks what it needs) */
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	r = pthread_create(&thread, &attr, held_main, h);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (r != 0) {
+		pthread_mutex_lock(&held.lock);
+		held.n_threads--;
+		for (HeldExec **p = &held.asking; *p; p = &(*p)->next)
+			if (*p == h) {
+				*p = h->next;
+				break;
+			}
+		pthread_mutex_unlock(&held.lock);
+		free(h);
+		return false;
+	}
+	au->c = NULL; /* the held exec's now */
+	return true;
+}
+
+static void exec_deny(Tracer *t, pid_t pid, struct user_regs_struct *regs, EmuDecision *d,
+		      const char *why)
+{
+	atomic_fetch_add(&t->denied, 1);
+	d->denied = true;
+	d->verdict = EMU_FAIL;
+	d->error = EACCES;
+	d->why = why;
+	skip_syscall(pid, regs, EACCES);
+}
+
+/* On the tracer thread: an answered exec goes on or fails, and its thread is continued. */
+static void held_finish(Tracer *t, HeldExec *h)
+{
+	EmuDecision *d = h->d;
+
+	if (h->gone) {
+		d->verdict = EMU_FAIL;
+		d->error = ESRCH;
+		d->why = "the process ended while asking";
+	} else if (h->answer == NET_ASK_DENY)
+		exec_deny(t, h->pid, &h->regs, d, "not in exec.allow (denied when asked)");
+	else if (ratchet_dropped(t))
+		exec_deny(t, h->pid, &h->regs, d, "network restricted while asking");
+	else {
+		ChildMemCtx mc;
+
+		if (h->answer == NET_ASK_ALLOW_SESSION) {
+			if (h->et->ask)
+				session_add_one(h->et->vpath, h->et->dev, h->et->ino);
+			if (h->et->interp_ask)
+				session_add_one(h->et->interp_vpath, h->et->interp_dev,
+						h->et->interp_ino);
+		}
+		d->why = h->answer == NET_ASK_ALLOW_SESSION ? "allowed when asked (for the session)"
+							    : "allowed when asked (once)";
+		child_mem_init(&mc, h->pid, -1, 0);
+		exec_go(h->pid, &h->regs, h->tgid, &mc.mem, h->path, h->et, d);
+	}
+	audit_end(t, &h->au, d);
+	if (!h->gone)
+		(void) ptrace(PTRACE_CONT, h->pid, NULL, NULL);
+	free(h->et);
+	free(h->d);
+	free(h);
+}
+
+/* On the tracer thread, before it waits: the answers that came. */
+static void held_service(Tracer *t)
+{
+	HeldExec *list;
+
+	if (atomic_load(&held.n_done) == 0)
+		return;
+	pthread_mutex_lock(&held.lock);
+	list = held.done;
+	held.done = NULL;
+	atomic_store(&held.n_done, 0);
+	pthread_mutex_unlock(&held.lock);
+	while (list) {
+		HeldExec *h = list;
+
+		list = h->next;
+		held_finish(t, h);
+	}
+}
+
+/* A traced thread ended: a held exec of it must not touch its pid again. */
+static void held_gone(pid_t pid)
+{
+	pthread_mutex_lock(&held.lock);
+	for (HeldExec *h = held.asking; h; h = h->next)
+		if (h->pid == pid)
+			h->gone = true;
+	for (HeldExec *h = held.done; h; h = h->next)
+		if (h->pid == pid)
+			h->gone = true;
+	pthread_mutex_unlock(&held.lock);
+}
+
+/* Returns true when the exec is held (the thread must stay stopped). */
+static bool on_exec_stop(Tracer *t, pid_t pid, struct user_regs_struct *regs, pid_t tgid,
 			 const ChildMem *mem, EmuRequest *req)
 {
 	bool at = regs->orig_rax == SYS_execveat;
@@ -281,15 +639,12 @@ static void on_exec_stop(Tracer *t, pid_t pid, struct user_regs_struct *regs, pi
 	EmuExecTarget *et = NULL;
 	EmuDecision *d;
 	PtraceAudit au = {};
-	const char *host;
-	Expect *e;
-	uint64_t addr;
 	int r;
 
 	d = malloc(sizeof(*d));
 	if (!d) {
 		skip_syscall(pid, regs, ENOMEM);
-		return;
+		return false;
 	}
 	emu_decision_init(d);
 	audit_begin(t, &au, pid, regs, d);
@@ -326,53 +681,30 @@ static void on_exec_stop(Tracer *t, pid_t pid, struct user_regs_struct *regs, pi
 		d->error = -r;
 		goto out;
 	}
-	snprintf(d->path, sizeof(d->path), "%s", et->vpath);
-	snprintf(d->host_path, sizeof(d->host_path), "%s", et->host_path);
-	e = expect_slot(tgid, true);
-	if (!e) {
-		skip_syscall(pid, regs, EAGAIN);
-		d->verdict = EMU_FAIL;
-		d->error = EAGAIN;
-		goto out;
+	if (et->ask || et->interp_ask) {
+		/* exec.unlisted = "ask": held for a decision (see "Held execs" above) */
+		snprintf(d->path, sizeof(d->path), "%s", et->vpath);
+		snprintf(d->host_path, sizeof(d->host_path), "%s", et->host_path);
+		if (session_allowed(et))
+			d->why = "allowed for the session by an earlier decision";
+		else if (ratchet_dropped(t)) {
+			exec_deny(t, pid, regs, d,
+				  "not in exec.allow (no asking after a ratchet "
+				  "drop)");
+			goto out;
+		} else if (exec_hold(t, pid, regs, tgid, path, et, d, &au))
+			return true; /* et, d and the audit record are the held exec's now */
+		else {
+			exec_deny(t, pid, regs, d, "not in exec.allow (too many held execs)");
+			goto out;
+		}
 	}
-	e->dev = et->interp_vpath[0] ? et->interp_dev : et->dev;
-	e->ino = et->interp_vpath[0] ? et->interp_ino : et->ino;
-	if (et->identity)
-		goto out; /* the child's string names the checked file */
-	if (et->interp_vpath[0]) {
-		char interp_text[PATH_MAX];
-
-		/* the "#!" text as written: what the kernel would pass as argv[0] */
-		snprintf(interp_text, sizeof(interp_text), "%s", et->interp_host_path);
-		shebang_interp(et->host_path, interp_text, sizeof(interp_text));
-		r = rewrite_script(pid, regs, at, mem, path, et, interp_text);
-		if (r < 0) {
-			skip_syscall(pid, regs, -r);
-			d->verdict = EMU_FAIL;
-			d->error = -r;
-		} else if (ptrace(PTRACE_SETREGS, pid, NULL, regs) < 0)
-			log_debug_errno(-errno, "PTRACE_SETREGS of %d", (int) pid);
-		goto out;
-	}
-	host = et->host_path;
-	addr = (regs->rsp - RED_ZONE - strlen(host) - 1) & ~(uint64_t) 15;
-	if (child_mem_write(pid, addr, host, strlen(host) + 1) < 0) {
-		skip_syscall(pid, regs, EFAULT);
-		d->verdict = EMU_FAIL;
-		d->error = EFAULT;
-		goto out;
-	}
-	if (at) {
-		regs->rsi = addr;
-		regs->r8 &= ~(unsigned long long) AT_EMPTY_PATH;
-	} else
-		regs->rdi = addr;
-	if (ptrace(PTRACE_SETREGS, pid, NULL, regs) < 0)
-		log_debug_errno(-errno, "PTRACE_SETREGS of %d", (int) pid);
+	exec_go(pid, regs, tgid, mem, path, et, d);
 out:
 	audit_end(t, &au, d);
 	free(d);
 	free(et);
+	return false;
 }
 
 /* PTRACE_EVENT_EXEC: the new image must be the file that was checked. */
@@ -435,7 +767,8 @@ static void on_clone_stop(Tracer *t, pid_t pid, struct user_regs_struct *regs)
 	free(d);
 }
 
-static void on_seccomp_stop(Tracer *t, pid_t pid)
+/* Returns true when the thread stays stopped (a held exec), false when it is to go on. */
+static bool on_seccomp_stop(Tracer *t, pid_t pid)
 {
 	struct user_regs_struct regs;
 	char path[PATH_MAX], host[PATH_MAX];
@@ -448,17 +781,17 @@ static void on_seccomp_stop(Tracer *t, pid_t pid)
 	int r;
 
 	if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) < 0)
-		return;
+		return false;
 	if (regs.orig_rax == SYS_clone || regs.orig_rax == SYS_fork || regs.orig_rax == SYS_vfork) {
 		/* ours only when the tasks budget routed it here; a RET_TRACE of a filter the
 		 * program installed itself is let through as before */
 		if (t->filter->slots[regs.orig_rax].action == SECCOMP_RET_TRACE)
 			on_clone_stop(t, pid, &regs);
-		return;
+		return false;
 	}
 	if (regs.orig_rax != SYS_chdir && regs.orig_rax != SYS_execve &&
 	    regs.orig_rax != SYS_execveat)
-		return; /* not routed here: let it run as the filter's action says */
+		return false; /* not routed here: let it run as the filter's action says */
 
 	child_mem_init(&mc, pid, -1, 0);
 	if (tree_read_tgid(pid, &tgid) < 0)
@@ -474,14 +807,12 @@ static void on_seccomp_stop(Tracer *t, pid_t pid)
 		.tracer = t,
 	};
 	req.args[0] = regs.rdi;
-	if (regs.orig_rax != SYS_chdir) {
-		on_exec_stop(t, pid, &regs, tgid, &mc.mem, &req);
-		return;
-	}
+	if (regs.orig_rax != SYS_chdir)
+		return on_exec_stop(t, pid, &regs, tgid, &mc.mem, &req);
 	d = malloc(sizeof(*d));
 	if (!d) {
 		skip_syscall(pid, &regs, ENOMEM);
-		return;
+		return false;
 	}
 	emu_decision_init(d);
 	audit_begin(t, &au, pid, &regs, d);
@@ -516,6 +847,7 @@ static void on_seccomp_stop(Tracer *t, pid_t pid)
 out:
 	audit_end(t, &au, d);
 	free(d);
+	return false;
 }
 
 /*
@@ -561,6 +893,57 @@ static bool fsize_to_edquot(Tracer *t, pid_t pid)
 		return false;
 	}
 	return true;
+}
+
+/*
+ * The next event of a tracee, as waitpid(-1, status, __WALL | __WNOTHREAD) returns it, but
+ * an end is first read without reaping it (WNOWAIT) and handed to the cpu_time budget
+ * (budget_task_ended: /proc/PID is still there, and the rusage of the wait is the group's).
+ * This thread is the first to learn of every end of the tree: a tracee's end is reported
+ * to its tracer, and its real parent sees it only after the tracer's wait, even when that
+ * parent ignores SIGCHLD (kernel/exit.c: exit_notify notifies the tracer and does not
+ * autoreap a traced task; wait_task_zombie of a ptrace_reparented task goes through
+ * EXIT_TRACE to do_notify_parent, which then reaps it for a parent that ignores SIGCHLD or
+ * set SA_NOCLDWAIT, its time added to no one's cutime).
+ *
+ * A stop seen with WNOWAIT is then taken with waitid(WSTOPPED | WNOHANG), which reports
+ * stops only: had the tracee been killed meanwhile, a waitpid would reap its end uncounted;
+ * this finds nothing, and the end is read with WNOWAIT on the next round. Returns -1 with
+ * errno as waitpid does (EINTR, ECHILD).
+ */
+static pid_t wait_counting_ends(Tracer *t, int *ret_status)
+{
+	for (unsigned round = 0;; round++) {
+		struct rusage ru;
+		siginfo_t si;
+		pid_t pid;
+
+		memset(&si, 0, sizeof(si));
+		/* the raw call: glibc's waitid has no rusage argument */
+		if (syscall(SYS_waitid, P_ALL, 0, &si, WEXITED | WNOWAIT | __WALL | __WNOTHREAD,
+			    &ru) < 0)
+			return -1;
+		if (si.si_code == CLD_EXITED || si.si_code == CLD_KILLED ||
+		    si.si_code == CLD_DUMPED) {
+			budget_task_ended(t->budget, si.si_pid, &ru);
+			/* a zombie stays one until its tracer's wait: this is the same end */
+			return waitpid(si.si_pid, ret_status, __WALL | __WNOTHREAD);
+		}
+		pid = si.si_pid;
+		if (round >= 1000)
+			/* never seen; should a stop show with WNOWAIT and not without, take it
+			 * as before rather than spin */
+			return waitpid(pid, ret_status, __WALL | __WNOTHREAD);
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t) pid, &si, WSTOPPED | WNOHANG | __WALL | __WNOTHREAD) < 0)
+			return -1;
+		if (si.si_pid == 0)
+			continue; /* no longer stopped: killed, its end comes next */
+		/* wait_task_stopped: the waitid status is the stop's exit_code (signal and ptrace
+		 * event), the waitpid one is (exit_code << 8) | 0x7f */
+		*ret_status = (si.si_status << 8) | 0x7f;
+		return si.si_pid;
+	}
 }
 
 /* the kernel's restart codes (include/linux/errno.h), never seen by user space */
@@ -619,6 +1002,15 @@ static void *ptrace_main(void *userdata)
 		return NULL;
 	/* st is gone from here on */
 	tracer_bt_thread_ready(t, true);
+	if (t->policy->exec_ask_unlisted) {
+		sigset_t ss;
+
+		/* held execs: their asking threads wake us with ASK_SIGNAL */
+		atomic_store(&held.tracer_tid, (int) syscall(SYS_gettid));
+		sigemptyset(&ss);
+		sigaddset(&ss, ASK_SIGNAL);
+		pthread_sigmask(SIG_UNBLOCK, &ss, NULL);
+	}
 
 	for (;;) {
 		int status, sig, event;
@@ -626,7 +1018,12 @@ static void *ptrace_main(void *userdata)
 
 		/* backtraces: receivers wake us with a signal to interrupt their callers */
 		tracer_bt_service(t);
-		pid = waitpid(-1, &status, __WALL | __WNOTHREAD);
+		/* held execs that were answered (the same way) */
+		held_service(t);
+		if (t->budget && t->budget->cpu_by_ends)
+			pid = wait_counting_ends(t, &status);
+		else
+			pid = waitpid(-1, &status, __WALL | __WNOTHREAD);
 		if (pid < 0) {
 			if (errno == EINTR)
 				continue;
@@ -636,12 +1033,14 @@ static void *ptrace_main(void *userdata)
 		wall_trace("T %d: status %#x", (int) pid, status);
 		if (!WIFSTOPPED(status)) {
 			tracer_bt_on_exit(t, pid);
+			held_gone(pid);
 			continue; /* exited: released to its real parent */
 		}
 		sig = WSTOPSIG(status);
 		event = status >> 16;
 		if (sig == SIGTRAP && event == PTRACE_EVENT_SECCOMP) {
-			on_seccomp_stop(t, pid);
+			if (on_seccomp_stop(t, pid))
+				continue; /* a held exec: stays stopped until its answer */
 			sig = 0;
 		} else if (event == PTRACE_EVENT_STOP) {
 			/* a caller interrupted for its backtrace, on its way back from the call
@@ -670,6 +1069,7 @@ static void *ptrace_main(void *userdata)
 		(void) ptrace(PTRACE_CONT, pid, NULL, (void *) (long) sig);
 	}
 	tracer_bt_thread_ready(t, false);
+	atomic_store(&held.tracer_tid, 0);
 	return NULL;
 }
 
@@ -681,6 +1081,11 @@ int tracer_ptrace_start(Tracer *t, pid_t child)
 
 	pthread_mutex_init(&st.lock, NULL);
 	pthread_cond_init(&st.cond, NULL);
+	if (t->policy->exec_ask_unlisted) {
+		struct sigaction sa = {.sa_handler = ask_signal_handler}; /* no SA_RESTART */
+
+		(void) sigaction(ASK_SIGNAL, &sa, NULL);
+	}
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	r = -pthread_create(&t->ptrace_thread, NULL, ptrace_main, &st);
@@ -706,4 +1111,28 @@ void tracer_ptrace_stop(Tracer *t)
 	if (t->ptrace_started)
 		(void) pthread_join(t->ptrace_thread, NULL);
 	t->ptrace_started = false;
+	/* held execs whose threads died: their asks end now (the run is ending), and what
+	 * they leave is freed; the tracees are gone, nothing is continued */
+	pthread_mutex_lock(&held.lock);
+	if (held.n_threads > 0) {
+		pthread_mutex_unlock(&held.lock);
+		tracer_ask_cancel(t);
+		pthread_mutex_lock(&held.lock);
+		while (held.n_threads > 0)
+			pthread_cond_wait(&held.cond, &held.lock);
+	}
+	while (held.done) {
+		HeldExec *h = held.done;
+
+		held.done = h->next;
+		h->gone = true;
+		pthread_mutex_unlock(&held.lock);
+		held_finish(t, h);
+		pthread_mutex_lock(&held.lock);
+	}
+	atomic_store(&held.n_done, 0);
+	for (size_t i = 0; i < held.n_allowed; i++)
+		free(held.allowed[i].vpath);
+	held.n_allowed = 0;
+	pthread_mutex_unlock(&held.lock);
 }

@@ -1122,7 +1122,7 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 		net_runtime_set_netns_private(l.netns != 0);
 		r = tracer_ask_start(&t);
 		if (r < 0)
-			log_error_errno(r, "starting the approval channel of held connects");
+			log_error_errno(r, "starting the approval channel of held calls");
 	}
 	/* The handlers that create files apply the child's umask themselves (emulation/fs.h). */
 	old_umask = umask(0);
@@ -1186,7 +1186,10 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 		audit_set_main_pid(t.audit, t.child);
 		audit_process_start(t.audit, t.child, t.keeper, opts->argv);
 
-		/* the tracer thread seizes C while C goes on with its setup */
+		/* the tracer thread seizes C while C goes on with its setup; with a cpu_time
+		 * budget it reports the end of every process of the tree (tracer/budget.c) */
+		if (t.filter->ptrace)
+			(void) budget_count_ends(&budget);
 		if (t.filter->ptrace && (r = tracer_ptrace_start(&t, t.child)) < 0) {
 			Msg m2 = {};
 			struct pollfd pf = {.fd = sock_c_s, .events = POLLIN};
@@ -1200,11 +1203,11 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 				m = m2;
 				r = -EPROTO;
 			} else {
-				log_error(
-					"cannot trace the command (ptrace serves chdir into "
-					"translated mounts, the disk and tasks budgets and "
-					"backtraces; [tracer] ptrace = \"never\" turns it off): %s",
-					strerror(-r));
+				log_error("cannot trace the command (ptrace serves chdir into "
+					  "translated mounts, the cpu_time, disk and tasks "
+					  "budgets and backtraces; [tracer] ptrace = \"never\" "
+					  "turns it off): %s",
+					  strerror(-r));
 				setup_errno = -r;
 				goto finish;
 			}
@@ -1217,6 +1220,10 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 			atomic_store(&t.wait_killable, m.what[sizeof(int)] != 0);
 			res.userns = m.what[sizeof(int) + 1] != 0;
 			res.ipcns = m.what[sizeof(int) + 2] != 0;
+			/* the memory budget counts SysV shared memory there (tracer/budget.c);
+			 * C is dumpable and has not exec'd yet */
+			budget.ipc_private = res.ipcns;
+			budget_shm_start(&budget, t.child);
 		}
 	}
 	if (r < 0) {

@@ -48,6 +48,9 @@ const SbxMount *view_mount_exact(const SbxView *v, const char *vpath, size_t len
 bool view_is_mount_ancestor(const SbxView *v, const char *vpath, size_t len);
 /* Hide/deny restriction of exactly this path (ancestors not looked at). */
 SbxAccess view_rule_restriction(const SbxView *v, const char *vpath);
+/* sbx_view_access(), and the ask/ask-write rule that applies (NULL: none) */
+SbxAccess view_access_rule(const SbxView *v, const char *vpath, Sensitivity *ret_level,
+			   const PolicyRule **ret_ask_rule);
 bool view_dev_allowed(const SbxView *v, const char *name);
 /* One of the /dev symlinks into /proc (fd, stdin, stdout, stderr), when a proc mount exists. */
 bool view_dev_link(const SbxView *v, const char *name);

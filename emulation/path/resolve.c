@@ -433,12 +433,23 @@ static void fill_paths(const SbxView *v, SbxResolved *r, bool skel, bool dev)
 
 static void finish(const SbxView *v, SbxResolved *r, bool skel, bool dev)
 {
-	SbxAccess a = sbx_view_access(v, r->vpath, &r->level);
+	const PolicyRule *ask = NULL;
+	SbxAccess a = view_access_rule(v, r->vpath, &r->level, &ask);
 
+	r->ask = SBX_ASK_NONE;
+	r->ask_rule = NULL;
+	r->ask_writable = false;
 	if ((skel || (r->mount && r->mount->kind == SBX_MOUNT_DEV)) && a > SBX_ACCESS_RO)
 		a = SBX_ACCESS_RO;
 	if (dev && a == SBX_ACCESS_RO)
 		a = SBX_ACCESS_RW; /* the devices themselves are writable (/dev/null) */
+	else if (ask && !skel && r->mount && r->mount->kind == SBX_MOUNT_DIR) {
+		/* an ask rule: read-only (a), but the opens it names are held for a decision;
+		 * an allowed write may write only where the mount is rw (never lifts ro) */
+		r->ask = ask->access == RULE_ACCESS_ASK ? SBX_ASK_OPEN : SBX_ASK_WRITE;
+		r->ask_rule = ask;
+		r->ask_writable = r->mount->mode != MOUNT_RO;
+	}
 	r->access = a;
 	fill_paths(v, r, skel, dev);
 }

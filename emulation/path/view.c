@@ -1156,28 +1156,39 @@ SbxAccess view_rule_restriction(const SbxView *v, const char *vpath)
 	return a;
 }
 
-SbxAccess sbx_view_access(const SbxView *v, const char *vpath, Sensitivity *ret_level)
+SbxAccess view_access_rule(const SbxView *v, const char *vpath, Sensitivity *ret_level,
+			   const PolicyRule **ret_ask_rule)
 {
 	const SbxMount *m = view_mount_of(v, vpath);
 	SbxAccess base = m && m->mode != MOUNT_RO ? SBX_ACCESS_RW : SBX_ACCESS_RO;
 	RuleAccess ra = RULE_ACCESS_UNSET;
 	Sensitivity level = SENSITIVITY_NONE;
+	const PolicyRule *rule = NULL;
 
 	/* no mount: a skeleton directory, read-only */
 	if (v->has_rules)
-		policy_rule_lookup(v->policy, vpath, &ra, &level);
+		policy_rule_lookup_rule(v->policy, vpath, &ra, &level, &rule);
 	if (ret_level)
 		*ret_level = level;
+	if (ret_ask_rule)
+		*ret_ask_rule = ra == RULE_ACCESS_ASK || ra == RULE_ACCESS_ASK_WRITE ? rule : NULL;
 	switch (ra) {
 	case RULE_ACCESS_HIDE:
 		return SBX_ACCESS_HIDDEN;
 	case RULE_ACCESS_DENY:
 		return SBX_ACCESS_DENIED;
 	case RULE_ACCESS_RO:
+	case RULE_ACCESS_ASK: /* read-only but for the opens the open handler holds */
+	case RULE_ACCESS_ASK_WRITE:
 		return SBX_ACCESS_RO;
 	default:
 		return base; /* "rw" never lifts a ro mount */
 	}
+}
+
+SbxAccess sbx_view_access(const SbxView *v, const char *vpath, Sensitivity *ret_level)
+{
+	return view_access_rule(v, vpath, ret_level, NULL);
 }
 
 const char *sbx_out_of_view_to_string(SbxOutOfView k)

@@ -71,6 +71,12 @@ typedef struct SbxHooks {
 	 * still holds its master. NULL: no /dev/pts/N at all (ptmx opens still work). */
 	void (*pty_created)(void *ctx, pid_t pid, int master_fd);
 	int (*open_pts)(void *ctx, pid_t pid, unsigned n, int flags);
+	/* An open a [[rule]] access = "ask"/"ask-write" holds (docs/policy.md "[[rule]]"):
+	 * blocks up to the rule's ask_timeout for a human's decision, on a worker. Returns 0
+	 * (denied), 1 (allowed once) or 2 (allowed; the path is remembered for the run and not
+	 * asked about again). NULL: denied. */
+	int (*ask_open)(void *ctx, pid_t pid, pid_t tgid, const char *vpath, bool write,
+			const PolicyRule *rule);
 } SbxHooks;
 
 /**
@@ -139,6 +145,13 @@ typedef enum SbxAccess {
 } SbxAccess;
 
 const char *sbx_access_to_string(SbxAccess a);
+
+/* Which opens of a path a [[rule]] with access "ask" or "ask-write" holds. */
+typedef enum SbxAsk {
+	SBX_ASK_NONE,
+	SBX_ASK_WRITE, /* "ask-write": opens for writing, creates */
+	SBX_ASK_OPEN,  /* "ask": every open */
+} SbxAsk;
 
 /**
  * Policy access of a canonical virtual path: the mount's mode, restricted by the rules
@@ -215,6 +228,12 @@ typedef struct SbxResolved {
 	const SbxMount *mount; /* NULL: the skeleton */
 	SbxAccess access;
 	Sensitivity level;
+	/* A [[rule]] access = "ask" / "ask-write" applies (access is then SBX_ACCESS_RO, for
+	 * every call but an open, which the open handler holds for a decision): which opens,
+	 * whether an allowed write may write (the mount is rw), and the rule */
+	SbxAsk ask;
+	bool ask_writable;
+	const PolicyRule *ask_rule;
 	char vpath[PATH_MAX];	  /* canonical virtual path */
 	char host_path[PATH_MAX]; /* best-effort host path, for audit */
 	/* /proc/self or /proc/thread-self of a proc mount, not followed: its text (the caller's

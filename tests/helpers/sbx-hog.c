@@ -13,6 +13,9 @@
  *   multihog N MIB          N children each touch MIB MiB: "child I" each
  *   spin THREADS            busy threads, forever
  *   spinsleep ITERS MS      count to ITERS, then sleep MS, forever (issue 21's wall-clock case)
+ *   autoreap HOW N MS       SIGCHLD ignored (HOW "ign") or SA_NOCLDWAIT ("nocldwait"), then N
+ *                           children one after another, each burning MS ms of CPU, never
+ *                           waited for (the kernel reaps them): "children I" every 10; exits 0
  *   fsize DIR KIB           DIR/keep (KIB KiB), then DIR/fill until a write fails:
  *                           "errno E size S"; exits 0
  *   diskfill DIR N KIB [MS] DIR/keep, then N files of KIB KiB each (MS ms apart): "file I"
@@ -36,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -59,6 +63,8 @@ static const char *errname(int e)
 		return "EMFILE";
 	case ENFILE:
 		return "ENFILE";
+	case EOPNOTSUPP:
+		return "EOPNOTSUPP";
 	default:
 		return "other";
 	}
@@ -239,6 +245,55 @@ static int spinsleep(long iters, long ms)
 		for (long i = 0; i < iters; i++)
 			x++;
 		sleep_ms(ms);
+	}
+	return 0;
+}
+
+/* Issue 24, item 7: children reaped by the kernel take their CPU time along (no one's
+ * cutime gets it). One at a time: the next starts when the last one's end of a pipe closes. */
+static int autoreap(const char *how, long n, long ms)
+{
+	struct sigaction sa = {.sa_handler = SIG_IGN};
+
+	if (strcmp(how, "nocldwait") == 0) {
+		sa.sa_handler = SIG_DFL;
+		sa.sa_flags = SA_NOCLDWAIT;
+	} else if (strcmp(how, "ign") != 0)
+		return 2;
+	if (sigaction(SIGCHLD, &sa, NULL) < 0)
+		return 3;
+	for (long i = 1; i <= n; i++) {
+		int p[2];
+		char c;
+		pid_t pid;
+
+		if (pipe(p) < 0)
+			return 4;
+		pid = fork();
+		if (pid < 0)
+			return 5;
+		if (pid == 0) {
+			struct timespec t0, t;
+			volatile uint64_t x = 0;
+			long used_ms;
+
+			close(p[0]);
+			clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+			do {
+				for (int k = 0; k < 10000; k++)
+					x++;
+				clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+				used_ms = (t.tv_sec - t0.tv_sec) * 1000 +
+					  (t.tv_nsec - t0.tv_nsec) / 1000000;
+			} while (used_ms < ms);
+			_exit(0);
+		}
+		close(p[1]);
+		while (read(p[0], &c, 1) < 0 && errno == EINTR)
+			;
+		close(p[0]);
+		if (i % 10 == 0)
+			printf("children %ld\n", i);
 	}
 	return 0;
 }
@@ -431,9 +486,38 @@ static int held_file(const char *kind, const char *dir, int i)
 	return fd;
 }
 
+/* SysV segments of 8 MiB, each attached, written 1 MiB at a time ("held N"), and detached
+ * without IPC_RMID: their pages stay in the IPC namespace, in no process's RSS. */
+static int held_shm(long mib)
+{
+	char *p = NULL;
+
+	for (long i = 1; i <= mib; i++) {
+		if ((i - 1) % 8 == 0) {
+			int id = shmget(IPC_PRIVATE, 8 << 20, IPC_CREAT | 0600);
+
+			if (p)
+				(void) shmdt(p);
+			p = id < 0 ? (void *) -1 : shmat(id, NULL, 0);
+			if (p == (void *) -1) {
+				printf("shm errno %s\n", errname(errno));
+				p = NULL;
+				break;
+			}
+		}
+		memset(p + ((i - 1) % 8) * (1 << 20), 'h', 1 << 20);
+		printf("held %ld\n", i);
+	}
+	if (p)
+		(void) shmdt(p);
+	sleep_ms(5000);
+	return 0;
+}
+
 /*
  * Holds MIB MiB of pages that belong to no process's RSS nor to any file a walk finds (issue
- * 24, item 7): "memfd" writes them into memfds never mapped; "unlinked" into files of dir
+ * 24, item 7): "sysvshm" into SysV segments detached without IPC_RMID (held_shm); "memfd"
+ * writes them into memfds never mapped; "unlinked" into files of dir
  * removed right after their creation; "tmpfile" into O_TMPFILEs of dir. 8 MiB per file (under
  * any per-file limit), 1 MiB at a time, printing "held N" (MiB); at an error prints it and
  * stops writing; then waits 5 s, so the sampler sees what is held, and exits 0.
@@ -443,6 +527,8 @@ static int held(const char *kind, const char *dir, long mib)
 	static char chunk[1 << 20];
 	int fd = -1;
 
+	if (strcmp(kind, "sysvshm") == 0)
+		return held_shm(mib);
 	memset(chunk, 'h', sizeof(chunk));
 	(void) signal(SIGXFSZ, SIG_IGN);
 	for (long i = 1; i <= mib; i++) {
@@ -477,6 +563,8 @@ int main(int argc, char *argv[])
 		return spin(atoi(argv[2]));
 	if (strcmp(m, "spinsleep") == 0 && argc > 3)
 		return spinsleep(atol(argv[2]), atol(argv[3]));
+	if (strcmp(m, "autoreap") == 0 && argc > 4)
+		return autoreap(argv[2], atol(argv[3]), atol(argv[4]));
 	if (strcmp(m, "fsize") == 0 && argc > 3)
 		return fsize(argv[2], atol(argv[3]));
 	if (strcmp(m, "diskfill") == 0 && argc > 4)

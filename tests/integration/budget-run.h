@@ -9,6 +9,7 @@
  */
 
 #include <dirent.h>
+#include <libgen.h>
 #include <poll.h>
 #include <sys/stat.h>
 
@@ -43,6 +44,53 @@ static inline const char *budget_setup(void)
 		budget_dir, budget_dir);
 	fclose(f);
 	return budget_dir;
+}
+
+/* Allocated KiB below dir (du -sk), -1 if unknown */
+static inline long budget_du_kib(const char *dir)
+{
+	char du[700];
+	long kib = -1;
+	FILE *f;
+
+	snprintf(du, sizeof(du), "du -sk '%s'", dir);
+	f = popen(du, "r");
+	if (f) {
+		if (fscanf(f, "%ld", &kib) != 1)
+			kib = -1;
+		pclose(f);
+	}
+	return kib;
+}
+
+/* budget_setup(), or with kernel: a policy of the runtime mounts, the hog's directory and
+ * the scratch directory, with kernel_view = true (the budget policy mounts / and so gets the
+ * emulated view). */
+static inline bool budget_setup_view(bool kernel)
+{
+	char hogdir[512];
+	FILE *f;
+
+	if (!budget_setup())
+		return false;
+	if (!kernel)
+		return true;
+	snprintf(hogdir, sizeof(hogdir), "%s", sbx_env("SBX_HOG"));
+	f = fopen(budget_policy, "we");
+	if (!f)
+		return false;
+	fprintf(f,
+		"[process]\nenv = { keep = [\"*\"] }\ncwd = \"%s\"\n\n"
+		"[tracer]\nkernel_view = true\n\n"
+		"[[mount]]\npath = \"/usr\"\nmode = \"ro\"\n\n"
+		"[[mount]]\npath = \"/bin\"\nmode = \"ro\"\n\n"
+		"[[mount]]\npath = \"/lib\"\nmode = \"ro\"\n\n"
+		"[[mount]]\npath = \"/lib64\"\nmode = \"ro\"\noptional = true\n\n"
+		"[[mount]]\npath = \"%s\"\nmode = \"ro\"\n\n"
+		"[[mount]]\npath = \"%s\"\nmode = \"rw\"\n",
+		budget_dir, dirname(hogdir), budget_dir);
+	fclose(f);
+	return true;
 }
 
 static inline void budget_cleanup(void)

@@ -93,6 +93,8 @@ def main():
             'rule=[{path = "/workspace/prot/deep", access = "ro"}]'], 'standard'),
         ('an ro rule with a glob', [
             'rule=[{path = "/workspace/*/deep", access = "ro"}]'], 'standard'),
+        ('an ask-write rule (issue 17)', [
+            'rule=[{path = "/workspace/prot", access = "ask-write"}]'], 'standard'),
         ('a /proc mount', ['mount=[{path = "/proc", mode = "ro"}]'], 'standard'),
         ('the python preset with the host network namespace', ['network.unshare=false'],
          'python'),

@@ -1,5 +1,5 @@
-// Held connects through MCP (issue 17): a session whose operator config says
-// [network] unlisted = "ask"; its executions' connects outside the allowlist are held on
+// Held connects and sends through MCP (issue 17): a session whose operator config says
+// [network] unlisted = "ask"; its executions' connects and sends outside the allowlist are held on
 // their seccomp notification and asked through the call's elicitation, else the server's
 // approval socket (sbxtrace approve), else denied with approval_required in the result.
 // Stateful contexts (code_execute in a session) and background processes (code_run_command
@@ -176,6 +176,35 @@ describe('held connects through MCP', () => {
     assert.equal(ev.at(-1).decision, 'deny');
     assert.equal(ev.at(-1).channel, 'socket');
     assert.equal(ev.at(-1).note, 'not that one');
+  }));
+
+  test('a held send (UDP sendto outside the allowlist) is asked as sendto; denied through the socket', T, () => withServer({}, async ({ client, sock, dataDir, sid }) => {
+    const udp = `
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+try:
+    s.sendto(b"x", ("127.0.0.1", 9)); print("sent")
+except OSError as e:
+    print("refused", e.errno)
+`;
+    const pending = client.callTool({ name: 'code_execute', arguments: { session_id: sid, language: 'python', code: udp, fresh: true } }, undefined, CALL);
+    let list = [];
+    for (let i = 0; i < 300 && !list.length; i++) {
+      const r = spawnSync(BIN, ['approvals', '--socket', sock, '--json'], { encoding: 'utf8' });
+      list = r.status === 0 ? JSON.parse(r.stdout) : [];
+      if (!list.length) await sleep(100);
+    }
+    assert.equal(list.length, 1);
+    assert.equal(list[0].tool, 'sendto');
+    assert.match(list[0].rule, /a send outside/);
+    const d = spawnSync(BIN, ['approve', list[0].id, '--deny', '--socket', sock], { encoding: 'utf8' });
+    assert.equal(d.status, 0, d.stderr);
+    const res = await pending;
+    assert.match(res.structuredContent.stdout, /refused 111/);
+    assert.ok(res.structuredContent.notices.some((n) => /denied: a send to .*127\.0\.0\.1:9/.test(n)), JSON.stringify(res.structuredContent.notices));
+    const ev = events(dataDir, sid);
+    assert.equal(ev.at(-1).tool, 'sendto');
+    assert.equal(ev.at(-1).decision, 'deny');
   }));
 
   test('no channel: denied at once, approval_required in the result', T, () => withServer({ socket: false }, async ({ client, dataDir, lst, sid }) => {

@@ -4,6 +4,10 @@
  * does not auto-attach it). Its execve and chdir, which the filter routes to the tracer
  * (SECCOMP_RET_TRACE) to check and rewrite, must then fail closed (ENOSYS: no tracer), not
  * run unchecked. The program runs itself inside `sbxtrace run` with tracer.ptrace = "always".
+ *
+ * With a cpu_time budget the clone itself is refused (EPERM): the budget counts the end of
+ * every process at the tracer thread, and an untraced child that the kernel reaps by itself
+ * (its parent ignores SIGCHLD) would take its CPU time along (issue 24, item 7).
  */
 #include <sched.h>
 #include <sys/syscall.h>
@@ -17,6 +21,10 @@ static int probe(const char *self)
 	int status;
 	long pid = syscall(SYS_clone, (unsigned long) (SIGCHLD | CLONE_UNTRACED), 0, 0, 0, 0);
 
+	if (pid < 0 && errno == EPERM) {
+		printf("CLONE_UNTRACED refused (30)\n");
+		return 30;
+	}
 	if (pid < 0)
 		return 20;
 	if (pid == 0) {
@@ -54,5 +62,15 @@ int main(int argc, char *argv[])
 		code = sbx_run_argv(args, NULL);
 	}
 	printf("sbxtrace exited %d (want 3)\n", code);
-	return code == 3 ? 0 : 1;
+	if (code != 3)
+		return 1;
+	{
+		const char *args[] = {sbxtrace, "run", "-s", "limits.cpu_time=30s",
+				      policy,	"--",  self, "probe",
+				      self,	NULL};
+
+		code = sbx_run_argv(args, NULL);
+	}
+	printf("with a cpu_time budget: sbxtrace exited %d (want 30)\n", code);
+	return code == 30 ? 0 : 1;
 }

@@ -7,6 +7,9 @@
  *
  *   TEST(name) { EXPECT_EQ(1 + 1, 2); }
  *   int main(void) { return tap_run(); }
+ *
+ * TAP_ONLY=WORD in the environment runs only the tests whose name contains WORD (the others
+ * are reported as skipped), to rerun one case of a slow binary by hand.
  */
 
 #include <stdint.h>
@@ -95,10 +98,14 @@ static inline int tap_run(void)
 		n++;
 	printf("TAP version 13\n1..%d\n", n);
 	for (TapTest *t = tap_tests; t; t = t->next) {
+		const char *only = getenv("TAP_ONLY");
 		int failed = 0;
 		tap_todo_reason = NULL;
 		tap_skip_reason = NULL;
-		t->fn(&failed);
+		if (only && *only && !strstr(t->name, only))
+			tap_skip_reason = "not selected by TAP_ONLY";
+		else
+			t->fn(&failed);
 		if (failed && tap_todo_reason) {
 			printf("not ok %d - %s # TODO %s\n", ++i, t->name, tap_todo_reason);
 			failed = 0;

@@ -302,6 +302,33 @@ TEST(dns_redirect)
 	fixture_done(&f);
 }
 
+/* unlisted = "ask" (issue 17): connects and sends outside the list are held, not denied; what
+ * the list allows, the resolvers and binds are unchanged */
+TEST(ask_unlisted)
+{
+	static const char *const entries[] = {"10.0.0.0/8:443", NULL};
+	Fixture f;
+
+	fixture_init(&f, NET_MODE_ALLOWLIST, entries);
+	f.ctx.ask_unlisted = true;
+	EXPECT_VERDICT(&f, NET_OP_CONNECT, SOCK_STREAM, "93.184.216.34:443", NET_VERDICT_ASK);
+	EXPECT_VERDICT(&f, NET_OP_SENDTO, SOCK_DGRAM, "93.184.216.34:443", NET_VERDICT_ASK);
+	EXPECT_VERDICT(&f, NET_OP_SENDTO, SOCK_DGRAM, "[2001:db8:1::1]:443", NET_VERDICT_ASK);
+	EXPECT_VERDICT(&f, NET_OP_SENDTO, SOCK_DGRAM, "10.1.2.3:443", NET_VERDICT_ALLOW);
+	EXPECT_VERDICT(&f, NET_OP_SENDTO, SOCK_DGRAM, "10.255.255.53:53", NET_VERDICT_DNS);
+	EXPECT_VERDICT(&f, NET_OP_BIND, SOCK_DGRAM, "93.184.216.34:443", NET_VERDICT_DENY);
+	/* without ask: denied as before */
+	f.ctx.ask_unlisted = false;
+	EXPECT_VERDICT(&f, NET_OP_SENDTO, SOCK_DGRAM, "93.184.216.34:443", NET_VERDICT_DENY);
+	fixture_done(&f);
+
+	fixture_init(&f, NET_MODE_LOOPBACK, NULL);
+	f.ctx.ask_unlisted = true;
+	EXPECT_VERDICT(&f, NET_OP_SENDTO, SOCK_DGRAM, "8.8.8.8:443", NET_VERDICT_ASK);
+	EXPECT_VERDICT(&f, NET_OP_SENDTO, SOCK_DGRAM, "127.0.0.1:9", NET_VERDICT_ALLOW);
+	fixture_done(&f);
+}
+
 TEST(bind_and_listen)
 {
 	static const char *const entries[] = {"0.0.0.0/0", "::/0", NULL};

@@ -147,6 +147,7 @@ static inline void fx_rules(Fixture *fx)
 	fx_rule(fx, "/etc/shadow", RULE_ACCESS_HIDE);
 	fx_rule(fx, "/workspace/denied", RULE_ACCESS_DENY);
 	fx_rule(fx, "/workspace/vendor/**", RULE_ACCESS_RO);
+	fx_rule(fx, "/workspace/held", RULE_ACCESS_ASK_WRITE); /* issue 17: held writes */
 }
 
 /* Flat view: /workspace rw, /usr ro, /etc ro, /tmp tmp; no mount at "/". */

@@ -254,6 +254,35 @@ TEST(rule_lookup)
 	EXPECT_EQ(a, RULE_ACCESS_DENY);
 }
 
+/* access = "ask" / "ask-write" (issue 17): one of the ro/rw kind (the deepest wins), below
+ * hide and deny; the rule that applies comes back with its ask_timeout */
+TEST(rule_lookup_ask)
+{
+	_cleanup_(policy_freep) Policy *p = NULL;
+	const PolicyRule *rule;
+	PolicyError err;
+	RuleAccess a;
+
+	write_file("ask.toml", "[[rule]]\npath = \"/w\"\naccess = \"ask-write\"\n"
+			       "ask_timeout = \"90s\"\n"
+			       "[[rule]]\npath = \"/w/tmp\"\naccess = \"rw\"\n"
+			       "[[rule]]\npath = \"/w/tmp/keep\"\naccess = \"ask\"\n"
+			       "[[rule]]\npath = \"/w/**/*.key\"\naccess = \"deny\"\n");
+	ASSERT_EQ(load("ask.toml", NULL, &p, &err), 0);
+	policy_rule_lookup_rule(p, "/w/a.txt", &a, NULL, &rule);
+	EXPECT_EQ(a, RULE_ACCESS_ASK_WRITE);
+	ASSERT_TRUE(rule != NULL);
+	EXPECT_EQ(rule->ask_timeout_ms, 90000);
+	policy_rule_lookup_rule(p, "/w/tmp/x", &a, NULL, &rule);
+	EXPECT_EQ(a, RULE_ACCESS_RW);
+	policy_rule_lookup_rule(p, "/w/tmp/keep/x", &a, NULL, &rule);
+	EXPECT_EQ(a, RULE_ACCESS_ASK);
+	EXPECT_EQ(rule->ask_timeout_ms, 30000);
+	policy_rule_lookup_rule(p, "/w/tmp/keep/id.key", &a, NULL, &rule);
+	EXPECT_EQ(a, RULE_ACCESS_DENY);
+	EXPECT_TRUE(rule == NULL);
+}
+
 TEST(extends_cycle_and_missing)
 {
 	Policy *p = NULL;
@@ -433,6 +462,23 @@ TEST(errors_point_at_the_key)
 		{"[limits]\nmemory = -5\n", "limits.memory", "negative", 2, 10},
 		{"[process]\npty = \"yes\"\n", "process.pty", "expected a bool", 2, 7},
 		{"[process]\nptyy = true\n", "process.ptyy", "did you mean 'pty'", 2, 1},
+		/* held calls (issue 17) */
+		{"[network]\nunlisted = \"maybe\"\n", "network.unlisted", "unknown value 'maybe'",
+		 2, 12},
+		{"[exec]\nallow = [\"/bin/*\"]\nunlisted = \"asks\"\n", "exec.unlisted",
+		 "did you mean 'ask'", 3, 12},
+		{"[exec]\nunlisted = \"ask\"\n", "exec.unlisted", "needs exec.allow", 2, 12},
+		{"[exec]\nallow = [\"/bin/*\"]\nunlisted = \"ask\"\n[tracer]\nptrace = \"never\"\n",
+		 "exec.unlisted", "needs ptrace", 3, 12},
+		{"[exec]\nask_timeout = \"2h\"\n", "exec.ask_timeout", "from 1s to 1h", 2, 15},
+		{"[exec]\nunlisted = true\n", "exec.unlisted", "expected a string", 2, 12},
+		{"[exec]\nask = \"yes\"\n", "exec.ask", "unknown key", 2, 1},
+		{"[[rule]]\npath = \"/w\"\naccess = \"asks\"\n", "rule[1].access",
+		 "did you mean 'ask'", 3, 10},
+		{"[[rule]]\npath = \"/w\"\naccess = \"ro\"\nask_timeout = \"5s\"\n",
+		 "rule[1].ask_timeout", "needs access = \"ask\"", 4, 15},
+		{"[[rule]]\npath = \"/w\"\naccess = \"ask\"\nask_timeout = 0\n",
+		 "rule[1].ask_timeout", "from 1s to 1h", 4, 15},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -490,9 +536,12 @@ TEST(write_round_trip)
 		"[[mount]]\npath = \"/tmp\"\nmode = \"tmp\"\nkeep = true\n"
 		"[[rule]]\npath = \"/workspace/**/*.key\"\naccess = \"hide\"\nlevel = \"secret\"\n"
 		"[[rule]]\npath = \"/workspace/$$x\"\nlevel = \"internal\"\n"
+		"[[rule]]\npath = \"/workspace/out\"\naccess = \"ask-write\"\nask_timeout = "
+		"\"2m\"\n"
 		"[process]\ncwd = \"/workspace\"\ntty = true\npty = true\n"
 		"env = { keep = [\"PATH\", \"LC_*\"], set = { HOME = \"/workspace\" } }\n"
 		"[exec]\nallow = [\"/usr/bin/*\", \"/bin/*\"]\ndeny = [\"/usr/bin/sudo\"]\n"
+		"unlisted = \"ask\"\nask_timeout = \"45s\"\n"
 		"[network]\nmode = \"allowlist\"\n"
 		"allow = [\"10.0.0.0/8:443\", \"192.0.2.1:80-90\", \"[2001:db8::]/32:443\", "
 		"\"example.com:443\", \"*.pypi.org:443\"]\n"
@@ -522,6 +571,8 @@ TEST(write_round_trip)
 	EXPECT_STREQ(a, b);
 	EXPECT_EQ(q->n_mounts, 3);
 	EXPECT_STREQ(q->rules[1].glob, "/workspace/$x");
+	EXPECT_EQ(q->rules[2].access, RULE_ACCESS_ASK_WRITE);
+	EXPECT_EQ(q->rules[2].ask_timeout_ms, 120000);
 	EXPECT_EQ(q->limits.kill_grace_ms, 0);
 	EXPECT_TRUE(q->process.pty);
 	EXPECT_EQ(q->limits.wall_time_ms, 1500);
@@ -532,6 +583,27 @@ TEST(write_round_trip)
 	EXPECT_TRUE(policy_exec_allowed(q, "/usr/bin/python3"));
 	EXPECT_FALSE(policy_exec_allowed(q, "/usr/bin/sudo"));
 	EXPECT_FALSE(policy_exec_allowed(q, "/workspace/a.out"));
+	EXPECT_TRUE(q->exec_ask_unlisted);
+	EXPECT_EQ(q->exec_ask_timeout_ms, 45000);
+	EXPECT_TRUE(policy_exec_askable(q, "/workspace/a.out"));
+	EXPECT_FALSE(policy_exec_askable(q, "/usr/bin/sudo"));	  /* deny is never asked */
+	EXPECT_FALSE(policy_exec_askable(q, "/usr/bin/python3")); /* allowed: nothing to ask */
+}
+
+/* An error names the file and the line (and the key) when formatted. */
+TEST(error_names_file_and_line)
+{
+	Policy *p = NULL;
+	PolicyError err;
+	char buf[1024];
+
+	write_file("held.toml", "[exec]\nallow = [\"/bin/*\"]\nunlisted = \"sometimes\"\n");
+	ASSERT_EQ(load("held.toml", NULL, &p, &err), -EINVAL);
+	policy_error_format(&err, buf, sizeof(buf));
+	EXPECT_TRUE(strstr(buf, "held.toml:3") != NULL);
+	EXPECT_TRUE(strstr(buf, "exec.unlisted") != NULL);
+	EXPECT_TRUE(strstr(buf, "one of: deny, ask") != NULL);
+	policy_free(p);
 }
 
 int main(void)

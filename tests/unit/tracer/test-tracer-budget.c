@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The budgets' derived settings (rlimits, sampling), the filter hook for the tasks budget,
- * and the disk accounting of rw mounts, on policies loaded by the real parser. */
+ * the disk accounting of rw mounts, on policies loaded by the real parser, and the CPU time
+ * counted at a process's end. */
 #include <fcntl.h>
 #include <linux/seccomp.h>
 #include <stdio.h>
@@ -8,6 +9,8 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "policy/policy.h"
@@ -216,6 +219,76 @@ TEST(sizes_in_messages)
 	EXPECT_STREQ(buf, "256MiB");
 	budget_format_size(3ULL << 29, buf, sizeof(buf));
 	EXPECT_STREQ(buf, "1.5GiB");
+}
+
+/* Burns ms of CPU, then _exit(0); a parent's child (with children > 0, each burning
+ * child_ms and waited for) */
+static pid_t burner(long ms, int children, long child_ms)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct timespec t0, t;
+		volatile uint64_t x = 0;
+		long used_ms;
+
+		for (int i = 0; i < children; i++) {
+			pid_t c = burner(child_ms, 0, 0);
+
+			(void) waitpid(c, NULL, 0);
+		}
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+		do {
+			for (int k = 0; k < 10000; k++)
+				x++;
+			clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+			used_ms =
+				(t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
+		} while (used_ms < ms);
+		_exit(0);
+	}
+	return pid;
+}
+
+/* The tracer thread's view of an end (tracer/ptrace.c): the zombie read with WNOWAIT and the
+ * rusage of that wait, then reaped. Here the test is the parent, which the kernel treats
+ * alike for this (wait_task_zombie with WNOWAIT). */
+static uint64_t ended_us(Budget *b, pid_t pid)
+{
+	struct rusage ru;
+	siginfo_t si = {};
+	uint64_t before = atomic_load(&b->cpu_ended_us);
+
+	if (syscall(SYS_waitid, P_PID, pid, &si, WEXITED | WNOWAIT, &ru) < 0)
+		return 0;
+	budget_task_ended(b, pid, &ru);
+	(void) waitpid(pid, NULL, 0);
+	return atomic_load(&b->cpu_ended_us) - before;
+}
+
+/* Issue 24, item 7: an 8 ms child reads 0 clock ticks in /proc/PID/stat (each value rounded
+ * down); the rusage gives it in microseconds. A parent's cutime (its waited children) is
+ * not its own time: the children are counted at their own ends. */
+TEST(ended_process_counts_its_own_time_in_microseconds)
+{
+	_cleanup_(policy_freep) Policy *p = load("[limits]\ncpu_time = \"10s\"\n");
+	uint64_t one, parent;
+	Budget b;
+
+	ASSERT_TRUE(p != NULL);
+	ASSERT_EQ(budget_init(&b, p, NULL), 0);
+	ASSERT_TRUE(budget_count_ends(&b));
+	one = ended_us(&b, burner(8, 0, 0));
+	EXPECT_GE(one, 8000);
+	EXPECT_LT(one, 60000);
+	/* 40 ms of its own, 4 × 30 ms in waited children (their ends are not ours to see
+	 * here): at most 2 ticks of the cutime's rounding on top of its own */
+	parent = ended_us(&b, burner(40, 4, 30));
+	EXPECT_GE(parent, 40000);
+	EXPECT_LT(parent, 40000 + 20000 + 30000);
+	fprintf(stderr, "# 8 ms child: %llu us; 40 ms parent of 4 x 30 ms: %llu us\n",
+		(unsigned long long) one, (unsigned long long) parent);
+	budget_done(&b);
 }
 
 int main(void)

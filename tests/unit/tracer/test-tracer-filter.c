@@ -167,6 +167,74 @@ TEST(clone_namespace_flags_are_denied)
 	tracer_filter_free(f);
 }
 
+/* cpu_time counts the ends the tracer thread sees: an untraced child would escape it
+ * (docs/budgets.md, "cpu_time, exited processes"). Refused only then. */
+TEST(clone_untraced_is_denied_with_a_cpu_time_budget)
+{
+	uint64_t a[6] = {SIGCHLD | CLONE_UNTRACED};
+	TracerFilter *f = build();
+
+	ASSERT_TRUE(f != NULL);
+	EXPECT_EQ(run(f, X86_64, SYS_clone, a), SECCOMP_RET_ALLOW);
+	tracer_filter_free(f);
+
+	policy.limits.cpu_time_ms = 2000;
+	f = build();
+	ASSERT_TRUE(f != NULL);
+	EXPECT_TRUE(f->ptrace); /* "auto" turns it on for cpu_time */
+	EXPECT_EQ(run(f, X86_64, SYS_clone, a), ERRNO(EPERM));
+	a[0] = SIGCHLD;
+	EXPECT_EQ(run(f, X86_64, SYS_clone, a), SECCOMP_RET_ALLOW);
+	a[0] = CLONE_VM | CLONE_THREAD | CLONE_SIGHAND | CLONE_UNTRACED;
+	EXPECT_EQ(run(f, X86_64, SYS_clone, a), ERRNO(EPERM));
+	tracer_filter_free(f);
+
+	/* without the tracer nothing is traced anyway: left alone */
+	policy.ptrace = PTRACE_MODE_NEVER;
+	f = build();
+	policy.ptrace = PTRACE_MODE_AUTO;
+	policy.limits.cpu_time_ms = 0;
+	ASSERT_TRUE(f != NULL);
+	a[0] = SIGCHLD | CLONE_UNTRACED;
+	EXPECT_EQ(run(f, X86_64, SYS_clone, a), SECCOMP_RET_ALLOW);
+	tracer_filter_free(f);
+}
+
+TEST(fallocate_that_may_allocate_is_refused_with_a_disk_budget)
+{
+	/* RLIMIT_FSIZE does not hold fallocate (KEEP_SIZE, or inside a sparse file):
+	 * tests/security/disk-fallocate-budget.c */
+	static const uint64_t freeing[] = {FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+					   FALLOC_FL_COLLAPSE_RANGE};
+	static const uint64_t allocating[] = {0,
+					      FALLOC_FL_KEEP_SIZE,
+					      FALLOC_FL_ZERO_RANGE,
+					      FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
+					      FALLOC_FL_INSERT_RANGE,
+					      FALLOC_FL_UNSHARE_RANGE,
+					      UINT64_C(1) << 32}; /* mode 0 in the low half */
+	uint64_t a[6] = {3, 0, 0, 4096};
+	TracerFilter *f = build();
+
+	ASSERT_TRUE(f != NULL);
+	EXPECT_EQ(run(f, X86_64, SYS_fallocate, a), SECCOMP_RET_ALLOW);
+	tracer_filter_free(f);
+
+	policy.limits.disk = 1 << 20;
+	f = build();
+	policy.limits.disk = 0;
+	ASSERT_TRUE(f != NULL);
+	for (size_t i = 0; i < ARRAY_SIZE(allocating); i++) {
+		a[1] = allocating[i];
+		EXPECT_EQ(run(f, X86_64, SYS_fallocate, a), ERRNO(EOPNOTSUPP));
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(freeing); i++) {
+		a[1] = freeing[i];
+		EXPECT_EQ(run(f, X86_64, SYS_fallocate, a), SECCOMP_RET_ALLOW);
+	}
+	tracer_filter_free(f);
+}
+
 TEST(argument_dependent_notifications)
 {
 	TracerFilter *f = build();
