@@ -63,6 +63,11 @@ static void notes(const Policy *p, bool quiet)
 	/* tracer.kernel_view (docs/filesystem.md "The view in the kernel"): the decision `run`
 	 * makes, on the view `run` would build */
 	{
+		static const char *const views[] = {
+			"emulated by the supervisor",
+			"in the kernel (a user and mount namespace)",
+			"in the kernel (a user, mount and pid namespace)",
+		};
 		char why[256] = "";
 		int k = tracer_kview_verdict(p, why, sizeof(why));
 
@@ -78,9 +83,7 @@ static void notes(const Policy *p, bool quiet)
 			log_info("file-system view: emulated by the supervisor (this host does not "
 				 "let this user make user namespaces)");
 		else if (!quiet)
-			log_info("file-system view: %s",
-				 k > 0 ? "in the kernel (a user and mount namespace)"
-				       : "emulated by the supervisor");
+			log_info("file-system view: %s", views[k > 1 ? 2 : k]);
 		if (k == 0 && !quiet)
 			log_info("  (not in the kernel: %s)", why);
 		if (k > 0 && f.userns && !quiet)

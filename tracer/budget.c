@@ -917,9 +917,10 @@ static int push_children(pid_t pid, uint64_t threads, pid_t **stack, size_t *n, 
 /*
  * Tasks alive below the keeper. A plain walk can miss a process whose parent exits while
  * the walk is under way: it moves to the keeper (the subreaper) after the keeper's list was
- * read and before its old parent's. Every such move ends in the keeper's list, so after the
- * walk the keeper's children are read again and any process not seen yet is walked too,
- * until a pass finds nothing new. (A program that makes itself a subreaper can still take
+ * read and before its old parent's. Every such move ends in the keeper's list (or, in a pid
+ * namespace of the tree's, in its init's, a child of the keeper), so after the walk those
+ * lists are read again and any process not seen yet is walked too, until a pass finds
+ * nothing new. (A program that makes itself a subreaper can still take
  * orphans out of sight of one count: docs/budgets.md.)
  */
 static int scan_tree(pid_t keeper, FdScan *fds, bool own_time, Sample *ret)
@@ -934,6 +935,11 @@ static int scan_tree(pid_t keeper, FdScan *fds, bool own_time, Sample *ret)
 		uint64_t before = s.processes;
 
 		r = push_children(keeper, 1, &stack, &n, &cap);
+		/* in a pid namespace of the tree's own (tracer/kview.c) orphans go to its init,
+		 * a child of the keeper, not to the keeper: the children of the keeper's
+		 * children are read again too (known ones are skipped below) */
+		for (size_t i = 0, m = n; pass > 0 && r >= 0 && i < m; i++)
+			r = push_children(stack[i], 1, &stack, &n, &cap);
 		while (r >= 0 && n > 0) {
 			pid_t pid = stack[--n];
 			ProcStat ps;

@@ -223,6 +223,15 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 		d->error = ENOSYS;
 		d->denied = true;
 		d->why = "host IPC: no private IPC namespace";
+	} else if (t->pidns && tracer_filter_pid_in_kernel(s)) {
+		/* a call naming a process by pid, notified in a pid namespace of the tree's
+		 * own only to be logged: there the kernel lets it name the tree only, and our
+		 * checks would read its pids as ours (tracer/filter.c) */
+		d->why = "logged by policy";
+	} else if (t->pidns && s->special == SLOT_IOCTL &&
+		   ((unsigned) n->data.args[1] == FIOSETOWN ||
+		    (unsigned) n->data.args[1] == SIOCSPGRP)) {
+		d->why = "logged by policy"; /* the same, for a logged ioctl */
 	} else if (!s->handler) {
 		/* a bug: the filter is built from the same table */
 		d->verdict = EMU_FAIL;

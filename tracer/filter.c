@@ -140,8 +140,10 @@ static void emit_special(Prog *p, const TracerSlot *s, int deny_errno)
 		ld(p, ARG_LO(1));
 		jeq_ret(p, TIOCSTI, deny);
 		jeq_ret(p, TIOCLINUX, deny);
-		jeq_ret(p, FIOSETOWN, SECCOMP_RET_USER_NOTIF);
-		jeq_ret(p, SIOCSPGRP, SECCOMP_RET_USER_NOTIF);
+		if (!s->owner_in_kernel) {
+			jeq_ret(p, FIOSETOWN, SECCOMP_RET_USER_NOTIF);
+			jeq_ret(p, SIOCSPGRP, SECCOMP_RET_USER_NOTIF);
+		}
 		/* the inode-changing ioctls (emu_fs_ioctl_changes()): the view's mode */
 		jeq_ret(p, FS_IOC_SETFLAGS, SECCOMP_RET_USER_NOTIF);
 		jeq_ret(p, FS_IOC32_SETFLAGS, SECCOMP_RET_USER_NOTIF);
@@ -390,6 +392,25 @@ static bool kview_runs_in_kernel(const TracerSlot *s)
 	       !s->log && s->special == SLOT_PLAIN;
 }
 
+/*
+ * With a pid namespace of the tree's own (proc mounts in the kernel view, tracer/kview.c) a
+ * pid argument is a pid of that namespace, which holds the tree and its init only: the
+ * kernel resolves it there (find_vpid), so a process outside cannot be named, and kill(-1)
+ * reaches the namespace only. The supervisor's checks, which read pids as its own
+ * namespace's, would be wrong there, and are not needed: these calls run in the kernel.
+ * What the tree can do to its init (pid 1) there: signals without a handler, SIGKILL
+ * included, are ignored by an init; prlimit64, sched_setaffinity and setpriority of it
+ * harm the tree only (docs/supervisor.md, "Processes in a pid namespace").
+ */
+bool tracer_filter_pid_in_kernel(const TracerSlot *s)
+{
+	if (!s->entry || s->deny_error || s->kill)
+		return false;
+	return s->handler == emu_handle_signal || s->handler == emu_handle_pid_target ||
+	       s->handler == emu_handle_fcntl_owner || s->special == SLOT_PID_ARG0 ||
+	       s->special == SLOT_PID_ARG1 || s->special == SLOT_FCNTL;
+}
+
 bool tracer_filter_restartable(const TracerFilter *f, long nr, bool kernel_view)
 {
 	const TracerSlot *s;
@@ -401,6 +422,8 @@ bool tracer_filter_restartable(const TracerFilter *f, long nr, bool kernel_view)
 		return false; /* not every call notified: the kernel may have run this one */
 	if (kernel_view && kview_runs_in_kernel(s))
 		return false;
+	if (kernel_view && f->pidns && tracer_filter_pid_in_kernel(s))
+		return false;
 	if (s->handler == emu_handle_log || (s->entry && (s->entry->flags & EMU_KERNEL_INTR)))
 		return false; /* a CONTINUE: the kernel ran it, its ERESTARTSYS is real */
 	return true;
@@ -408,8 +431,8 @@ bool tracer_filter_restartable(const TracerFilter *f, long nr, bool kernel_view)
 
 /* A variant of the program: the kernel view's (path calls in the kernel), and/or the one
  * for a command without a private IPC namespace (host_ipc slots notified, to be denied). */
-static int build_variant(TracerFilter *f, bool kernel_view, bool noipc, struct sock_filter **ret,
-			 size_t *ret_len)
+static int build_variant(TracerFilter *f, bool kernel_view, bool noipc, bool pidns,
+			 struct sock_filter **ret, size_t *ret_len)
 {
 	TracerSlot *slots = malloc(sizeof(f->slots));
 	int r;
@@ -422,6 +445,14 @@ static int build_variant(TracerFilter *f, bool kernel_view, bool noipc, struct s
 
 		if (noipc && s->host_ipc)
 			s->action = SECCOMP_RET_USER_NOTIF;
+		if (pidns && s->special == SLOT_IOCTL)
+			s->owner_in_kernel = true;
+		if (pidns && tracer_filter_pid_in_kernel(s) && !s->log) {
+			s->action = SECCOMP_RET_ALLOW;
+			s->special = SLOT_PLAIN;
+			s->handler = NULL;
+			continue;
+		}
 		if (!kernel_view || !kview_runs_in_kernel(s))
 			continue;
 		s->action = SECCOMP_RET_ALLOW;
@@ -545,16 +576,39 @@ int tracer_filter_build(const Policy *p, TracerFilter **ret_filter)
 	budget_filter_apply(f, p);
 	r = build_prog(f->slots, f->deny_errno, &f->prog, &f->len);
 	if (r >= 0)
-		r = build_variant(f, false, true, &f->noipc_prog, &f->noipc_len);
+		r = build_variant(f, false, true, false, &f->noipc_prog, &f->noipc_len);
 	if (r >= 0 && p->kernel_view != TRI_OFF)
-		r = build_variant(f, true, false, &f->kview_prog, &f->kview_len);
+		r = build_variant(f, true, false, false, &f->kview_prog, &f->kview_len);
 	if (r >= 0 && p->kernel_view != TRI_OFF)
-		r = build_variant(f, true, true, &f->kview_noipc_prog, &f->kview_noipc_len);
+		r = build_variant(f, true, true, false, &f->kview_noipc_prog, &f->kview_noipc_len);
 	if (r < 0) {
 		tracer_filter_free(f);
 		return r;
 	}
 	*ret_filter = f;
+	return 0;
+}
+
+int tracer_filter_set_pidns(TracerFilter *f)
+{
+	struct sock_filter *a = NULL, *b = NULL;
+	size_t a_len = 0, b_len = 0;
+	int r;
+
+	r = build_variant(f, true, false, true, &a, &a_len);
+	if (r >= 0)
+		r = build_variant(f, true, true, true, &b, &b_len);
+	if (r < 0) {
+		free(a);
+		return r;
+	}
+	free(f->kview_prog);
+	free(f->kview_noipc_prog);
+	f->kview_prog = a;
+	f->kview_len = a_len;
+	f->kview_noipc_prog = b;
+	f->kview_noipc_len = b_len;
+	f->pidns = true;
 	return 0;
 }
 

@@ -47,6 +47,8 @@ typedef struct TracerSlot {
 	bool host_ipc;	/* SysV IPC, mq_open, mq_unlink: allowed in a private IPC namespace,
 			 * notified and denied (ENOSYS) without one */
 	bool untraced_denied; /* SLOT_CLONE: CLONE_UNTRACED denied too (budget_filter_apply) */
+	bool owner_in_kernel; /* SLOT_IOCTL in a pid namespace's program: FIOSETOWN and
+			       * SIOCSPGRP run in the kernel */
 } TracerSlot;
 
 typedef struct TracerFilter {
@@ -61,6 +63,8 @@ typedef struct TracerFilter {
 	size_t noipc_len, kview_noipc_len;
 	int deny_errno;
 	bool ptrace; /* chdir, exec, clone under a tasks budget go through SECCOMP_RET_TRACE */
+	bool pidns;  /* the kernel view's programs are for a tree in a pid namespace of its own:
+		      * the calls that name a process run in the kernel (tracer_filter_set_pidns) */
 } TracerFilter;
 
 /** Builds the filter program and the dispatch slots from the table and the policy. */
@@ -71,6 +75,15 @@ TracerFilter *tracer_filter_free(TracerFilter *f);
  * asks for WAIT_KILLABLE_RECV; false on return if the kernel lacks it. Async-signal-safe. */
 int tracer_filter_install(const TracerFilter *f, bool kernel_view, bool ipc_private,
 			  bool *wait_killable);
+/** Rebuilds the kernel view's programs for a tree in a pid namespace of its own (proc
+ * mounts, tracer/kview.c): there the calls that name a process by pid (signals, prlimit64,
+ * setpgid, sched_set*, setpriority, ioprio_set, migrate_pages, move_pages, F_SETOWN and
+ * its ioctls) can name only the tree, and run in the kernel unless the policy denies, kills
+ * or logs them. 0 or -ENOMEM. */
+int tracer_filter_set_pidns(TracerFilter *f);
+/** Whether slot s names a process by pid and runs in the kernel in a pid namespace's
+ * program (a logged one is notified, and answered with CONTINUE: run_handler()). */
+bool tracer_filter_pid_in_kernel(const TracerSlot *s);
 /** Puts the calling process in a private IPC namespace when it may (root, or in a user
  * namespace of ours): 0, or -errno (EPERM: a plain user outside a user namespace). */
 int tracer_ipcns_enter(void);
@@ -151,6 +164,12 @@ typedef struct KView {
 	KViewBind *binds;
 	size_t n_binds;
 	bool pts; /* process.pty: a private devpts at /dev/pts, its ptmx at /dev/ptmx */
+	/* proc mounts: a pid namespace for the tree, and a procfs of it at each of these
+	 * (virtual paths, on the skeleton) mounted by its init; none: no pid namespace */
+	char **procs;
+	size_t n_procs;
+	bool netns; /* hide rules on the procfs's network tables: a private network namespace
+		     * is required, made before the init (its /proc/1/net) */
 } KView;
 
 /**
@@ -166,10 +185,20 @@ typedef struct KView {
 int tracer_kview_qualify(const Policy *p, const SbxView *v, bool audited, KView **ret_plan,
 			 char *why, size_t size);
 KView *tracer_kview_free(KView *k);
+DEFINE_FREEP(KView, tracer_kview_free)
 /** In C: enters the namespaces, builds the view, pivots into it and changes to its working
  * directory. 0, or -errno with *what set; *entered tells whether the user namespace was
- * made (after that, falling back to the emulated view is no longer possible). */
-int tracer_kview_enter(const KView *k, const char **what, bool *entered);
+ * made (after that, falling back to the emulated view is no longer possible). With proc
+ * mounts (k->n_procs) also a pid namespace, whose init (a child of C's parent, the keeper,
+ * pid 1 there) mounts them and then only reaps orphans until the keeper is gone; C itself
+ * stays outside and must start the command with tracer_kview_spawn(). netns: make a
+ * private network namespace in the same step (*ret_netns tells whether it was made). */
+int tracer_kview_enter(const KView *k, bool netns, const char **what, bool *entered,
+		       bool *ret_netns);
+/** In C, after tracer_kview_enter() with proc mounts: clone(CLONE_PARENT) the process that
+ * becomes the command, pid 2 of the namespace and the keeper's child as C is. Returns its
+ * pid (as C and S see it) in C, 0 in the new process, -errno. */
+pid_t tracer_kview_spawn(void);
 
 /* The notification the calling thread's handler answers (set by run_handler), for the ID_VALID
  * check that follows an open of the caller's /proc/PID/fd/N (tracer_get_fd). */
@@ -224,6 +253,8 @@ typedef struct Tracer {
 	size_t notif_size, resp_size;
 	bool sync_wakeup;
 	bool kview;		   /* C built the view in the kernel (tracer/kview.c) */
+	bool pidns;		   /* ... with a pid namespace (proc mounts): pids in arguments
+				    * are its own */
 	atomic_bool wait_killable; /* C's filter has SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV */
 	atomic_uint_fast64_t denied;
 	atomic_bool stopping;

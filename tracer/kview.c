@@ -19,9 +19,15 @@
  *
  * Only views the namespace reproduces exactly qualify (tracer_kview_qualify(), which `check`
  * asks too): no rules inside mounts (hide, deny, sensitivity, globs: decided per path) but
- * ro rules on fixed paths that a read-only bind holds exactly (ro_rule), no procfs mount
- * (its pid filtering), no [exec] globs, no mount at "/", and no audit or trace, which
- * record file-system calls only when the supervisor sees them.
+ * ro rules on fixed paths that a read-only bind holds exactly (ro_rule) and hide rules on a
+ * proc mount's network tables that the tree's own network namespace empties, no [exec]
+ * globs, no mount at "/", and no audit or trace, which record file-system calls only when
+ * the supervisor sees them.
+ *
+ * A proc mount (issue 23): the tree gets a pid namespace of its own, whose init (pid 1, a
+ * sibling of the command, init_main()) mounts a procfs of it at the mount point: the tree's
+ * processes only, as the emulated view's filtered /proc shows (docs/filesystem.md, "A pid
+ * namespace for /proc").
  *
  * A mount nested in a tmp mount whose (new, empty) directory lacks its mount point gets one
  * made by C once the tmp mount is bound (make_points), never following a symlink; the first
@@ -38,6 +44,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <linux/mount.h>
 #include <linux/openat2.h>
 #include <sched.h>
@@ -45,10 +52,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <linux/capability.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -60,6 +72,15 @@
 #ifndef SYS_mount_setattr
 #define SYS_mount_setattr 442
 #endif
+
+/* Whether the first n characters of glob g hold no glob character. */
+static bool glob_is_fixed_prefix(const char *g, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strchr("*?[\\", g[i]))
+			return false;
+	return true;
+}
 
 /*
  * Why a hide, deny, ask or sensitivity rule keeps the view out of the kernel
@@ -85,6 +106,24 @@ static const char *rule_unsuitable(const PolicyRule *r)
 	}
 }
 
+/* The length of P when glob g is P/net, P/STAR/net or P/STAR/task/STAR/net (STAR: "*") with a
+ * fixed P:
+ * the network tables of a proc mount at P (the presets hide them: the host's sockets, when
+ * the network namespace is the host's); 0 otherwise. */
+static size_t proc_net_glob(const char *g)
+{
+	static const char *const tails[] = {"/net", "/*/net", "/*/task/*/net"};
+	size_t n = strlen(g);
+
+	for (size_t i = 0; i < ARRAY_SIZE(tails); i++) {
+		size_t t = strlen(tails[i]);
+
+		if (n > t && streq(g + n - t, tails[i]) && glob_is_fixed_prefix(g, n - t))
+			return n - t;
+	}
+	return 0;
+}
+
 /* What the policy alone rules out (no view, no host needed). */
 static const char *policy_unsuitable(const Policy *p)
 {
@@ -98,12 +137,13 @@ static const char *policy_unsuitable(const Policy *p)
 		return "tracer.landlock = false: the kernel view needs Landlock beneath it";
 	if (p->audit.log || p->audit.trace || p->audit.backtrace != AUDIT_SELECT_NONE)
 		return AUDITED;
-	/* ro and rw rules: the plan (ro_rule) */
+	/* ro and rw rules: the plan (ro_rule); hide rules on a proc mount's network tables:
+	 * view_unsuitable (proc_net_rule) */
 	for (size_t i = 0; i < p->n_rules; i++)
-		if (p->rules[i].level || p->rules[i].access == RULE_ACCESS_HIDE ||
-		    p->rules[i].access == RULE_ACCESS_DENY ||
+		if (p->rules[i].level || p->rules[i].access == RULE_ACCESS_DENY ||
 		    p->rules[i].access == RULE_ACCESS_ASK ||
-		    p->rules[i].access == RULE_ACCESS_ASK_WRITE)
+		    p->rules[i].access == RULE_ACCESS_ASK_WRITE ||
+		    (p->rules[i].access == RULE_ACCESS_HIDE && !proc_net_glob(p->rules[i].glob)))
 			return rule_unsuitable(&p->rules[i]);
 	if (p->exec_allow || p->exec_deny)
 		return "[exec] globs are checked by the supervisor";
@@ -121,11 +161,126 @@ static const char *policy_unsuitable(const Policy *p)
 	return NULL;
 }
 
+/*
+ * Whether this mount namespace holds a procfs with nothing mounted below it but on the
+ * empty directories procfs keeps for that (binfmt_misc): the kernel lets a user namespace
+ * mount a procfs only then (fs/namespace.c, mnt_already_visible()), so that a new one
+ * cannot uncover what an administrator (or a container runtime: Docker masks /proc/kcore,
+ * /proc/keys… with binds and makes /proc/sys read-only) covered in the old one. Checked
+ * here, so that `check` says so and "auto" emulates, rather than C failing after its user
+ * namespace exists. -errno: mountinfo unreadable.
+ */
+static int procfs_fully_visible(void)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char procs[8][256], *line = NULL;
+	size_t n_procs = 0, cap = 0;
+	bool covered[8] = {};
+	int r = 0;
+
+	if (!f)
+		return -errno;
+	/* two passes over one read: the procfs mount points, then what lies below them */
+	for (int pass = 0; pass < 2; pass++) {
+		rewind(f);
+		while (getline(&line, &cap, f) > 0) {
+			char mp[256], fstype[64];
+			const char *dash = strstr(line, " - ");
+
+			/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS... - FSTYPE SOURCE SUPER */
+			if (!dash || sscanf(line, "%*s %*s %*s %*s %255s", mp) != 1 ||
+			    sscanf(dash + 3, "%63s", fstype) != 1)
+				continue;
+			if (pass == 0) {
+				if (streq(fstype, "proc") && n_procs < ARRAY_SIZE(procs))
+					snprintf(procs[n_procs++], sizeof(procs[0]), "%s", mp);
+				continue;
+			}
+			for (size_t i = 0; i < n_procs; i++) {
+				size_t n = strlen(procs[i]);
+
+				if (strncmp(mp, procs[i], n) != 0 || mp[n] != '/')
+					continue;
+				if (!streq(mp + n, "/sys/fs/binfmt_misc"))
+					covered[i] = true;
+			}
+		}
+	}
+	free(line);
+	(void) fclose(f);
+	for (size_t i = 0; i < n_procs; i++)
+		if (!covered[i])
+			r = 1;
+	return r;
+}
+
+/*
+ * A proc mount in the kernel view is a procfs of the tree's own pid namespace, mounted by
+ * that namespace's init (tracer_kview_enter). What keeps a policy's proc mounts out of it.
+ */
+static const char *proc_unsuitable(const Policy *p, const SbxView *v)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < sbx_view_n_mounts(v); i++) {
+		const SbxMount *m = sbx_view_mount(v, i);
+
+		if (m->kind != SBX_MOUNT_PROC)
+			continue;
+		any = true;
+		for (size_t j = 0; j < sbx_view_n_mounts(v); j++) {
+			const SbxMount *o = sbx_view_mount(v, j);
+
+			if (o == m)
+				continue;
+			if (o->vlen < m->vlen && strncmp(m->vpath, o->vpath, o->vlen) == 0 &&
+			    (o->vlen == 1 || m->vpath[o->vlen] == '/'))
+				return "a /proc mount inside another mount (the kernel view mounts "
+				       "procfs on the skeleton only)";
+			if (o->vlen > m->vlen && strncmp(o->vpath, m->vpath, m->vlen) == 0 &&
+			    o->vpath[m->vlen] == '/')
+				return "a mount inside a /proc mount";
+		}
+	}
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const PolicyRule *r = &p->rules[i];
+		bool on_proc = false;
+
+		if (r->access != RULE_ACCESS_HIDE)
+			continue; /* the others: policy_unsuitable, plan */
+		for (size_t j = 0; j < sbx_view_n_mounts(v) && !on_proc; j++) {
+			const SbxMount *m = sbx_view_mount(v, j);
+
+			on_proc = m->kind == SBX_MOUNT_PROC && proc_net_glob(r->glob) == m->vlen &&
+				  strncmp(r->glob, m->vpath, m->vlen) == 0;
+		}
+		if (!on_proc)
+			return rule_unsuitable(r);
+		/* the tables of the reader's network namespace: the tree's own, empty one,
+		 * or the host's, which only the emulated view can hide */
+		if (p->network.mode != NET_MODE_NONE || p->network.unshare_netns == 0)
+			return "a hide rule on a proc mount's network tables, with the host's "
+			       "network namespace (network.unshare): the kernel cannot hide them";
+	}
+	if (!any)
+		return NULL;
+	switch (procfs_fully_visible()) {
+	case 1:
+		return NULL;
+	case 0:
+		return "every procfs of this host has mounts on it (a container's masked "
+		       "/proc): a user namespace may not mount another (/proc)";
+	default:
+		return "/proc/self/mountinfo is unreadable (/proc)";
+	}
+}
+
 /* What the view (the mounts as opened, canonical) and the host rule out. */
-static const char *view_unsuitable(const SbxView *v)
+static const char *view_unsuitable(const Policy *p, const SbxView *v)
 {
 	_cleanup_free_ char *aa = NULL;
 	size_t aa_len = 0;
+	const char *no;
 
 	/* "/." and the like, normalized */
 	for (size_t i = 0; i < sbx_view_n_mounts(v); i++)
@@ -136,10 +291,9 @@ static const char *view_unsuitable(const SbxView *v)
 	 * procfs into a proc mount of its own). The view read mountinfo already. */
 	if (sbx_view_procfs_below_sources(v))
 		return "a procfs lies below a mount's source";
-	for (size_t i = 0; i < sbx_view_n_mounts(v); i++)
-		if (sbx_view_mount(v, i)->kind == SBX_MOUNT_PROC)
-			return "a /proc mount needs a pid namespace in the kernel view (not done "
-			       "yet); the emulated view shows the sandbox's processes only";
+	no = proc_unsuitable(p, v);
+	if (no)
+		return no;
 	if (tracer_landlock_abi() < 1)
 		return "this kernel has no Landlock, which the kernel view needs beneath it";
 	/* Ubuntu's AppArmor lets an unprivileged unshare(CLONE_NEWUSER) succeed, then denies
@@ -165,7 +319,7 @@ int tracer_kview_qualify(const Policy *p, const SbxView *v, bool audited, KView 
 	if (!no && audited)
 		no = AUDITED;
 	if (!no)
-		no = view_unsuitable(v);
+		no = view_unsuitable(p, v);
 	if (no) {
 		(void) snprintf(why, size, "%s", no);
 		return 0;
@@ -198,7 +352,10 @@ int tracer_kview_verdict(const Policy *p, char *why, size_t size)
 				err[0] ? err : strerror(-r));
 		return r;
 	}
-	return tracer_kview_qualify(p, v, false, NULL, why, size);
+	_cleanup_(tracer_kview_freep) KView *k = NULL;
+
+	r = tracer_kview_qualify(p, v, false, &k, why, size);
+	return r > 0 && k->n_procs ? 2 : r;
 }
 
 KView *tracer_kview_free(KView *k)
@@ -211,6 +368,9 @@ KView *tracer_kview_free(KView *k)
 		free(k->binds[i].mkdirs);
 	}
 	free(k->binds);
+	for (size_t i = 0; i < k->n_procs; i++)
+		free(k->procs[i]);
+	free(k->procs);
 	free(k->root);
 	free(k->cwd);
 	free(k);
@@ -470,6 +630,22 @@ static int plan(const Policy *p, const SbxView *v, KView **ret, char *why, size_
 		uint64_t attr = MOUNT_ATTR_NOSUID;
 		struct stat st;
 
+		if (m->kind == SBX_MOUNT_PROC) {
+			/* proc_unsuitable(): on the skeleton, nothing below it */
+			char **n = realloc(k->procs, (k->n_procs + 1) * sizeof(*n));
+
+			if (!n) {
+				r = -ENOMEM;
+				goto fail;
+			}
+			k->procs = n;
+			k->procs[k->n_procs] = strdup(m->vpath);
+			if (!k->procs[k->n_procs++]) {
+				r = -ENOMEM;
+				goto fail;
+			}
+			continue;
+		}
 		if (m->kind != SBX_MOUNT_DIR)
 			continue;
 		/* the emulated view makes up missing mount points; a bind needs a directory */
@@ -489,6 +665,11 @@ static int plan(const Policy *p, const SbxView *v, KView **ret, char *why, size_
 	/* after every mount: a rule's bind holds the mounts below its path */
 	for (size_t i = 0; i < p->n_rules; i++) {
 		const PolicyRule *rule = &p->rules[i];
+
+		/* hide rules left by proc_unsuitable(): a proc mount's network tables, which
+		 * a network namespace of the tree's own holds empty */
+		if (rule->access == RULE_ACCESS_HIDE)
+			k->netns = true;
 
 		r = rule->access == RULE_ACCESS_RO   ? ro_rule(v, rule, why, size)
 		    : rule->access == RULE_ACCESS_RW ? rw_rule(p, rule, why, size)
@@ -663,14 +844,167 @@ static int make_points(int rootfd, const KViewBind *b)
 	return 0;
 }
 
-int tracer_kview_enter(const KView *k, const char **what, bool *entered)
+/*
+ * The pid namespace's init (docs/filesystem.md, "A pid namespace for /proc"): pid 1 there,
+ * a child of the keeper (CLONE_PARENT), made before C's filter and running only this. It
+ * mounts the procfs of its namespace (a procfs shows the pid namespace of the process that
+ * mounts it, and a user namespace may mount one only while a fully visible one is in its
+ * mount namespace: before the pivot), tells C, and then reaps the orphans the kernel gives
+ * it until the keeper is gone. The command is its sibling, not its child, so that the
+ * keeper keeps seeing the command's stops and its wait status as without a namespace, and
+ * the command keeps the signal semantics of an ordinary process (an init ignores every
+ * signal it has no handler for, SIGINT and SIGTERM included). Its death, or the keeper's
+ * SIGKILL, kills every process of the namespace (zap_pid_ns_processes).
+ */
+/* Our command line is S's (a copy of its memory): its paths and arguments, which anyone in
+ * the namespace may read from /proc/1/cmdline. Overwritten in our copy of its memory, from
+ * arg_start and arg_end of /proc/self/stat (fields 48 and 49; the host's procfs, before the
+ * pivot). */
+static void scrub_cmdline(void)
+{
+	static const char name[] = "sbxtrace-init";
+	char buf[2048], *p;
+	unsigned long start = 0, end = 0;
+	ssize_t n;
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	(void) close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	/* field 3 follows ") "; arg_start is field 48 */
+	for (int field = 2; p && field < 48; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%lu %lu", &start, &end) != 2 || end <= start)
+		return;
+	memset((void *) start, 0, end - start);
+	memcpy((void *) start, name, MIN(sizeof(name), end - start) - 1);
+}
+
+static _noreturn_ void init_main(const KView *k, int rootfd, int report, int keeper_pidfd)
+{
+	static const struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct none[2] = {};
+	sigset_t chld;
+	int r = 0, sfd;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		_exit(125);
+	(void) prctl(PR_SET_NAME, "sbxtrace-init");
+	scrub_cmdline();
+	for (size_t i = 0; i < k->n_procs && r == 0; i++) {
+		char target[64], self[16] = "";
+		struct statfs sfs;
+		int fd = open_below(rootfd, k->procs[i], true);
+
+		if (fd < 0) {
+			r = fd;
+			break;
+		}
+		fd_path(target, sizeof(target), fd);
+		/* read-only: the command may run as uid 0, and /proc/sys and sysrq-trigger are
+		 * owned by uid 0 (docs/filesystem.md) */
+		if (mount("proc", target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
+			  NULL) < 0)
+			r = -errno;
+		(void) close(fd);
+		if (r < 0)
+			break;
+		/* what is there now: a procfs whose "self" is us, pid 1 */
+		fd = open_below(rootfd, k->procs[i], true);
+		if (fd < 0) {
+			r = fd;
+			break;
+		}
+		if (fstatfs(fd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC ||
+		    readlinkat(fd, "self", self, sizeof(self) - 1) != 1 || self[0] != '1')
+			r = -ESTALE;
+		(void) close(fd);
+	}
+	/* the command cannot read our memory, descriptors or /proc/1/{exe,cwd,root}: not
+	 * dumpable, and (below) no capabilities left to lend */
+	if (r == 0 && (prctl(PR_SET_DUMPABLE, 0) < 0 || fchdir(rootfd) < 0))
+		r = -errno;
+	if (write(report, &r, sizeof(r)) != sizeof(r) || r < 0)
+		_exit(125);
+	/* only the keeper's pidfd stays: no socket to S (its EOF tells S the command
+	 * exec'd), no capture pipe, no terminal */
+	if (keeper_pidfd > 0)
+		(void) syscall(SYS_close_range, 0U, (unsigned) keeper_pidfd - 1, 0U);
+	(void) syscall(SYS_close_range, (unsigned) keeper_pidfd + 1, ~0U, 0U);
+	if (syscall(SYS_capset, &h, none) < 0)
+		_exit(125);
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &chld, NULL) < 0)
+		_exit(125);
+	sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0)
+		_exit(125);
+	/* every other signal keeps its default action, which an init ignores: nothing can
+	 * be queued to us from inside (SIGKILL from inside is ignored too) */
+	for (;;) {
+		struct pollfd pf[2] = {{sfd, POLLIN, 0}, {keeper_pidfd, POLLIN, 0}};
+		struct signalfd_siginfo si;
+		int status;
+
+		if (poll(pf, keeper_pidfd >= 0 ? 2 : 1, -1) < 0 && errno != EINTR)
+			_exit(1);
+		if (pf[1].revents)
+			_exit(0); /* the keeper is gone: so is the namespace */
+		while (read(sfd, &si, sizeof(si)) == sizeof(si))
+			;
+		while (waitpid(-1, &status, WNOHANG | __WALL) > 0)
+			;
+	}
+}
+
+pid_t tracer_kview_spawn(void)
+{
+	long pid =
+		syscall(SYS_clone, (unsigned long) (CLONE_PARENT | SIGCHLD), NULL, NULL, NULL, 0UL);
+
+	return pid < 0 ? -errno : (pid_t) pid;
+}
+
+/* In C, still in the host's mount tree: the init, then the proc mounts it makes (r < 0: it
+ * failed, and dies). */
+static int start_init(const KView *k, int rootfd, int keeper_pidfd)
+{
+	int p[2], r = 0;
+	long pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid = syscall(SYS_clone, (unsigned long) (CLONE_PARENT | SIGCHLD), NULL, NULL, NULL, 0UL);
+	if (pid == 0) {
+		(void) close(p[0]);
+		init_main(k, rootfd, p[1], keeper_pidfd);
+	}
+	(void) close(p[1]);
+	if (pid < 0)
+		r = -errno;
+	else if (read(p[0], &r, sizeof(r)) != sizeof(r))
+		r = -ECHILD; /* it died: the keeper reaps it */
+	(void) close(p[0]);
+	return r;
+}
+
+int tracer_kview_enter(const KView *k, bool netns, const char **what, bool *entered,
+		       bool *ret_netns)
 {
 	char src[PATH_MAX];
 	pid_t parent = getppid();
 	struct stat st;
-	int rootfd, fd, r;
+	int rootfd, fd, r, also = CLONE_NEWNS;
+	_cleanup_close_ int keeper_pidfd = -1;
 
 	*entered = false;
+	*ret_netns = false;
 	/* a directory (or O_PATH fd) on stdin, stdout or stderr would reach the host's tree
 	 * from inside the namespace: such a run stays emulated ("auto") or does not start */
 	*what = "stdin/stdout/stderr is a directory";
@@ -680,10 +1014,20 @@ int tracer_kview_enter(const KView *k, const char **what, bool *entered)
 		if (fl >= 0 && ((fl & O_PATH) || (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))))
 			return -EISDIR;
 	}
+	if (k->n_procs) {
+		/* a pid namespace for the proc mounts; its init learns of the keeper's end
+		 * through a pidfd (its parent-death signal could come too early to see) */
+		also |= CLONE_NEWPID;
+		keeper_pidfd = (int) syscall(SYS_pidfd_open, parent, 0);
+		/* the init's /proc/1/net: in the tree's network namespace from the start */
+		if (netns || k->netns)
+			also |= CLONE_NEWNET;
+	}
 	*what = "user namespace";
-	r = tracer_userns_enter(CLONE_NEWNS, entered);
+	r = tracer_userns_enter(also, entered);
 	if (r < 0)
 		return r;
+	*ret_netns = also & CLONE_NEWNET;
 	/* set again, as after any change of credentials (a no-op here) */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent) {
 		*what = "PR_SET_PDEATHSIG";
@@ -725,6 +1069,13 @@ int tracer_kview_enter(const KView *k, const char **what, bool *entered)
 		fd_path(src, sizeof(src), fd);
 		r = mount_below(rootfd, src, NULL, NULL, NULL, "dev/ptmx", false);
 		(void) close(fd);
+		if (r < 0)
+			return r;
+	}
+	if (k->n_procs) {
+		/* before the pivot: the host's procfs must still be in this mount namespace */
+		*what = "the pid namespace's init (/proc)";
+		r = start_init(k, rootfd, keeper_pidfd);
 		if (r < 0)
 			return r;
 	}

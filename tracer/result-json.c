@@ -160,6 +160,8 @@ int tracer_result_write_json(const Policy *p, const TracerResult *r, FILE *f)
 	jw_bool(&w, r->userns);
 	jw_key(&w, "ipc_namespace");
 	jw_bool(&w, r->ipcns);
+	jw_key(&w, "pid_namespace");
+	jw_bool(&w, r->pidns);
 	jw_key(&w, "ptrace");
 	jw_bool(&w, r->ptrace);
 	jw_end_object(&w);

@@ -15,6 +15,10 @@
  *      filter with a listener that it hands to S over a socket; on S's go it execs.
  * The socket C shares with S is close-on-exec: EOF means the exec happened, a message means
  * it failed (126/127) or the setup failed (125).
+ * With the view in the kernel and a /proc mount (tracer/kview.c) the tree has a pid
+ * namespace of its own: C clones its init and then the command's process into it, both
+ * children of W (CLONE_PARENT), and exits; the command's process goes on with C's steps and
+ * is what W reports and S traces ("the command" below).
  */
 #include "tracer/internal.h"
 
@@ -173,11 +177,12 @@ static int courier_start(Courier *c, int sock)
 }
 
 /* Under the filter now: write, wait4 and close run in the kernel. */
-static int courier_send(Courier *c, int listener, bool wait_killable, bool userns, bool ipcns)
+static int courier_send(Courier *c, int listener, pid_t self, bool wait_killable, bool userns,
+			bool ipcns)
 {
 	int status;
 
-	fd_msg(&c->msg, listener, getpid(), wait_killable, userns, ipcns);
+	fd_msg(&c->msg, listener, self, wait_killable, userns, ipcns);
 	c->listener = listener;
 	if (write(c->pipe[1], "g", 1) != 1)
 		return -EIO;
@@ -304,12 +309,40 @@ static int drop_capabilities(void)
 	return 0;
 }
 
+/* With a pid namespace (proc mounts in the kernel view) the command is not C but a process
+ * C clones into it (tracer_kview_spawn()): C writes its pid here before it exits, for the
+ * keeper, whose memory C shares until then (vfork). */
+static volatile pid_t spawned_command;
+
+/* In the command's process in a pid namespace: its own group and the terminal again (C's
+ * were made for C), and its pid as S sees it, from C. */
+static pid_t spawned_setup(const Launch *l, int from_c)
+{
+	pid_t self;
+
+	if (read(from_c, &self, sizeof(self)) != sizeof(self))
+		_exit(125);
+	(void) close(from_c);
+	/* our parent is the keeper, as C's was; we cannot see it from here (getppid() is 0),
+	 * and it waits for C's exit before it goes on, so it is alive now */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "PR_SET_PDEATHSIG");
+	if (setpgid(0, 0) < 0)
+		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "setpgid");
+	if (l->tty) {
+		(void) signal(SIGTTOU, SIG_IGN);
+		(void) tcsetpgrp(STDIN_FILENO, getpgrp());
+		(void) signal(SIGTTOU, SIG_DFL);
+	}
+	return self;
+}
+
 static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 {
 	sigset_t none;
 	int listener, r;
-	pid_t keeper = getppid();
-	bool kview = false, wait_killable, userns = false, ipcns;
+	pid_t keeper = getppid(), self = getpid();
+	bool kview = false, wait_killable, userns = false, ipcns, netns_made = false;
 	const char *kview_what = "";
 	int kview_errno = 0;
 	Courier courier = {.pipe = {-1, -1}};
@@ -358,12 +391,32 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 
 		/* "auto" falls back to the emulated view when no user namespace can be made;
 		 * once one exists there is no way back */
-		r = tracer_kview_enter(l->kview, &kview_what, &entered);
+		r = tracer_kview_enter(l->kview, l->netns != 0, &kview_what, &entered,
+				       &netns_made);
 		if (r < 0 && (entered || l->policy->kernel_view == TRI_ON))
 			child_fail(l->sock_c, MSG_SETUP_FAILED, -r, kview_what);
 		kview = r == 0;
 		kview_errno = r < 0 ? -r : 0;
 		userns = kview;
+	}
+	if (kview && l->kview->n_procs) {
+		/* a pid namespace: we are outside it, its init is our sibling, and the command
+		 * is a new sibling, pid 2 there, that goes on from here (docs/filesystem.md,
+		 * "A pid namespace for /proc") */
+		int p[2];
+		pid_t x;
+
+		if (pipe2(p, O_CLOEXEC) < 0)
+			child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "pipe");
+		x = tracer_kview_spawn();
+		if (x < 0)
+			child_fail(l->sock_c, MSG_SETUP_FAILED, -x, "the command's process (pid 2)");
+		if (x > 0) {
+			spawned_command = x;
+			_exit(write(p[1], &x, sizeof(x)) == sizeof(x) ? 0 : 125);
+		}
+		(void) close(p[1]);
+		self = spawned_setup(l, p[0]);
 	}
 	if (!kview && l->cwd && chdir(l->cwd) < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "chdir");
@@ -376,7 +429,7 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "PR_SET_DUMPABLE");
 	/* S's tracer thread seizes us while we set up the rest */
 	{
-		Msg pm = {.kind = MSG_PREPARED, .value = getpid()};
+		Msg pm = {.kind = MSG_PREPARED, .value = self};
 
 		/* the view, and why a planned kernel view fell back: errno, the step */
 		pm.what[0] = kview;
@@ -391,7 +444,7 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 	budget_child_setup(l->budget);
 
 	/* before the capabilities go: root makes the namespace with CAP_SYS_ADMIN */
-	if (l->netns) {
+	if (l->netns && !netns_made) {
 		bool netns_userns = false;
 
 		r = tracer_netns_enter(&netns_userns);
@@ -430,9 +483,9 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, -listener, "seccomp filter");
 	/* From here on every syscall goes through the filter. */
 	if (l->courier) {
-		if (courier_send(&courier, listener, wait_killable, userns, ipcns) < 0)
+		if (courier_send(&courier, listener, self, wait_killable, userns, ipcns) < 0)
 			_exit(125);
-	} else if (send_fd(l->sock_c, listener, getpid(), wait_killable, userns, ipcns) < 0)
+	} else if (send_fd(l->sock_c, listener, self, wait_killable, userns, ipcns) < 0)
 		_exit(125);
 	if (read(l->sock_c, &go, 1) != 1)
 		_exit(125);
@@ -510,6 +563,8 @@ static _noreturn_ void keeper_main(Launch *l, int sock_w, pid_t supervisor)
 		_exit(125);
 	if (child == 0)
 		child_main(l, sock_w, sfd);
+	if (spawned_command > 0)
+		child = spawned_command; /* C's sibling in a pid namespace; C has exited */
 	/* C shared our memory until its exec and may have made it dumpable */
 	(void) prctl(PR_SET_DUMPABLE, 0);
 	(void) close(l->sock_c);
@@ -999,6 +1054,10 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	}
 	if (r == 0)
 		log_debug("the view is emulated: %s", res.view_reason);
+	if (kview && kview->n_procs && (r = tracer_filter_set_pidns(t.filter)) < 0) {
+		log_error_errno(r, "building the filter");
+		goto out_fds;
+	}
 	l.kview = kview;
 	l.filter = t.filter;
 	l.view = t.view;
@@ -1108,6 +1167,8 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 	if (r >= 0) {
 		t.child = m.value;
 		t.kview = m.what[0] != 0;
+		t.pidns = t.kview && kview->n_procs > 0;
+		res.pidns = t.pidns;
 		if (kview && !t.kview)
 			/* planned, but C could not enter it ("auto"): a host that refuses this
 			 * user a user namespace, a directory on stdin… */

@@ -50,6 +50,7 @@ typedef struct TracerResult {
 	int landlock_abi;      /* the ABI of the Landlock layer in effect, 0: none */
 	bool userns;	       /* the command ran in a user namespace of ours */
 	bool ipcns;	       /* in a private IPC namespace (else host IPC calls were denied) */
+	bool pidns;	       /* in a pid namespace of its own (a /proc mount, kernel view) */
 	bool ptrace;	       /* the supervisor traced the tree with ptrace */
 } TracerResult;
 
@@ -71,7 +72,8 @@ int tracer_result_write_json(const Policy *p, const TracerResult *r, FILE *f);
  * What `run` decides about policy p's view (tracer.kernel_view; for `sbxtrace check`): builds
  * the view as `run` does (its scratch directories are removed again) and asks the function
  * `run` asks. 1: in the kernel, when the host lets this user make a user namespace
- * (TracerFeatures.userns; `run` falls back to the emulated view otherwise and says so);
+ * (TracerFeatures.userns; `run` falls back to the emulated view otherwise and says so); 2:
+ * the same, with a pid namespace for the policy's proc mounts;
  * 0: emulated, why not in why; -errno: the view cannot be built (why says why; `run` fails).
  */
 int tracer_kview_verdict(const Policy *p, char *why, size_t size);

@@ -96,10 +96,24 @@ def main():
         ('an ask-write rule (issue 17)', [
             'rule=[{path = "/workspace/prot", access = "ask-write"}]'], 'standard'),
         ('a /proc mount', ['mount=[{path = "/proc", mode = "ro"}]'], 'standard'),
+        ('the python preset with the host network namespace', ['network.unshare=false'],
+         'python'),
         ('an [exec] glob', ['exec.allow=["/usr/bin/*", "/bin/*"]'], 'standard'),
         ('kernel_view = false', ['tracer.kernel_view=false'], 'standard'),
     ]
-    print(f'1..{2 * len(cases) + 1}')
+    # Where this host lets the user make a user namespace: which view each case gets
+    # (issue 23: a /proc mount gets a pid namespace, and with it the kernel view), and
+    # whether the run had a pid namespace
+    expect = {
+        'preset node': ('kernel', True), 'preset python': ('kernel', True),
+        'preset shell': ('kernel', True), 'preset standard': ('kernel', False),
+        'preset strict': ('emulated', False), 'preset permissive': ('emulated', False),
+        'a /proc mount': ('kernel', True),
+        'the python preset with the host network namespace': ('emulated', False),
+        'a rule with a glob': ('emulated', False),
+        'kernel_view = false': ('emulated', False),
+    }
+    print(f'1..{2 * len(cases) + 1 + len([c for c in cases if c[0] in expect])}')
     for name, sets, policy in cases:
         cview, creason = check(ws, sets, policy)
         res, err = run(ws, sets, policy)
@@ -117,6 +131,15 @@ def main():
             ok = (cview, creason) == (rview, rreason)
         tap(ok, f'{name}: check says {cview}, run --json {rview}',
             f'check: {cview} ({creason})\nrun:   {rview} ({rreason})')
+        if name in expect:
+            want, pidns = expect[name]
+            got = (rview, (res.get('layers') or {}).get('pid_namespace'))
+            if creason == 'host':
+                print(f'ok {len(results) + 1} - {name}: # SKIP no user namespace here')
+                results.append(True)
+            else:
+                tap(got == (want, pidns), f'{name}: {want} view, pid namespace {pidns}',
+                    f'run: {got}, {rreason}')
         # the audit log's start record says what the JSON result of the same run says
         res, err = run(ws, sets, policy, audit)
         rec = start_record(audit) if res else None

@@ -214,29 +214,25 @@ TEST(fexecve_from_a_child_that_chdir_ed)
 
 /*
  * /dev/fd, /dev/stdin, /dev/stdout, /dev/stderr and the program's own /proc in the python,
- * node and shell presets; /dev/shm in all four. COMPAT: the view in the kernel has no /proc
- * yet (it needs a pid namespace), so these presets refuse kernel_view = true (125): a known
- * gap, reported as TODO.
+ * node and shell presets; /dev/shm in all four. In the view in the kernel the /proc is a
+ * procfs of the tree's own pid namespace (issue 23): /proc/1 is its init, not the host's,
+ * and the network tables are those of the tree's own, empty network namespace; in the
+ * emulated view /proc/1 is absent and the tables are hidden. Both say "tree-only" and
+ * "no-net".
  */
 static const char dev_fd_sh[] =
 	"cat <(echo hi); echo x > /dev/stdout; echo y | cat /dev/stdin; echo z > /dev/stderr; "
 	"exec 3> out.txt; echo w > /dev/fd/3; cat out.txt; ls /proc/self/fd; "
-	"test ! -e /proc/1 && test -e /proc/$$/status && echo tree-only; "
-	"cat /proc/self/net/tcp 2>/dev/null || echo no-net";
+	"{ test ! -e /proc/1 || test \"$(cat /proc/1/comm)\" = sbxtrace-init; } && "
+	"test -e /proc/$$/status && echo tree-only; "
+	"test -z \"$(tail -n +2 /proc/self/net/tcp 2>/dev/null)\" && echo no-net";
 
 static const char dev_fd_out[] = "hi\nx\ny\nz\nw\n0\n1\n2\n3\n4\ntree-only\nno-net\n";
-
-static void proc_todo(void)
-{
-	if (kernel)
-		TAP_TODO("no /proc in the view in the kernel yet (needs a pid namespace)");
-}
 
 TEST(bash_dev_fd_and_proc_in_shell)
 {
 	const char *cmd[] = {"/bin/bash", "-c", dev_fd_sh, NULL};
 
-	proc_todo();
 	EXPECT_EQ(check("shell", cmd, 0, dev_fd_out), 0);
 }
 
@@ -244,7 +240,6 @@ TEST(bash_dev_fd_and_proc_in_python)
 {
 	const char *cmd[] = {"/bin/bash", "-c", dev_fd_sh, NULL};
 
-	proc_todo();
 	EXPECT_EQ(check("python", cmd, 0, dev_fd_out), 0);
 }
 
@@ -252,7 +247,6 @@ TEST(bash_dev_fd_and_proc_in_node)
 {
 	const char *cmd[] = {"/bin/bash", "-c", dev_fd_sh, NULL};
 
-	proc_todo();
 	EXPECT_EQ(check("node", cmd, 0, dev_fd_out), 0);
 }
 
@@ -265,7 +259,6 @@ TEST(node_writes_dev_stdout_and_lists_its_fds)
 
 	if (!have("/usr/bin/node"))
 		return;
-	proc_todo();
 	EXPECT_EQ(check("node", cmd, 0, "x\ntrue\n"), 0);
 }
 
@@ -280,7 +273,6 @@ TEST(multiprocessing_pool_in_python)
 
 	if (!have("/usr/bin/python3"))
 		return;
-	proc_todo();
 	EXPECT_EQ(check("python", cmd, 0, "[1, 2, 3]\n[4]\n"), 0);
 }
 
@@ -384,8 +376,9 @@ TEST(tcp_client_chooses_its_source_port)
 
 /*
  * pidfd_send_signal() with an fd of /proc/PID (test_signal's test_pidfd_send_signal signals
- * itself that way): the supervisor recognised only pidfds and answered EBADF. Needs the
- * python preset's /proc, so TODO in the kernel view.
+ * itself that way): the supervisor recognised only pidfds and answered EBADF. In the view
+ * in the kernel the python preset's /proc is a procfs of the tree's pid namespace, and the
+ * call runs in the kernel there.
  */
 static const char proc_pidfd_py[] =
 	"import os, signal\n"
@@ -402,7 +395,6 @@ TEST(pidfd_send_signal_through_a_proc_directory)
 
 	if (!have("/usr/bin/python3"))
 		return;
-	proc_todo();
 	EXPECT_EQ(check("python", cmd, 0, "interrupted\n9\n"), 0);
 }
 
@@ -453,7 +445,6 @@ TEST(diff_of_two_process_substitutions)
 			     "stat -L -c %F /dev/fd/1 /proc/self/cwd | tr '\\n' ' '",
 			     NULL};
 
-	proc_todo();
 	EXPECT_EQ(check("shell", cmd, 0, "same\nfifo directory "), 0);
 }
 

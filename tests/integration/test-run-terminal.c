@@ -71,6 +71,111 @@ TEST(program_is_the_terminal_foreground_group)
 	close(master);
 }
 
+/*
+ * The same on a terminal in a pid namespace (issue 23: the shell preset's /proc in the view
+ * in the kernel): the command is pid 2 there, not the namespace's init, so Ctrl-C ends it
+ * (an init would ignore SIGINT), Ctrl-Z stops it and hands the terminal back, and after
+ * "fg" it reads the terminal again. This process plays the shell: a session leader on a new
+ * terminal that starts sbxtrace as a job of its own. Exit codes: 0 fine, 77 no view in the
+ * kernel here, else the step that failed.
+ */
+static int job_shell(const char *ws, int step_fd)
+{
+	const char *sbxtrace = getenv("SBXTRACE");
+	const char *argv[] = {sbxtrace, "run", "-s", "tracer.kernel_view=true", "-s",
+			      "network.unshare=auto", "-w", ws, "shell", "--", "/bin/sh", "-c",
+			      "echo ready; read x; echo got $x; echo again; exec sleep 60", NULL};
+	pid_t job;
+	int st;
+	char c;
+
+	job = fork();
+	if (job == 0) {
+		setpgid(0, 0);
+		(void) tcsetpgrp(0, getpid());
+		execv(sbxtrace, (char **) argv);
+		_exit(99);
+	}
+	setpgid(job, job);
+	(void) tcsetpgrp(0, job);
+	/* Ctrl-Z (sent by the test once the program said "ready"): the job stops */
+	if (waitpid(job, &st, WUNTRACED) != job)
+		return 10;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 125)
+		return 77;
+	if (!WIFSTOPPED(st))
+		return 11;
+	/* the terminal is ours again (a shell takes it back), then "fg" */
+	(void) signal(SIGTTOU, SIG_IGN);
+	if (tcsetpgrp(0, getpgrp()) < 0 || tcgetpgrp(0) != getpgrp())
+		return 12;
+	c = 'f';
+	if (write(step_fd, &c, 1) != 1)
+		return 13;
+	(void) tcsetpgrp(0, job);
+	(void) kill(-job, SIGCONT);
+	/* "x" read and echoed, then Ctrl-C ends sleep, and with it the run: 128 + SIGINT */
+	if (waitpid(job, &st, 0) != job)
+		return 14;
+	(void) tcsetpgrp(0, getpgrp());
+	return WIFEXITED(st) && WEXITSTATUS(st) == 128 + SIGINT ? 0 : 15;
+}
+
+/* Reads the terminal until text appears (or it ends); 0 when it did. */
+static int expect_text(int master, const char *text, char *seen, size_t size)
+{
+	size_t len = strlen(seen);
+
+	while (!strstr(seen, text)) {
+		ssize_t n;
+
+		if (len + 1 >= size)
+			return -1;
+		n = read(master, seen + len, size - 1 - len);
+		if (n <= 0)
+			return -1;
+		len += (size_t) n;
+		seen[len] = 0;
+	}
+	return 0;
+}
+
+TEST(job_control_in_a_pid_namespace)
+{
+	char *ws = sbx_tmpdir(), seen[4096] = "", c;
+	int master, steps[2], status;
+	pid_t pid;
+
+	ASSERT_TRUE(ws != NULL);
+	ASSERT_EQ(pipe(steps), 0);
+	pid = forkpty(&master, NULL, NULL, NULL);
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		close(steps[0]);
+		_exit(job_shell(ws, steps[1]));
+	}
+	close(steps[1]);
+	/* the program runs: stop it */
+	if (expect_text(master, "ready", seen, sizeof(seen)) == 0) {
+		EXPECT_EQ(write(master, "\x1a", 1), 1);
+		/* the shell took the terminal back and said "fg" */
+		if (read(steps[0], &c, 1) == 1) {
+			EXPECT_EQ(write(master, "x\n", 2), 2);
+			EXPECT_EQ(expect_text(master, "again", seen, sizeof(seen)), 0);
+			EXPECT_EQ(write(master, "\x03", 1), 1);
+		}
+	}
+	(void) expect_text(master, "\x01", seen, sizeof(seen)); /* to the end */
+	waitpid(pid, &status, 0);
+	close(master);
+	close(steps[0]);
+	if (sbx_status_code(status) == 77 && strstr(seen, "user namespace")) {
+		TAP_SKIP("no view in the kernel here (no user namespace)");
+		return;
+	}
+	EXPECT_EQ(sbx_status_code(status), 0);
+}
+
 int main(void)
 {
 	return tap_run();

@@ -10,9 +10,11 @@
  * and runs itself inside: sbxtrace run -w BASE/ws tests/data/fs-security.toml --
  * /workspace/prog inside BASE (with -s tracer.landlock=false for the --no-landlock
  * variant; --kernel-view runs under tests/data/fs-security-kernel.toml instead, whose view
- * the kernel holds: tracer.kernel_view). Inside, attack() tries its technique and returns 0 when
- * every attempt failed closed, 1 when one reached the secret (saying which on stderr). Outside, the
- * test then checks that the secret and the read-only file are unchanged.
+ * the kernel holds: tracer.kernel_view; --kernel-view-proc under
+ * tests/data/fs-security-kernel-proc.toml, the same with a /proc mount: a pid namespace).
+ * Inside, attack() tries its technique and returns 0 when every attempt failed closed, 1
+ * when one reached the secret (saying which on stderr). Outside, the test then checks that
+ * the secret and the read-only file are unchanged.
  * An attack that cannot be tried here returns 77 (skip) and says why on stderr; an escape
  * recorded with fs_bad() before that still fails the test.
  */
@@ -43,6 +45,7 @@ static int fs_failures;
 static bool fs_long;		 /* the slow variant: more iterations */
 static const char *fs_extra_set; /* one more "-s KEY=VALUE" for the run, set by a test */
 static bool fs_kernel_view;	 /* --kernel-view: SBX_FS_POLICY_KERNEL, the view in the kernel */
+static bool fs_kernel_view_proc; /* --kernel-view-proc: SBX_FS_POLICY_KERNEL_PROC, with /proc */
 /* more "-s KEY=VALUE" (NULL-terminated), e.g. set by fs_prepare() */
 static const char *fs_extra_sets[6];
 
@@ -152,7 +155,9 @@ static int fs_check(void);
 static __attribute__((unused)) int fs_outside(bool landlock)
 {
 	const char *sbxtrace = getenv("SBXTRACE");
-	const char *policy = getenv(fs_kernel_view ? "SBX_FS_POLICY_KERNEL" : "SBX_FS_POLICY");
+	const char *policy = getenv(fs_kernel_view_proc ? "SBX_FS_POLICY_KERNEL_PROC"
+				    : fs_kernel_view    ? "SBX_FS_POLICY_KERNEL"
+							: "SBX_FS_POLICY");
 	const char *t = getenv("TMPDIR");
 	char base[PATH_MAX - 64], p[PATH_MAX + 64], ws[PATH_MAX], buf[256];
 	struct stat st_before, st_after;
@@ -195,6 +200,8 @@ static __attribute__((unused)) int fs_outside(bool landlock)
 		}
 		(void) setenv("SBX_FS_KERNEL_VIEW", "1",
 			      1); /* for the attack: the policy keeps SBX_* */
+		if (fs_kernel_view_proc) /* a pid namespace: outside pids do not exist */
+			(void) setenv("SBX_FS_PIDNS", "1", 1);
 	}
 	pid = fork();
 	if (pid < 0)
@@ -301,6 +308,8 @@ int main(int argc, char *argv[])
 			fs_long = true;
 		if (strcmp(argv[i], "--kernel-view") == 0)
 			fs_kernel_view = true;
+		if (strcmp(argv[i], "--kernel-view-proc") == 0)
+			fs_kernel_view = fs_kernel_view_proc = true;
 	}
 	return fs_outside(!(argc > 1 && strcmp(argv[1], "--no-landlock") == 0));
 }

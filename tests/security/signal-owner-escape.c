@@ -5,7 +5,8 @@
  * the same owner on a socket; with F_SETSIG any signal, sent by the kernel when the socket
  * becomes readable. The victim is this test's own process outside the sandbox (its pid and
  * process group in SBX_VICTIM_*): it counts SIGUSR1. Inside, each way to set the owner to the
- * victim or its group must fail with EPERM and no signal may arrive; setting it to itself
+ * victim or its group must fail with EPERM (ESRCH in a pid namespace of the tree's own, where
+ * they have no pid: --kernel-view-proc) and no signal may arrive; setting it to itself
  * works and delivers exactly one signal (the positive control). The test that matters runs
  * without Landlock, whose signal scope (ABI 6) would otherwise stop the delivery.
  *
@@ -82,6 +83,7 @@ static int attack(void)
 	const char *p = getenv("SBX_VICTIM_PID"), *g = getenv("SBX_VICTIM_PGRP");
 	int victim = p ? atoi(p) : 0, group = g ? atoi(g) : 0, rounds = fs_long ? 1000 : 1;
 	struct sigaction sa = {.sa_sigaction = on_usr1_info, .sa_flags = SA_SIGINFO};
+	int refused = getenv("SBX_FS_PIDNS") ? ESRCH : EPERM;
 
 	if (victim <= 1 || group <= 1) {
 		fprintf(stderr, "control: no victim pid\n");
@@ -105,14 +107,14 @@ static int attack(void)
 				return 1;
 			}
 			r = try_owner(methods[i], victim);
-			if (r == 0 || errno != EPERM) {
+			if (r == 0 || errno != refused) {
 				snprintf(m, sizeof(m), "%s to the parent outside: %s", methods[i],
 					 r == 0 ? "accepted" : strerror(errno));
 				fs_bad(m);
 			}
 			if (group != getpgrp()) {
 				r = try_owner(methods[i], -group);
-				if (r == 0 || errno != EPERM) {
+				if (r == 0 || errno != refused) {
 					snprintf(m, sizeof(m), "%s to the group outside: %s",
 						 methods[i], r == 0 ? "accepted" : strerror(errno));
 					fs_bad(m);
