@@ -78,8 +78,10 @@ echo "results in $OUT (running as $(id -un))" >&2
 res=all,-largefile,-cpu,-urlfetch,-gui,-audio,-decimal,-tzdata,-extralargefile
 
 # One policy per view: the python preset (its own /proc) for the emulated view; for the
-# kernel view standard with the python preset's settings but no /proc mount (the kernel view
-# has no /proc yet: docs/filesystem.md). Loopback network, limits raised to the timeout.
+# kernel view standard with the python preset's settings but no /proc mount: the python
+# preset hides /proc/net, which the kernel view can do only with a network namespace of the
+# tree's own, and the suite needs the host's loopback (docs/filesystem.md, "What stays
+# emulated, and why"). Loopback network, limits raised to the timeout.
 common="[network]
 mode = \"loopback\"
 [limits]
