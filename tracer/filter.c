@@ -429,11 +429,17 @@ bool tracer_filter_restartable(const TracerFilter *f, long nr, bool kernel_view)
 	return true;
 }
 
-/* A variant of the program: the kernel view's (path calls in the kernel), and/or the one
- * for a command without a private IPC namespace (host_ipc slots notified, to be denied). */
-static int build_variant(TracerFilter *f, bool kernel_view, bool noipc, bool pidns,
-			 struct sock_filter **ret, size_t *ret_len)
+/* What a variant of the program is for. */
+typedef enum Variant {
+	VARIANT_KVIEW = 1 << 0, /* the kernel view's: path calls in the kernel */
+	VARIANT_NOIPC = 1 << 1, /* no private IPC namespace: host_ipc slots notified, denied */
+	VARIANT_PIDNS = 1 << 2, /* a pid namespace of the tree's own: pid calls in the kernel */
+} Variant;
+
+/* A variant of the program; the dispatch slots stay f->slots, for every variant. */
+static int build_variant(TracerFilter *f, Variant v, struct sock_filter **ret, size_t *ret_len)
 {
+	bool kernel_view = v & VARIANT_KVIEW, noipc = v & VARIANT_NOIPC, pidns = v & VARIANT_PIDNS;
 	TracerSlot *slots = malloc(sizeof(f->slots));
 	int r;
 
@@ -576,11 +582,12 @@ int tracer_filter_build(const Policy *p, TracerFilter **ret_filter)
 	budget_filter_apply(f, p);
 	r = build_prog(f->slots, f->deny_errno, &f->prog, &f->len);
 	if (r >= 0)
-		r = build_variant(f, false, true, false, &f->noipc_prog, &f->noipc_len);
+		r = build_variant(f, VARIANT_NOIPC, &f->noipc_prog, &f->noipc_len);
 	if (r >= 0 && p->kernel_view != TRI_OFF)
-		r = build_variant(f, true, false, false, &f->kview_prog, &f->kview_len);
+		r = build_variant(f, VARIANT_KVIEW, &f->kview_prog, &f->kview_len);
 	if (r >= 0 && p->kernel_view != TRI_OFF)
-		r = build_variant(f, true, true, false, &f->kview_noipc_prog, &f->kview_noipc_len);
+		r = build_variant(f, VARIANT_KVIEW | VARIANT_NOIPC, &f->kview_noipc_prog,
+				  &f->kview_noipc_len);
 	if (r < 0) {
 		tracer_filter_free(f);
 		return r;
@@ -595,9 +602,9 @@ int tracer_filter_set_pidns(TracerFilter *f)
 	size_t a_len = 0, b_len = 0;
 	int r;
 
-	r = build_variant(f, true, false, true, &a, &a_len);
+	r = build_variant(f, VARIANT_KVIEW | VARIANT_PIDNS, &a, &a_len);
 	if (r >= 0)
-		r = build_variant(f, true, true, true, &b, &b_len);
+		r = build_variant(f, VARIANT_KVIEW | VARIANT_NOIPC | VARIANT_PIDNS, &b, &b_len);
 	if (r < 0) {
 		free(a);
 		return r;
