@@ -14,6 +14,10 @@
  *   nr >= TRACER_NR_MAX             -> ERRNO(ENOSYS)
  *   binary search over runs of numbers with the same action; a few numbers test arguments.
  *
+ * Variants of the program (build_variant()) serve a command in the kernel view, in a pid
+ * namespace, in a user namespace, or without a private IPC namespace; the dispatch slots
+ * are the same for all.
+ *
  * Numbers not in the table fail with ENOSYS (default deny: a syscall added to a later kernel
  * is unreachable until someone reviews it). The kernel's seccomp action cache (5.11) then
  * skips the program for every number whose answer is ALLOW without looking at arguments, so
@@ -80,6 +84,42 @@ static const struct {
 	{"setsockopt", SLOT_SETSOCKOPT},
 };
 
+/*
+ * Ids in a user namespace of ours (the kernel view's, tracer/kview.c, or a plain user's
+ * private network namespace, tracer/netns.c), which maps the command's own uid and gid to
+ * themselves and nothing else. An id outside the map is invalid there: set*id and chown
+ * fail with EINVAL (make_kuid() fails) where a process without capabilities gets EPERM
+ * outside (it may not become, or give a file to, another user). That program answers EPERM
+ * itself when an id argument is neither the command's own nor (u32) -1:
+ *  - setuid, setreuid, setresuid, setgid, setregid, setresgid: a caller without
+ *    capabilities may take only its real, effective or saved id, all the own one here. -1
+ *    goes on: no change, or EINVAL from setuid(-1) and setgid(-1) as natively.
+ *  - chown, fchown, lchown, fchownat, where they run in the kernel (the kernel view): the own
+ *    ids go on to the kernel's checks (the file's owner, the path). In the emulated view the
+ *    supervisor chowns from outside the namespace, and they stay notified.
+ * A supplementary group is outside the map too: natively chgrp to it works, in the kernel
+ * view it fails with EPERM (docs/compatibility.md). Root runs map 0 to 0: the command is uid
+ * 0 without capabilities, and another id is EPERM in both views, as for such a process
+ * outside. setfsuid and setfsgid stay: they return the previous id and change nothing for an
+ * id the caller may not take, inside the namespace and out alike. What the policy made of
+ * a call (deny, kill, log) stays.
+ */
+static const struct {
+	const char *name;
+	uint8_t uid_args, gid_args; /* bit i: args[i] is one */
+} id_calls[] = {
+	{"setuid", 1 << 0, 0},
+	{"setreuid", 1 << 0 | 1 << 1, 0},
+	{"setresuid", 1 << 0 | 1 << 1 | 1 << 2, 0},
+	{"setgid", 0, 1 << 0},
+	{"setregid", 0, 1 << 0 | 1 << 1},
+	{"setresgid", 0, 1 << 0 | 1 << 1 | 1 << 2},
+	{"chown", 1 << 1, 1 << 2},
+	{"fchown", 1 << 1, 1 << 2},
+	{"lchown", 1 << 1, 1 << 2},
+	{"fchownat", 1 << 2, 1 << 3},
+};
+
 typedef struct Prog {
 	struct sock_filter *insns;
 	size_t len, cap;
@@ -120,9 +160,18 @@ static void jeq_ret(Prog *p, uint32_t k, uint32_t action)
 	ret(p, action);
 }
 
-static void emit_special(Prog *p, const TracerSlot *s, int deny_errno)
+/* if (args[i] is neither own nor -1) return EPERM; (uid_t, gid_t: the low half) */
+static void id_check(Prog *p, unsigned i, uint32_t own)
 {
-	uint32_t deny = SECCOMP_RET_ERRNO | (uint32_t) (deny_errno & SECCOMP_RET_DATA);
+	ld(p, ARG_LO(i));
+	emit(p, BPF_JMP | BPF_JEQ | BPF_K, 2, 0, own);
+	emit(p, BPF_JMP | BPF_JEQ | BPF_K, 1, 0, UINT32_MAX);
+	ret(p, SECCOMP_RET_ERRNO | EPERM);
+}
+
+static void emit_special(Prog *p, const TracerSlot *s, const TracerFilter *f)
+{
+	uint32_t deny = SECCOMP_RET_ERRNO | (uint32_t) (f->deny_errno & SECCOMP_RET_DATA);
 
 	switch (s->special) {
 	case SLOT_CLONE:
@@ -223,6 +272,16 @@ static void emit_special(Prog *p, const TracerSlot *s, int deny_errno)
 		jeq_ret(p, 0xffffffff, s->action);
 		ret(p, deny);
 		return;
+	case SLOT_IDS:
+		/* in a user namespace's program (id_calls[]): EPERM, not the kernel's EINVAL */
+		for (unsigned i = 0; i < 6; i++) {
+			if (s->uid_args & (1U << i))
+				id_check(p, i, (uint32_t) f->uid);
+			if (s->gid_args & (1U << i))
+				id_check(p, i, (uint32_t) f->gid);
+		}
+		ret(p, s->action);
+		return;
 	default:
 		ret(p, s->action);
 		return;
@@ -241,7 +300,7 @@ static bool same(const TracerSlot *a, const TracerSlot *b)
 	return a->special == SLOT_PLAIN && b->special == SLOT_PLAIN && a->action == b->action;
 }
 
-static int build_prog(const TracerSlot *slots, int deny_errno, struct sock_filter **ret_prog,
+static int build_prog(const TracerFilter *f, const TracerSlot *slots, struct sock_filter **ret_prog,
 		      size_t *ret_len)
 {
 	Prog p = {};
@@ -299,7 +358,7 @@ static int build_prog(const TracerSlot *slots, int deny_errno, struct sock_filte
 			p.insns[fr.patch].k = (uint32_t) (p.len - fr.patch - 1);
 		if (fr.n == 1) {
 			if (fr.runs[0].slot)
-				emit_special(&p, fr.runs[0].slot, deny_errno);
+				emit_special(&p, fr.runs[0].slot, f);
 			else
 				ret(&p, SECCOMP_RET_ERRNO | ENOSYS);
 			continue;
@@ -429,11 +488,20 @@ bool tracer_filter_restartable(const TracerFilter *f, long nr, bool kernel_view)
 	return true;
 }
 
-/* A variant of the program: the kernel view's (path calls in the kernel), and/or the one
- * for a command without a private IPC namespace (host_ipc slots notified, to be denied). */
-static int build_variant(TracerFilter *f, bool kernel_view, bool noipc, bool pidns,
-			 struct sock_filter **ret, size_t *ret_len)
+/* What a variant of the program is for. */
+typedef enum Variant {
+	VARIANT_KVIEW = 1 << 0,	 /* the kernel view's: path calls in the kernel */
+	VARIANT_NOIPC = 1 << 1,	 /* no private IPC namespace: host_ipc slots notified, denied */
+	VARIANT_PIDNS = 1 << 2,	 /* a pid namespace of the tree's own: pid calls in the kernel */
+	VARIANT_USERNS = 1 << 3, /* a user namespace of ours: ids outside its map (id_calls[]) */
+} Variant;
+
+/* A variant of the program; the dispatch slots stay f->slots, for every variant. */
+static int build_variant(TracerFilter *f, Variant v, struct sock_filter **ret, size_t *ret_len)
 {
+	bool kernel_view = v & VARIANT_KVIEW, noipc = v & VARIANT_NOIPC, pidns = v & VARIANT_PIDNS;
+	/* the kernel view is always in a user namespace of ours (tracer_kview_enter()) */
+	bool userns = v & (VARIANT_USERNS | VARIANT_KVIEW);
 	TracerSlot *slots = malloc(sizeof(f->slots));
 	int r;
 
@@ -451,14 +519,17 @@ static int build_variant(TracerFilter *f, bool kernel_view, bool noipc, bool pid
 			s->action = SECCOMP_RET_ALLOW;
 			s->special = SLOT_PLAIN;
 			s->handler = NULL;
-			continue;
+		} else if (kernel_view && kview_runs_in_kernel(s)) {
+			s->action = SECCOMP_RET_ALLOW;
+			s->handler = NULL;
 		}
-		if (!kernel_view || !kview_runs_in_kernel(s))
-			continue;
-		s->action = SECCOMP_RET_ALLOW;
-		s->handler = NULL;
+		/* only a call that would run in the kernel as it is: notified ones (the
+		 * emulated view's chown, a policy's deny, kill or log) stay notified */
+		if (userns && (s->uid_args || s->gid_args) && s->action == SECCOMP_RET_ALLOW &&
+		    s->special == SLOT_PLAIN && !s->handler)
+			s->special = SLOT_IDS;
 	}
-	r = build_prog(slots, f->deny_errno, ret, ret_len);
+	r = build_prog(f, slots, ret, ret_len);
 	free(slots);
 	return r;
 }
@@ -488,7 +559,7 @@ static void mark_host_ipc(TracerFilter *f)
 	}
 }
 
-int tracer_filter_build(const Policy *p, TracerFilter **ret_filter)
+int tracer_filter_build(const Policy *p, uid_t uid, gid_t gid, TracerFilter **ret_filter)
 {
 	TracerFilter *f;
 	const EmuEntry *table;
@@ -499,6 +570,8 @@ int tracer_filter_build(const Policy *p, TracerFilter **ret_filter)
 	if (!f)
 		return -ENOMEM;
 	f->deny_errno = p->deny_errno > 0 ? p->deny_errno : EPERM;
+	f->uid = uid;
+	f->gid = gid;
 
 	table = emu_table(&n);
 	for (size_t i = 0; i < n; i++) {
@@ -531,6 +604,14 @@ int tracer_filter_build(const Policy *p, TracerFilter **ret_filter)
 		if (nr >= 0 && f->slots[nr].entry &&
 		    streq(f->slots[nr].entry->name, specials[j].name))
 			f->slots[nr].special = specials[j].special;
+	}
+	for (size_t j = 0; j < ARRAY_SIZE(id_calls); j++) {
+		int nr = resolve(id_calls[j].name);
+
+		if (nr >= 0) {
+			f->slots[nr].uid_args = id_calls[j].uid_args;
+			f->slots[nr].gid_args = id_calls[j].gid_args;
+		}
 	}
 
 	/* the path-taking syscalls: emulated in the virtual view (tracer/fs.c) */
@@ -574,13 +655,18 @@ int tracer_filter_build(const Policy *p, TracerFilter **ret_filter)
 
 	mark_host_ipc(f);
 	budget_filter_apply(f, p);
-	r = build_prog(f->slots, f->deny_errno, &f->prog, &f->len);
+	r = build_prog(f, f->slots, &f->prog, &f->len);
 	if (r >= 0)
-		r = build_variant(f, false, true, false, &f->noipc_prog, &f->noipc_len);
+		r = build_variant(f, VARIANT_NOIPC, &f->noipc_prog, &f->noipc_len);
+	/* as tracer_run() decides: a plain user makes the network namespace in a user
+	 * namespace (tracer_netns_enter()), which is private to the tree (no VARIANT_NOIPC) */
+	if (r >= 0 && p->network.mode == NET_MODE_NONE && p->network.unshare_netns != 0)
+		r = build_variant(f, VARIANT_USERNS, &f->userns_prog, &f->userns_len);
 	if (r >= 0 && p->kernel_view != TRI_OFF)
-		r = build_variant(f, true, false, false, &f->kview_prog, &f->kview_len);
+		r = build_variant(f, VARIANT_KVIEW, &f->kview_prog, &f->kview_len);
 	if (r >= 0 && p->kernel_view != TRI_OFF)
-		r = build_variant(f, true, true, false, &f->kview_noipc_prog, &f->kview_noipc_len);
+		r = build_variant(f, VARIANT_KVIEW | VARIANT_NOIPC, &f->kview_noipc_prog,
+				  &f->kview_noipc_len);
 	if (r < 0) {
 		tracer_filter_free(f);
 		return r;
@@ -595,9 +681,9 @@ int tracer_filter_set_pidns(TracerFilter *f)
 	size_t a_len = 0, b_len = 0;
 	int r;
 
-	r = build_variant(f, true, false, true, &a, &a_len);
+	r = build_variant(f, VARIANT_KVIEW | VARIANT_PIDNS, &a, &a_len);
 	if (r >= 0)
-		r = build_variant(f, true, true, true, &b, &b_len);
+		r = build_variant(f, VARIANT_KVIEW | VARIANT_NOIPC | VARIANT_PIDNS, &b, &b_len);
 	if (r < 0) {
 		free(a);
 		return r;
@@ -620,6 +706,7 @@ TracerFilter *tracer_filter_free(TracerFilter *f)
 	free(f->kview_prog);
 	free(f->noipc_prog);
 	free(f->kview_noipc_prog);
+	free(f->userns_prog);
 	free(f);
 	return NULL;
 }
@@ -630,7 +717,7 @@ int tracer_ipcns_enter(void)
 	return unshare(CLONE_NEWIPC) < 0 ? -errno : 0;
 }
 
-int tracer_filter_install(const TracerFilter *f, bool kernel_view, bool ipc_private,
+int tracer_filter_install(const TracerFilter *f, bool kernel_view, bool ipc_private, bool userns,
 			  bool *wait_killable)
 {
 	struct sock_fprog prog = {.len = (unsigned short) f->len, .filter = f->prog};
@@ -643,7 +730,12 @@ int tracer_filter_install(const TracerFilter *f, bool kernel_view, bool ipc_priv
 	} else if (kernel_view) {
 		prog.len = (unsigned short) f->kview_noipc_len;
 		prog.filter = f->kview_noipc_prog;
+	} else if (userns && ipc_private && f->userns_prog) {
+		prog.len = (unsigned short) f->userns_len;
+		prog.filter = f->userns_prog;
 	} else if (!ipc_private) {
+		/* in a user namespace too (where no IPC namespace could be made, ENOSPC):
+		 * host IPC must be denied, and ids outside the map get the kernel's EINVAL */
 		prog.len = (unsigned short) f->noipc_len;
 		prog.filter = f->noipc_prog;
 	}

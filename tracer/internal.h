@@ -32,6 +32,7 @@ typedef enum SlotSpecial {
 	SLOT_ADDR_ARG4,	  /* notify when args[4] (sendto/recvfrom's address) is not NULL */
 	SLOT_SETSOCKOPT,  /* notify IPv6 routing headers, IPv4 options (net_handle_setsockopt) */
 	SLOT_FALLOCATE,	  /* disk budget: only the modes that free blocks (budget_filter_apply) */
+	SLOT_IDS,	  /* in a user namespace's program: EPERM for an id the map lacks */
 	_SLOT_SPECIAL_MAX,
 	_SLOT_SPECIAL_INVALID = -EINVAL,
 } SlotSpecial;
@@ -41,14 +42,16 @@ typedef struct TracerSlot {
 	EmuHandler handler;    /* called for notifications of this number */
 	uint32_t action;       /* SECCOMP_RET_* (with data) for the plain case */
 	SlotSpecial special;
-	int deny_error; /* > 0: notified only to be denied with this errno (and counted) */
-	bool log;	/* policy action "log" */
-	bool kill;	/* policy action "kill": the whole tree dies */
-	bool host_ipc;	/* SysV IPC, mq_open, mq_unlink: allowed in a private IPC namespace,
-			 * notified and denied (ENOSYS) without one */
+	int deny_error;	      /* > 0: notified only to be denied with this errno (and counted) */
+	bool log;	      /* policy action "log" */
+	bool kill;	      /* policy action "kill": the whole tree dies */
+	bool host_ipc;	      /* SysV IPC, mq_open, mq_unlink: allowed in a private IPC namespace,
+			       * notified and denied (ENOSYS) without one */
 	bool untraced_denied; /* SLOT_CLONE: CLONE_UNTRACED denied too (budget_filter_apply) */
 	bool owner_in_kernel; /* SLOT_IOCTL in a pid namespace's program: FIOSETOWN and
 			       * SIOCSPGRP run in the kernel */
+	uint8_t uid_args;     /* set*uid, chown family: bit i set when args[i] is a uid */
+	uint8_t gid_args;     /* ... a gid */
 } TracerSlot;
 
 typedef struct TracerFilter {
@@ -61,19 +64,27 @@ typedef struct TracerFilter {
 	/* both again for a command without a private IPC namespace: host_ipc slots notified */
 	struct sock_filter *noipc_prog, *kview_noipc_prog;
 	size_t noipc_len, kview_noipc_len;
+	/* the emulated view's for a command in a user namespace of ours (a plain user's private
+	 * network namespace, tracer/netns.c); NULL when the policy makes none */
+	struct sock_filter *userns_prog;
+	size_t userns_len;
 	int deny_errno;
+	uid_t uid;   /* the ids the command runs with, the only ones a user namespace of ours */
+	gid_t gid;   /* maps (tracer_userns_enter()) */
 	bool ptrace; /* chdir, exec, clone under a tasks budget go through SECCOMP_RET_TRACE */
 	bool pidns;  /* the kernel view's programs are for a tree in a pid namespace of its own:
 		      * the calls that name a process run in the kernel (tracer_filter_set_pidns) */
 } TracerFilter;
 
-/** Builds the filter program and the dispatch slots from the table and the policy. */
-int tracer_filter_build(const Policy *p, TracerFilter **ret_filter);
+/** Builds the filter program and the dispatch slots from the table and the policy, for a
+ * command that runs with (effective) uid and gid. 0, -ENOMEM or -E2BIG. */
+int tracer_filter_build(const Policy *p, uid_t uid, gid_t gid, TracerFilter **ret_filter);
 TracerFilter *tracer_filter_free(TracerFilter *f);
 /** Installs the filter (its kernel-view program when kernel_view; the one that denies host
- * IPC unless ipc_private) in the calling process, returns the listener fd. *wait_killable:
- * asks for WAIT_KILLABLE_RECV; false on return if the kernel lacks it. Async-signal-safe. */
-int tracer_filter_install(const TracerFilter *f, bool kernel_view, bool ipc_private,
+ * IPC unless ipc_private; the one for a user namespace's ids when userns) in the calling
+ * process, returns the listener fd. *wait_killable: asks for WAIT_KILLABLE_RECV; false on
+ * return if the kernel lacks it. Async-signal-safe. */
+int tracer_filter_install(const TracerFilter *f, bool kernel_view, bool ipc_private, bool userns,
 			  bool *wait_killable);
 /** Rebuilds the kernel view's programs for a tree in a pid namespace of its own (proc
  * mounts, tracer/kview.c): there the calls that name a process by pid (signals, prlimit64,

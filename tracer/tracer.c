@@ -478,7 +478,7 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 			child_fail(l->sock_c, MSG_SETUP_FAILED, -r, "the listener's courier");
 	}
 	wait_killable = l->wait_killable;
-	listener = tracer_filter_install(l->filter, kview, ipcns, &wait_killable);
+	listener = tracer_filter_install(l->filter, kview, ipcns, userns, &wait_killable);
 	if (listener < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, -listener, "seccomp filter");
 	/* From here on every syscall goes through the filter. */
@@ -975,7 +975,8 @@ int tracer_run(const Policy *p, const TracerOptions *opts, TracerResult *ret_res
 
 	start = now_monotonic_ns();
 	wall_trace("S tracer_run");
-	r = tracer_filter_build(p, &t.filter);
+	/* C runs with S's credentials (it is our fork) */
+	r = tracer_filter_build(p, geteuid(), getegid(), &t.filter);
 	if (r < 0)
 		return log_error_errno(r, "building the seccomp filter");
 	r = tracer_audit_setup(&t);

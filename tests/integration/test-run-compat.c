@@ -448,6 +448,61 @@ TEST(diff_of_two_process_substitutions)
 	EXPECT_EQ(check("shell", cmd, 0, "same\nfifo directory "), 0);
 }
 
+/* Ids outside the user namespace's map (issue 23): in the view in the kernel, and in the
+ * emulated view of a plain user's private network namespace (the python preset's
+ * network.unshare), the kernel answers chown and set*id to another id with EINVAL, where a
+ * plain user gets EPERM (test_os's test_chown_without_permission, test_subprocess's
+ * test_user and test_group). As root the command is uid 0 without capabilities: EPERM too
+ * (docs/compatibility.md). The own ids and -1 still work. */
+static const char ids_py[] =
+	"import os\n"
+	"open('f', 'w').close()\n"
+	"u, g = os.getuid(), os.getgid()\n"
+	"fd = os.open('f', os.O_RDONLY)\n"
+	"calls = [('chown', lambda: os.chown('f', 65534, -1)),\n"
+	"         ('chgrp', lambda: os.chown('f', -1, 65534)),\n"
+	"         ('lchown', lambda: os.lchown('f', 65534, 65534)),\n"
+	"         ('fchown', lambda: os.fchown(fd, 65534, -1)),\n"
+	"         ('setgid', lambda: os.setgid(65534)),\n"
+	"         ('setregid', lambda: os.setregid(-1, 65534)),\n"
+	"         ('setresgid', lambda: os.setresgid(g, g, 65534)),\n"
+	"         ('setuid', lambda: os.setuid(65534)),\n"
+	"         ('setreuid', lambda: os.setreuid(65534, -1)),\n"
+	"         ('setresuid', lambda: os.setresuid(-1, 65534, -1)),\n"
+	"         ('own', lambda: (os.chown('f', u, g), os.chown('f', -1, -1),\n"
+	"                          os.fchown(fd, u, -1), os.setresgid(g, -1, g),\n"
+	"                          os.setgid(g), os.setreuid(-1, u), os.setuid(u)))]\n"
+	"for name, call in calls:\n"
+	"    try: call(); print(name, 'ok')\n"
+	"    except OSError as e: print(name, os.strerror(e.errno))\n";
+
+TEST(chown_and_setuid_to_ids_outside_the_map)
+{
+	const char *cmd[] = {"python3", "-c", ids_py, NULL};
+	const char *want = "chown Operation not permitted\n"
+			   "chgrp Operation not permitted\n"
+			   "lchown Operation not permitted\n"
+			   "fchown Operation not permitted\n"
+			   "setgid Operation not permitted\n"
+			   "setregid Operation not permitted\n"
+			   "setresgid Operation not permitted\n"
+			   "setuid Operation not permitted\n"
+			   "setreuid Operation not permitted\n"
+			   "setresuid Operation not permitted\n"
+			   "own ok\n";
+
+	if (!have("/usr/bin/python3"))
+		return;
+	if (getuid() == 65534 || getgid() == 65534) {
+		TAP_SKIP("run as nobody or nogroup: 65534 is the own id");
+		return;
+	}
+	/* standard: no private network namespace; python: one (a user namespace as a plain
+	 * user), and in the kernel view a pid namespace, whose program is rebuilt */
+	EXPECT_EQ(check("standard", cmd, 0, want), 0);
+	EXPECT_EQ(check("python", cmd, 0, want), 0);
+}
+
 int main(int argc, char *argv[])
 {
 	sbxtrace = sbx_env("SBXTRACE");

@@ -85,7 +85,7 @@ static uint32_t slot_action(const Policy *p, int nr, bool *ret_handled)
 	uint32_t a;
 
 	*ret_handled = false;
-	if (tracer_filter_build(p, &f) < 0)
+	if (tracer_filter_build(p, 1000, 1000, &f) < 0)
 		return 0xbad;
 	a = f->slots[nr].action;
 	*ret_handled = f->slots[nr].handler == budget_handle_clone;

@@ -3,7 +3,8 @@
  * The generated seccomp program, run in a small classic-BPF interpreter over hand-made
  * seccomp_data: other arches and x32 numbers are killed, argument checks look at the low
  * 32 bits the kernel uses, and for every syscall number the binary search lands on the
- * action of that number's slot.
+ * action of that number's slot. The variants for the kernel view and a user namespace
+ * answer EPERM for ids outside the namespace's map.
  */
 #include <fcntl.h>
 #include <linux/audit.h>
@@ -22,15 +23,18 @@
 #include "tests/unit/tap.h"
 #include "tracer/internal.h"
 
-static uint32_t run(const TracerFilter *f, uint32_t arch, uint32_t nr, const uint64_t args[6])
+static uint32_t run_prog(const struct sock_filter *prog, size_t len, uint32_t arch, uint32_t nr,
+			 const uint64_t args[6])
 {
 	struct seccomp_data d = {.nr = (int) nr, .arch = arch};
 	uint32_t a = 0;
 
+	if (!prog)
+		return 0x404; /* no such variant */
 	if (args)
 		memcpy(d.args, args, sizeof(d.args));
-	for (size_t pc = 0; pc < f->len; pc++) {
-		const struct sock_filter *i = &f->prog[pc];
+	for (size_t pc = 0; pc < len; pc++) {
+		const struct sock_filter *i = &prog[pc];
 
 		switch (i->code) {
 		case BPF_LD | BPF_W | BPF_ABS:
@@ -59,13 +63,18 @@ static uint32_t run(const TracerFilter *f, uint32_t arch, uint32_t nr, const uin
 	return 0xfa11; /* fell off the end */
 }
 
+static uint32_t run(const TracerFilter *f, uint32_t arch, uint32_t nr, const uint64_t args[6])
+{
+	return run_prog(f->prog, f->len, arch, nr, args);
+}
+
 static Policy policy = {.deny_errno = EPERM};
 
 static TracerFilter *build(void)
 {
 	TracerFilter *f = NULL;
 
-	if (tracer_filter_build(&policy, &f) < 0)
+	if (tracer_filter_build(&policy, 1000, 1000, &f) < 0)
 		return NULL;
 	return f;
 }
@@ -322,7 +331,7 @@ TEST(policy_overrides)
 	Policy p = {.deny_errno = EACCES, .syscalls = sys, .n_syscalls = ARRAY_SIZE(sys)};
 	TracerFilter *f = NULL;
 
-	ASSERT_EQ(tracer_filter_build(&p, &f), 0);
+	ASSERT_EQ(tracer_filter_build(&p, 1000, 1000, &f), 0);
 	EXPECT_EQ(run(f, X86_64, SYS_getppid, NULL), SECCOMP_RET_USER_NOTIF);
 	EXPECT_EQ(f->slots[SYS_getppid].deny_error, EACCES);
 	EXPECT_EQ(run(f, X86_64, SYS_uname, NULL), SECCOMP_RET_USER_NOTIF);
@@ -335,6 +344,157 @@ TEST(policy_overrides)
 	EXPECT_TRUE(f->slots[SYS_getuid].log);
 	/* the built-in denied set takes the policy's errno */
 	EXPECT_EQ(f->slots[SYS_bpf].deny_error, EACCES);
+	tracer_filter_free(f);
+}
+
+#define ANY_ID 0xffffffffULL
+#define HI     (1ULL << 32) /* the kernel reads uid_t and gid_t from the low half */
+
+/* The action of prog for the call nr(a0, a1, a2, a3). */
+static uint32_t ids(const struct sock_filter *prog, size_t len, int nr, uint64_t a0, uint64_t a1,
+		    uint64_t a2, uint64_t a3)
+{
+	uint64_t a[6] = {a0, a1, a2, a3};
+
+	return run_prog(prog, len, X86_64, (uint32_t) nr, a);
+}
+
+/* Issue 23: in a user namespace that maps only the command's uid and gid, the kernel says
+ * EINVAL for set*id and chown to other ids; natively a plain user gets EPERM. */
+TEST(ids_outside_a_user_namespace_map_fail_with_eperm)
+{
+	Policy p = {.deny_errno = EPERM, .kernel_view = TRI_AUTO};
+	TracerFilter *f = NULL;
+	const struct sock_filter *k;
+	size_t n;
+
+	ASSERT_EQ(tracer_filter_build(&p, 1001, 1002, &f), 0);
+	k = f->kview_prog;
+	n = f->kview_len;
+	ASSERT_TRUE(k != NULL);
+	/* set*uid: the own uid and -1 go to the kernel, whatever the high half */
+	EXPECT_EQ(ids(k, n, SYS_setuid, 1001, 0, 0, 0), SECCOMP_RET_ALLOW);
+	EXPECT_EQ(ids(k, n, SYS_setuid, HI | 1001, 0, 0, 0), SECCOMP_RET_ALLOW);
+	EXPECT_EQ(ids(k, n, SYS_setuid, ANY_ID, 0, 0, 0), SECCOMP_RET_ALLOW);
+	EXPECT_EQ(ids(k, n, SYS_setuid, 65534, 0, 0, 0), ERRNO(EPERM));
+	EXPECT_EQ(ids(k, n, SYS_setuid, HI | 65534, 0, 0, 0), ERRNO(EPERM));
+	EXPECT_EQ(ids(k, n, SYS_setuid, 0, 0, 0, 0), ERRNO(EPERM));
+	EXPECT_EQ(ids(k, n, SYS_setuid, 1002, 0, 0, 0), ERRNO(EPERM)); /* the gid */
+	EXPECT_EQ(ids(k, n, SYS_setreuid, ANY_ID, 1001, 0, 0), SECCOMP_RET_ALLOW);
+	EXPECT_EQ(ids(k, n, SYS_setreuid, ANY_ID, 65534, 0, 0), ERRNO(EPERM));
+	EXPECT_EQ(ids(k, n, SYS_setreuid, 65534, ANY_ID, 0, 0), ERRNO(EPERM));
+	EXPECT_EQ(ids(k, n, SYS_setresuid, 1001, ANY_ID, 1001, 0), SECCOMP_RET_ALLOW);
+	EXPECT_EQ(ids(k, n, SYS_setresuid, 1001, 1001, 65534, 0), ERRNO(EPERM));
+	EXPECT_EQ(ids(k, n, SYS_setresuid, ANY_ID, 0, ANY_ID, 0), ERRNO(EPERM));
+	/* set*gid: against the own gid */
+	EXPECT_EQ(ids(k, n, SYS_setgid, 1002, 0, 0, 0), SECCOMP_RET_ALLOW);
+	EXPECT_EQ(ids(k, n, SYS_setgid, 1001, 0, 0, 0), ERRNO(EPERM));
+	EXPECT_EQ(ids(k, n, SYS_setgid, 65534, 0, 0, 0), ERRNO(EPERM));
+	EXPECT_EQ(ids(k, n, SYS_setregid, 1002, ANY_ID, 0, 0), SECCOMP_RET_ALLOW);
+	EXPECT_EQ(ids(k, n, SYS_setregid, ANY_ID, 65534, 0, 0), ERRNO(EPERM));
+	EXPECT_EQ(ids(k, n, SYS_setresgid, ANY_ID, ANY_ID, 1002, 0), SECCOMP_RET_ALLOW);
+	EXPECT_EQ(ids(k, n, SYS_setresgid, ANY_ID, ANY_ID, HI | 65534, 0), ERRNO(EPERM));
+	/* setfsuid, setfsgid, setgroups: as they were (the kernel answers as natively) */
+	EXPECT_EQ(ids(k, n, SYS_setfsuid, 65534, 0, 0, 0), SECCOMP_RET_ALLOW);
+	EXPECT_EQ(ids(k, n, SYS_setfsgid, 65534, 0, 0, 0), SECCOMP_RET_ALLOW);
+	EXPECT_EQ(ids(k, n, SYS_setgroups, 1, 0, 0, 0), SECCOMP_RET_ALLOW);
+	/* the chown family runs in the kernel there: uid and gid arguments only */
+	EXPECT_EQ(ids(k, n, SYS_chown, 65534, 1001, 1002, 0), SECCOMP_RET_ALLOW);
+	EXPECT_EQ(ids(k, n, SYS_chown, 0, ANY_ID, ANY_ID, 0), SECCOMP_RET_ALLOW);
+	EXPECT_EQ(ids(k, n, SYS_chown, 0, 65534, ANY_ID, 0), ERRNO(EPERM));
+	EXPECT_EQ(ids(k, n, SYS_chown, 0, ANY_ID, 65534, 0), ERRNO(EPERM));
+	EXPECT_EQ(ids(k, n, SYS_chown, 0, 1001, 1001, 0), ERRNO(EPERM)); /* the uid as gid */
+	EXPECT_EQ(ids(k, n, SYS_lchown, 0, 1001, 0, 0), ERRNO(EPERM));
+	EXPECT_EQ(ids(k, n, SYS_lchown, 0, HI | 1001, HI | 1002, 0), SECCOMP_RET_ALLOW);
+	EXPECT_EQ(ids(k, n, SYS_fchown, 3, 0, ANY_ID, 0), ERRNO(EPERM));
+	EXPECT_EQ(ids(k, n, SYS_fchown, 3, 1001, ANY_ID, 0), SECCOMP_RET_ALLOW);
+	EXPECT_EQ(ids(k, n, SYS_fchownat, 3, 65534, 1001, 1002), SECCOMP_RET_ALLOW);
+	EXPECT_EQ(ids(k, n, SYS_fchownat, 3, 0, 65534, ANY_ID), ERRNO(EPERM));
+	EXPECT_EQ(ids(k, n, SYS_fchownat, 3, 0, ANY_ID, 0), ERRNO(EPERM));
+	/* the same rules without a private IPC namespace, and in a pid namespace */
+	EXPECT_EQ(ids(f->kview_noipc_prog, f->kview_noipc_len, SYS_setuid, 65534, 0, 0, 0),
+		  ERRNO(EPERM));
+	EXPECT_EQ(ids(f->kview_noipc_prog, f->kview_noipc_len, SYS_chown, 0, 0, 0, 0),
+		  ERRNO(EPERM));
+	ASSERT_EQ(tracer_filter_set_pidns(f), 0);
+	EXPECT_EQ(ids(f->kview_prog, f->kview_len, SYS_setgid, 65534, 0, 0, 0), ERRNO(EPERM));
+	EXPECT_EQ(ids(f->kview_prog, f->kview_len, SYS_fchownat, 3, 0, 1001, 1002),
+		  SECCOMP_RET_ALLOW);
+	EXPECT_EQ(ids(f->kview_noipc_prog, f->kview_noipc_len, SYS_setresuid, 0, 0, 0, 0),
+		  ERRNO(EPERM));
+	/* outside a user namespace every id is mapped: the kernel decides; the emulated
+	 * view's chown is the supervisor's */
+	EXPECT_EQ(ids(f->prog, f->len, SYS_setuid, 65534, 0, 0, 0), SECCOMP_RET_ALLOW);
+	EXPECT_EQ(ids(f->noipc_prog, f->noipc_len, SYS_setuid, 65534, 0, 0, 0), SECCOMP_RET_ALLOW);
+	EXPECT_EQ(ids(f->prog, f->len, SYS_chown, 0, 65534, 0, 0), SECCOMP_RET_USER_NOTIF);
+	EXPECT_TRUE(f->userns_prog == NULL); /* no private network namespace */
+	tracer_filter_free(f);
+}
+
+/* Root runs map 0 to 0; the command is uid 0 without capabilities (docs/compatibility.md) */
+TEST(ids_of_a_root_run)
+{
+	Policy p = {.deny_errno = EPERM, .kernel_view = TRI_ON};
+	TracerFilter *f = NULL;
+
+	ASSERT_EQ(tracer_filter_build(&p, 0, 0, &f), 0);
+	EXPECT_EQ(ids(f->kview_prog, f->kview_len, SYS_setuid, 0, 0, 0, 0), SECCOMP_RET_ALLOW);
+	EXPECT_EQ(ids(f->kview_prog, f->kview_len, SYS_setuid, 65534, 0, 0, 0), ERRNO(EPERM));
+	EXPECT_EQ(ids(f->kview_prog, f->kview_len, SYS_setresgid, 0, 0, 1, 0), ERRNO(EPERM));
+	EXPECT_EQ(ids(f->kview_prog, f->kview_len, SYS_chown, 0, 0, 0, 0), SECCOMP_RET_ALLOW);
+	EXPECT_EQ(ids(f->kview_prog, f->kview_len, SYS_chown, 0, 65534, 0, 0), ERRNO(EPERM));
+	EXPECT_EQ(ids(f->prog, f->len, SYS_setuid, 65534, 0, 0, 0), SECCOMP_RET_ALLOW);
+	tracer_filter_free(f);
+}
+
+/* A plain user's private network namespace is a user namespace too, in the emulated view:
+ * set*id as in the kernel view, chown notified (the supervisor chowns from outside) */
+TEST(ids_in_the_user_namespace_of_a_private_network)
+{
+	Policy p = {.deny_errno = EPERM, .kernel_view = TRI_OFF};
+	TracerFilter *f = NULL;
+
+	p.network.mode = NET_MODE_NONE;
+	p.network.unshare_netns = -1;
+	ASSERT_EQ(tracer_filter_build(&p, 1001, 1001, &f), 0);
+	EXPECT_TRUE(f->kview_prog == NULL);
+	ASSERT_TRUE(f->userns_prog != NULL);
+	EXPECT_EQ(ids(f->userns_prog, f->userns_len, SYS_setuid, 65534, 0, 0, 0), ERRNO(EPERM));
+	EXPECT_EQ(ids(f->userns_prog, f->userns_len, SYS_setuid, 1001, 0, 0, 0), SECCOMP_RET_ALLOW);
+	EXPECT_EQ(ids(f->userns_prog, f->userns_len, SYS_setregid, 1001, 65534, 0, 0),
+		  ERRNO(EPERM));
+	EXPECT_EQ(ids(f->userns_prog, f->userns_len, SYS_chown, 0, 65534, 0, 0),
+		  SECCOMP_RET_USER_NOTIF);
+	EXPECT_EQ(ids(f->userns_prog, f->userns_len, SYS_fchown, 3, 65534, 0, 0),
+		  SECCOMP_RET_USER_NOTIF);
+	/* the IPC calls of a private IPC namespace run, as in the main program */
+	EXPECT_EQ(ids(f->userns_prog, f->userns_len, SYS_shmget, 0, 0, 0, 0), SECCOMP_RET_ALLOW);
+	EXPECT_EQ(ids(f->prog, f->len, SYS_setuid, 65534, 0, 0, 0), SECCOMP_RET_ALLOW);
+	tracer_filter_free(f);
+}
+
+/* What the policy made of a call stays: it is notified, and answered as the policy says */
+TEST(ids_policy_overrides_stay)
+{
+	PolicySyscall sys[] = {
+		{.name = (char *) "setuid", .action = SYSCALL_ACTION_DENY, .error = EACCES},
+		{.name = (char *) "setgid", .action = SYSCALL_ACTION_LOG},
+		{.name = (char *) "chown", .action = SYSCALL_ACTION_KILL},
+	};
+	Policy p = {.deny_errno = EPERM,
+		    .kernel_view = TRI_AUTO,
+		    .syscalls = sys,
+		    .n_syscalls = ARRAY_SIZE(sys)};
+	TracerFilter *f = NULL;
+
+	ASSERT_EQ(tracer_filter_build(&p, 1001, 1001, &f), 0);
+	EXPECT_EQ(ids(f->kview_prog, f->kview_len, SYS_setuid, 65534, 0, 0, 0),
+		  SECCOMP_RET_USER_NOTIF);
+	EXPECT_EQ(ids(f->kview_prog, f->kview_len, SYS_setgid, 65534, 0, 0, 0),
+		  SECCOMP_RET_USER_NOTIF);
+	EXPECT_EQ(ids(f->kview_prog, f->kview_len, SYS_chown, 0, 65534, 0, 0),
+		  SECCOMP_RET_USER_NOTIF);
+	EXPECT_EQ(ids(f->kview_prog, f->kview_len, SYS_lchown, 0, 65534, 0, 0), ERRNO(EPERM));
 	tracer_filter_free(f);
 }
 
