@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/shebang.h"
 #include "common/util.h"
 #include "emulation/fs.h"
 #include "policy/policy.h"
@@ -152,53 +153,39 @@ static void skip_syscall(pid_t pid, struct user_regs_struct *regs, int error)
 
 #define MAX_ARGS 4096
 
-/* The optional argument of the "#!" line of host file path ("" if none). */
-static void shebang_arg(const char *path, char *ret, size_t size)
+/* The "#!" line of host file path, parsed as execve(2) does (common/shebang.h): 1 and ret
+ * filled, or 0 / -errno (no such line, or one the kernel refuses). */
+static int read_shebang(const char *path, Shebang *ret)
 {
-	char buf[256], *s, *e;
+	char buf[SHEBANG_BUF_SIZE];
 	ssize_t n;
 	int fd;
 
-	ret[0] = 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
-		return;
-	n = pread(fd, buf, sizeof(buf) - 1, 0);
+		return -errno;
+	n = pread(fd, buf, sizeof(buf), 0);
 	(void) close(fd);
-	if (n < 2 || buf[0] != '#' || buf[1] != '!')
-		return;
-	buf[n] = 0;
-	e = strchr(buf, '\n');
-	if (e)
-		*e = 0;
-	s = buf + 2 + strspn(buf + 2, " \t");
-	s += strcspn(s, " \t");
-	s += strspn(s, " \t");
-	e = s + strlen(s);
-	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
-		*--e = 0;
-	snprintf(ret, size, "%s", s);
+	return n < 0 ? -EIO : shebang_parse(buf, (size_t) n, ret);
+}
+
+/* The optional argument of the "#!" line of host file path ("" if none). */
+static void shebang_arg(const char *path, char *ret, size_t size)
+{
+	Shebang sb;
+
+	ret[0] = 0;
+	if (read_shebang(path, &sb) > 0)
+		snprintf(ret, size, "%s", sb.arg);
 }
 
 /* The interpreter text of the "#!" line (unchanged if none). */
 static void shebang_interp(const char *path, char *ret, size_t size)
 {
-	char buf[256], *s;
-	ssize_t n;
-	int fd;
+	Shebang sb;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return;
-	n = pread(fd, buf, sizeof(buf) - 1, 0);
-	(void) close(fd);
-	if (n < 2 || buf[0] != '#' || buf[1] != '!')
-		return;
-	buf[n] = 0;
-	s = buf + 2 + strspn(buf + 2, " \t");
-	s[strcspn(s, " \t\n")] = 0;
-	if (*s)
-		snprintf(ret, size, "%s", s);
+	if (read_shebang(path, &sb) > 0 && sb.interp[0])
+		snprintf(ret, size, "%s", sb.interp);
 }
 
 /* Pushes len bytes below *sp (16-aligned); returns the address or 0. */
