@@ -1318,17 +1318,19 @@ int budget_disk_fd(const Budget *b)
 	return b->disk_ifd;
 }
 
-static bool disk_changes_locked(Budget *b, pid_t keeper)
+/* buffers: how many reads of the queue at most (a writer keeps queueing while we read) */
+static bool disk_changes_locked(Budget *b, pid_t keeper, unsigned buffers)
 {
 	const PolicyLimits *l = &b->policy->limits;
 	char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
 	uint64_t used;
 	ssize_t n;
 
-	/* One buffer: a writer keeps queueing changes while we read them, so reading until
-	 * the queue is empty could last as long as it writes. The rest waits for the main
-	 * loop's next round (disk_quiet in tracer.c), no later than the budget allows. */
-	if ((n = read(b->disk_ifd, buf, sizeof(buf))) > 0) {
+	/* A bounded number of buffers: a writer keeps queueing changes while we read them, so
+	 * reading until the queue is empty could last as long as it writes. The main loop
+	 * reads one; the rest waits for its next round (the quiet time in tracer.c), no later
+	 * than the budget allows. */
+	while (buffers-- > 0 && (n = read(b->disk_ifd, buf, sizeof(buf))) > 0) {
 		for (char *p = buf; p < buf + n;) {
 			const struct inotify_event *ev = (const struct inotify_event *) (void *) p;
 
@@ -1369,7 +1371,7 @@ bool budget_disk_changes(Budget *b, pid_t keeper)
 	bool soon;
 
 	pthread_mutex_lock(&b->disk_lock);
-	soon = disk_changes_locked(b, keeper) || b->disk_walk_asked;
+	soon = disk_changes_locked(b, keeper, 1) || b->disk_walk_asked;
 	b->disk_walk_asked = false;
 	pthread_mutex_unlock(&b->disk_lock);
 	return soon;
@@ -1380,7 +1382,9 @@ bool budget_disk_full_now(Budget *b, pid_t keeper)
 	if (b->disk_ifd >= 0 && !atomic_load(&b->disk_full) &&
 	    pthread_mutex_trylock(&b->disk_lock) == 0) {
 		/* busy: a walk is under way, the flag is what we know */
-		b->disk_walk_asked |= disk_changes_locked(b, keeper);
+		/* a creation reads what is queued, not only a buffer of it, as it did before the
+		 * quiet time: its answer is EDQUOT or not */
+		b->disk_walk_asked |= disk_changes_locked(b, keeper, 64);
 		pthread_mutex_unlock(&b->disk_lock);
 	}
 	return atomic_load(&b->disk_full);
