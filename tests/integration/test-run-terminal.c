@@ -91,8 +91,13 @@ static int job_shell(const char *ws, int step_fd)
 
 	job = fork();
 	if (job == 0) {
+		/* from a background group, tcsetpgrp() stops the caller with SIGTTOU unless it
+		 * ignores it: the job stopped before sbxtrace ran and the rounds went astray
+		 * (failed under load in CI, and always where sbxtrace exits 125 at once) */
 		setpgid(0, 0);
+		(void) signal(SIGTTOU, SIG_IGN);
 		(void) tcsetpgrp(0, getpid());
+		(void) signal(SIGTTOU, SIG_DFL);
 		execv(sbxtrace, (char **) argv);
 		_exit(99);
 	}
@@ -185,8 +190,6 @@ static int job_round(const char *ws, char *seen, size_t size)
 	return sbx_status_code(status);
 }
 
-/* A second round only after a first that ended otherwise than with Ctrl-C's 130 (seen twice
- * under CI load, not reproduced; its status is printed): a wrong ending in both fails. */
 TEST(job_control_in_a_pid_namespace)
 {
 	char *ws = sbx_tmpdir(), seen[4096] = "", path[4200], why[200] = "";
@@ -207,9 +210,7 @@ TEST(job_control_in_a_pid_namespace)
 				why[0] = 0;
 			fclose(f);
 		}
-		printf("# first round: shell exit %d, %s; output: %.200s\n", code, why, seen);
-		seen[0] = 0;
-		code = job_round(ws, seen, sizeof(seen));
+		printf("# shell exit %d, %s; output: %.200s\n", code, why, seen);
 	}
 	EXPECT_EQ(code, 0);
 }
