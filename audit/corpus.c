@@ -22,6 +22,7 @@
 #include <jansson.h>
 
 #include "audit/digest.h"
+#include "audit/escape.h"
 #include "audit/internal.h"
 #include "common/macros.h"
 #include "common/util.h"
@@ -484,20 +485,6 @@ static double rate(unsigned n, unsigned of)
 
 /* ---- text ---- */
 
-static void t(FILE *out, const char *s)
-{
-	/* strings come from sandboxed programs: nothing raw reaches the terminal */
-	for (const unsigned char *c = (const unsigned char *) s; c && *c; c++) {
-		if (*c < 0x20 || *c == 0x7f)
-			fprintf(out, "\\x%02x", *c);
-		else if (*c == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f) {
-			fprintf(out, "\\xc2\\x%02x", c[1]);
-			c++;
-		} else
-			fputc(*c, out);
-	}
-}
-
 /* "  name  N runs (P%), M attempts" lines, by runs */
 static void text_runs(FILE *out, const char *title, const StrSet *runs, const StrSet *n,
 		      unsigned total, const char *unit)
@@ -512,7 +499,7 @@ static void text_runs(FILE *out, const char *title, const StrSet *runs, const St
 		const StrCount *y = n ? audit_strset_find(n, x->s) : NULL;
 
 		fputs("  ", out);
-		t(out, x->s);
+		audit_put_text(out, x->s);
 		fprintf(out, "  %u run%s (%.1f%%)", x->n, x->n == 1 ? "" : "s", rate(x->n, total));
 		if (y)
 			fprintf(out, ", %u %s%s", y->n, unit, y->n == 1 ? "" : "s");
@@ -560,7 +547,7 @@ static void text_agg(FILE *out, const Agg *a)
 		fputs("top syscalls:", out);
 		for (size_t i = 0; i < a->syscalls.n && i < TOP_TEXT; i++) {
 			fprintf(out, "%s ", i ? "," : "");
-			t(out, a->syscalls.v[oc[i]].s);
+			audit_put_text(out, a->syscalls.v[oc[i]].s);
 			fprintf(out, " %u", a->syscalls.v[oc[i]].n);
 		}
 		fputc('\n', out);
@@ -578,7 +565,7 @@ int audit_corpus_write_text(const AuditCorpus *c, const char *group_by, FILE *ou
 	unsigned shown = 0;
 
 	fputs("corpus: ", out);
-	t(out, c->root);
+	audit_put_text(out, c->root);
 	fprintf(out, " — %zu runs, %u unreadable files, %u bad lines skipped\n", c->n,
 		c->files_skipped, c->lines_skipped);
 	agg_build(c, NULL, NULL, &all);
@@ -590,7 +577,7 @@ int audit_corpus_write_text(const AuditCorpus *c, const char *group_by, FILE *ou
 
 		groups_of(c, group_by, &groups);
 		fputs("\nby ", out);
-		t(out, group_by);
+		audit_put_text(out, group_by);
 		fprintf(out, " (%zu groups):\n", groups.n);
 		fprintf(out, "  %-20s %6s %6s %10s %8s %8s %8s %8s\n", "group", "runs", "ok%",
 			"median ms", "denial%", "oov%", "net%", "budget%");
@@ -601,7 +588,7 @@ int audit_corpus_write_text(const AuditCorpus *c, const char *group_by, FILE *ou
 			agg_build(c, group_by, groups.v[i].s, &a);
 			ok = audit_strset_find(&a.status, "ok");
 			fputs("  ", out);
-			t(out, groups.v[i].s);
+			audit_put_text(out, groups.v[i].s);
 			fprintf(out, "%*s %6u %6.1f %10lld %8.1f %8.1f %8.1f %8.1f\n",
 				(int) (strlen(groups.v[i].s) < 20 ? 20 - strlen(groups.v[i].s) : 0),
 				"", a.runs, rate(ok ? ok->n : 0, a.runs), (long long) pct(&a, 50),
@@ -614,9 +601,9 @@ int audit_corpus_write_text(const AuditCorpus *c, const char *group_by, FILE *ou
 
 			agg_build(c, group_by, groups.v[i].s, &a);
 			fputs("\n[", out);
-			t(out, group_by);
+			audit_put_text(out, group_by);
 			fputs(" = ", out);
-			t(out, groups.v[i].s);
+			audit_put_text(out, groups.v[i].s);
 			fputs("]\n", out);
 			text_agg(out, &a);
 			agg_done(&a);
@@ -635,7 +622,7 @@ int audit_corpus_write_text(const AuditCorpus *c, const char *group_by, FILE *ou
 			continue;
 		}
 		fputs("  ", out);
-		t(out, r->id);
+		audit_put_text(out, r->id);
 		fprintf(out, "  %s, exit %lld, %lld ms\n", r->status, (long long) r->d->exit_code,
 			(long long) r->d->duration_ms);
 	}
@@ -645,34 +632,6 @@ int audit_corpus_write_text(const AuditCorpus *c, const char *group_by, FILE *ou
 }
 
 /* ---- HTML ---- */
-
-static void h(FILE *out, const char *s)
-{
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '<':
-			fputs("&lt;", out);
-			break;
-		case '>':
-			fputs("&gt;", out);
-			break;
-		case '&':
-			fputs("&amp;", out);
-			break;
-		case '"':
-			fputs("&quot;", out);
-			break;
-		case '\'':
-			fputs("&#39;", out);
-			break;
-		default:
-			if ((unsigned char) *s < 0x20 || *s == 0x7f)
-				fprintf(out, "\\x%02x", (unsigned char) *s);
-			else
-				fputc(*s, out);
-		}
-	}
-}
 
 /* A link target: path relative to dir (both absolute and canonical), percent-encoded; a
  * file:// URL when dir is NULL. */
@@ -729,23 +688,23 @@ static void svg_hbars(FILE *out, const char *const *labels, const double *vals,
 		size_t len = strlen(labels[i]);
 
 		fprintf(out, "<g><title>");
-		h(out, labels[i]);
+		audit_put_html(out, labels[i]);
 		fputs(": ", out);
-		h(out, texts[i]);
+		audit_put_html(out, texts[i]);
 		fprintf(out, "</title><text x='%d' y='%zu' class='lbl' text-anchor='end'>", lw - 6,
 			y + 13);
 		if (len > 52) {
 			/* the end of a path says more than its start */
 			fputs("…", out);
-			h(out, labels[i] + len - 50);
+			audit_put_html(out, labels[i] + len - 50);
 		} else
-			h(out, labels[i]);
+			audit_put_html(out, labels[i]);
 		fprintf(out,
 			"</text><rect x='%d' y='%zu' width='%.1f' height='%d' class='%s'></rect>"
 			"<text x='%.1f' y='%zu' class='val'>",
 			lw, y + 3, MAX(w, 1.0), row - 5, marks && marks[i] ? "bar den" : "bar",
 			lw + MAX(w, 1.0) + 4, y + 13);
-		h(out, texts[i]);
+		audit_put_html(out, texts[i]);
 		fputs("</text></g>\n", out);
 	}
 	fputs("</svg>\n", out);
@@ -905,7 +864,7 @@ int audit_corpus_write_html(const AuditCorpus *c, const char *group_by, const ch
 	fputs("<!DOCTYPE html>\n<html lang=en><head><meta charset='utf-8'>\n<title>sbxtrace "
 	      "corpus: ",
 	      out);
-	h(out, title);
+	audit_put_html(out, title);
 	fputs("</title>\n<style>\n"
 	      "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;max-width:1200px}\n"
 	      "h1{font-size:1.4em}h2{font-size:1.2em;border-bottom:1px solid #ccc;margin-top:1.6em}"
@@ -921,10 +880,10 @@ int audit_corpus_write_html(const AuditCorpus *c, const char *group_by, const ch
 	      "tr.st-ok td:nth-child(2){color:#2e7d32}tr.bad td:nth-child(2){color:#c62828}\n"
 	      "</style></head><body>\n<h1>sbxtrace corpus: ",
 	      out);
-	h(out, title);
+	audit_put_html(out, title);
 	fputs("</h1>\n<p>", out);
 	fprintf(out, "%zu runs from <code>", c->n);
-	h(out, c->root);
+	audit_put_html(out, c->root);
 	fprintf(out,
 		"</code><span class=m>; %u unreadable files, %u bad lines skipped</span></p>\n",
 		c->files_skipped, c->lines_skipped);
@@ -937,7 +896,7 @@ int audit_corpus_write_html(const AuditCorpus *c, const char *group_by, const ch
 	if (group_by) {
 		groups_of(c, group_by, &groups);
 		fputs("<h2>By ", out);
-		h(out, group_by);
+		audit_put_html(out, group_by);
 		fprintf(out, " (%zu groups)</h2>\n", groups.n);
 		fputs("<table><tr><th>group</th><th>runs</th><th>ok</th><th>median ms</th>"
 		      "<th>p90 ms</th><th>with a denial</th><th>out of view</th><th>network</th>"
@@ -950,7 +909,7 @@ int audit_corpus_write_html(const AuditCorpus *c, const char *group_by, const ch
 			agg_build(c, group_by, groups.v[i].s, &a);
 			ok = audit_strset_find(&a.status, "ok");
 			fprintf(out, "<tr><td><a href='#g%zu'>", i);
-			h(out, groups.v[i].s);
+			audit_put_html(out, groups.v[i].s);
 			fprintf(out, "</a></td><td class=num>%u</td>", a.runs);
 			pct_cell(out, rate(ok ? ok->n : 0, a.runs));
 			fprintf(out, "<td class=num>%lld</td><td class=num>%lld</td>",
@@ -969,9 +928,9 @@ int audit_corpus_write_html(const AuditCorpus *c, const char *group_by, const ch
 
 			agg_build(c, group_by, groups.v[i].s, &a);
 			fprintf(out, "<details id='g%zu'><summary><b>", i);
-			h(out, group_by);
+			audit_put_html(out, group_by);
 			fputs(" = ", out);
-			h(out, groups.v[i].s);
+			audit_put_html(out, groups.v[i].s);
 			fprintf(out, "</b> <span class=m>%u runs</span></summary>\n", a.runs);
 			html_agg(out, &a);
 			fputs("</details>\n", out);
@@ -982,7 +941,7 @@ int audit_corpus_write_html(const AuditCorpus *c, const char *group_by, const ch
 	fputs("<h2>Runs</h2>\n<table><tr><th>run</th><th>status</th><th>exit</th>", out);
 	if (group_by) {
 		fputs("<th>", out);
-		h(out, group_by);
+		audit_put_html(out, group_by);
 		fputs("</th>", out);
 	}
 	fputs("<th>ms</th><th>syscalls</th><th>denied</th><th>out of view</th><th>network</th>"
@@ -994,9 +953,9 @@ int audit_corpus_write_html(const AuditCorpus *c, const char *group_by, const ch
 		char buf[512];
 
 		fprintf(out, "<tr class='%s'><td>", streq(r->status, "ok") ? "st-ok" : "bad");
-		h(out, r->id);
+		audit_put_html(out, r->id);
 		fputs("</td><td>", out);
-		h(out, r->status);
+		audit_put_html(out, r->status);
 		if (d->finished)
 			fprintf(out, "</td><td class=num>%lld</td>", (long long) d->exit_code);
 		else
@@ -1004,7 +963,7 @@ int audit_corpus_write_html(const AuditCorpus *c, const char *group_by, const ch
 		if (group_by) {
 			group_value(r, group_by, buf, sizeof(buf));
 			fputs("<td>", out);
-			h(out, buf);
+			audit_put_html(out, buf);
 			fputs("</td>", out);
 		}
 		fprintf(out,
@@ -1013,11 +972,11 @@ int audit_corpus_write_html(const AuditCorpus *c, const char *group_by, const ch
 			(long long) d->duration_ms, d->n_syscalls, d->n_denied, d->n_out_of_view,
 			d->network.n, d->writes.n);
 		for (size_t k = 0; k < d->budgets.n; k++) {
-			h(out, d->budgets.v[k].s);
+			audit_put_html(out, d->budgets.v[k].s);
 			fputc(' ', out);
 		}
 		if (d->killed_by && !audit_strset_find(&d->budgets, d->killed_by))
-			h(out, d->killed_by);
+			audit_put_html(out, d->killed_by);
 		fputs("</td><td><a href='", out);
 		href(out, r->report ? r->report : r->log, html_dir);
 		fprintf(out, "'>%s</a></td></tr>\n", r->report ? "report" : "log");

@@ -17,6 +17,7 @@
 
 #include <jansson.h>
 
+#include "audit/escape.h"
 #include "audit/internal.h"
 #include "common/macros.h"
 
@@ -489,18 +490,6 @@ unsigned audit_report_skipped(const AuditReport *r)
 
 /* Prints s with control characters (C0, DEL, and C1 as UTF-8) escaped as \xNN: strings in a
  * log come from the sandboxed program and must not drive the terminal. */
-static void t(FILE *out, const char *s)
-{
-	for (const unsigned char *c = (const unsigned char *) s; c && *c; c++) {
-		if (*c < 0x20 || *c == 0x7f)
-			fprintf(out, "\\x%02x", *c);
-		else if (*c == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f) {
-			fprintf(out, "\\xc2\\x%02x", c[1]);
-			c++;
-		} else
-			fputc(*c, out);
-	}
-}
 
 static void text_list(FILE *out, const char *title, const StrSet *set, bool sorted)
 {
@@ -513,7 +502,7 @@ static void text_list(FILE *out, const char *title, const StrSet *set, bool sort
 		const StrCount *c = &set->v[o ? o[i] : i];
 
 		fputs("    ", out);
-		t(out, c->s);
+		audit_put_text(out, c->s);
 		if (c->n > 1)
 			fprintf(out, "  (%u×)", c->n);
 		if (c->denied)
@@ -531,10 +520,10 @@ int audit_report_write_text(const AuditReport *r, FILE *out)
 	for (size_t i = 0; i < r->n_procs; i++)
 		denied += r->procs[i].n_denied;
 	fputs("run: ", out);
-	t(out, r->cmdline ? r->cmdline : "(no run record)");
+	audit_put_text(out, r->cmdline ? r->cmdline : "(no run record)");
 	if (r->policy) {
 		fputs("\npolicy: ", out);
-		t(out, r->policy);
+		audit_put_text(out, r->policy);
 	}
 	fputc('\n', out);
 	fprintf(out, "result: %s\n", r->end ? r->end : "(no end record: the run did not finish?)");
@@ -552,7 +541,7 @@ int audit_report_write_text(const AuditReport *r, FILE *out)
 		_cleanup_free_ size_t *o = audit_strset_by_count(&p->syscalls);
 
 		fprintf(out, "\nprocess %ld (", p->pid);
-		t(out, p->comm ? p->comm : "?");
+		audit_put_text(out, p->comm ? p->comm : "?");
 		fputc(')', out);
 		if (p->ppid)
 			fprintf(out, ", parent %ld", p->ppid);
@@ -561,7 +550,7 @@ int audit_report_write_text(const AuditReport *r, FILE *out)
 		fputc('\n', out);
 		if (p->cmdline) {
 			fputs("  command: ", out);
-			t(out, p->cmdline);
+			audit_put_text(out, p->cmdline);
 			fputc('\n', out);
 		}
 		text_list(out, "execs", &p->execs, false);
@@ -575,7 +564,7 @@ int audit_report_write_text(const AuditReport *r, FILE *out)
 			fprintf(out, "  top syscalls (%u calls):", p->n_syscalls);
 			for (size_t k = 0; k < p->syscalls.n && k < 10; k++) {
 				fputs(k ? ", " : " ", out);
-				t(out, p->syscalls.v[o[k]].s);
+				audit_put_text(out, p->syscalls.v[o[k]].s);
 				fprintf(out, " %u", p->syscalls.v[o[k]].n);
 			}
 			fputc('\n', out);
@@ -588,35 +577,6 @@ int audit_report_write_text(const AuditReport *r, FILE *out)
 }
 
 /* ---- HTML ---- */
-
-static void h(FILE *out, const char *s)
-{
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '<':
-			fputs("&lt;", out);
-			break;
-		case '>':
-			fputs("&gt;", out);
-			break;
-		case '&':
-			fputs("&amp;", out);
-			break;
-		case '"':
-			fputs("&quot;", out);
-			break;
-		case '\'':
-			fputs("&#39;", out);
-			break;
-		default:
-			/* control characters from the program: visible, as in the text output */
-			if ((unsigned char) *s < 0x20 || *s == 0x7f)
-				fprintf(out, "\\x%02x", (unsigned char) *s);
-			else
-				fputc(*s, out);
-		}
-	}
-}
 
 static const Proc *find_proc(const AuditReport *r, long pid)
 {
@@ -643,10 +603,10 @@ static void html_tree(const AuditReport *r, FILE *out, long parent, unsigned dep
 			open = true;
 		}
 		fprintf(out, "<li><b>%ld</b> ", p->pid);
-		h(out, p->comm ? p->comm : "?");
+		audit_put_html(out, p->comm ? p->comm : "?");
 		if (p->cmdline) {
 			fputs(" <code>", out);
-			h(out, p->cmdline);
+			audit_put_html(out, p->cmdline);
 			fputs("</code>", out);
 		}
 		fprintf(out, " <span class=m>%u syscalls", p->n_syscalls);
@@ -654,7 +614,7 @@ static void html_tree(const AuditReport *r, FILE *out, long parent, unsigned dep
 			fprintf(out, ", <span class=den>%u denied</span>", p->n_denied);
 		if (p->exit) {
 			fputs(", ", out);
-			h(out, p->exit);
+			audit_put_html(out, p->exit);
 		}
 		fputs("</span>", out);
 		html_tree(r, out, p->pid, depth + 1);
@@ -689,7 +649,7 @@ static void html_list(FILE *out, const char *title, const StrSet *set)
 	fprintf(out, "<h4>%s (%zu)</h4><ul>", title, set->n);
 	for (size_t i = 0; i < set->n && i < 200; i++) {
 		fputs(set->v[i].denied ? "<li class=den>" : "<li>", out);
-		h(out, set->v[i].s);
+		audit_put_html(out, set->v[i].s);
 		if (set->v[i].n > 1)
 			fprintf(out, " <span class=m>(%u×)</span>", set->v[i].n);
 		fputs("</li>", out);
@@ -717,7 +677,7 @@ static void html_timeline(const AuditReport *r, FILE *out)
 		size_t y = i * row + 12;
 
 		fprintf(out, "<text x='4' y='%zu' class='lbl'>%ld ", y + 4, p->pid);
-		h(out, p->comm ? p->comm : "?");
+		audit_put_html(out, p->comm ? p->comm : "?");
 		fprintf(out, "</text><line x1='%.1f' x2='%.1f' y1='%zu' y2='%zu' class='life'/>\n",
 			x0, MAX(x1, x0 + 1), y, y);
 	}
@@ -734,7 +694,7 @@ static void html_timeline(const AuditReport *r, FILE *out)
 			left + (double) ev->t_us / span * width, i * row + 12,
 			ev->kind == 'd' || ev->kind == 'k' || ev->kind == 'o' ? 5 : 3,
 			kind_class(ev->kind), (double) ev->t_us / 1000.0);
-		h(out, ev->label);
+		audit_put_html(out, ev->label);
 		fputs("</title></circle>\n", out);
 		dots++;
 	}
@@ -753,7 +713,7 @@ int audit_report_write_html(const AuditReport *r, const char *title, FILE *out)
 	fputs("<!DOCTYPE html>\n<html lang=en><head><meta charset='utf-8'>\n<title>sbxtrace "
 	      "report: ",
 	      out);
-	h(out, title);
+	audit_put_html(out, title);
 	fputs("</title>\n<style>\n"
 	      "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;max-width:1100px}\n"
 	      "h1{font-size:1.4em}h2{font-size:1.15em;border-bottom:1px solid #ccc}h4{margin:.6em "
@@ -768,13 +728,13 @@ int audit_report_write_html(const AuditReport *r, const char *title, FILE *out)
 	      "circle.ev{fill:#2e7d32}circle.oo{fill:#ef6c00}tr.oo td{background:#fff3e0}\n"
 	      "</style></head><body>\n<h1>sbxtrace report: ",
 	      out);
-	h(out, title);
+	audit_put_html(out, title);
 	fputs("</h1>\n<p>Command: <code>", out);
-	h(out, r->cmdline ? r->cmdline : "(no run record)");
+	audit_put_html(out, r->cmdline ? r->cmdline : "(no run record)");
 	fputs("</code><br>Policy: <code>", out);
-	h(out, r->policy ? r->policy : "?");
+	audit_put_html(out, r->policy ? r->policy : "?");
 	fputs("</code><br>Result: ", out);
-	h(out, r->end ? r->end : "(no end record)");
+	audit_put_html(out, r->end ? r->end : "(no end record)");
 	fprintf(out, "<br><span class=m>%u records, %u lines skipped, %zu processes</span></p>\n",
 		r->records, r->skipped, r->n_procs);
 
@@ -796,7 +756,7 @@ int audit_report_write_html(const AuditReport *r, const char *title, FILE *out)
 			continue;
 		fprintf(out, "<tr class=%s><td>%.3f</td><td>%ld</td><td><code>",
 			kind_class(ev->kind), (double) ev->t_us / 1000.0, ev->pid);
-		h(out, ev->label);
+		audit_put_html(out, ev->label);
 		fputs("</code></td></tr>\n", out);
 		n_denials++;
 	}
@@ -817,7 +777,7 @@ int audit_report_write_html(const AuditReport *r, const char *title, FILE *out)
 				continue;
 			fprintf(out, "<tr class=oo><td>%.3f</td><td>%ld</td><td><code>",
 				(double) ev->t_us / 1000.0, ev->pid);
-			h(out, ev->label);
+			audit_put_html(out, ev->label);
 			fputs("</code></td></tr>\n", out);
 		}
 		fputs("</table>\n", out);
@@ -829,7 +789,7 @@ int audit_report_write_html(const AuditReport *r, const char *title, FILE *out)
 		const Proc *p = &r->procs[i];
 
 		fprintf(out, "<details%s><summary><b>%ld</b> ", p->n_denied ? " open" : "", p->pid);
-		h(out, p->comm ? p->comm : "?");
+		audit_put_html(out, p->comm ? p->comm : "?");
 		fprintf(out, " <span class=m>%u syscalls, %u denied</span></summary>\n",
 			p->n_syscalls, p->n_denied);
 		html_list(out, "Execs", &p->execs);
@@ -851,7 +811,7 @@ int audit_report_write_html(const AuditReport *r, const char *title, FILE *out)
 
 		fprintf(out, "<tr class=%s><td>%.3f</td><td>%ld</td><td><code>",
 			kind_class(ev->kind), (double) ev->t_us / 1000.0, ev->pid);
-		h(out, ev->label);
+		audit_put_html(out, ev->label);
 		fputs("</code></td></tr>\n", out);
 	}
 	fputs("</table></details>\n</body></html>\n", out);

@@ -223,7 +223,8 @@ TEST(fexecve_from_a_child_that_chdir_ed)
  * two is not kept (it failed once in CI with "z" last).
  */
 static const char dev_fd_sh[] =
-	"cat <(echo hi); echo x > /dev/stdout; echo y | cat /dev/stdin; { echo z > /dev/stderr; } 2>&1; "
+	"cat <(echo hi); echo x > /dev/stdout; echo y | cat /dev/stdin; "
+	"{ echo z > /dev/stderr; } 2>&1; "
 	"exec 3> out.txt; echo w > /dev/fd/3; cat out.txt; ls /proc/self/fd; "
 	"{ test ! -e /proc/1 || test \"$(cat /proc/1/comm)\" = sbxtrace-init; } && "
 	"test -e /proc/$$/status && echo tree-only; "
