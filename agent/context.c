@@ -51,6 +51,7 @@
 #include <unistd.h>
 
 #include "agent/drivers.h"
+#include "common/language.h"
 #include "common/log.h"
 #include "common/macros.h"
 #include "common/util.h"
@@ -194,13 +195,13 @@ pid_t agent_spawn(const char *exe, char *const *argv, const int *fds, size_t n_f
 
 /* ---- contexts ---- */
 
+/* each language's driver; its interpreter is the language's (common/language.c) */
 static const struct {
 	const char *language, *file, *text;
-	const char *const interp[3];
 } drivers[] = {
-	{"python", "driver.py", driver_python, {"/usr/bin/python3", "/usr/local/bin/python3", NULL}},
-	{"javascript", "driver.js", driver_javascript, {"/usr/bin/node", "/usr/local/bin/node", "/usr/bin/nodejs"}},
-	{"shell", "driver.sh", driver_shell, {"/bin/bash", "/bin/sh", NULL}},
+	{"python", "driver.py", driver_python},
+	{"javascript", "driver.js", driver_javascript},
+	{"shell", "driver.sh", driver_shell},
 };
 
 static void context_close(Context *c)
@@ -311,11 +312,7 @@ static int context_start(Session *s, Context *c, char *err, size_t errsize)
 		if (streq(drivers[i].language, c->language)) {
 			file = drivers[i].file;
 			text = drivers[i].text;
-			for (size_t k = 0; k < 3 && drivers[i].interp[k]; k++)
-				if (access(drivers[i].interp[k], X_OK) == 0) {
-					interp = drivers[i].interp[k];
-					break;
-				}
+			interp = language_interp(language_find(c->language));
 		}
 	if (!file) {
 		snprintf(err, errsize, "no context driver for '%.32s'", c->language);

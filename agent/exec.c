@@ -34,6 +34,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/language.h"
 #include "common/log.h"
 #include "common/macros.h"
 #include "common/util.h"
@@ -43,26 +44,6 @@
 #define HEARTBEAT_MS	 2000 /* progress while waiting, for clients that reset their timeout on it */
 
 extern char **environ;
-
-typedef struct Language {
-	const char *name;
-	const char *ext;
-	const char *const interp[3]; /* tried in order: the first that exists */
-} Language;
-
-static const Language languages[] = {
-	{"python", "py", {"/usr/bin/python3", "/usr/local/bin/python3", NULL}},
-	{"javascript", "js", {"/usr/bin/node", "/usr/local/bin/node", "/usr/bin/nodejs"}},
-	{"shell", "sh", {"/bin/bash", "/bin/sh", NULL}},
-};
-
-static const Language *language_find(const char *name)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(languages); i++)
-		if (streq(languages[i].name, name))
-			return &languages[i];
-	return NULL;
-}
 
 static void unlink_maybe(const char *path)
 {
@@ -282,17 +263,14 @@ int exec_run(Session *s, const ExecParams *p, McpCall *call, json_t **ret, char 
 	const Policy *pol;
 
 	if (!lang && !p->argv) {
-		snprintf(err, errsize, "language '%.32s' is not one of python, javascript, shell",
+		snprintf(err, errsize, "language '%.32s' is not one of " LANGUAGE_NAMES,
 			 p->language);
 		return -EINVAL;
 	}
 	if (p->argv)
 		interp = p->argv[0];
-	for (size_t i = 0; lang && !p->argv && i < ARRAY_SIZE(lang->interp) && lang->interp[i]; i++)
-		if (access(lang->interp[i], X_OK) == 0) {
-			interp = lang->interp[i];
-			break;
-		}
+	else
+		interp = language_interp(lang);
 	if (!interp) {
 		snprintf(err, errsize, "no interpreter for %s on this host (looked for %s)",
 			 lang->name, lang->interp[0]);

@@ -47,6 +47,7 @@
 
 #include "audit/digest.h"
 #include "audit/report.h"
+#include "common/language.h"
 #include "common/log.h"
 #include "common/macros.h"
 #include "common/util.h"
@@ -59,19 +60,6 @@
 extern char **environ;
 
 #define _cleanup_strv_free_ _cleanup_(strv_freep)
-
-typedef struct Language {
-	const char *name;
-	const char *ext;
-	const char *const interp[3]; /* tried in order: the first that exists */
-} Language;
-
-/* as agent/exec.c's code_execute */
-static const Language languages[] = {
-	{"python", "py", {"/usr/bin/python3", "/usr/local/bin/python3", NULL}},
-	{"javascript", "js", {"/usr/bin/node", "/usr/local/bin/node", "/usr/bin/nodejs"}},
-	{"shell", "sh", {"/bin/sh", "/bin/bash", NULL}},
-};
 
 typedef enum TaskState {
 	TASK_PENDING,
@@ -163,22 +151,6 @@ static bool valid_id(const char *s)
 	if (n == 0 || n > TASK_ID_MAX || s[0] == '.')
 		return false;
 	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n;
-}
-
-static const Language *language_find(const char *name)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(languages); i++)
-		if (streq(languages[i].name, name))
-			return &languages[i];
-	return NULL;
-}
-
-static const char *language_interp(const Language *l)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(l->interp) && l->interp[i]; i++)
-		if (access(l->interp[i], X_OK) == 0)
-			return l->interp[i];
-	return NULL;
 }
 
 /* A JSON value as the VALUE of -s KEY=VALUE (read as TOML, else as a string): strings as
@@ -375,8 +347,7 @@ static int task_parse(Batch *b, const char *taskdir, json_t *obj, Task *t, char 
 
 		t->lang = json_is_string(lang) ? language_find(json_string_value(lang)) : NULL;
 		if (!t->lang) {
-			snprintf(why, size,
-				 "\"code\" needs \"language\": python, javascript or shell");
+			snprintf(why, size, "\"code\" needs \"language\": " LANGUAGE_NAMES);
 			return -EINVAL;
 		}
 		interp = language_interp(t->lang);
