@@ -213,7 +213,9 @@ static int probe_race_send(const char *ok, int port, const char *bad, int bad_po
 	mh->msg_iov = &iov;
 	mh->msg_iovlen = 1;
 	pthread_create(&th, NULL, name_flipper, &r);
-	for (int i = 0; i < 300; i++)
+	/* 300 sends, and more until one went (at most 20000): on a loaded machine the flipper
+	 * can be preempted with the denied name in place for all of the first 300 */
+	for (int i = 0; i < 300 || (sent == 0 && i < 20000); i++)
 		if (sendmsg(fd, mh, 0) == 4)
 			sent++;
 	atomic_store(&r.stop, true);
