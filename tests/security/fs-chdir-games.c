@@ -65,7 +65,10 @@ static int attack(void)
 	memcpy(flip, "/workspace", sizeof("/workspace"));
 	if (pthread_create(&th, NULL, flipper, NULL) != 0)
 		return 1;
-	for (int i = 0; i < n && !fs_failures; i++) {
+	/* n rounds, and more until one chdir went (at most 50 n): in the view in the kernel a
+	 * chdir takes a microsecond, and a flipper preempted between its two copies leaves the
+	 * secret's path in place for all of them (failed once under load) */
+	for (int i = 0; (i < n || (!changed && i < 50 * n)) && !fs_failures; i++) {
 		if (chdir(flip) == 0)
 			changed++;
 		probe_cwd();
