@@ -295,22 +295,24 @@ static pid_t spawned_setup(const Launch *l, int from_c)
 	return self;
 }
 
-static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
+/* What C learns on its way, for its message to S and the filter it loads. */
+typedef struct ChildSetup {
+	pid_t self;		/* our pid as S sees it (in a pid namespace: the command's) */
+	bool kview;		/* the view is in the kernel */
+	const char *kview_what; /* why a planned kernel view fell back: the step */
+	int kview_errno;	/* ... and its errno */
+	bool userns;		/* we are in a user namespace of ours */
+	bool netns_made;	/* the kernel view made the private network namespace */
+	bool ipcns;		/* in a private IPC namespace */
+	bool wait_killable;	/* our filter has WAIT_KILLABLE_RECV */
+} ChildSetup;
+
+/* restore what the keeper changed: signal mask, ignored signals and the scheduling
+ * policy survive exec */
+static void child_reset(const Launch *l)
 {
 	sigset_t none;
-	int listener, r;
-	pid_t keeper = getppid(), self = getpid();
-	bool kview = false, wait_killable, userns = false, ipcns, netns_made = false;
-	const char *kview_what = "";
-	int kview_errno = 0;
-	Courier courier = {.pipe = {-1, -1}};
-	char go;
 
-	(void) close(sock_w);
-	(void) close(sfd);
-
-	/* restore what the keeper changed: signal mask, ignored signals and the scheduling
-	 * policy survive exec */
 	if (l->sched_policy >= 0)
 		(void) sched_setscheduler(0, l->sched_policy, &l->sched_param);
 	sigemptyset(&none);
@@ -324,7 +326,12 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 	(void) signal(SIGUSR1, SIG_DFL);
 	(void) signal(SIGTERM, SIG_DFL);
 	(void) signal(SIGPIPE, SIG_DFL);
+}
 
+/* Our parent-death signal, our own process group (the terminal's, when there is one) and
+ * the capture pipes as stdout and stderr. */
+static void child_own_group(const Launch *l, pid_t keeper)
+{
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "PR_SET_PDEATHSIG");
 	if (getppid() != keeper)
@@ -344,40 +351,53 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 		(void) close(l->out_w);
 		(void) close(l->err_w);
 	}
-	if (l->kview) {
-		bool entered = false;
+}
 
-		/* "auto" falls back to the emulated view when no user namespace can be made;
-		 * once one exists there is no way back */
-		r = tracer_kview_enter(l->kview, l->netns != 0, &kview_what, &entered,
-				       &netns_made);
-		if (r < 0 && (entered || l->policy->kernel_view == TRI_ON))
-			child_fail(l->sock_c, MSG_SETUP_FAILED, -r, kview_what);
-		kview = r == 0;
-		kview_errno = r < 0 ? -r : 0;
-		userns = kview;
-	}
-	if (kview && l->kview->n_procs) {
-		/* a pid namespace: we are outside it, its init is our sibling, and the command
-		 * is a new sibling, pid 2 there, that goes on from here (docs/filesystem.md,
-		 * "A pid namespace for /proc") */
-		int p[2];
-		pid_t x;
+/* The view in the kernel, when S planned it. */
+static void child_enter_kview(const Launch *l, ChildSetup *c)
+{
+	bool entered = false;
+	int r;
 
-		if (pipe2(p, O_CLOEXEC) < 0)
-			child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "pipe");
-		x = tracer_kview_spawn();
-		if (x < 0)
-			child_fail(l->sock_c, MSG_SETUP_FAILED, -x, "the command's process (pid 2)");
-		if (x > 0) {
-			spawned_command = x;
-			_exit(write(p[1], &x, sizeof(x)) == sizeof(x) ? 0 : 125);
-		}
-		(void) close(p[1]);
-		self = spawned_setup(l, p[0]);
+	if (!l->kview)
+		return;
+	/* "auto" falls back to the emulated view when no user namespace can be made;
+	 * once one exists there is no way back */
+	r = tracer_kview_enter(l->kview, l->netns != 0, &c->kview_what, &entered, &c->netns_made);
+	if (r < 0 && (entered || l->policy->kernel_view == TRI_ON))
+		child_fail(l->sock_c, MSG_SETUP_FAILED, -r, c->kview_what);
+	c->kview = r == 0;
+	c->kview_errno = r < 0 ? -r : 0;
+	c->userns = c->kview;
+}
+
+/* With proc mounts: C exits here, and its new sibling goes on as the command. */
+static void child_spawn_command(const Launch *l, ChildSetup *c)
+{
+	int p[2];
+	pid_t x;
+
+	if (!c->kview || !l->kview->n_procs)
+		return;
+	/* a pid namespace: we are outside it, its init is our sibling, and the command
+	 * is a new sibling, pid 2 there, that goes on from here (docs/filesystem.md,
+	 * "A pid namespace for /proc") */
+	if (pipe2(p, O_CLOEXEC) < 0)
+		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "pipe");
+	x = tracer_kview_spawn();
+	if (x < 0)
+		child_fail(l->sock_c, MSG_SETUP_FAILED, -x, "the command's process (pid 2)");
+	if (x > 0) {
+		spawned_command = x;
+		_exit(write(p[1], &x, sizeof(x)) == sizeof(x) ? 0 : 125);
 	}
-	if (!kview && l->cwd && chdir(l->cwd) < 0)
-		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "chdir");
+	(void) close(p[1]);
+	c->self = spawned_setup(l, p[0]);
+}
+
+static void child_send_prepared(const Launch *l, const ChildSetup *c)
+{
+	Msg pm = {.kind = MSG_PREPARED, .value = c->self};
 
 	/* S must be able to read our memory (the exec's path, notified), take the listener
 	 * (pidfd_getfd) and seize us: as S's descendant we are not dumpable (the keeper resets
@@ -386,28 +406,24 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 	if (prctl(PR_SET_DUMPABLE, 1) < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "PR_SET_DUMPABLE");
 	/* S's tracer thread seizes us while we set up the rest */
-	{
-		Msg pm = {.kind = MSG_PREPARED, .value = self};
+	/* the view, and why a planned kernel view fell back: errno, the step */
+	pm.what[0] = c->kview;
+	pm.what[1] = (char) MIN(c->kview_errno, 255);
+	(void) snprintf(pm.what + 2, sizeof(pm.what) - 2, "%s", c->kview_errno ? c->kview_what : "");
+	if (send(l->sock_c, &pm, sizeof(pm), MSG_NOSIGNAL) < 0)
+		_exit(125);
+}
 
-		/* the view, and why a planned kernel view fell back: errno, the step */
-		pm.what[0] = kview;
-		pm.what[1] = (char) MIN(kview_errno, 255);
-		(void) snprintf(pm.what + 2, sizeof(pm.what) - 2, "%s",
-				kview_errno ? kview_what : "");
-		if (send(l->sock_c, &pm, sizeof(pm), MSG_NOSIGNAL) < 0)
-			_exit(125);
-	}
-
-	/* file_size, open_files and the per-process backstops of the budgets */
-	budget_child_setup(l->budget);
-
+/* The namespaces that take capabilities, while we still have them. */
+static void child_namespaces(const Launch *l, ChildSetup *c)
+{
 	/* before the capabilities go: root makes the namespace with CAP_SYS_ADMIN */
-	if (l->netns && !netns_made) {
+	if (l->netns && !c->netns_made) {
 		bool netns_userns = false;
+		int r = tracer_netns_enter(&netns_userns);
 
-		r = tracer_netns_enter(&netns_userns);
 		if (r == 0 && netns_userns)
-			userns = true;
+			c->userns = true;
 		if (r < 0 && l->netns > 0)
 			child_fail(l->sock_c, MSG_SETUP_FAILED, -r, "network namespace");
 	}
@@ -416,7 +432,12 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 	 * freed by the kernel with the namespace when the last process of the tree is gone.
 	 * Root, and a command in a user namespace of ours, may make one; a plain user outside
 	 * one may not, and gets a filter that denies the IPC calls instead. */
-	ipcns = tracer_ipcns_enter() == 0;
+	c->ipcns = tracer_ipcns_enter() == 0;
+}
+
+static void child_restrict(const Launch *l, const ChildSetup *c)
+{
+	int r;
 
 	/* Even under root the program runs without capabilities: CAP_SYS_PTRACE would reach
 	 * the supervisor's memory, CAP_DAC_OVERRIDE every file, and so on. */
@@ -426,28 +447,63 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "PR_SET_NO_NEW_PRIVS");
-	r = tracer_landlock_apply(l->policy, l->view, kview ? l->kview : NULL, l->landlock_abi);
+	r = tracer_landlock_apply(l->policy, l->view, c->kview ? l->kview : NULL, l->landlock_abi);
 	if (r < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, -r, "landlock");
+}
+
+/* The filter, its listener to S, and S's go. */
+static void child_load_filter(const Launch *l, ChildSetup *c)
+{
+	Courier courier = {.pipe = {-1, -1}};
+	int listener, r;
+	char go;
 
 	if (l->courier) {
 		r = courier_start(&courier, l->sock_c);
 		if (r < 0)
 			child_fail(l->sock_c, MSG_SETUP_FAILED, -r, "the listener's courier");
 	}
-	wait_killable = l->wait_killable;
-	listener = tracer_filter_install(l->filter, kview, ipcns, userns, &wait_killable);
+	c->wait_killable = l->wait_killable;
+	listener = tracer_filter_install(l->filter, c->kview, c->ipcns, c->userns,
+					 &c->wait_killable);
 	if (listener < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, -listener, "seccomp filter");
 	/* From here on every syscall goes through the filter. */
-	if (l->courier) {
-		if (courier_send(&courier, listener, self, wait_killable, userns, ipcns) < 0)
-			_exit(125);
-	} else if (send_fd(l->sock_c, listener, self, wait_killable, userns, ipcns) < 0)
+	if (l->courier)
+		r = courier_send(&courier, listener, c->self, c->wait_killable, c->userns, c->ipcns);
+	else
+		r = send_fd(l->sock_c, listener, c->self, c->wait_killable, c->userns, c->ipcns);
+	if (r < 0)
 		_exit(125);
 	if (read(l->sock_c, &go, 1) != 1)
 		_exit(125);
 	(void) close(listener);
+}
+
+/* C, from W's vfork to the exec: each step in the order the kernel needs it. */
+static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
+{
+	ChildSetup c = {.self = getpid(), .kview_what = ""};
+	pid_t keeper = getppid();
+
+	(void) close(sock_w);
+	(void) close(sfd);
+
+	child_reset(l);
+	child_own_group(l, keeper);
+	child_enter_kview(l, &c);
+	child_spawn_command(l, &c);
+	if (!c.kview && l->cwd && chdir(l->cwd) < 0)
+		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "chdir");
+	child_send_prepared(l, &c);
+
+	/* file_size, open_files and the per-process backstops of the budgets */
+	budget_child_setup(l->budget);
+
+	child_namespaces(l, &c);
+	child_restrict(l, &c);
+	child_load_filter(l, &c);
 
 	/* only stdin, stdout and stderr pass: no inherited descriptor of the caller (a
 	 * directory, a socket) may reach around the view */
