@@ -537,12 +537,12 @@ static void keeper_wait_supervisor(int sock_w, pid_t supervisor)
 	}
 }
 
-_noreturn_ void tracer_keeper_main(Launch *l, int sock_w, pid_t supervisor)
+/* W's signals (a signalfd for SIGCHLD and the ends), its scheduling, its parent-death
+ * signal and the subreaper flag. Returns the signalfd. */
+static int keeper_setup(Launch *l, pid_t supervisor)
 {
 	sigset_t ss;
 	int sfd;
-	pid_t child;
-	Msg m = {};
 
 	/* W is in the caller's process group: terminal signals are not for it. It ends when S
 	 * says so (EOF) or dies (EOF, or the parent-death signal). */
@@ -568,6 +568,102 @@ _noreturn_ void tracer_keeper_main(Launch *l, int sock_w, pid_t supervisor)
 		_exit(125);
 	if (getppid() != supervisor)
 		_exit(125);
+	return sfd;
+}
+
+/* The command ended with status: the rest of the tree goes, then S is told. Whether it was. */
+static bool keeper_report_end(Launch *l, int sock_w, int status)
+{
+	Msg m = {.kind = MSG_STATUS, .value = status};
+
+	/* The command is over: so is the rest of its tree. We are its subreaper
+	 * and learn it first; S no longer walks the tree for this. Killed and
+	 * reaped before S is told, so that S need not wait for us. */
+	tree_kill_all(getpid(), true);
+	wall_trace("W tree killed and reaped");
+	/* Our copies of the caller's descriptors go now: S exits as soon as it
+	 * is told, and a caller that reads S's output to EOF (a pipe, `$(…)`,
+	 * subprocess) waits for these too (issue 21, docs/budgets.md). */
+	close_all_but(sock_w, budget_disk_fd(l->budget));
+	wall_trace("W descriptors closed");
+	m.what[0] = 1; /* and the keeper removes the scratch directories */
+	if (send(sock_w, &m, sizeof(m), MSG_NOSIGNAL) == sizeof(m)) {
+		wall_trace("W status sent");
+		return true;
+	}
+	return false;
+}
+
+/* Reaps the tree until the command ends (true: S has its status) or S ends or dies (false). */
+static bool keeper_reap(Launch *l, int sock_w, int sfd, pid_t supervisor, pid_t child)
+{
+	for (;;) {
+		struct pollfd p[2] = {{sock_w, POLLIN, 0}, {sfd, POLLIN, 0}};
+		struct signalfd_siginfo si;
+		bool end = false;
+		int status;
+		pid_t pid;
+
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			return false;
+		wall_trace("W woken: sock %#x signals %#x", p[0].revents, p[1].revents);
+		if (p[0].revents) {
+			char buf[64];
+
+			if (read(sock_w, buf, sizeof(buf)) <= 0)
+				end = true; /* S closed (done) or died */
+		}
+		while (read(sfd, &si, sizeof(si)) == sizeof(si))
+			if (si.ssi_signo != SIGCHLD)
+				end = true;
+		while ((pid = waitpid(-1, &status, WNOHANG | WUNTRACED | __WALL)) > 0) {
+			wall_trace("W reaped %d: status %#x", (int) pid, status);
+			if (pid != child)
+				continue;
+			if (WIFSTOPPED(status)) {
+				/* a stop (Ctrl-Z): S hands the terminal back */
+				Msg m = {.kind = MSG_STOPPED, .value = status};
+
+				(void) send(sock_w, &m, sizeof(m), MSG_NOSIGNAL);
+				continue;
+			}
+			return keeper_report_end(l, sock_w, status);
+		}
+		if (end || getppid() != supervisor)
+			return false;
+	}
+}
+
+static _noreturn_ void keeper_remove_scratch(Launch *l, int sock_w, pid_t supervisor)
+{
+	/*
+	 * What is left is the run's scratch directories (the skeleton, tmp mounts), and S
+	 * exits without waiting for them. Every descriptor but two goes first (our caller's
+	 * pipes must see EOF when S exits). Then we wait for S to be done, asleep: S's last
+	 * work (its threads, its exit) has the CPU to itself, and we need no lower priority
+	 * for that. Not SCHED_IDLE, as before: removing a directory takes the lock of its
+	 * parent, /tmp or /dev/shm, shared with everything that creates files there, and an
+	 * idle task preempted while it holds that lock (or queued for it) may not run again
+	 * for seconds on a busy machine. The next run's supervisor, creating its own scratch
+	 * directories there, then waited up to 25 s (docs/budgets.md, "The wall clock on a busy
+	 * machine"). At our normal share, SCHED_BATCH, the removal takes its milliseconds.
+	 * The disk budget's inotify instance stays open until S is done: the last close
+	 * waits for an RCU grace period (docs/performance.md), and it is then ours, not S's.
+	 */
+	close_all_but(sock_w, budget_disk_fd(l->budget));
+	keeper_wait_supervisor(sock_w, supervisor);
+	wall_trace("W S is done: removing the scratch directories");
+	if (l->view)
+		sbx_view_remove_scratch(l->view);
+	wall_trace("W scratch directories removed");
+	_exit(0);
+}
+
+_noreturn_ void tracer_keeper_main(Launch *l, int sock_w, pid_t supervisor)
+{
+	int sfd = keeper_setup(l, supervisor);
+	pid_t child;
+	Msg m = {};
 
 	/* vfork: no copy of our page tables (a fork costs milliseconds on some VMs). W sleeps
 	 * until C execs or exits; C talks to S directly meanwhile and calls nothing that
@@ -589,88 +685,12 @@ _noreturn_ void tracer_keeper_main(Launch *l, int sock_w, pid_t supervisor)
 
 	m.kind = MSG_CHILD_PID;
 	m.value = child;
-	if (send(sock_w, &m, sizeof(m), MSG_NOSIGNAL) < 0)
-		goto kill;
-
-	for (;;) {
-		struct pollfd p[2] = {{sock_w, POLLIN, 0}, {sfd, POLLIN, 0}};
-		struct signalfd_siginfo si;
-		bool end = false;
-		int status;
-		pid_t pid;
-
-		if (poll(p, 2, -1) < 0 && errno != EINTR)
-			break;
-		wall_trace("W woken: sock %#x signals %#x", p[0].revents, p[1].revents);
-		if (p[0].revents) {
-			char buf[64];
-
-			if (read(sock_w, buf, sizeof(buf)) <= 0)
-				end = true; /* S closed (done) or died */
-		}
-		while (read(sfd, &si, sizeof(si)) == sizeof(si))
-			if (si.ssi_signo != SIGCHLD)
-				end = true;
-		while ((pid = waitpid(-1, &status, WNOHANG | WUNTRACED | __WALL)) > 0) {
-			wall_trace("W reaped %d: status %#x", (int) pid, status);
-			if (pid != child)
-				continue;
-			if (WIFSTOPPED(status)) {
-				/* a stop (Ctrl-Z): S hands the terminal back */
-				m.kind = MSG_STOPPED;
-				m.value = status;
-				(void) send(sock_w, &m, sizeof(m), MSG_NOSIGNAL);
-				continue;
-			}
-			/* The command is over: so is the rest of its tree. We are its subreaper
-			 * and learn it first; S no longer walks the tree for this. Killed and
-			 * reaped before S is told, so that S need not wait for us. */
-			tree_kill_all(getpid(), true);
-			wall_trace("W tree killed and reaped");
-			/* Our copies of the caller's descriptors go now: S exits as soon as it
-			 * is told, and a caller that reads S's output to EOF (a pipe, `$(…)`,
-			 * subprocess) waits for these too (issue 21, docs/budgets.md). */
-			close_all_but(sock_w, budget_disk_fd(l->budget));
-			wall_trace("W descriptors closed");
-			m.kind = MSG_STATUS;
-			m.value = status;
-			m.what[0] = 1; /* and the keeper removes the scratch directories */
-			if (send(sock_w, &m, sizeof(m), MSG_NOSIGNAL) == sizeof(m)) {
-				wall_trace("W status sent");
-				goto scratch;
-			}
-			goto kill;
-		}
-		if (end || getppid() != supervisor)
-			break;
-	}
-kill:
+	if (send(sock_w, &m, sizeof(m), MSG_NOSIGNAL) >= 0 &&
+	    keeper_reap(l, sock_w, sfd, supervisor, child))
+		keeper_remove_scratch(l, sock_w, supervisor);
 	wall_trace("W told to end");
 	tree_kill_all(getpid(), true);
 	if (getppid() != supervisor)
-		goto scratch; /* S died: no one else will */
-	_exit(0);
-
-scratch:
-	/*
-	 * What is left is the run's scratch directories (the skeleton, tmp mounts), and S
-	 * exits without waiting for them. Every descriptor but two goes first (our caller's
-	 * pipes must see EOF when S exits). Then we wait for S to be done, asleep: S's last
-	 * work (its threads, its exit) has the CPU to itself, and we need no lower priority
-	 * for that. Not SCHED_IDLE, as before: removing a directory takes the lock of its
-	 * parent, /tmp or /dev/shm, shared with everything that creates files there, and an
-	 * idle task preempted while it holds that lock (or queued for it) may not run again
-	 * for seconds on a busy machine. The next run's supervisor, creating its own scratch
-	 * directories there, then waited up to 25 s (docs/budgets.md, "The wall clock on a busy
-	 * machine"). At our normal share, SCHED_BATCH, the removal takes its milliseconds.
-	 * The disk budget's inotify instance stays open until S is done: the last close
-	 * waits for an RCU grace period (docs/performance.md), and it is then ours, not S's.
-	 */
-	close_all_but(sock_w, budget_disk_fd(l->budget));
-	keeper_wait_supervisor(sock_w, supervisor);
-	wall_trace("W S is done: removing the scratch directories");
-	if (l->view)
-		sbx_view_remove_scratch(l->view);
-	wall_trace("W scratch directories removed");
+		keeper_remove_scratch(l, sock_w, supervisor); /* S died: no one else will */
 	_exit(0);
 }
