@@ -5,7 +5,7 @@
  *   prepare      the filter, the audit sink, backtraces, the view, the budgets, the
  *                command's environment and working directory, the sockets and pipes to W
  *                and C, and the kernel-view plan: all before anything forks;
- *   fork         the keeper (W), which forks the command (C, tracer/tracer.c);
+ *   fork         the keeper (W), which forks the command (C, tracer/launch.c);
  *   start        the network runtime, the approval channel, our ends of the sockets and
  *                pipes, the receiver threads (which start while C sets itself up);
  *   handshake    C's pid once its view is made, the seize by the tracer thread, the

@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * Private to the three files of a run: tracer/tracer.c (the command C and the keeper W),
+ * Private to the three files of a run: tracer/launch.c (the command C and the keeper W),
  * tracer/run.c (tracer_run() and its phases in S) and tracer/loop.c (S's event loop). What
  * they share: the messages C and W send S, the plan C follows (Launch), and the run state
  * (Run) that S's phases hand on, one to the next, and that run_done() undoes whatever phase
@@ -105,7 +105,7 @@ typedef struct Run {
 	char setup_what[48];
 } Run;
 
-/* tracer/tracer.c */
+/* tracer/launch.c */
 /** W: forks C, reaps the tree and reports to S over sock_w; never returns. */
 _noreturn_ void tracer_keeper_main(Launch *l, int sock_w, pid_t supervisor);
 /** One message of the kind expected from C; anything else (C's MSG_SETUP_FAILED, say) is

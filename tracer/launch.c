@@ -27,39 +27,25 @@
  */
 #include "tracer/run.h"
 
+#include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
-#include <limits.h>
 #include <linux/capability.h>
 #include <linux/close_range.h>
-#include <linux/seccomp.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <sys/ioctl.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
-#include "common/log.h"
-#include "audit/audit.h"
-#include "common/missing-seccomp.h"
 #include "common/util.h"
 #include "emulation/path/view.h"
-#include "net/handlers.h"
-#include "net/shutdown.h"
 #include "policy/policy.h"
 #include "tracer/budget.h"
 
@@ -405,11 +391,12 @@ static void child_send_prepared(const Launch *l, const ChildSetup *c)
 	 * exec, and the tree of another run (same user) is kept from ptrace by its filter. */
 	if (prctl(PR_SET_DUMPABLE, 1) < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, errno, "PR_SET_DUMPABLE");
-	/* S's tracer thread seizes us while we set up the rest */
-	/* the view, and why a planned kernel view fell back: errno, the step */
+	/* S's tracer thread seizes us while we set up the rest; the message says the view,
+	 * and why a planned kernel view fell back: errno, the step */
 	pm.what[0] = c->kview;
 	pm.what[1] = (char) MIN(c->kview_errno, 255);
-	(void) snprintf(pm.what + 2, sizeof(pm.what) - 2, "%s", c->kview_errno ? c->kview_what : "");
+	(void) snprintf(pm.what + 2, sizeof(pm.what) - 2, "%s",
+			c->kview_errno ? c->kview_what : "");
 	if (send(l->sock_c, &pm, sizeof(pm), MSG_NOSIGNAL) < 0)
 		_exit(125);
 }
@@ -465,13 +452,14 @@ static void child_load_filter(const Launch *l, ChildSetup *c)
 			child_fail(l->sock_c, MSG_SETUP_FAILED, -r, "the listener's courier");
 	}
 	c->wait_killable = l->wait_killable;
-	listener = tracer_filter_install(l->filter, c->kview, c->ipcns, c->userns,
-					 &c->wait_killable);
+	listener =
+		tracer_filter_install(l->filter, c->kview, c->ipcns, c->userns, &c->wait_killable);
 	if (listener < 0)
 		child_fail(l->sock_c, MSG_SETUP_FAILED, -listener, "seccomp filter");
 	/* From here on every syscall goes through the filter. */
 	if (l->courier)
-		r = courier_send(&courier, listener, c->self, c->wait_killable, c->userns, c->ipcns);
+		r = courier_send(&courier, listener, c->self, c->wait_killable, c->userns,
+				 c->ipcns);
 	else
 		r = send_fd(l->sock_c, listener, c->self, c->wait_killable, c->userns, c->ipcns);
 	if (r < 0)
