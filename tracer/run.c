@@ -79,11 +79,11 @@ static bool env_kept(const Policy *p, const char *entry)
 
 static int build_env(const Policy *p, char ***ret_env)
 {
-	char **env = NULL;
+	_cleanup_(strv_freep) char **env = NULL;
 
 	for (char **e = environ; e && *e; e++)
 		if (env_kept(p, *e) && strv_push(&env, *e) < 0)
-			goto oom;
+			return -ENOMEM;
 	for (char **s = p->process.env_set; s && *s; s++) {
 		const char *eq = strchr(*s, '=');
 		size_t len = eq ? (size_t) (eq - *s) + 1 : strlen(*s);
@@ -97,15 +97,12 @@ static int build_env(const Policy *p, char ***ret_env)
 				break;
 			}
 		if (strv_push(&env, *s) < 0)
-			goto oom;
+			return -ENOMEM;
 	}
 	if (!env && strv_push(&env, "PATH=/usr/local/bin:/usr/bin:/bin") < 0)
-		goto oom;
-	*ret_env = env;
+		return -ENOMEM;
+	*ret_env = TAKE_PTR(env);
 	return 0;
-oom:
-	strv_free(env);
-	return -ENOMEM;
 }
 
 /* The network ratchet dropped (net/runtime.c): its audit record. */
