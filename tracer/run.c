@@ -14,8 +14,8 @@
  *   finish       nothing of the tree survives, our threads stop, the exit code and the
  *                result.
  * A phase that fails returns < 0: before the fork, tracer_run() returns the error; after it,
- * the run goes straight to finish, which reports why (exit code 125). Whatever phase the run
- * stopped at, run_done() undoes what was made, in one place, as tracer_run()'s cleanup.
+ * the run goes straight to finish (exit code 125). Whatever phase the run stopped at,
+ * run_done() undoes what was made, in one place, as tracer_run()'s cleanup.
  * The loop is a file of its own (tracer/loop.c) because it is the part that runs for the
  * whole life of the command, and the part each new event source changes.
  */
