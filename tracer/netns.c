@@ -57,7 +57,7 @@ int tracer_userns_enter(int also, bool *ret_entered)
 		*ret_entered = true;
 	/* /proc/self/{uid,gid}_map of a non-dumpable process (C inherits S's setting) belong to
 	 * root: open(O_WRONLY) would fail with EACCES. C makes itself dumpable before its
-	 * filter anyway (tracer/tracer.c); this only does it a few calls earlier. */
+	 * filter anyway (tracer/launch.c); this only does it a few calls earlier. */
 	if (prctl(PR_SET_DUMPABLE, 1) < 0)
 		return -errno;
 	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned) uid, (unsigned) uid);
