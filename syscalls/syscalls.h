@@ -64,6 +64,9 @@ typedef enum SyscallFlags {
 	SYSCALL_UNTRACED = 1 << 12,
 	/* under a disk budget only the modes that free blocks run (fallocate) */
 	SYSCALL_DISK = 1 << 13,
+	/* grows files: under a disk budget, its EFBIG from RLIMIT_FSIZE becomes EDQUOT
+	 * (tracer/ptrace.c, fsize_to_edquot) */
+	SYSCALL_GROWS = 1 << 15,
 	/* names a process by pid: in a pid namespace of the tree's own (the kernel view with a
 	 * /proc mount) it runs in the kernel, which resolves the pid there */
 	SYSCALL_PID = 1 << 14,

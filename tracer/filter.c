@@ -427,11 +427,11 @@ static bool kview_runs_in_kernel(const TracerSlot *s)
  */
 bool tracer_filter_pid_in_kernel(const TracerSlot *s)
 {
+	/* the rows flagged SYSCALL_PID: the signals, the calls checked by emu_handle_pid_target
+	 * and fcntl's F_SETOWN */
 	if (!s->entry || s->deny_error || s->kill)
 		return false;
-	return s->handler == emu_handle_signal || s->handler == emu_handle_pid_target ||
-	       s->handler == emu_handle_fcntl_owner || s->special == SLOT_PID_ARG0 ||
-	       s->special == SLOT_PID_ARG1 || s->special == SLOT_FCNTL;
+	return s->entry->flags & SYSCALL_PID;
 }
 
 bool tracer_filter_restartable(const TracerFilter *f, long nr, bool kernel_view)
