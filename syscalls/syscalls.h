@@ -5,7 +5,8 @@
  * The syscall table (syscalls/table.c): one row per syscall the sandbox knows, by libseccomp
  * name. Everything that treats syscalls one by one reads its row: the seccomp filter and
  * its argument checks (tracer/filter.c), the dispatch to the handler (tracer/dispatch.c),
- * the tasks and disk budgets (tracer/budget.c) and the view in the kernel (tracer/kview.c).
+ * the tasks and disk budgets (tracer/budget.c), the view in the kernel (tracer/kview.c), and
+ * the audit log's argument decoding (audit/decode.c, through syscalls_audit_init()).
  *
  * This layer sits above emulation/ and net/ (it names their handlers) and below tracer/
  * (docs/architecture.md, "Layers"). A number no row names fails with ENOSYS in the kernel:
@@ -98,3 +99,8 @@ const SyscallRow *syscalls_table(size_t *ret_n);
 const SyscallRow *syscalls_find(const char *name);
 const char *syscalls_class_to_string(SyscallClass a);
 const char *syscalls_support_to_string(EmuSupport s);
+
+/** Gives audit/decode.c the rows' argument layouts (audit_decode_set_layouts()). Idempotent
+ * and thread-safe; call it before the first audit_syscall_info(): tracer_filter_build() does,
+ * and so must a program or test that decodes without building a filter. */
+void syscalls_audit_init(void);

@@ -17,8 +17,10 @@
  */
 #include "syscalls/syscalls.h"
 
+#include <pthread.h>
 #include <string.h>
 
+#include "audit/audit.h"
 #include "common/macros.h"
 #include "emulation/fs.h"
 #include "emulation/process.h"
@@ -628,4 +630,27 @@ const char *syscalls_support_to_string(EmuSupport s)
 	};
 
 	return s >= 0 && s < _EMU_SUPPORT_MAX ? names[s] : NULL;
+}
+
+static AuditLayout audit_layouts[ARRAY_SIZE(table)];
+
+static void audit_init_once(void)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(table); i++)
+		if (table[i].audit)
+			audit_layouts[n++] = (AuditLayout){
+				.name = table[i].name,
+				.category = table[i].category,
+				.args = table[i].audit,
+			};
+	audit_decode_set_layouts(audit_layouts, n);
+}
+
+void syscalls_audit_init(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	(void) pthread_once(&once, audit_init_once);
 }

@@ -23,8 +23,9 @@ ALLOWED = {
     # net's handlers are emulation handlers (the EmuRequest/EmuDecision interface), and
     # AF_UNIX names resolve through the file-system view
     'net': ['common/', 'policy/', 'net/', 'emulation/emu.h', 'emulation/path/view.h'],
-    # the syscall table names the handlers of both emulation/ and net/
-    'syscalls': ['common/', 'policy/', 'emulation/', 'net/', 'syscalls/'],
+    # the syscall table names the handlers of both emulation/ and net/, and gives audit/ its
+    # argument layouts
+    'syscalls': ['common/', 'policy/', 'audit/', 'emulation/', 'net/', 'syscalls/'],
     'tracer': ['common/', 'policy/', 'audit/', 'emulation/', 'net/', 'syscalls/', 'tracer/'],
     # the agent runs `sbxtrace run` processes, never tracer/; its file tools resolve paths
     # with the view's resolver

@@ -571,6 +571,8 @@ int tracer_filter_build(const Policy *p, uid_t uid, gid_t gid, TracerFilter **re
 	size_t n;
 	int r;
 
+	/* the audit log decodes by the same rows (audit/decode.c) */
+	syscalls_audit_init();
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;

@@ -9,6 +9,7 @@
 
 #include <seccomp.h>
 
+#include "audit/audit.h"
 #include "common/macros.h"
 #include "syscalls/syscalls.h"
 #include "tests/unit/tap.h"
@@ -59,14 +60,9 @@ TEST(every_name_known_to_libseccomp)
 	}
 }
 
-/* "name:type name:type …" with types audit/decode.c knows */
+/* "name:type name:type …" with types audit/decode.c knows, at most six */
 static bool layout_ok(const char *layout)
 {
-	static const char *const types[] = {
-		"int",	    "long",   "hex",   "ptr",	  "fd",	      "dirfd",	  "path",
-		"str",	    "oflags", "mode",  "atflags", "amode",    "sig",	  "pid",
-		"sockaddr", "argv",   "fcntl", "domain",  "socktype", "resource",
-	};
 	char copy[256], *save = NULL;
 	unsigned n = 0;
 
@@ -75,13 +71,10 @@ static bool layout_ok(const char *layout)
 	strcpy(copy, layout);
 	for (char *tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
 		char *colon = strchr(tok, ':');
-		bool known = false;
 
 		if (!colon || colon == tok || ++n > 6)
 			return false;
-		for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-			known |= streq(colon + 1, types[i]);
-		if (!known)
+		if (audit_arg_type_from_string(colon + 1) < 0)
 			return false;
 	}
 	return true;
