@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "emulation/emu.h"
 
@@ -104,3 +105,6 @@ const char *syscalls_support_to_string(EmuSupport s);
  * and thread-safe; call it before the first audit_syscall_info(): tracer_filter_build() does,
  * and so must a program or test that decodes without building a filter. */
 void syscalls_audit_init(void);
+
+/** Writes the table as docs/syscalls.md (also `sbxtrace check --syscalls`). */
+void syscalls_write_markdown(FILE *out);
