@@ -86,7 +86,7 @@ NetMode net_runtime_mode(void);
  * started). */
 Sensitivity net_runtime_level(void);
 
-/* Handlers (net/handlers.c), entries of emulation/table.c. */
+/* Handlers (net/handlers.c), named by the rows of syscalls/table.c. */
 int net_handle_socket(const EmuRequest *req, EmuDecision *ret_decision);
 int net_handle_socketpair(const EmuRequest *req, EmuDecision *ret_decision);
 int net_handle_connect(const EmuRequest *req, EmuDecision *ret_decision);
