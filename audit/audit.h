@@ -84,6 +84,21 @@ typedef struct AuditSyscallInfo {
 /** How the arguments of x86_64 syscall nr are decoded; never NULL (unknown: 6 hex args). */
 const AuditSyscallInfo *audit_syscall_info(int nr);
 
+/* One syscall's arguments as the syscall table gives them (syscalls/table.c). */
+typedef struct AuditLayout {
+	const char *name;  /* libseccomp's */
+	unsigned category; /* one AuditEvent bit */
+	const char *args;  /* "argname:type …", types as audit_arg_type_from_string() reads */
+} AuditLayout;
+
+/** Sets the layouts audit_syscall_info() decodes by: the syscall table's, which the layer
+ * above gives (syscalls_audit_init()). layouts is borrowed for the life of the process. Call
+ * it before the first audit_syscall_info(); a later call, or a second one, is ignored.
+ * Without it every syscall is shown with six raw arguments. */
+void audit_decode_set_layouts(const AuditLayout *layouts, size_t n);
+/** The argument type named name ("path", "sockaddr", …), or _AUDIT_ARG_TYPE_INVALID. */
+AuditArgType audit_arg_type_from_string(const char *name);
+
 /* What the supervisor read from the child for one argument, before answering. */
 typedef struct AuditArgData {
 	const char *str;     /* PATH, STRING, SOCKADDR (formatted): NULL if unreadable */

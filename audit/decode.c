@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * How each interposed syscall's arguments are decoded for the audit log and --trace: a table
- * of argument types by syscall name (as strace's syscallent, one line per syscall), resolved
- * to x86_64 numbers with libseccomp once, and the symbolic formatters (open flags, AT_*
- * flags, signals, socket families…). Pure code but for the one-time table build.
+ * How each interposed syscall's arguments are decoded for the audit log and --trace: the
+ * argument layouts of the syscall table (syscalls/table.c, one per row, as strace's
+ * syscallent; given by audit_decode_set_layouts()), resolved to x86_64 numbers with
+ * libseccomp once, and the symbolic formatters (open flags, AT_* flags, signals, socket
+ * families…). Pure code but for the one-time table build.
  */
 #include "audit/internal.h"
 
@@ -21,111 +22,6 @@
 
 #include "common/macros.h"
 #include "policy/policy.h"
-
-#define F AUDIT_EVENT_FILE
-#define X AUDIT_EVENT_EXEC
-#define N AUDIT_EVENT_NETWORK
-#define P AUDIT_EVENT_PROCESS
-#define S AUDIT_EVENT_SIGNAL
-
-/* name, category, "argname:type …" */
-static const struct {
-	const char *name;
-	unsigned category;
-	const char *spec;
-} specs[] = {
-	{"open", F, "path:path flags:oflags mode:mode"},
-	{"openat", F, "dirfd:dirfd path:path flags:oflags mode:mode"},
-	{"openat2", F, "dirfd:dirfd path:path how:ptr size:long"},
-	{"creat", F, "path:path mode:mode"},
-	{"stat", F, "path:path statbuf:ptr"},
-	{"lstat", F, "path:path statbuf:ptr"},
-	{"newfstatat", F, "dirfd:dirfd path:path statbuf:ptr flags:atflags"},
-	{"statx", F, "dirfd:dirfd path:path flags:atflags mask:hex statxbuf:ptr"},
-	{"statfs", F, "path:path buf:ptr"},
-	{"access", F, "path:path mode:amode"},
-	{"faccessat", F, "dirfd:dirfd path:path mode:amode"},
-	{"faccessat2", F, "dirfd:dirfd path:path mode:amode flags:atflags"},
-	{"readlink", F, "path:path buf:ptr size:long"},
-	{"readlinkat", F, "dirfd:dirfd path:path buf:ptr size:long"},
-	{"mkdir", F, "path:path mode:mode"},
-	{"mkdirat", F, "dirfd:dirfd path:path mode:mode"},
-	{"mknod", F, "path:path mode:mode dev:hex"},
-	{"mknodat", F, "dirfd:dirfd path:path mode:mode dev:hex"},
-	{"rmdir", F, "path:path"},
-	{"unlink", F, "path:path"},
-	{"unlinkat", F, "dirfd:dirfd path:path flags:atflags"},
-	{"rename", F, "oldpath:path newpath:path"},
-	{"renameat", F, "olddirfd:dirfd oldpath:path newdirfd:dirfd newpath:path"},
-	{"renameat2", F, "olddirfd:dirfd oldpath:path newdirfd:dirfd newpath:path flags:hex"},
-	{"link", F, "oldpath:path newpath:path"},
-	{"linkat", F, "olddirfd:dirfd oldpath:path newdirfd:dirfd newpath:path flags:atflags"},
-	{"symlink", F, "target:str linkpath:path"},
-	{"symlinkat", F, "target:str newdirfd:dirfd linkpath:path"},
-	{"chmod", F, "path:path mode:mode"},
-	{"fchmodat", F, "dirfd:dirfd path:path mode:mode"},
-	{"fchmodat2", F, "dirfd:dirfd path:path mode:mode flags:atflags"},
-	{"chown", F, "path:path owner:int group:int"},
-	{"lchown", F, "path:path owner:int group:int"},
-	{"fchownat", F, "dirfd:dirfd path:path owner:int group:int flags:atflags"},
-	{"truncate", F, "path:path length:long"},
-	{"utime", F, "path:path times:ptr"},
-	{"utimes", F, "path:path times:ptr"},
-	{"futimesat", F, "dirfd:dirfd path:path times:ptr"},
-	{"utimensat", F, "dirfd:dirfd path:path times:ptr flags:atflags"},
-	{"setxattr", F, "path:path name:str value:ptr size:long flags:hex"},
-	{"lsetxattr", F, "path:path name:str value:ptr size:long flags:hex"},
-	{"getxattr", F, "path:path name:str value:ptr size:long"},
-	{"lgetxattr", F, "path:path name:str value:ptr size:long"},
-	{"listxattr", F, "path:path list:ptr size:long"},
-	{"llistxattr", F, "path:path list:ptr size:long"},
-	{"removexattr", F, "path:path name:str"},
-	{"lremovexattr", F, "path:path name:str"},
-	{"inotify_add_watch", F, "fd:fd path:path mask:hex"},
-	{"chdir", F, "path:path"},
-	{"chroot", F, "path:path"},
-	{"pivot_root", F, "new_root:path put_old:path"},
-	{"getcwd", F, "buf:ptr size:long"},
-	{"getdents64", F, "fd:fd dirp:ptr count:long"},
-	{"fcntl", F, "fd:fd cmd:fcntl arg:hex"},
-	{"execve", X, "path:path argv:argv envp:ptr"},
-	{"execveat", X, "dirfd:dirfd path:path argv:argv envp:ptr flags:atflags"},
-	{"socket", N, "domain:domain type:socktype protocol:int"},
-	{"socketpair", N, "domain:domain type:socktype protocol:int sv:ptr"},
-	{"connect", N, "fd:fd addr:sockaddr addrlen:int"},
-	{"bind", N, "fd:fd addr:sockaddr addrlen:int"},
-	{"sendto", N, "fd:fd buf:ptr len:long flags:hex addr:sockaddr addrlen:int"},
-	{"sendmsg", N, "fd:fd msg:ptr flags:hex"},
-	{"sendmmsg", N, "fd:fd msgvec:ptr vlen:int flags:hex"},
-	{"listen", N, "fd:fd backlog:int"},
-	{"accept", N, "fd:fd addr:ptr addrlen:ptr"},
-	{"accept4", N, "fd:fd addr:ptr addrlen:ptr flags:socktype"},
-	{"kill", S, "pid:pid sig:sig"},
-	{"tkill", S, "tid:pid sig:sig"},
-	{"tgkill", S, "tgid:pid tid:pid sig:sig"},
-	{"rt_sigqueueinfo", S, "tgid:pid sig:sig info:ptr"},
-	{"rt_tgsigqueueinfo", S, "tgid:pid tid:pid sig:sig info:ptr"},
-	{"pidfd_send_signal", S, "pidfd:fd sig:sig info:ptr flags:hex"},
-	{"clone", P, "flags:hex stack:ptr parent_tid:ptr child_tid:ptr tls:ptr"},
-	{"clone3", P, "args:ptr size:long"},
-	{"fork", P, ""},
-	{"vfork", P, ""},
-	{"prlimit64", P, "pid:pid resource:resource new_limit:ptr old_limit:ptr"},
-	{"setpgid", P, "pid:pid pgid:pid"},
-	{"sched_setaffinity", P, "pid:pid size:long mask:ptr"},
-	{"sched_setparam", P, "pid:pid param:ptr"},
-	{"sched_setscheduler", P, "pid:pid policy:int param:ptr"},
-	{"sched_setattr", P, "pid:pid attr:ptr flags:hex"},
-	{"setpriority", P, "which:int who:int prio:int"},
-	{"ioprio_set", P, "which:int who:int ioprio:hex"},
-	{"migrate_pages", P, "pid:pid maxnode:long old_nodes:ptr new_nodes:ptr"},
-	{"move_pages", P, "pid:pid count:long pages:ptr nodes:ptr status:ptr flags:hex"},
-	{"ptrace", P, "request:long pid:pid addr:ptr data:ptr"},
-	{"unshare", P, "flags:hex"},
-	{"setns", P, "fd:fd nstype:hex"},
-	{"mount", F, "source:str target:path fstype:str flags:hex data:ptr"},
-	{"umount2", F, "target:path flags:hex"},
-};
 
 static const struct {
 	const char *name;
@@ -155,7 +51,9 @@ static const struct {
 
 #define NR_MAX 1024
 
-static AuditSyscallInfo infos[ARRAY_SIZE(specs)];
+static const AuditLayout *layouts;
+static size_t n_layouts;
+static AuditSyscallInfo *infos;
 static const AuditSyscallInfo *by_nr[NR_MAX];
 static AuditSyscallInfo unknown[NR_MAX];
 static char unknown_names[NR_MAX][32];
@@ -180,10 +78,9 @@ static void parse_spec(const char *spec, AuditSyscallInfo *info)
 			continue;
 		*colon = 0;
 		info->arg_name[info->n_args] = tok;
-		info->type[info->n_args] = AUDIT_ARG_HEX;
-		for (size_t i = 0; i < ARRAY_SIZE(type_names); i++)
-			if (streq(type_names[i].name, colon + 1))
-				info->type[info->n_args] = type_names[i].type;
+		info->type[info->n_args] = audit_arg_type_from_string(colon + 1);
+		if (info->type[info->n_args] < 0)
+			info->type[info->n_args] = AUDIT_ARG_HEX;
 		info->n_args++;
 	}
 	/* copy is referenced by arg_name: kept on purpose */
@@ -191,12 +88,14 @@ static void parse_spec(const char *spec, AuditSyscallInfo *info)
 
 static void build(void)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(specs); i++) {
-		int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, specs[i].name);
+	/* out of memory: the calls are shown raw */
+	infos = n_layouts ? calloc(n_layouts, sizeof(*infos)) : NULL;
+	for (size_t i = 0; infos && i < n_layouts; i++) {
+		int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, layouts[i].name);
 
-		infos[i].name = specs[i].name;
-		infos[i].category = specs[i].category;
-		parse_spec(specs[i].spec, &infos[i]);
+		infos[i].name = layouts[i].name;
+		infos[i].category = layouts[i].category;
+		parse_spec(layouts[i].args, &infos[i]);
 		if (nr >= 0 && nr < NR_MAX)
 			by_nr[nr] = &infos[i];
 	}
@@ -219,6 +118,26 @@ static void build(void)
 		}
 		by_nr[nr] = &unknown[nr];
 	}
+}
+
+void audit_decode_set_layouts(const AuditLayout *l, size_t n)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+	pthread_mutex_lock(&lock);
+	if (!layouts) {
+		n_layouts = n;
+		__atomic_store_n(&layouts, l, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+AuditArgType audit_arg_type_from_string(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(type_names); i++)
+		if (streq(type_names[i].name, name))
+			return type_names[i].type;
+	return _AUDIT_ARG_TYPE_INVALID;
 }
 
 const AuditSyscallInfo *audit_syscall_info(int nr)

@@ -3,6 +3,7 @@
  * sbxtrace check [-w DIR] [-s KEY=VALUE]… POLICY: validates a policy and prints the effective
  * policy (presets merged, variables expanded, overrides applied) as TOML that itself passes
  * check. Exit status 0 when valid, 1 otherwise (also for usage errors).
+ * sbxtrace check --syscalls: prints the syscall table as docs/syscalls.md.
  */
 #include "cli/cli.h"
 
@@ -12,14 +13,17 @@
 
 #include "common/log.h"
 #include "common/macros.h"
+#include "syscalls/syscalls.h"
 #include "tracer/tracer.h"
 
 static void help(FILE *f)
 {
 	fputs("Usage: sbxtrace check [OPTIONS] POLICY\n"
+	      "       sbxtrace check --syscalls\n"
 	      "\n"
 	      "Validate POLICY (a .toml file or a preset name) and print the effective policy\n"
-	      "as TOML: presets merged, ${VARIABLES} expanded, overrides applied.\n"
+	      "as TOML: presets merged, ${VARIABLES} expanded, overrides applied. With\n"
+	      "--syscalls, print what the sandbox does with each syscall instead (Markdown).\n"
 	      "\n"
 	      "Options:\n"
 	      "  -w, --workspace DIR    the directory ${WORKSPACE} stands for (default: the\n"
@@ -28,6 +32,7 @@ static void help(FILE *f)
 	      "                         as the workspace\n"
 	      "  -s, --set KEY=VALUE    override one setting, e.g. -s limits.wall_time=5s\n"
 	      "  -q, --quiet            validate only, print nothing on success\n"
+	      "      --syscalls         print the syscall table (docs/syscalls.md) and exit\n"
 	      "  -h, --help             show this help\n"
 	      "\n"
 	      "Examples:\n"
@@ -144,17 +149,19 @@ static void notes(const Policy *p, bool quiet)
 
 int cmd_check(int argc, char *argv[])
 {
+	enum { ARG_SYSCALLS = 0x100 };
 	static const struct option options[] = {
 		{"workspace", required_argument, NULL, 'w'},
 		{"set", required_argument, NULL, 's'},
 		{"workspace-anywhere", no_argument, NULL, ARG_WORKSPACE_ANYWHERE},
 		{"quiet", no_argument, NULL, 'q'},
+		{"syscalls", no_argument, NULL, ARG_SYSCALLS},
 		{"help", no_argument, NULL, 'h'},
 		{},
 	};
 	_cleanup_(policy_freep) Policy *p = NULL;
 	PolicyArgs args = {};
-	bool quiet = false;
+	bool quiet = false, syscalls = false;
 	int c, r;
 
 	optind = 1;
@@ -170,6 +177,9 @@ int cmd_check(int argc, char *argv[])
 		case 'q':
 			quiet = true;
 			break;
+		case ARG_SYSCALLS:
+			syscalls = true;
+			break;
 		case 'h':
 			help(stdout);
 			policy_args_done(&args);
@@ -179,6 +189,15 @@ int cmd_check(int argc, char *argv[])
 			log_error("try 'sbxtrace check --help'");
 			return 1;
 		}
+	}
+	if (syscalls) {
+		policy_args_done(&args);
+		if (optind != argc) {
+			log_error("check --syscalls takes no POLICY");
+			return 1;
+		}
+		syscalls_write_markdown(stdout);
+		return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
 	}
 	if (optind != argc - 1) {
 		policy_args_done(&args);

@@ -81,6 +81,8 @@ typedef struct EmuRequest {
 /* Returns < 0 only when the supervisor itself failed; the tracer then fails the call closed. */
 typedef int (*EmuHandler)(const EmuRequest *req, EmuDecision *ret_decision);
 
+/* How much of a syscall the sandbox gives, as a row of the syscall table says
+ * (syscalls/syscalls.h); a partial one's row says what is missing. */
 typedef enum EmuSupport {
 	EMU_FULL,
 	EMU_PARTIAL,
@@ -89,22 +91,14 @@ typedef enum EmuSupport {
 	_EMU_SUPPORT_INVALID = -EINVAL,
 } EmuSupport;
 
+/* What the dispatch must know of a handler (flags of its row in syscalls/table.c). */
 typedef enum EmuFlags {
 	EMU_MAY_BLOCK = 1 << 0, /* the handler may block (FIFO open, connect): run on a worker */
-	EMU_NOTIFY = 1 << 1,	/* route to the supervisor (SCMP_ACT_NOTIFY) */
 	EMU_TRACE = 1 << 2,	/* route through ptrace (SCMP_ACT_TRACE) when the tracer is on */
 	/* the handler may answer CONTINUE for a call that can sleep interruptibly in the kernel
 	 * (connect, sendto): an ERESTARTSYS from it is the kernel's (tracer/ptrace.c) */
 	EMU_KERNEL_INTR = 1 << 3,
 } EmuFlags;
-
-typedef struct EmuEntry {
-	const char *name;   /* libseccomp name; resolved to a number per arch at startup */
-	EmuHandler handler; /* NULL: the policy alone decides (allow in kernel or deny) */
-	EmuSupport support;
-	unsigned flags;	  /* EmuFlags */
-	const char *note; /* for EMU_PARTIAL: what is not emulated */
-} EmuEntry;
 
 static inline void emu_decision_init(EmuDecision *d)
 {

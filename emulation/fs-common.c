@@ -216,10 +216,3 @@ int fs_writeback(EmuDecision *d, uint64_t addr, const void *data, size_t len)
 	};
 	return 0;
 }
-
-int emu_handle_fs_refuse(const EmuRequest *req, EmuDecision *d)
-{
-	(void) req;
-	d->denied = true;
-	return fs_fail(d, -EPERM, "changing the root or mounts is not allowed in the sandbox");
-}

@@ -22,9 +22,6 @@
 
 #include "emulation/emu.h"
 
-extern const EmuEntry emu_fs_entries[];
-extern const size_t emu_fs_n_entries;
-
 /* open, openat, openat2, creat */
 int emu_handle_open(const EmuRequest *req, EmuDecision *ret_decision);
 int emu_handle_open_blocking(const EmuRequest *req, EmuDecision *ret_decision);
@@ -79,8 +76,6 @@ int emu_fs_chdir_check(const EmuRequest *req, const char *path, char *ret_host, 
 int emu_handle_getcwd(const EmuRequest *req, EmuDecision *ret_decision);
 /* getdents64: hidden entries removed */
 int emu_handle_getdents(const EmuRequest *req, EmuDecision *ret_decision);
-/* chroot, pivot_root, the mount API: always refused */
-int emu_handle_fs_refuse(const EmuRequest *req, EmuDecision *ret_decision);
 
 /**
  * The virtual path of the child's cwd ("(unreachable)" semantics are not used: a cwd outside
@@ -123,7 +118,7 @@ int emu_fs_exec_check(const EmuRequest *req, int dirfd, const char *path, int at
 /*
  * execve, execveat: checks (emu_fs_exec_check); an identity-mapped target is continued,
  * a translated one fails with EACCES unless the tracer rewrites the path (decision.host_path)
- * at the ptrace stop and verifies /proc/PID/exe against the checked dev/ino afterwards. Not
- * in emu_fs_entries: exec routing belongs to the tracer.
+ * at the ptrace stop and verifies /proc/PID/exe against the checked dev/ino afterwards (the
+ * row's EMU_TRACE: syscalls/table.c).
  */
 int emu_handle_execve(const EmuRequest *req, EmuDecision *ret_decision);

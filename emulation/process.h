@@ -72,9 +72,6 @@ static inline const EmuProcessOps *emu_process_ops(const EmuRequest *req)
 	return req->tracer ? *(const EmuProcessOps *const *) req->tracer : NULL;
 }
 
-/** The handler table (emulation/table.c): entries by name, in families. */
-const EmuEntry *emu_table(size_t *ret_n);
-
 /* Handlers (emulation/signal.c). */
 int emu_handle_signal(const EmuRequest *req, EmuDecision *ret_decision);
 int emu_handle_pid_target(const EmuRequest *req, EmuDecision *ret_decision);

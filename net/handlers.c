@@ -761,40 +761,6 @@ int net_handle_inotify_init(const EmuRequest *req, EmuDecision *d)
 	return ret_val(d, r, NULL);
 }
 
-static const EmuEntry own_socket_entries[] = {
-	{.name = "inotify_init",
-	 .handler = net_handle_inotify_init,
-	 .support = EMU_FULL,
-	 .flags = EMU_NOTIFY},
-	{.name = "inotify_init1",
-	 .handler = net_handle_inotify_init,
-	 .support = EMU_FULL,
-	 .flags = EMU_NOTIFY},
-	{.name = "accept",
-	 .handler = net_handle_accept,
-	 .support = EMU_PARTIAL,
-	 .flags = EMU_NOTIFY | EMU_MAY_BLOCK,
-	 .note = "where pidfd_getfd is refused: a blocking accept defers handled signals"},
-	{.name = "accept4",
-	 .handler = net_handle_accept,
-	 .support = EMU_PARTIAL,
-	 .flags = EMU_NOTIFY | EMU_MAY_BLOCK,
-	 .note = "where pidfd_getfd is refused: a blocking accept defers handled signals"},
-	{.name = "close", .handler = net_handle_close, .support = EMU_FULL, .flags = EMU_NOTIFY},
-	{.name = "close_range",
-	 .handler = net_handle_close,
-	 .support = EMU_FULL,
-	 .flags = EMU_NOTIFY},
-	{.name = "dup2", .handler = net_handle_close, .support = EMU_FULL, .flags = EMU_NOTIFY},
-	{.name = "dup3", .handler = net_handle_close, .support = EMU_FULL, .flags = EMU_NOTIFY},
-};
-
-const EmuEntry *net_own_socket_entries(size_t *ret_n)
-{
-	*ret_n = ARRAY_SIZE(own_socket_entries);
-	return own_socket_entries;
-}
-
 /* ---- socket, socketpair ---- */
 
 int net_handle_socket(const EmuRequest *req, EmuDecision *d)

@@ -86,7 +86,7 @@ NetMode net_runtime_mode(void);
  * started). */
 Sensitivity net_runtime_level(void);
 
-/* Handlers (net/handlers.c), entries of emulation/table.c. */
+/* Handlers (net/handlers.c), named by the rows of syscalls/table.c. */
 int net_handle_socket(const EmuRequest *req, EmuDecision *ret_decision);
 int net_handle_socketpair(const EmuRequest *req, EmuDecision *ret_decision);
 int net_handle_connect(const EmuRequest *req, EmuDecision *ret_decision);
@@ -99,15 +99,15 @@ int net_handle_recvfrom(const EmuRequest *req, EmuDecision *ret_decision);
 int net_handle_setsockopt(const EmuRequest *req, EmuDecision *ret_decision);
 int net_handle_accept(const EmuRequest *req, EmuDecision *ret_decision);
 int net_handle_sockname(const EmuRequest *req, EmuDecision *ret_decision);
-int net_handle_close(const EmuRequest *req, EmuDecision *ret_decision);
 
-/**
+/*
  * Where pidfd_getfd is refused (a container's default seccomp profile, issue 19) the
- * supervisor creates the tree's sockets and keeps a reference (net/socktab.c): these entries
- * (accept, accept4 emulated; close, close_range, dup2, dup3 notified to sweep the references)
- * replace the table's ALLOW ones in the filter (tracer/filter.c).
+ * supervisor creates the tree's sockets and keeps a reference (net/socktab.c): accept and
+ * accept4 are emulated, close, close_range, dup2 and dup3 notified to sweep the references,
+ * inotify_init(1) made by the supervisor. The syscall table's rows name these handlers
+ * (nogetfd_handler, syscalls/table.c), which replace the kernel's ALLOW in the filter.
  */
-const EmuEntry *net_own_socket_entries(size_t *ret_n);
+int net_handle_close(const EmuRequest *req, EmuDecision *ret_decision);
 int net_handle_inotify_init(const EmuRequest *req, EmuDecision *ret_decision);
 /**
  * There: a duplicate of the socket or inotify instance behind fd of thread tid, which the

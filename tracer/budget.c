@@ -54,8 +54,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <seccomp.h>
-
 #include "common/log.h"
 #include "common/macros.h"
 #include "common/util.h"
@@ -1328,7 +1326,7 @@ static bool disk_changes_locked(Budget *b, pid_t keeper, unsigned buffers)
 
 	/* A bounded number of buffers: a writer keeps queueing changes while we read them, so
 	 * reading until the queue is empty could last as long as it writes. The main loop
-	 * reads one; the rest waits for its next round (the quiet time in tracer.c), no later
+	 * reads one; the rest waits for its next round (the quiet time in tracer/loop.c), no later
 	 * than the budget allows. */
 	while (buffers-- > 0 && (n = read(b->disk_ifd, buf, sizeof(buf))) > 0) {
 		for (char *p = buf; p < buf + n;) {
@@ -1665,37 +1663,29 @@ bool budget_hard_exceeded(const Budget *b)
 
 void budget_filter_apply(TracerFilter *f, const Policy *p)
 {
-	static const char *const names[] = {"clone", "fork", "vfork"};
-	int clone_nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, "clone");
+	for (int nr = 0; nr < TRACER_NR_MAX; nr++) {
+		TracerSlot *s = &f->slots[nr];
+		unsigned flags = s->entry ? s->entry->flags : 0;
 
-	/* cpu_time counts the ends the tracer thread sees (budget_task_ended): a process made
-	 * with CLONE_UNTRACED would not be traced, and its time lost if the kernel reaps it */
-	if (f->ptrace && is_set(p->limits.cpu_time_ms) && clone_nr >= 0 && clone_nr < TRACER_NR_MAX)
-		f->slots[clone_nr].untraced_denied = true;
-	if (is_set(p->limits.disk)) {
-		/* The kernel checks RLIMIT_FSIZE (min(file_size, disk), 0 once the budget is
-		 * used up) against a file's new size only: fallocate() with KEEP_SIZE, or
-		 * within a sparse file's size, allocates any amount past it in one call, long
-		 * before a walk sees it (tests/security/disk-fallocate-budget.c). Register-only:
-		 * the modes that may allocate fail with EOPNOTSUPP, the kernel's answer where a
-		 * file system has no fallocate. */
-		int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, "fallocate");
-		TracerSlot *s = nr >= 0 && nr < TRACER_NR_MAX ? &f->slots[nr] : NULL;
-
-		if (s && s->special == SLOT_PLAIN && !s->kill && s->deny_error <= 0)
+		/* cpu_time counts the ends the tracer thread sees (budget_task_ended): a process
+		 * made with CLONE_UNTRACED would not be traced, and its time lost if the kernel
+		 * reaps it (the rows flagged SYSCALL_UNTRACED: clone) */
+		if ((flags & SYSCALL_UNTRACED) && f->ptrace && is_set(p->limits.cpu_time_ms))
+			s->untraced_denied = true;
+		/* The kernel checks RLIMIT_FSIZE (min(file_size, disk), 0 once the budget is used
+		 * up) against a file's new size only: fallocate() with KEEP_SIZE, or within a
+		 * sparse file's size, allocates any amount past it in one call, long before a
+		 * walk sees it (tests/security/disk-fallocate-budget.c). Register-only: the modes
+		 * that may allocate fail with EOPNOTSUPP, the kernel's answer where a file system
+		 * has no fallocate (the rows flagged SYSCALL_DISK). */
+		if ((flags & SYSCALL_DISK) && is_set(p->limits.disk) && s->special == SLOT_PLAIN &&
+		    !s->kill && s->deny_error <= 0)
 			s->special = SLOT_FALLOCATE;
-	}
-	if (!is_set(p->limits.tasks))
-		return;
-	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
-		int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, names[i]);
-		TracerSlot *s;
-
-		if (nr < 0 || nr >= TRACER_NR_MAX)
+		/* the calls that create a task (SYSCALL_TASKS: clone, fork, vfork). A policy that
+		 * denies or kills one keeps that; one that logs it gets it logged at the budget's
+		 * decision (s->log stays) */
+		if (!(flags & SYSCALL_TASKS) || !is_set(p->limits.tasks))
 			continue;
-		s = &f->slots[nr];
-		/* a policy that denies or kills it keeps that; one that logs it gets it logged
-		 * at the budget's decision (s->log stays) */
 		if (s->kill || s->deny_error > 0 ||
 		    ((s->action & SECCOMP_RET_ACTION_FULL) != SECCOMP_RET_ALLOW &&
 		     s->handler != emu_handle_log))

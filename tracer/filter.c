@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The seccomp filter, generated from the syscall table (emulation/table.c) and the policy's
- * [syscalls] overrides.
+ * The seccomp filter, generated from the syscall table (syscalls/table.c: each row's action,
+ * argument check and flags) and the policy's [syscalls] overrides.
  *
  * libseccomp is the source of truth for syscall numbers, but the BPF is generated here: its
  * 2.5 rule language cannot say "the low 32 bits differ from V" (a rule with mask 0 becomes
@@ -45,7 +45,6 @@
 #include "common/log.h"
 #include "common/missing-seccomp.h"
 #include "common/util.h"
-#include "net/handlers.h"
 #include "policy/policy.h"
 #include "tracer/budget.h"
 
@@ -61,28 +60,6 @@
 	 CLONE_NEWPID | CLONE_NEWNET)
 
 #define ARG_LO(i) ((uint32_t) (offsetof(struct seccomp_data, args) + 8 * (i)))
-
-static const struct {
-	const char *name;
-	SlotSpecial special;
-} specials[] = {
-	{"clone", SLOT_CLONE},
-	{"ioctl", SLOT_IOCTL},
-	{"fcntl", SLOT_FCNTL},
-	{"seccomp", SLOT_SECCOMP},
-	{"personality", SLOT_PERSONALITY},
-	{"prlimit64", SLOT_PID_ARG0},
-	{"setpgid", SLOT_PID_ARG1},
-	{"sched_setaffinity", SLOT_PID_ARG0},
-	{"sched_setparam", SLOT_PID_ARG0},
-	{"sched_setscheduler", SLOT_PID_ARG0},
-	{"sched_setattr", SLOT_PID_ARG0},
-	{"migrate_pages", SLOT_PID_ARG0},
-	{"move_pages", SLOT_PID_ARG0},
-	{"sendto", SLOT_ADDR_ARG4},
-	{"recvfrom", SLOT_ADDR_ARG4},
-	{"setsockopt", SLOT_SETSOCKOPT},
-};
 
 /*
  * Ids in a user namespace of ours (the kernel view's, tracer/kview.c, or a plain user's
@@ -102,23 +79,9 @@ static const struct {
  * 0 without capabilities, and another id is EPERM in both views, as for such a process
  * outside. setfsuid and setfsgid stay: they return the previous id and change nothing for an
  * id the caller may not take, inside the namespace and out alike. What the policy made of
- * a call (deny, kill, log) stays.
+ * a call (deny, kill, log) stays. Which arguments are ids: the rows' uid_args and gid_args
+ * (syscalls/table.c).
  */
-static const struct {
-	const char *name;
-	uint8_t uid_args, gid_args; /* bit i: args[i] is one */
-} id_calls[] = {
-	{"setuid", 1 << 0, 0},
-	{"setreuid", 1 << 0 | 1 << 1, 0},
-	{"setresuid", 1 << 0 | 1 << 1 | 1 << 2, 0},
-	{"setgid", 0, 1 << 0},
-	{"setregid", 0, 1 << 0 | 1 << 1},
-	{"setresgid", 0, 1 << 0 | 1 << 1 | 1 << 2},
-	{"chown", 1 << 1, 1 << 2},
-	{"fchown", 1 << 1, 1 << 2},
-	{"lchown", 1 << 1, 1 << 2},
-	{"fchownat", 1 << 2, 1 << 3},
-};
 
 typedef struct Prog {
 	struct sock_filter *insns;
@@ -273,7 +236,8 @@ static void emit_special(Prog *p, const TracerSlot *s, const TracerFilter *f)
 		ret(p, deny);
 		return;
 	case SLOT_IDS:
-		/* in a user namespace's program (id_calls[]): EPERM, not the kernel's EINVAL */
+		/* in a user namespace's program (the rows' uid_args, gid_args): EPERM, not the
+		 * kernel's EINVAL */
 		for (unsigned i = 0; i < 6; i++) {
 			if (s->uid_args & (1U << i))
 				id_check(p, i, (uint32_t) f->uid);
@@ -447,8 +411,8 @@ static void apply_override(TracerSlot *s, const PolicySyscall *o, int deny_errno
 /* Whether the kernel view's program lets this slot's calls run in the kernel. */
 static bool kview_runs_in_kernel(const TracerSlot *s)
 {
-	return s->entry && tracer_fs_kernel_runs(s->entry) && !s->deny_error && !s->kill &&
-	       !s->log && s->special == SLOT_PLAIN;
+	return s->entry && (s->entry->flags & SYSCALL_PATH) && s->entry->action != SYSCALL_DENY &&
+	       !s->deny_error && !s->kill && !s->log && s->special == SLOT_PLAIN;
 }
 
 /*
@@ -463,11 +427,11 @@ static bool kview_runs_in_kernel(const TracerSlot *s)
  */
 bool tracer_filter_pid_in_kernel(const TracerSlot *s)
 {
+	/* the rows flagged SYSCALL_PID: the signals, the calls checked by emu_handle_pid_target
+	 * and fcntl's F_SETOWN */
 	if (!s->entry || s->deny_error || s->kill)
 		return false;
-	return s->handler == emu_handle_signal || s->handler == emu_handle_pid_target ||
-	       s->handler == emu_handle_fcntl_owner || s->special == SLOT_PID_ARG0 ||
-	       s->special == SLOT_PID_ARG1 || s->special == SLOT_FCNTL;
+	return s->entry->flags & SYSCALL_PID;
 }
 
 bool tracer_filter_restartable(const TracerFilter *f, long nr, bool kernel_view)
@@ -493,7 +457,7 @@ typedef enum Variant {
 	VARIANT_KVIEW = 1 << 0,	 /* the kernel view's: path calls in the kernel */
 	VARIANT_NOIPC = 1 << 1,	 /* no private IPC namespace: host_ipc slots notified, denied */
 	VARIANT_PIDNS = 1 << 2,	 /* a pid namespace of the tree's own: pid calls in the kernel */
-	VARIANT_USERNS = 1 << 3, /* a user namespace of ours: ids outside its map (id_calls[]) */
+	VARIANT_USERNS = 1 << 3, /* a user namespace of ours: ids outside its map (uid_args) */
 } Variant;
 
 /* A variant of the program; the dispatch slots stay f->slots, for every variant. */
@@ -534,24 +498,18 @@ static int build_variant(TracerFilter *f, Variant v, struct sock_filter **ret, s
 	return r;
 }
 
-/* The calls that reach the IPC namespace's objects by key, id or name: SysV shared memory,
- * semaphores and message queues, and POSIX message queues by name (mq_timedsend and the
- * others act on an mq fd, which only mq_open gives). Without a private IPC namespace they
- * would reach the host's (docs/security.md, "A private IPC world"). */
-static const char *const host_ipc_calls[] = {
-	"shmget", "shmat",  "shmctl", "semget", "semop",   "semtimedop", "semctl",
-	"msgget", "msgsnd", "msgrcv", "msgctl", "mq_open", "mq_unlink",
-};
-
+/* The calls that reach the IPC namespace's objects by key, id or name (the rows flagged
+ * SYSCALL_HOST_IPC): SysV shared memory, semaphores and message queues, and POSIX message
+ * queues by name (mq_timedsend and the others act on an mq fd, which only mq_open gives).
+ * Without a private IPC namespace they would reach the host's (docs/security.md, "A private
+ * IPC world"). */
 static void mark_host_ipc(TracerFilter *f)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(host_ipc_calls); i++) {
-		int nr = resolve(host_ipc_calls[i]);
-		TracerSlot *s;
+	for (int nr = 0; nr < TRACER_NR_MAX; nr++) {
+		TracerSlot *s = &f->slots[nr];
 
-		if (nr < 0)
+		if (!s->entry || !(s->entry->flags & SYSCALL_HOST_IPC))
 			continue;
-		s = &f->slots[nr];
 		/* what the policy made of it (deny, kill, log) stays as it is */
 		if (s->action == SECCOMP_RET_ALLOW && s->special == SLOT_PLAIN && !s->handler &&
 		    !s->deny_error && !s->kill)
@@ -559,13 +517,62 @@ static void mark_host_ipc(TracerFilter *f)
 	}
 }
 
+/* A row's slot, before the policy's [syscalls]. */
+static void apply_row(TracerFilter *f, TracerSlot *s, const SyscallRow *row, bool listings,
+		      bool getfd)
+{
+	s->entry = row;
+	s->special = (SlotSpecial) row->check;
+	s->uid_args = row->uid_args;
+	s->gid_args = row->gid_args;
+	switch (row->action) {
+	case SYSCALL_NOTIFY:
+		if ((row->flags & SYSCALL_LISTINGS) && !listings) {
+			/* nothing to filter out of the listings: the kernel runs it */
+			s->action = SECCOMP_RET_ALLOW;
+			break;
+		}
+		/* chdir and exec: the tracer thread rewrites the path and checks the exec'd
+		 * file afterwards (tracer/ptrace.c) */
+		s->action = (row->flags & EMU_TRACE) && f->ptrace ? SECCOMP_RET_TRACE
+								  : SECCOMP_RET_USER_NOTIF;
+		s->handler = row->handler;
+		break;
+	case SYSCALL_DENY:
+		/* notified, so that each denial is counted and audited; without a supervisor the
+		 * kernel answers ENOSYS: still denied */
+		s->action = SECCOMP_RET_USER_NOTIF;
+		s->deny_error = f->deny_errno;
+		break;
+	case SYSCALL_ENOSYS:
+		/* clone3: flags live in memory the filter cannot read; ENOSYS makes libc use
+		 * clone */
+		s->action = SECCOMP_RET_ERRNO | ENOSYS;
+		break;
+	case SYSCALL_ALLOW:
+	default:
+		s->action = SECCOMP_RET_ALLOW;
+		break;
+	}
+	/* where pidfd_getfd is refused, the supervisor creates and keeps the tree's sockets
+	 * (net/socktab.c): accept is emulated, closes are notified to sweep its references */
+	if (!getfd && row->nogetfd_handler && s->action == SECCOMP_RET_ALLOW &&
+	    s->special == SLOT_PLAIN) {
+		s->action = SECCOMP_RET_USER_NOTIF;
+		s->handler = row->nogetfd_handler;
+	}
+}
+
 int tracer_filter_build(const Policy *p, uid_t uid, gid_t gid, TracerFilter **ret_filter)
 {
 	TracerFilter *f;
-	const EmuEntry *table;
+	const SyscallRow *table;
+	bool listings, getfd;
 	size_t n;
 	int r;
 
+	/* the audit log decodes by the same rows (audit/decode.c) */
+	syscalls_audit_init();
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
@@ -573,73 +580,19 @@ int tracer_filter_build(const Policy *p, uid_t uid, gid_t gid, TracerFilter **re
 	f->uid = uid;
 	f->gid = gid;
 
-	table = emu_table(&n);
+	f->ptrace = tracer_fs_needs_ptrace(p);
+	listings = tracer_fs_filters_listings(p);
+	getfd = pidfd_getfd_usable();
+	table = syscalls_table(&n);
 	for (size_t i = 0; i < n; i++) {
-		const EmuEntry *e = &table[i];
-		TracerSlot *s;
-		int nr = resolve(e->name);
+		int nr = resolve(table[i].name);
 
 		if (nr < 0) {
 			log_debug("syscall '%s' unknown to libseccomp, left out of the filter",
-				  e->name);
+				  table[i].name);
 			continue;
 		}
-		s = &f->slots[nr];
-		s->entry = e;
-		if (e->support == EMU_DENIED) {
-			/* notified, so that each denial is counted and audited; without a
-			 * supervisor the kernel answers ENOSYS: still denied */
-			s->action = SECCOMP_RET_USER_NOTIF;
-			s->deny_error = f->deny_errno;
-		} else if (e->handler && (e->flags & EMU_NOTIFY)) {
-			s->action = SECCOMP_RET_USER_NOTIF;
-			s->handler = e->handler;
-		} else
-			s->action = SECCOMP_RET_ALLOW;
-	}
-	/* by number: a name compare per entry and special was 4 500 strcmp() a run */
-	for (size_t j = 0; j < ARRAY_SIZE(specials); j++) {
-		int nr = resolve(specials[j].name);
-
-		if (nr >= 0 && f->slots[nr].entry &&
-		    streq(f->slots[nr].entry->name, specials[j].name))
-			f->slots[nr].special = specials[j].special;
-	}
-	for (size_t j = 0; j < ARRAY_SIZE(id_calls); j++) {
-		int nr = resolve(id_calls[j].name);
-
-		if (nr >= 0) {
-			f->slots[nr].uid_args = id_calls[j].uid_args;
-			f->slots[nr].gid_args = id_calls[j].gid_args;
-		}
-	}
-
-	/* the path-taking syscalls: emulated in the virtual view (tracer/fs.c) */
-	tracer_fs_filter(f, p);
-
-	/* where pidfd_getfd is refused, the supervisor creates and keeps the tree's sockets
-	 * (net/socktab.c): accept is emulated, closes are notified to sweep its references */
-	if (!pidfd_getfd_usable()) {
-		size_t n_own;
-		const EmuEntry *own = net_own_socket_entries(&n_own);
-
-		for (size_t i = 0; i < n_own; i++) {
-			int nr = resolve(own[i].name);
-
-			if (nr < 0 || f->slots[nr].action != SECCOMP_RET_ALLOW ||
-			    f->slots[nr].special != SLOT_PLAIN)
-				continue;
-			f->slots[nr].entry = &own[i];
-			f->slots[nr].action = SECCOMP_RET_USER_NOTIF;
-			f->slots[nr].handler = own[i].handler;
-		}
-	}
-
-	/* clone3: flags live in memory the filter cannot read; ENOSYS makes libc use clone */
-	r = resolve("clone3");
-	if (r >= 0) {
-		f->slots[r].action = SECCOMP_RET_ERRNO | ENOSYS;
-		f->slots[r].special = SLOT_PLAIN;
+		apply_row(f, &f->slots[nr], &table[i], listings, getfd);
 	}
 
 	for (size_t i = 0; i < p->n_syscalls; i++) {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The filesystem view in the supervisor (issue 4; docs/filesystem.md, "In the supervisor"):
- * builds the SbxView from the policy before launch, adds the path-taking syscalls of
- * emulation/fs.h (and execve/execveat) to the filter as notified entries, and maps the
+ * builds the SbxView from the policy before launch, says what the filter needs of the policy
+ * for the path-taking syscalls (ptrace for chdir and exec, getdents64 notified), and maps the
  * policy's virtual working directory to the host directory the command starts in.
  */
 #include "tracer/internal.h"
@@ -19,8 +19,6 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include <seccomp.h>
-
 #include "common/log.h"
 #include "common/util.h"
 #include "emulation/fs.h"
@@ -30,15 +28,6 @@
 #ifndef PROC_SUPER_MAGIC
 #define PROC_SUPER_MAGIC 0x9fa0
 #endif
-
-/* exec routing belongs to the tracer (emulation/fs.h): checked, identity-mapped targets
- * continue, translated ones fail with EACCES (no ptrace rewrite yet, docs/filesystem.md) */
-static const EmuEntry exec_entries[] = {
-	{"execve", emu_handle_execve, EMU_PARTIAL, EMU_NOTIFY | EMU_TRACE,
-	 "checked, then run by the kernel on the child's path string (no ptrace rewrite yet)"},
-	{"execveat", emu_handle_execve, EMU_PARTIAL, EMU_NOTIFY | EMU_TRACE,
-	 "checked, then run by the kernel on the child's path string (no ptrace rewrite yet)"},
-};
 
 static bool hook_in_tree(void *ctx, pid_t pid)
 {
@@ -361,7 +350,7 @@ void tracer_fs_done(Tracer *t)
 
 /* Whether getdents64 must go through the supervisor: hide rules, or a procfs mount (other
  * pids are removed from its listing). Decided from the policy, before the view exists. */
-static bool policy_filters_listings(const Policy *p)
+bool tracer_fs_filters_listings(const Policy *p)
 {
 	for (size_t i = 0; i < p->n_rules; i++)
 		if (p->rules[i].access == RULE_ACCESS_HIDE)
@@ -376,27 +365,10 @@ static bool policy_filters_listings(const Policy *p)
 	return false;
 }
 
-static void add_entry(TracerFilter *f, const EmuEntry *e)
-{
-	int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, e->name);
-	TracerSlot *s;
-
-	if (nr < 0 || nr >= TRACER_NR_MAX) {
-		log_debug("syscall '%s' unknown to libseccomp, left out of the filter", e->name);
-		return;
-	}
-	s = &f->slots[nr];
-	s->entry = e;
-	s->handler = e->handler;
-	s->action = SECCOMP_RET_USER_NOTIF;
-	s->special = SLOT_PLAIN;
-	s->deny_error = 0;
-}
-
 /* ptrace = "auto": on when some mount's virtual path differs from its host path (chdir
  * there needs the argument rewritten), for backtraces, with a cpu_time, disk or tasks
  * budget, and with exec.unlisted = "ask". */
-static bool policy_needs_ptrace(const Policy *p)
+bool tracer_fs_needs_ptrace(const Policy *p)
 {
 	if (p->ptrace == PTRACE_MODE_ALWAYS)
 		return true;
@@ -417,44 +389,6 @@ static bool policy_needs_ptrace(const Policy *p)
 		if (!p->mounts[i].source || !streq(p->mounts[i].source, p->mounts[i].path))
 			return true;
 	return false;
-}
-
-void tracer_fs_filter(TracerFilter *f, const Policy *p)
-{
-	bool listings = policy_filters_listings(p);
-	int nr;
-
-	for (size_t i = 0; i < emu_fs_n_entries; i++) {
-		const EmuEntry *e = &emu_fs_entries[i];
-
-		if (streq(e->name, "getdents64") && !listings)
-			continue; /* allowed in the kernel: nothing to filter out */
-		add_entry(f, e);
-	}
-	for (size_t i = 0; i < ARRAY_SIZE(exec_entries); i++)
-		add_entry(f, &exec_entries[i]);
-
-	f->ptrace = policy_needs_ptrace(p);
-	nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, "chdir");
-	if (f->ptrace && nr >= 0 && nr < TRACER_NR_MAX)
-		/* the tracer thread rewrites the path (tracer/ptrace.c) */
-		f->slots[nr].action = SECCOMP_RET_TRACE;
-	for (size_t i = 0; f->ptrace && i < ARRAY_SIZE(exec_entries); i++) {
-		/* and checks the exec'd file afterwards */
-		nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, exec_entries[i].name);
-		if (nr >= 0 && nr < TRACER_NR_MAX)
-			f->slots[nr].action = SECCOMP_RET_TRACE;
-	}
-}
-
-bool tracer_fs_kernel_runs(const EmuEntry *e)
-{
-	if (e >= exec_entries && e < exec_entries + ARRAY_SIZE(exec_entries))
-		return true;
-	if (e < emu_fs_entries || e >= emu_fs_entries + emu_fs_n_entries)
-		return false;
-	/* refused either way; notified, so that each refusal is counted */
-	return e->handler != emu_handle_fs_refuse;
 }
 
 const char *tracer_fs_virtual_cwd(const Policy *p)

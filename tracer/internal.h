@@ -15,32 +15,36 @@
 #include "emulation/process.h"
 #include "net/handlers.h"
 #include "common/macros.h"
+#include "syscalls/syscalls.h"
 #include "tracer/tracer.h"
 
 /* x86_64 syscall numbers are below this; anything above is ENOSYS in the filter. */
 #define TRACER_NR_MAX 1024
 
+/* The argument checks of the program: a row's check (SyscallCheck, syscalls/syscalls.h),
+ * and those the run's state adds. */
 typedef enum SlotSpecial {
-	SLOT_PLAIN,
-	SLOT_CLONE,	  /* deny namespace flags */
-	SLOT_IOCTL,	  /* deny TIOCSTI, TIOCLINUX; notify FIOSETOWN, SIOCSPGRP */
-	SLOT_FCNTL,	  /* notify F_SETOWN, F_SETOWN_EX */
-	SLOT_PID_ARG0,	  /* notify when args[0] (a pid) is not 0 */
-	SLOT_PID_ARG1,	  /* notify when args[1] (a pgid) is not 0 */
-	SLOT_SECCOMP,	  /* deny SECCOMP_FILTER_FLAG_NEW_LISTENER */
-	SLOT_PERSONALITY, /* allow only Docker's personality values */
-	SLOT_ADDR_ARG4,	  /* notify when args[4] (sendto/recvfrom's address) is not NULL */
-	SLOT_SETSOCKOPT,  /* notify IPv6 routing headers, IPv4 options (net_handle_setsockopt) */
-	SLOT_FALLOCATE,	  /* disk budget: only the modes that free blocks (budget_filter_apply) */
-	SLOT_IDS,	  /* in a user namespace's program: EPERM for an id the map lacks */
+	SLOT_PLAIN = SYSCALL_CHECK_NONE,
+	SLOT_CLONE = SYSCALL_CHECK_CLONE,
+	SLOT_IOCTL = SYSCALL_CHECK_IOCTL,
+	SLOT_FCNTL = SYSCALL_CHECK_FCNTL,
+	SLOT_PID_ARG0 = SYSCALL_CHECK_PID_ARG0,
+	SLOT_PID_ARG1 = SYSCALL_CHECK_PID_ARG1,
+	SLOT_SECCOMP = SYSCALL_CHECK_SECCOMP,
+	SLOT_PERSONALITY = SYSCALL_CHECK_PERSONALITY,
+	SLOT_ADDR_ARG4 = SYSCALL_CHECK_ADDR_ARG4,
+	SLOT_SETSOCKOPT = SYSCALL_CHECK_SETSOCKOPT,
+	SLOT_FALLOCATE = _SYSCALL_CHECK_MAX, /* disk budget: only the modes that free blocks
+					      * (budget_filter_apply) */
+	SLOT_IDS, /* in a user namespace's program: EPERM for an id the map lacks */
 	_SLOT_SPECIAL_MAX,
 	_SLOT_SPECIAL_INVALID = -EINVAL,
 } SlotSpecial;
 
 typedef struct TracerSlot {
-	const EmuEntry *entry; /* NULL: not in the table */
-	EmuHandler handler;    /* called for notifications of this number */
-	uint32_t action;       /* SECCOMP_RET_* (with data) for the plain case */
+	const SyscallRow *entry; /* NULL: not in the table (syscalls/table.c) */
+	EmuHandler handler;	 /* called for notifications of this number */
+	uint32_t action;	 /* SECCOMP_RET_* (with data) for the plain case */
 	SlotSpecial special;
 	int deny_error;	      /* > 0: notified only to be denied with this errno (and counted) */
 	bool log;	      /* policy action "log" */
@@ -359,11 +363,12 @@ bool tracer_audit_emit(Tracer *t, const struct seccomp_notif *n, const EmuDecisi
 int tracer_fs_setup(Tracer *t, const Policy *p);
 /** Frees the view: removes the run directory and tmp mounts (unless kept). */
 void tracer_fs_done(Tracer *t);
-/** Adds the path-taking syscalls (emulation/fs.h) and exec to the filter as notified. */
-void tracer_fs_filter(TracerFilter *f, const Policy *p);
-/** Whether entry is a path-taking syscall that the kernel runs when it holds the view (a
- * user+mount namespace, tracer/kview.c): notified only for the emulated view. */
-bool tracer_fs_kernel_runs(const EmuEntry *e);
+/** Whether the policy needs the tracer thread (ptrace = "auto": a translated mount, backtraces,
+ * a cpu_time, disk or tasks budget, held execs): chdir and exec then go through
+ * SECCOMP_RET_TRACE. */
+bool tracer_fs_needs_ptrace(const Policy *p);
+/** Whether getdents64 must go through the supervisor: hide rules, or a procfs mount. */
+bool tracer_fs_filters_listings(const Policy *p);
 /** ptrace (tracer/ptrace.c): a thread of S seizes the command and traces the whole tree. */
 int tracer_ptrace_start(Tracer *t, pid_t child);
 /** Waits for the tracer thread, which ends when no tracee is left. */

@@ -149,14 +149,13 @@ static const char *policy_unsuitable(const Policy *p)
 		return "[exec] globs are checked by the supervisor";
 	for (size_t i = 0; i < p->n_syscalls; i++) {
 		const char *n = p->syscalls[i].name;
+		const SyscallRow *row;
 
 		if (p->syscalls[i].action != SYSCALL_ACTION_LOG)
 			continue;
-		if (streq(n, "execve") || streq(n, "execveat"))
+		row = syscalls_find(n);
+		if (row && (row->flags & SYSCALL_PATH))
 			return "[syscalls] log names a path-taking syscall";
-		for (size_t j = 0; j < emu_fs_n_entries; j++)
-			if (streq(n, emu_fs_entries[j].name))
-				return "[syscalls] log names a path-taking syscall";
 	}
 	return NULL;
 }

@@ -757,6 +757,7 @@ static void on_clone_stop(Tracer *t, pid_t pid, struct user_regs_struct *regs)
 /* Returns true when the thread stays stopped (a held exec), false when it is to go on. */
 static bool on_seccomp_stop(Tracer *t, pid_t pid)
 {
+	const TracerSlot *slot;
 	struct user_regs_struct regs;
 	char path[PATH_MAX], host[PATH_MAX];
 	ChildMemCtx mc;
@@ -769,15 +770,17 @@ static bool on_seccomp_stop(Tracer *t, pid_t pid)
 
 	if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) < 0)
 		return false;
-	if (regs.orig_rax == SYS_clone || regs.orig_rax == SYS_fork || regs.orig_rax == SYS_vfork) {
+	if (regs.orig_rax >= TRACER_NR_MAX)
+		return false;
+	slot = &t->filter->slots[regs.orig_rax];
+	if (slot->entry && (slot->entry->flags & SYSCALL_TASKS)) {
 		/* ours only when the tasks budget routed it here; a RET_TRACE of a filter the
 		 * program installed itself is let through as before */
-		if (t->filter->slots[regs.orig_rax].action == SECCOMP_RET_TRACE)
+		if (slot->action == SECCOMP_RET_TRACE)
 			on_clone_stop(t, pid, &regs);
 		return false;
 	}
-	if (regs.orig_rax != SYS_chdir && regs.orig_rax != SYS_execve &&
-	    regs.orig_rax != SYS_execveat)
+	if (!slot->entry || !(slot->entry->flags & EMU_TRACE))
 		return false; /* not routed here: let it run as the filter's action says */
 
 	child_mem_init(&mc, pid, -1, 0);
@@ -794,7 +797,7 @@ static bool on_seccomp_stop(Tracer *t, pid_t pid)
 		.tracer = t,
 	};
 	req.args[0] = regs.rdi;
-	if (regs.orig_rax != SYS_chdir)
+	if (slot->entry->handler == emu_handle_execve)
 		return on_exec_stop(t, pid, &regs, tgid, &mc.mem, &req);
 	d = malloc(sizeof(*d));
 	if (!d) {
@@ -859,21 +862,10 @@ static bool fsize_to_edquot(Tracer *t, pid_t pid)
 		return false;
 	if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) < 0 || (long long) regs.rax != -EFBIG)
 		return false;
-	switch (regs.orig_rax) {
-	case SYS_write:
-	case SYS_pwrite64:
-	case SYS_writev:
-	case SYS_pwritev:
-	case SYS_pwritev2:
-	case SYS_fallocate:
-	case SYS_ftruncate:
-	case SYS_sendfile:
-	case SYS_splice:
-	case SYS_copy_file_range:
-		break;
-	default:
+	/* the calls that grow files: their rows' SYSCALL_GROWS (syscalls/table.c) */
+	if (regs.orig_rax >= TRACER_NR_MAX || !t->filter->slots[regs.orig_rax].entry ||
+	    !(t->filter->slots[regs.orig_rax].entry->flags & SYSCALL_GROWS))
 		return false;
-	}
 	regs.rax = (unsigned long long) -EDQUOT;
 	if (ptrace(PTRACE_SETREGS, pid, NULL, &regs) < 0) {
 		log_debug_errno(-errno, "PTRACE_SETREGS of %d", (int) pid);

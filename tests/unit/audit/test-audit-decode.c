@@ -7,6 +7,7 @@
 
 #include "audit/internal.h"
 #include "policy/policy.h"
+#include "syscalls/syscalls.h"
 #include "tests/unit/tap.h"
 
 TEST(open_flags)
@@ -86,6 +87,18 @@ TEST(syscall_table)
 	i = audit_syscall_info(__NR_kill);
 	EXPECT_EQ(i->category, (unsigned) AUDIT_EVENT_SIGNAL);
 
+	/* every call the filter can notify has a layout, also those that were raw before the
+	 * syscall table gave them one; their kind stays "syscall" */
+	i = audit_syscall_info(__NR_ioctl);
+	EXPECT_STREQ(i->name, "ioctl");
+	EXPECT_EQ(i->category, (unsigned) AUDIT_EVENT_SYSCALL);
+	EXPECT_EQ(i->n_args, 3u);
+	EXPECT_STREQ(i->arg_name[1], "cmd");
+	i = audit_syscall_info(__NR_fchmod);
+	EXPECT_EQ(i->type[1], AUDIT_ARG_MODE);
+	EXPECT_EQ(audit_arg_type_from_string("sockaddr"), AUDIT_ARG_SOCKADDR);
+	EXPECT_EQ(audit_arg_type_from_string("nonsense"), _AUDIT_ARG_TYPE_INVALID);
+
 	/* no decoder: named by libseccomp, six raw arguments */
 	i = audit_syscall_info(__NR_sysinfo);
 	EXPECT_STREQ(i->name, "sysinfo");
@@ -99,5 +112,7 @@ TEST(syscall_table)
 
 int main(void)
 {
+	/* the layouts come from the syscall table */
+	syscalls_audit_init();
 	return tap_run();
 }

@@ -9,6 +9,7 @@
 
 #include "audit/audit.h"
 #include "policy/policy.h"
+#include "syscalls/syscalls.h"
 #include "tests/unit/tap.h"
 
 static char path[512];
@@ -224,5 +225,7 @@ TEST(many_records_all_written)
 
 int main(void)
 {
+	/* the layouts come from the syscall table */
+	syscalls_audit_init();
 	return tap_run();
 }

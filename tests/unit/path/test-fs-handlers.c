@@ -18,8 +18,6 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include <seccomp.h>
-
 #include "common/macros.h"
 #include "emulation/fs.h"
 #include "tests/unit/path/fixture.h"
@@ -963,21 +961,6 @@ TEST(exec_checks)
 	EXPECT_STREQ(e->d.host_path, host);
 	free(t);
 	env_free(e);
-}
-
-TEST(fs_table_is_consistent)
-{
-	EXPECT_GE(emu_fs_n_entries, 50);
-	for (size_t i = 0; i < emu_fs_n_entries; i++) {
-		const EmuEntry *en = &emu_fs_entries[i];
-
-		EXPECT_TRUE(en->name && en->handler);
-		/* the tracer resolves names with libseccomp: all of them must be known */
-		EXPECT_GE(seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, en->name), 0);
-		EXPECT_TRUE(en->support != EMU_PARTIAL || en->note);
-		for (size_t j = 0; j < i; j++)
-			EXPECT_FALSE(streq(en->name, emu_fs_entries[j].name));
-	}
 }
 
 int main(void)
