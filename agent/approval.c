@@ -24,7 +24,6 @@
  */
 #include "agent/internal.h"
 
-#include <limits.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -751,26 +750,11 @@ char *agent_approval_socket_dir(void)
 
 /* The socket's directory must not be the data directory or inside it: sessions' workspaces
  * live there, and a view could show them the socket. */
-static int check_socket_dir(const Approval *ap, const char *path, char *err, size_t errsize)
+static int check_socket_dir(const char *real, void *userdata, char *err, size_t errsize)
 {
-	_cleanup_free_ char *dir = strdup(path);
-	char real[PATH_MAX];
+	const Approval *ap = userdata;
 	size_t n = strlen(ap->agent->data_dir);
-	int r;
 
-	if (!dir)
-		return -ENOMEM;
-	if (strrchr(dir, '/'))
-		*strrchr(dir, '/') = 0;
-	else
-		strcpy(dir, ".");
-	if (!*dir)
-		strcpy(dir, "/");
-	if (!realpath(dir, real)) {
-		r = -errno;
-		snprintf(err, errsize, "approval socket directory '%.200s': %s", dir, strerror(errno));
-		return r;
-	}
 	if (strncmp(real, ap->agent->data_dir, n) == 0 && (real[n] == 0 || real[n] == '/')) {
 		snprintf(err, errsize,
 			 "the approval socket must not be inside the data "
@@ -848,9 +832,9 @@ int agent_approval_start(Agent *a, const char *socket_path, const char **ret_soc
 	if (!ap->socket_path)
 		return -ENOMEM;
 	so.path = ap->socket_path;
-	r = check_socket_dir(ap, ap->socket_path, reterr, errsize);
-	if (r >= 0)
-		r = approval_server_start(ap->board, &so, &ap->server, reterr, errsize);
+	so.check_dir = check_socket_dir;
+	so.userdata = ap;
+	r = approval_server_start(ap->board, &so, &ap->server, reterr, errsize);
 	if (r < 0) {
 		free(ap->socket_path);
 		ap->socket_path = NULL;

@@ -46,6 +46,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <pwd.h>
@@ -354,6 +355,19 @@ static int bind_socket(const ApprovalServerOptions *o, char *err, size_t errsize
 		strcpy(dir, ".");
 	if (!*dir)
 		strcpy(dir, "/");
+	if (o->check_dir) {
+		char real[PATH_MAX];
+
+		if (!realpath(dir, real)) {
+			r = -errno;
+			snprintf(err, errsize, "approval socket directory '%.200s': %s", dir,
+				 strerror(-r));
+			return r;
+		}
+		r = o->check_dir(real, o->userdata, err, errsize);
+		if (r < 0)
+			return r;
+	}
 	if (stat(dir, &st) < 0 || (st.st_uid != geteuid() && st.st_uid != 0) ||
 	    (st.st_mode & 0022 && !(st.st_mode & S_ISVTX))) {
 		snprintf(err, errsize,

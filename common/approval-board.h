@@ -96,6 +96,10 @@ typedef struct ApprovalServerOptions {
 	/* the error a process of ours (this process or a descendant) reads, e.g. "refused: a
 	 * process of this sandbox cannot decide its approvals"; JSON-escaped by the server */
 	const char *refusal;
+	/* a rule of the caller's on where the socket may be: called with the real path of its
+	 * directory before anything is bound; < 0 (with a message in err) refuses. NULL: none */
+	int (*check_dir)(const char *real_dir, void *userdata, char *err, size_t errsize);
+	void *userdata;
 } ApprovalServerOptions;
 
 /**
