@@ -9,7 +9,9 @@
  *   1. the MCP client's elicitation (a form), when the client declared that capability;
  *   2. the approval socket: a Unix socket of this server (mode 0600, in the user's runtime
  *      directory, never inside a session's view) that `sbxtrace approvals` lists and
- *      `sbxtrace approve ID --allow|--allow-session|--deny` answers;
+ *      `sbxtrace approve ID --allow|--allow-session|--deny` answers; its board of waiting
+ *      calls, its thread and its peer checks are common/approval-board.c, shared with
+ *      `sbxtrace run --approval-socket`;
  * and with neither, the call fails with approval_required. A timeout denies. allow_session
  * remembers the rule for the session (for calls outside one: the MCP connection).
  *
@@ -22,28 +24,20 @@
  */
 #include "agent/internal.h"
 
-#include <fcntl.h>
-#include <limits.h>
-#include <poll.h>
-#include <pwd.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "common/approval-board.h"
 #include "common/approval-wire.h"
-#include "common/log.h"
 #include "common/macros.h"
 #include "common/util.h"
 
-#define MAX_TOOLS 64
-#define REQUEST_MAX (64u * 1024)
+#define MAX_TOOLS   64
 #define HEARTBEAT_S 5
 
 /* ---- levels, rules ---- */
@@ -259,37 +253,7 @@ static bool rule_matches(const ApprovalRule *r, const char *tool, const json_t *
 
 /* ---- the state ---- */
 
-typedef enum Decision {
-	DECISION_NONE = -1,
-	DECISION_ALLOW_ONCE,
-	DECISION_ALLOW_SESSION,
-	DECISION_DENY,
-	_DECISION_MAX,
-} Decision;
-
-static const char *const decision_names[_DECISION_MAX] = {"allow_once", "allow_session", "deny"};
-
-static Decision decision_from_string(const char *s)
-{
-	for (int i = 0; s && i < _DECISION_MAX; i++)
-		if (streq(s, decision_names[i]))
-			return i;
-	return DECISION_NONE;
-}
-
 typedef struct Approval Approval;
-
-/* A call waiting on the socket. */
-typedef struct Waiter {
-	struct Waiter *next;
-	char id[32];
-	json_t *info; /* what `sbxtrace approvals` shows */
-	uint64_t start_ns;
-	Decision decision;
-	char *note;
-	char decider[160];
-	bool cancelled;
-} Waiter;
 
 /* An allow_session: rule index in scope (a session id, or "conn:" and the connection's). */
 typedef struct Remembered {
@@ -319,37 +283,16 @@ struct Approval {
 	size_t n_rules;
 	ApprovalRule *defaults;
 	size_t n_defaults;
-	char *socket_path;
-	int listen_fd, stop_pipe[2];
-	pthread_t thread;
-	bool thread_started;
+	ApprovalBoard *board;	/* the calls waiting on the socket */
+	ApprovalServer *server; /* the socket, NULL: none (or stopped) */
+	char *socket_path;	/* where it was; stays after the stop, as ret_socket points here */
+	bool have_socket;
 	pthread_mutex_t lock; /* guards what follows */
-	pthread_cond_t cond;  /* CLOCK_MONOTONIC */
-	Waiter *waiters;
-	bool stopping;
 	Remembered *remembered;
 	TenantLog *logs;
 	ToolWrap wraps[MAX_TOOLS];
 	size_t n_wraps;
 };
-
-static void new_id(char out[32])
-{
-	static const char b62[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-	uint8_t b[16];
-	size_t n = 0;
-
-	if (getrandom(b, sizeof(b), 0) != sizeof(b))
-		for (size_t i = 0; i < sizeof(b); i++)
-			b[i] = (uint8_t) (now_monotonic_ns() >> (i % 8));
-	memcpy(out, "apr_", 4);
-	for (size_t i = 0; i < sizeof(b) && n < 16; i++)
-		if (b[i] < 248) /* 248 = 4 * 62: no bias */
-			out[4 + n++] = b62[b[i] % 62];
-	while (n < 16)
-		out[4 + n++] = '0';
-	out[20] = 0;
-}
 
 static void audit(Approval *ap, Session *s, const char *tenant, const char *kind, json_t *f)
 {
@@ -391,7 +334,7 @@ typedef struct Request {
 } Request;
 
 typedef struct Outcome {
-	Decision decision;
+	ApprovalDecision decision;
 	char decider[160];
 	char *note;
 	const char *channel; /* "elicitation", "socket", "none" */
@@ -436,10 +379,11 @@ static int ask_elicitation(McpCall *call, const Request *rq, Outcome *o)
 				  : NULL;
 		snprintf(o->decider, sizeof(o->decider), "elicitation (the MCP client's user, action %s)",
 			 action ? action : "?");
-		if (action && streq(action, "accept") && decision_from_string(d) != DECISION_NONE)
-			o->decision = decision_from_string(d);
+		if (action && streq(action, "accept") &&
+		    approval_decision_from_string(d) != APPROVAL_NONE)
+			o->decision = approval_decision_from_string(d);
 		else {
-			o->decision = DECISION_DENY;
+			o->decision = APPROVAL_DENY;
 			if (action && streq(action, "accept"))
 				snprintf(o->reason, sizeof(o->reason), "the form's decision was not one of "
 					 "allow_once, allow_session, deny");
@@ -450,14 +394,14 @@ static int ask_elicitation(McpCall *call, const Request *rq, Outcome *o)
 		json_decref(res);
 		return 0;
 	case -ETIMEDOUT:
-		o->decision = DECISION_DENY;
+		o->decision = APPROVAL_DENY;
 		o->timed_out = true;
 		snprintf(o->decider, sizeof(o->decider), "timeout");
 		snprintf(o->reason, sizeof(o->reason), "no answer to the elicitation within %llu s",
 			 (unsigned long long) rq->timeout_s);
 		return 0;
 	case -ECANCELED:
-		o->decision = DECISION_DENY;
+		o->decision = APPROVAL_DENY;
 		o->cancelled = true;
 		snprintf(o->decider, sizeof(o->decider), "cancelled");
 		snprintf(o->reason, sizeof(o->reason), "the tool call was cancelled");
@@ -470,56 +414,78 @@ static int ask_elicitation(McpCall *call, const Request *rq, Outcome *o)
 }
 
 typedef struct CancelCtx {
-	Approval *ap;
-	Waiter *w;
+	ApprovalBoard *board;
+	ApprovalWaiter *w;
 } CancelCtx;
 
 static void cancel_waiter(void *userdata)
 {
 	CancelCtx *c = userdata;
 
-	pthread_mutex_lock(&c->ap->lock);
-	c->w->cancelled = true;
-	pthread_cond_broadcast(&c->ap->cond);
-	pthread_mutex_unlock(&c->ap->lock);
+	approval_board_cancel(c->board, c->w);
+}
+
+/* What the board's hooks of a wait on the socket see. */
+typedef struct WaitCtx {
+	McpCall *call;
+	bool (*aborted)(void *);
+	void *userdata;
+} WaitCtx;
+
+static bool wait_aborted(void *userdata)
+{
+	WaitCtx *c = userdata;
+
+	return c->aborted(c->userdata);
+}
+
+static void heartbeat(void *userdata, uint64_t waited_ns)
+{
+	WaitCtx *c = userdata;
+
+	/* progress while waiting, for clients that reset their timeout on it */
+	if (c->call)
+		mcp_call_progress(c->call, (double) waited_ns / 1e9, 0,
+				  "waiting for a human's approval");
 }
 
 /* Waits for `sbxtrace approve` on the socket, until a decision, the timeout, the server's
  * stop, or: without aborted, the call's cancellation (on_cancel is ours while we wait); with
- * aborted, whenever aborted(userdata) says so — asked under ap->lock, again after each
- * approval_wake() — because the call's on_cancel belongs to whoever runs the code then. */
+ * aborted, whenever aborted(userdata) says so — asked under the board's lock, again after
+ * each approval_wake() — because the call's on_cancel belongs to whoever runs the code then. */
 static int wait_socket(Approval *ap, McpCall *call, bool (*aborted)(void *), void *userdata,
 		       const Request *rq, Outcome *o)
 {
-	Waiter w = {.decision = DECISION_NONE, .start_ns = now_monotonic_ns()};
-	CancelCtx cc = {ap, &w};
-	uint64_t deadline = w.start_ns + rq->timeout_s * 1000000000ull, next_beat;
+	uint64_t deadline = now_monotonic_ns() + rq->timeout_s * 1000000000ull;
+	WaitCtx wc = {call, aborted, userdata};
+	ApprovalWaitHooks hooks = {
+		.aborted = aborted ? wait_aborted : NULL,
+		.beat = heartbeat,
+		.beat_ns = HEARTBEAT_S * 1000000000ull,
+		.userdata = &wc,
+	};
 	_cleanup_free_ char *line = NULL;
-	struct timespec ts;
+	ApprovalWaiter w;
+	CancelCtx cc = {ap->board, &w};
+	ApprovalWait end;
+	json_t *info;
 
-	memcpy(w.id, rq->id, sizeof(w.id));
-	w.info = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s, s:I, s:I}", "id", rq->id, "tool",
-			   rq->tool, "risk", risk_level_to_string(rq->risk), "rule", rq->rule,
-			   "session_id", rq->session_id, "tenant", rq->tenant, "timeout_s",
-			   (json_int_t) rq->timeout_s, "requested_ms",
-			   (json_int_t) (now_realtime_ns() / 1000000));
-	if (!w.info)
+	info = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s, s:I, s:I}", "id", rq->id, "tool",
+			 rq->tool, "risk", risk_level_to_string(rq->risk), "rule", rq->rule,
+			 "session_id", rq->session_id, "tenant", rq->tenant, "timeout_s",
+			 (json_int_t) rq->timeout_s, "requested_ms",
+			 (json_int_t) (now_realtime_ns() / 1000000));
+	if (!info)
 		return -ENOMEM;
-	json_object_set_new(w.info, "arguments", json_string(rq->shown));
+	json_object_set_new(info, "arguments", json_string(rq->shown));
 	o->channel = "socket";
 
-	pthread_mutex_lock(&ap->lock);
-	if (ap->stopping) {
-		pthread_mutex_unlock(&ap->lock);
-		json_decref(w.info);
-		o->decision = DECISION_DENY;
+	if (approval_board_post(ap->board, &w, rq->id, info) < 0) {
+		o->decision = APPROVAL_DENY;
 		snprintf(o->decider, sizeof(o->decider), "server stopping");
 		snprintf(o->reason, sizeof(o->reason), "the server is stopping");
 		return 0;
 	}
-	w.next = ap->waiters;
-	ap->waiters = &w;
-	pthread_mutex_unlock(&ap->lock);
 
 	line = strdup_printf("approval %s: %s risk, %s: %s%s%s; answer with `sbxtrace approve %s "
 			     "--allow|--allow-session|--deny` within %llu s",
@@ -535,54 +501,24 @@ static int wait_socket(Approval *ap, McpCall *call, bool (*aborted)(void *), voi
 	if (call && !aborted)
 		mcp_call_on_cancel(call, cancel_waiter, &cc);
 
-	next_beat = w.start_ns + HEARTBEAT_S * 1000000000ull;
-	pthread_mutex_lock(&ap->lock);
-	for (;;) {
-		uint64_t now = now_monotonic_ns(), until;
-
-		if (aborted && !w.cancelled && aborted(userdata))
-			w.cancelled = true;
-		if (w.decision != DECISION_NONE || w.cancelled || ap->stopping || now >= deadline)
-			break;
-		if (now >= next_beat) {
-			/* progress while waiting, for clients that reset their timeout on it */
-			pthread_mutex_unlock(&ap->lock);
-			if (call)
-				mcp_call_progress(call, (double) (now - w.start_ns) / 1e9, 0,
-						  "waiting for a human's approval");
-			pthread_mutex_lock(&ap->lock);
-			next_beat += HEARTBEAT_S * 1000000000ull;
-			continue;
-		}
-		until = deadline < next_beat ? deadline : next_beat;
-		ts.tv_sec = (time_t) (until / 1000000000ull);
-		ts.tv_nsec = (long) (until % 1000000000ull);
-		(void) pthread_cond_timedwait(&ap->cond, &ap->lock, &ts);
-	}
-	for (Waiter **p = &ap->waiters; *p; p = &(*p)->next)
-		if (*p == &w) {
-			*p = w.next;
-			break;
-		}
-	pthread_mutex_unlock(&ap->lock);
+	end = approval_board_wait(ap->board, &w, deadline, &hooks);
 	if (call && !aborted)
 		mcp_call_on_cancel(call, NULL, NULL);
-	json_decref(w.info);
 
-	if (w.decision != DECISION_NONE) {
+	if (end == APPROVAL_WAIT_DECIDED) {
 		o->decision = w.decision;
 		o->note = w.note;
 		memcpy(o->decider, w.decider, sizeof(o->decider));
 		return 0;
 	}
-	o->decision = DECISION_DENY;
-	if (w.cancelled) {
+	o->decision = APPROVAL_DENY;
+	if (end == APPROVAL_WAIT_CANCELLED) {
 		o->cancelled = true;
 		snprintf(o->decider, sizeof(o->decider), "cancelled");
 		snprintf(o->reason, sizeof(o->reason), "%s",
 			 aborted ? "the tool call was cancelled, or the run stopped waiting"
 				 : "the tool call was cancelled");
-	} else if (ap->stopping) {
+	} else if (end == APPROVAL_WAIT_STOPPING) {
 		snprintf(o->decider, sizeof(o->decider), "server stopping");
 		snprintf(o->reason, sizeof(o->reason), "the server is stopping");
 	} else {
@@ -645,7 +581,7 @@ static int guarded(McpCall *call, json_t *args, void *userdata, json_t **ret)
 	const char *sid = json_string_value(json_object_get(args, "session_id"));
 	const ApprovalRule *rule = NULL;
 	Request rq = {.tool = tw->name, .tenant = conn->tenant};
-	Outcome o = {.decision = DECISION_NONE, .channel = "none"};
+	Outcome o = {.decision = APPROVAL_NONE, .channel = "none"};
 	char scope[96], dig[65];
 	size_t idx = SIZE_MAX;
 	Session *s = NULL;
@@ -696,7 +632,7 @@ static int guarded(McpCall *call, json_t *args, void *userdata, json_t **ret)
 		snprintf(scope, sizeof(scope), "%s", s->id);
 	else
 		snprintf(scope, sizeof(scope), "conn:%.80s", conn->id);
-	new_id(rq.id);
+	approval_new_id("apr_", rq.id);
 	{
 		_cleanup_free_ char *text = json_dumps(args, JSON_COMPACT | JSON_SORT_KEYS);
 
@@ -729,7 +665,7 @@ static int guarded(McpCall *call, json_t *args, void *userdata, json_t **ret)
 				"args_sha256", dig));
 		r = ask_elicitation(call, &rq, &o);
 	}
-	if (r > 0 && ap->listen_fd >= 0) {
+	if (r > 0 && ap->have_socket) {
 		audit(ap, s, conn->tenant, "approval_request",
 		      json_pack("{s:s, s:s, s:s, s:s, s:I, s:s, s:s}", "approval_id", rq.id, "tool",
 				rq.tool, "risk", risk_level_to_string(rq.risk), "rule", rq.rule,
@@ -744,7 +680,7 @@ static int guarded(McpCall *call, json_t *args, void *userdata, json_t **ret)
 		return r;
 	}
 	if (r > 0) {
-		o.decision = DECISION_DENY;
+		o.decision = APPROVAL_DENY;
 		o.channel = "none";
 		snprintf(o.decider, sizeof(o.decider), "none");
 		snprintf(o.reason, sizeof(o.reason),
@@ -754,11 +690,13 @@ static int guarded(McpCall *call, json_t *args, void *userdata, json_t **ret)
 	}
 	audit(ap, s, conn->tenant, "approval_decision",
 	      json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s?, s:s?, s:I, s:b}", "approval_id",
-			rq.id, "tool", rq.tool, "risk", risk_level_to_string(rq.risk), "rule", rq.rule,
-			"decision", r > 0 ? "approval_required" : decision_names[o.decision], "decider",
-			o.decider, "channel", o.channel, "note", o.note, "reason",
+			rq.id, "tool", rq.tool, "risk", risk_level_to_string(rq.risk), "rule",
+			rq.rule, "decision",
+			r > 0 ? "approval_required" : approval_decision_to_string(o.decision),
+			"decider", o.decider, "channel", o.channel, "note", o.note, "reason",
 			o.reason[0] ? o.reason : NULL, "waited_ms",
-			(json_int_t) ((now_monotonic_ns() - t0) / 1000000), "timed_out", o.timed_out));
+			(json_int_t) ((now_monotonic_ns() - t0) / 1000000), "timed_out",
+			o.timed_out));
 	free(rq.shown);
 	session_put(s);
 
@@ -769,7 +707,7 @@ static int guarded(McpCall *call, json_t *args, void *userdata, json_t **ret)
 			 "through an MCP client with elicitation, or to run the server with an "
 			 "approval socket (sbxtrace approve).", o.reason);
 		*ret = refusal("approval_required", &rq, &o, text);
-	} else if (o.decision == DECISION_DENY) {
+	} else if (o.decision == APPROVAL_DENY) {
 		char text[900];
 
 		snprintf(text, sizeof(text), "denied: %s of %s (%s risk: %s) was not approved (%s%s%s)%s%s",
@@ -778,7 +716,7 @@ static int guarded(McpCall *call, json_t *args, void *userdata, json_t **ret)
 			 o.note ? o.note : "");
 		*ret = refusal("approval_denied", &rq, &o, text);
 	} else {
-		if (o.decision == DECISION_ALLOW_SESSION && idx != SIZE_MAX)
+		if (o.decision == APPROVAL_ALLOW_SESSION && idx != SIZE_MAX)
 			remember(ap, conn->tenant, scope, idx);
 		free(o.note);
 		return tw->handler(call, args, tw->userdata, ret);
@@ -788,145 +726,6 @@ static int guarded(McpCall *call, json_t *args, void *userdata, json_t **ret)
 }
 
 /* ---- the socket ---- */
-
-static json_t *handle_request(Approval *ap, const json_t *req, const struct ucred *cred)
-{
-	const char *op = json_string_value(json_object_get(req, "op"));
-
-	if (op && streq(op, "list")) {
-		json_t *list = json_array();
-		uint64_t now = now_monotonic_ns();
-
-		pthread_mutex_lock(&ap->lock);
-		for (Waiter *w = ap->waiters; w && list; w = w->next)
-			if (w->decision == DECISION_NONE) {
-				json_t *x = json_deep_copy(w->info);
-
-				if (x)
-					json_object_set_new(x, "waited_s",
-							    json_integer((json_int_t) ((now - w->start_ns) / 1000000000ull)));
-				json_array_append_new(list, x);
-			}
-		pthread_mutex_unlock(&ap->lock);
-		return json_pack("{s:b, s:o}", "ok", 1, "pending", list ? list : json_array());
-	}
-	if (op && streq(op, "decide")) {
-		const char *id = json_string_value(json_object_get(req, "id"));
-		const char *note = json_string_value(json_object_get(req, "note"));
-		Decision d = decision_from_string(json_string_value(json_object_get(req, "decision")));
-		struct passwd *pw;
-		char who[64];
-		bool found = false;
-
-		if (!id || d == DECISION_NONE)
-			return json_pack("{s:b, s:s}", "ok", 0, "error",
-					 "decide needs id and decision (allow_once, allow_session, deny)");
-		pw = getpwuid(cred->uid); /* the socket thread's only caller: not reentrant is fine */
-		snprintf(who, sizeof(who), "%s", pw ? pw->pw_name : "?");
-		pthread_mutex_lock(&ap->lock);
-		for (Waiter *w = ap->waiters; w; w = w->next)
-			if (streq(w->id, id) && w->decision == DECISION_NONE) {
-				w->decision = d;
-				w->note = note ? strndup(note, 1000) : NULL;
-				snprintf(w->decider, sizeof(w->decider),
-					 "approval socket (uid %u %s, pid %d)", (unsigned) cred->uid, who,
-					 (int) cred->pid);
-				found = true;
-				pthread_cond_broadcast(&ap->cond);
-			}
-		pthread_mutex_unlock(&ap->lock);
-		if (!found)
-			return json_pack("{s:b, s:s}", "ok", 0, "error",
-					 "no pending approval request with that id (decided, timed "
-					 "out, or never asked)");
-		return json_pack("{s:b, s:s, s:s}", "ok", 1, "id", id, "decision", decision_names[d]);
-	}
-	return json_pack("{s:b, s:s}", "ok", 0, "error", "unknown op (list, decide)");
-}
-
-/* Whether pid is this server or one of its descendants — a sandbox we started runs as our
- * user, so the uid cannot tell; the ancestry can. Unknown ancestry counts as ours (refused). */
-static bool descends_from_us(pid_t pid)
-{
-	return approval_pid_descends_from(pid, getpid());
-}
-
-static void serve_client(Approval *ap, int fd)
-{
-	struct timeval tv = {.tv_sec = 5};
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-	char *buf = malloc(REQUEST_MAX + 1);
-	size_t n = 0;
-	json_t *req, *reply;
-	char *text;
-
-	if (!buf)
-		return;
-	(void) setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	(void) setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
-	    (cred.uid != geteuid() && cred.uid != 0)) {
-		free(buf);
-		return; /* 0600 keeps others out already; this is the second lock */
-	}
-	if (cred.pid <= 0 || descends_from_us(cred.pid)) {
-		/* a process of ours (a sandbox, should a policy ever expose the socket): no */
-		static const char no[] = "{\"ok\":false,\"error\":\"refused: a process started by "
-					 "this server cannot decide its approvals\"}\n";
-
-		(void) write_all(fd, no, sizeof(no) - 1);
-		free(buf);
-		return;
-	}
-	while (n < REQUEST_MAX) {
-		ssize_t k = read(fd, buf + n, REQUEST_MAX - n);
-
-		if (k <= 0)
-			break;
-		n += (size_t) k;
-		if (memchr(buf, '\n', n))
-			break;
-	}
-	buf[n] = 0;
-	req = json_loadb(buf, strcspn(buf, "\n"), 0, NULL);
-	free(buf);
-	reply = json_is_object(req) ? handle_request(ap, req, &cred)
-				    : json_pack("{s:b, s:s}", "ok", 0, "error", "not a JSON object");
-	json_decref(req);
-	text = reply ? json_dumps(reply, JSON_COMPACT) : NULL;
-	json_decref(reply);
-	if (text) {
-		(void) write_all(fd, text, strlen(text));
-		(void) write_all(fd, "\n", 1);
-	}
-	free(text);
-}
-
-static void *socket_thread(void *userdata)
-{
-	Approval *ap = userdata;
-
-	for (;;) {
-		struct pollfd p[2] = {{.fd = ap->listen_fd, .events = POLLIN},
-				      {.fd = ap->stop_pipe[0], .events = POLLIN}};
-		int fd;
-
-		if (poll(p, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (p[1].revents)
-			break;
-		fd = accept4(ap->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd < 0)
-			continue;
-		serve_client(ap, fd);
-		close(fd);
-	}
-	return NULL;
-}
 
 /* The default directory: $XDG_RUNTIME_DIR/sbxtrace, /run/user/UID/sbxtrace, else
  * /tmp/sbxtrace-UID; made 0700 and checked to be ours. */
@@ -949,73 +748,20 @@ char *agent_approval_socket_dir(void)
 	return default_socket_dir();
 }
 
-static int open_socket(Approval *ap, const char *path, char *err, size_t errsize)
+/* The socket's directory must not be the data directory or inside it: sessions' workspaces
+ * live there, and a view could show them the socket. */
+static int check_socket_dir(const char *real, void *userdata, char *err, size_t errsize)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	_cleanup_free_ char *dir = strdup(path);
-	char real[PATH_MAX];
-	struct stat st;
-	mode_t old;
-	int fd, r;
+	const Approval *ap = userdata;
+	size_t n = strlen(ap->agent->data_dir);
 
-	if (!dir)
-		return -ENOMEM;
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		snprintf(err, errsize, "approval socket path '%.200s' is too long", path);
-		return -ENAMETOOLONG;
-	}
-	*strrchr(dir, '/') = 0;
-	if (!*dir)
-		strcpy(dir, "/");
-	if (!realpath(dir, real)) {
-		r = -errno;
-		snprintf(err, errsize, "approval socket directory '%.200s': %s", dir, strerror(errno));
-		return r;
-	}
-	{
-		size_t n = strlen(ap->agent->data_dir);
-
-		if (strncmp(real, ap->agent->data_dir, n) == 0 && (real[n] == 0 || real[n] == '/')) {
-			snprintf(err, errsize, "the approval socket must not be inside the data "
-				 "directory '%s' (sessions' workspaces live there)", ap->agent->data_dir);
-			return -EPERM;
-		}
-	}
-	if (stat(real, &st) < 0 || (st.st_uid != geteuid() && st.st_uid != 0) ||
-	    (st.st_mode & 0022 && !(st.st_mode & S_ISVTX))) {
-		snprintf(err, errsize, "approval socket directory '%.200s' must be ours and not "
-			 "writable by others", real);
+	if (strncmp(real, ap->agent->data_dir, n) == 0 && (real[n] == 0 || real[n] == '/')) {
+		snprintf(err, errsize,
+			 "the approval socket must not be inside the data "
+			 "directory '%s' (sessions' workspaces live there)",
+			 ap->agent->data_dir);
 		return -EPERM;
 	}
-	strcpy(sa.sun_path, path);
-	if (lstat(path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode)) {
-			snprintf(err, errsize, "'%.200s' exists and is not a socket", path);
-			return -EEXIST;
-		}
-		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd >= 0 && connect(fd, (struct sockaddr *) &sa, sizeof(sa)) == 0) {
-			close(fd);
-			snprintf(err, errsize, "another server listens on '%.200s'", path);
-			return -EADDRINUSE;
-		}
-		if (fd >= 0)
-			close(fd);
-		(void) unlink(path); /* stale */
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	old = umask(0177); /* at startup, before any other file is made: mode 0600 */
-	r = bind(fd, (struct sockaddr *) &sa, sizeof(sa));
-	umask(old);
-	if (r < 0 || chmod(path, 0600) < 0 || listen(fd, 16) < 0) {
-		r = -errno;
-		snprintf(err, errsize, "approval socket '%.200s': %s", path, strerror(-r));
-		close(fd);
-		return r;
-	}
-	ap->listen_fd = fd;
 	return 0;
 }
 
@@ -1023,7 +769,10 @@ int agent_approval_start(Agent *a, const char *socket_path, const char **ret_soc
 			 char *reterr, size_t errsize)
 {
 	const ApprovalConfig *cfg = &a->config->approval;
-	pthread_condattr_t attr;
+	ApprovalServerOptions so = {
+		.refuse_live = true,
+		.refusal = "refused: a process started by this server cannot decide its approvals",
+	};
 	Approval *ap;
 	bool any = false;
 	int r;
@@ -1040,13 +789,11 @@ int agent_approval_start(Agent *a, const char *socket_path, const char **ret_soc
 		return -ENOMEM;
 	ap->agent = a;
 	ap->cfg = cfg;
-	ap->listen_fd = ap->stop_pipe[0] = ap->stop_pipe[1] = -1;
 	pthread_mutex_init(&ap->lock, NULL);
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&ap->cond, &attr);
-	pthread_condattr_destroy(&attr);
 	a->approval = ap;
+	ap->board = approval_board_new();
+	if (!ap->board)
+		return -ENOMEM;
 	if (cfg->default_rules && (r = build_default_rules(&ap->defaults, &ap->n_defaults)) < 0)
 		return r;
 	ap->rules = calloc(cfg->n_rules + ap->n_defaults + 1, sizeof(*ap->rules));
@@ -1084,17 +831,16 @@ int agent_approval_start(Agent *a, const char *socket_path, const char **ret_soc
 	}
 	if (!ap->socket_path)
 		return -ENOMEM;
-	r = open_socket(ap, ap->socket_path, reterr, errsize);
+	so.path = ap->socket_path;
+	so.check_dir = check_socket_dir;
+	so.userdata = ap;
+	r = approval_server_start(ap->board, &so, &ap->server, reterr, errsize);
 	if (r < 0) {
 		free(ap->socket_path);
 		ap->socket_path = NULL;
 		return r;
 	}
-	if (pipe2(ap->stop_pipe, O_CLOEXEC) < 0)
-		return -errno;
-	if ((r = pthread_create(&ap->thread, NULL, socket_thread, ap)) != 0)
-		return -r;
-	ap->thread_started = true;
+	ap->have_socket = true;
 	*ret_socket = ap->socket_path;
 	return 0;
 }
@@ -1105,24 +851,9 @@ void agent_approval_stop(Agent *a)
 
 	if (!ap)
 		return;
-	pthread_mutex_lock(&ap->lock);
-	ap->stopping = true;
-	pthread_cond_broadcast(&ap->cond);
-	pthread_mutex_unlock(&ap->lock);
-	if (ap->thread_started) {
-		if (write(ap->stop_pipe[1], "x", 1) < 0)
-			log_debug("approval: cannot wake the socket thread");
-		pthread_join(ap->thread, NULL);
-	}
-	if (ap->listen_fd >= 0) {
-		close(ap->listen_fd);
-		(void) unlink(ap->socket_path);
-	}
-	if (ap->stop_pipe[0] >= 0) {
-		close(ap->stop_pipe[0]);
-		close(ap->stop_pipe[1]);
-	}
-	/* calls still waiting see `stopping`, deny and leave; the state stays allocated (the
+	approval_board_stop(ap->board);
+	ap->server = approval_server_stop(ap->server);
+	/* calls still waiting see the board stop, deny and leave; the state stays allocated (the
 	 * process is ending, and a call may still be on its way out through it) */
 }
 
@@ -1177,9 +908,7 @@ void approval_wake(Agent *a)
 
 	if (!ap)
 		return;
-	pthread_mutex_lock(&ap->lock);
-	pthread_cond_broadcast(&ap->cond);
-	pthread_mutex_unlock(&ap->lock);
+	approval_board_wake(ap->board);
 }
 
 json_t *approval_decide_held(Agent *a, Session *s, const json_t *req, McpCall *call,
@@ -1193,7 +922,7 @@ json_t *approval_decide_held(Agent *a, Session *s, const json_t *req, McpCall *c
 	json_int_t tmo = json_integer_value(json_object_get(req, "timeout_s"));
 	const char *tool, *call_what, *what;
 	Request rq = {.tenant = s->tenant, .session_id = s->id, .risk = RISK_HIGH};
-	Outcome o = {.decision = DECISION_NONE, .channel = "none"};
+	Outcome o = {.decision = APPROVAL_NONE, .channel = "none"};
 	uint64_t t0 = now_monotonic_ns();
 	char rule[160];
 	json_t *rep;
@@ -1237,7 +966,7 @@ json_t *approval_decide_held(Agent *a, Session *s, const json_t *req, McpCall *c
 				       (json_int_t) rq.timeout_s, "channel", "elicitation"));
 		r = ask_elicitation(call, &rq, &o);
 	}
-	if (r > 0 && ap && ap->listen_fd >= 0) {
+	if (r > 0 && ap && ap->have_socket) {
 		record_event(s, "approval_request",
 			     json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:I, s:s}", "approval_id",
 				       rq.id, "tool", tool, "risk", "HIGH", "rule", rule,
@@ -1246,7 +975,7 @@ json_t *approval_decide_held(Agent *a, Session *s, const json_t *req, McpCall *c
 		r = wait_socket(ap, call, aborted, userdata, &rq, &o);
 	}
 	if (r != 0) {
-		o.decision = DECISION_DENY;
+		o.decision = APPROVAL_DENY;
 		o.channel = "none";
 		snprintf(o.decider, sizeof(o.decider), "none");
 		snprintf(o.reason, sizeof(o.reason),
@@ -1256,7 +985,7 @@ json_t *approval_decide_held(Agent *a, Session *s, const json_t *req, McpCall *c
 			 what, dest, name ? " (" : "", name ? name : "", name ? ")" : "");
 		if (notes)
 			json_array_append_new(notes, json_string(o.reason));
-	} else if (o.decision == DECISION_DENY && notes) {
+	} else if (o.decision == APPROVAL_DENY && notes) {
 		char text[600];
 
 		snprintf(text, sizeof(text),
@@ -1266,20 +995,21 @@ json_t *approval_decide_held(Agent *a, Session *s, const json_t *req, McpCall *c
 			 o.reason[0] ? ": " : "", o.reason);
 		json_array_append_new(notes, json_string(text));
 	}
-	record_event(s, "approval_decision",
-		     json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:s, s:s, s:s, s:s?, s:s?, "
-			       "s:I, s:b}",
-			       "approval_id", rq.id, "tool", tool, "risk", "HIGH", "rule", rule,
-			       "destination", dest, "name", name, "decision",
-			       r != 0 ? "approval_required" : decision_names[o.decision], "decider",
-			       o.decider, "channel", o.channel, "note", o.note, "reason",
-			       o.reason[0] ? o.reason : NULL, "waited_ms",
-			       (json_int_t) ((now_monotonic_ns() - t0) / 1000000), "timed_out",
-			       o.timed_out));
+	record_event(
+		s, "approval_decision",
+		json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:s, s:s, s:s, s:s?, s:s?, "
+			  "s:I, s:b}",
+			  "approval_id", rq.id, "tool", tool, "risk", "HIGH", "rule", rule,
+			  "destination", dest, "name", name, "decision",
+			  r != 0 ? "approval_required" : approval_decision_to_string(o.decision),
+			  "decider", o.decider, "channel", o.channel, "note", o.note, "reason",
+			  o.reason[0] ? o.reason : NULL, "waited_ms",
+			  (json_int_t) ((now_monotonic_ns() - t0) / 1000000), "timed_out",
+			  o.timed_out));
 	rep = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s?, s:b}", "id", rq.id, "decision",
-			decision_names[o.decision], "decider", o.decider, "channel", o.channel,
-			"note", o.note, "reason", o.reason[0] ? o.reason : NULL, "timed_out",
-			o.timed_out);
+			approval_decision_to_string(o.decision), "decider", o.decider, "channel",
+			o.channel, "note", o.note, "reason", o.reason[0] ? o.reason : NULL,
+			"timed_out", o.timed_out);
 	free(rq.shown);
 	free(o.note);
 	return rep;

@@ -11,7 +11,8 @@
  *     One JSON line each way (common/approval-wire.h): {"op":"ask",…} → {"id","decision",…}.
  *  2. --approval-socket PATH: a Unix socket of this run (mode 0600, this user or root, never
  *     a process of the sandbox: its ancestry is checked) that `sbxtrace approvals --socket
- *     PATH` lists and `sbxtrace approve ID --socket PATH` answers — the MCP server's protocol.
+ *     PATH` lists and `sbxtrace approve ID --socket PATH` answers — the MCP server's protocol,
+ *     served by the same code as the MCP server's socket (common/approval-board.c).
  *  3. The terminal: a prompt on /dev/tty. The supervisor takes the terminal's foreground
  *     group for the prompt (the program then cannot read it: a read stops it with SIGTTIN;
  *     TOSTOP is set so that it cannot draw over the prompt either), and gives it back after;
@@ -28,18 +29,15 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include "audit/audit.h"
+#include "common/approval-board.h"
 #include "common/approval-wire.h"
 #include "common/log.h"
 #include "common/macros.h"
@@ -47,30 +45,14 @@
 #include "net/handlers.h"
 #include "policy/policy.h"
 
-typedef struct AskWaiter {
-	struct AskWaiter *next;
-	char id[32];
-	json_t *info;
-	uint64_t start_ns;
-	ApprovalDecision decision;
-	char decider[160];
-	char *note;
-} AskWaiter;
-
 struct TracerAsk {
 	Tracer *t;
 	int fd; /* --approval-fd, -1 */
 	pthread_mutex_t fd_lock;
 	bool fd_broken;
-	int listen_fd; /* --approval-socket, -1 */
-	char *socket_path;
-	int stop_pipe[2];
-	pthread_t thread;
-	bool thread_started;
-	pthread_mutex_t lock; /* waiters, stopping */
-	pthread_cond_t cond;
-	AskWaiter *waiters;
-	bool stopping;
+	ApprovalBoard *board;	/* the requests waiting on the socket */
+	ApprovalServer *server; /* --approval-socket, NULL */
+	atomic_bool stopping;
 	int tty_fd; /* /dev/tty, -1 */
 	pthread_mutex_t tty_lock;
 	atomic_bool prompting, stopped_during_prompt;
@@ -210,212 +192,52 @@ static int ask_fd(TracerAsk *a, const char *id, const NetAskRequest *rq, Outcome
 
 static int ask_socket(TracerAsk *a, const char *id, const NetAskRequest *rq, Outcome *o)
 {
-	AskWaiter w = {.decision = APPROVAL_NONE, .start_ns = now_monotonic_ns()};
-	uint64_t deadline = w.start_ns + rq->timeout_ms * 1000000ull;
+	uint64_t deadline = now_monotonic_ns() + rq->timeout_ms * 1000000ull;
 	_cleanup_free_ char *args = NULL;
 	char dest[208], name[208];
-	struct timespec ts;
-	json_t *shown;
+	ApprovalWaiter w;
+	ApprovalWait end;
+	json_t *shown, *info;
 
 	o->channel = "socket";
-	memcpy(w.id, id, sizeof(w.id));
 	/* a path may hold any byte but NUL: escaped by jansson, not pasted into JSON text */
 	shown = json_pack("{s:i, s:s, s:s?}", "pid", (int) rq->tgid, "destination", rq->destination,
 			  "name", rq->name);
 	args = shown ? json_dumps(shown, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 	json_decref(shown);
-	w.info = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:s}", "id", id, "tool", rq->op, "risk",
-			   "HIGH", "rule", rule_of(rq), "timeout_s",
-			   (json_int_t) (rq->timeout_ms / 1000), "requested_ms",
-			   (json_int_t) (now_realtime_ns() / 1000000), "arguments", args ?: "");
-	if (!w.info)
+	info = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:s}", "id", id, "tool", rq->op, "risk",
+			 "HIGH", "rule", rule_of(rq), "timeout_s",
+			 (json_int_t) (rq->timeout_ms / 1000), "requested_ms",
+			 (json_int_t) (now_realtime_ns() / 1000000), "arguments", args ?: "");
+	if (!info)
 		return 1;
-	pthread_mutex_lock(&a->lock);
-	w.next = a->waiters;
-	a->waiters = &w;
-	pthread_mutex_unlock(&a->lock);
+	if (approval_board_post(a->board, &w, id, info) < 0) {
+		end = APPROVAL_WAIT_STOPPING; /* the run is ending: nobody will answer */
+		goto denied;
+	}
 	fprintf(stderr,
 		"sbxtrace: approval %s: pid %d wants to %s %s%s%s%s, %s; answer with `sbxtrace "
 		"approve --socket %s %s --allow|--allow-session|--deny` within %llu s\n",
 		id, (int) rq->tgid, verb(rq), printable(rq->destination, dest, sizeof(dest)),
 		rq->name ? " (" : "", rq->name ? printable(rq->name, name, sizeof(name)) : "",
-		rq->name ? ")" : "", outside_of(rq), a->socket_path, id,
+		rq->name ? ")" : "", outside_of(rq), approval_server_path(a->server), id,
 		(unsigned long long) (rq->timeout_ms / 1000));
 	fflush(stderr);
-	pthread_mutex_lock(&a->lock);
-	while (w.decision == APPROVAL_NONE && !a->stopping && now_monotonic_ns() < deadline) {
-		ts.tv_sec = (time_t) (deadline / 1000000000ull);
-		ts.tv_nsec = (long) (deadline % 1000000000ull);
-		(void) pthread_cond_timedwait(&a->cond, &a->lock, &ts);
-	}
-	for (AskWaiter **p = &a->waiters; *p; p = &(*p)->next)
-		if (*p == &w) {
-			*p = w.next;
-			break;
-		}
-	pthread_mutex_unlock(&a->lock);
-	json_decref(w.info);
-	if (w.decision != APPROVAL_NONE) {
+	end = approval_board_wait(a->board, &w, deadline, NULL);
+	if (end == APPROVAL_WAIT_DECIDED) {
 		o->decision = w.decision;
 		o->note = w.note;
 		memcpy(o->decider, w.decider, sizeof(o->decider));
 		return 0;
 	}
+denied:
 	o->decision = APPROVAL_DENY;
-	o->timed_out = !a->stopping;
-	snprintf(o->decider, sizeof(o->decider), a->stopping ? "run ending" : "timeout");
+	o->timed_out = end != APPROVAL_WAIT_STOPPING;
+	snprintf(o->decider, sizeof(o->decider),
+		 end == APPROVAL_WAIT_STOPPING ? "run ending" : "timeout");
 	snprintf(o->reason, sizeof(o->reason), "no decision within %llu s",
 		 (unsigned long long) (rq->timeout_ms / 1000));
 	return 0;
-}
-
-static json_t *handle(TracerAsk *a, const json_t *req, const struct ucred *cred)
-{
-	const char *op = json_string_value(json_object_get(req, "op"));
-
-	if (op && streq(op, "list")) {
-		json_t *list = json_array();
-		uint64_t now = now_monotonic_ns();
-
-		pthread_mutex_lock(&a->lock);
-		for (AskWaiter *w = a->waiters; w && list; w = w->next)
-			if (w->decision == APPROVAL_NONE) {
-				json_t *x = json_deep_copy(w->info);
-
-				if (x)
-					json_object_set_new(x, "waited_s",
-							    json_integer((json_int_t) ((now - w->start_ns) / 1000000000ull)));
-				json_array_append_new(list, x);
-			}
-		pthread_mutex_unlock(&a->lock);
-		return json_pack("{s:b, s:o}", "ok", 1, "pending", list ?: json_array());
-	}
-	if (op && streq(op, "decide")) {
-		const char *id = json_string_value(json_object_get(req, "id"));
-		const char *note = json_string_value(json_object_get(req, "note"));
-		ApprovalDecision d = approval_decision_from_string(
-			json_string_value(json_object_get(req, "decision")));
-		struct passwd *pw;
-		bool found = false;
-
-		if (!id || d == APPROVAL_NONE)
-			return json_pack("{s:b, s:s}", "ok", 0, "error",
-					 "decide needs id and decision (allow_once, allow_session, deny)");
-		pw = getpwuid(cred->uid); /* only the socket thread calls it */
-		pthread_mutex_lock(&a->lock);
-		for (AskWaiter *w = a->waiters; w; w = w->next)
-			if (streq(w->id, id) && w->decision == APPROVAL_NONE) {
-				w->decision = d;
-				w->note = note ? strndup(note, 1000) : NULL;
-				snprintf(w->decider, sizeof(w->decider),
-					 "approval socket (uid %u %s, pid %d)", (unsigned) cred->uid,
-					 pw ? pw->pw_name : "?", (int) cred->pid);
-				found = true;
-				pthread_cond_broadcast(&a->cond);
-			}
-		pthread_mutex_unlock(&a->lock);
-		if (!found)
-			return json_pack("{s:b, s:s}", "ok", 0, "error",
-					 "no pending approval request with that id (decided, timed "
-					 "out, or never asked)");
-		return json_pack("{s:b, s:s, s:s}", "ok", 1, "id", id, "decision",
-				 approval_decision_to_string(d));
-	}
-	return json_pack("{s:b, s:s}", "ok", 0, "error", "unknown op (list, decide)");
-}
-
-static void *socket_thread(void *userdata)
-{
-	TracerAsk *a = userdata;
-	sigset_t all;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	for (;;) {
-		struct pollfd p[2] = {{.fd = a->listen_fd, .events = POLLIN},
-				      {.fd = a->stop_pipe[0], .events = POLLIN}};
-		struct timeval tv = {.tv_sec = 5};
-		struct ucred cred;
-		socklen_t len = sizeof(cred);
-		_cleanup_close_ int fd = -1;
-		json_t *req, *rep;
-
-		if (poll(p, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (p[1].revents)
-			break;
-		fd = accept4(a->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd < 0)
-			continue;
-		(void) setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
-		    (cred.uid != geteuid() && cred.uid != 0))
-			continue;
-		if (cred.pid <= 0 || approval_pid_descends_from(cred.pid, getpid())) {
-			/* the sandbox runs as our user: its processes are refused by ancestry */
-			static const char no[] = "{\"ok\":false,\"error\":\"refused: a process of "
-						 "this sandbox cannot decide its approvals\"}\n";
-
-			(void) write_all(fd, no, sizeof(no) - 1);
-			continue;
-		}
-		req = approval_read_json(fd, 64 * 1024, 5000);
-		rep = req ? handle(a, req, &cred)
-			  : json_pack("{s:b, s:s}", "ok", 0, "error", "not a JSON object");
-		json_decref(req);
-		if (rep)
-			(void) approval_write_json(fd, rep);
-		json_decref(rep);
-	}
-	return NULL;
-}
-
-static int socket_open(TracerAsk *a, const char *path)
-{
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	_cleanup_free_ char *dir = strdup(path);
-	struct stat st;
-	mode_t old;
-	int fd, r;
-
-	if (!dir)
-		return -ENOMEM;
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return log_error_errno(-ENAMETOOLONG, "--approval-socket: path too long");
-	if (strrchr(dir, '/'))
-		*strrchr(dir, '/') = 0;
-	else
-		strcpy(dir, ".");
-	if (!*dir)
-		strcpy(dir, "/");
-	if (stat(dir, &st) < 0 || (st.st_uid != geteuid() && st.st_uid != 0) ||
-	    (st.st_mode & 0022 && !(st.st_mode & S_ISVTX)))
-		return log_error_errno(-EPERM, "--approval-socket: the directory '%.200s' must be "
-				       "ours and not writable by others", dir);
-	if (lstat(path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode))
-			return log_error_errno(-EEXIST, "--approval-socket: '%.200s' exists and is "
-					       "not a socket", path);
-		(void) unlink(path);
-	}
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	old = umask(0177);
-	r = bind(fd, (struct sockaddr *) &sa, sizeof(sa));
-	umask(old);
-	if (r < 0 || chmod(path, 0600) < 0 || listen(fd, 16) < 0) {
-		r = -errno;
-		close(fd);
-		return log_error_errno(r, "--approval-socket '%.200s'", path);
-	}
-	a->listen_fd = fd;
-	a->socket_path = strdup(path);
-	return a->socket_path ? 0 : -ENOMEM;
 }
 
 /* ---- channel 3: the terminal ---- */
@@ -523,9 +345,9 @@ static NetAskAnswer asker(void *userdata, const NetAskRequest *rq)
 
 	approval_new_id("ask_", id);
 	channel = a->fd >= 0 && !a->fd_broken ? "approval-fd"
-		  : a->listen_fd >= 0	       ? "socket"
-		  : a->tty_fd >= 0	       ? "tty"
-					       : "none";
+		  : a->server		      ? "socket"
+		  : a->tty_fd >= 0	      ? "tty"
+					      : "none";
 	audit_approval_event(a->t->audit, "request", id, rq->tgid, rq->op, rq->destination,
 			     rq->name, channel, NULL, NULL, NULL, rq->why, 0, false,
 			     rq->timeout_ms);
@@ -533,7 +355,7 @@ static NetAskAnswer asker(void *userdata, const NetAskRequest *rq)
 		r = ask_fd(a, id, rq, &o);
 		owned = r == 2;
 	}
-	if (r == 1 && a->listen_fd >= 0)
+	if (r == 1 && a->server)
 		r = ask_socket(a, id, rq, &o);
 	if (r == 1 && a->tty_fd >= 0)
 		r = ask_tty(a, rq, &o);
@@ -568,7 +390,6 @@ int tracer_ask_start(Tracer *t)
 {
 	const TracerOptions *opts = t->opts;
 	TracerAsk *a;
-	pthread_condattr_t attr;
 	int r;
 
 	bool rules_ask = false;
@@ -583,27 +404,25 @@ int tracer_ask_start(Tracer *t)
 		return -ENOMEM;
 	a->t = t;
 	a->fd = opts->approval_fd > 2 ? opts->approval_fd : -1;
-	a->listen_fd = a->tty_fd = a->stop_pipe[0] = a->stop_pipe[1] = -1;
+	a->tty_fd = -1;
 	pthread_mutex_init(&a->fd_lock, NULL);
-	pthread_mutex_init(&a->lock, NULL);
 	pthread_mutex_init(&a->tty_lock, NULL);
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&a->cond, &attr);
-	pthread_condattr_destroy(&attr);
 	t->ask = a;
 	if (opts->approval_socket) {
-		r = socket_open(a, opts->approval_socket);
+		ApprovalServerOptions so = {
+			.path = opts->approval_socket,
+			.refusal = "refused: a process of this sandbox cannot decide its approvals",
+		};
+		char err[400];
+
+		a->board = approval_board_new();
+		if (!a->board)
+			return -ENOMEM;
+		r = approval_server_start(a->board, &so, &a->server, err, sizeof(err));
 		if (r < 0)
-			return r;
-		if (pipe2(a->stop_pipe, O_CLOEXEC) < 0)
-			return -errno;
-		r = pthread_create(&a->thread, NULL, socket_thread, a);
-		if (r != 0)
-			return -r;
-		a->thread_started = true;
+			return log_error_errno(r, "--approval-socket: %s", err);
 	}
-	if (a->fd < 0 && a->listen_fd < 0 && isatty(STDIN_FILENO))
+	if (a->fd < 0 && !a->server && isatty(STDIN_FILENO))
 		a->tty_fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
 	net_runtime_set_asker(asker, a);
 	return 0;
@@ -615,10 +434,9 @@ void tracer_ask_cancel(Tracer *t)
 
 	if (!a)
 		return;
-	pthread_mutex_lock(&a->lock);
-	a->stopping = true;
-	pthread_cond_broadcast(&a->cond);
-	pthread_mutex_unlock(&a->lock);
+	atomic_store(&a->stopping, true);
+	if (a->board)
+		approval_board_stop(a->board);
 }
 
 bool tracer_ask_job_stopped(Tracer *t)
@@ -637,27 +455,12 @@ void tracer_ask_stop(Tracer *t)
 
 	if (!a)
 		return;
-	pthread_mutex_lock(&a->lock);
-	a->stopping = true;
-	pthread_cond_broadcast(&a->cond);
-	pthread_mutex_unlock(&a->lock);
-	if (a->thread_started) {
-		if (write(a->stop_pipe[1], "x", 1) < 0)
-			log_debug("ask: cannot wake the socket thread");
-		pthread_join(a->thread, NULL);
-	}
-	if (a->listen_fd >= 0) {
-		close(a->listen_fd);
-		(void) unlink(a->socket_path);
-	}
-	if (a->stop_pipe[0] >= 0) {
-		close(a->stop_pipe[0]);
-		close(a->stop_pipe[1]);
-	}
+	tracer_ask_cancel(t);
+	a->server = approval_server_stop(a->server);
 	if (a->tty_fd >= 0)
 		close(a->tty_fd);
 	/* the workers are stopped (tracer_dispatch_stop) before this: nobody asks any more */
-	free(a->socket_path);
+	a->board = approval_board_free(a->board);
 	free(a);
 	t->ask = NULL;
 }
