@@ -9,6 +9,9 @@
  * file, the very inode the process has mapped): never mmap'ed, so a program that truncates
  * the file meanwhile makes a read come back short, not a SIGBUS in the supervisor. Every
  * size and offset read from the file is bounded before it is used.
+ *
+ * The same code parses a file held in memory (elf_info_parse()): only read_at() knows
+ * which, so the fuzzer (tests/fuzz/fuzz-elf.c) runs the parser the supervisor runs.
  */
 #include "tracer/elf-info.h"
 
@@ -41,12 +44,29 @@ struct ElfInfo {
 	size_t strtab_len;
 };
 
-static int read_at(int fd, void *buf, size_t len, uint64_t off)
+/* Where the file's bytes come from: fd with pread(), or data[0..size) when data is set. */
+typedef struct ElfSource {
+	int fd;
+	const uint8_t *data;
+	size_t size;
+} ElfSource;
+
+/* All of [off, off + len) or -EIO: a short file is as bad as a failed read. */
+static int read_at(const ElfSource *src, void *buf, size_t len, uint64_t off)
 {
 	size_t done = 0;
 
+	if (src->data) {
+		if (off > src->size || len > src->size - off)
+			return -EIO;
+		memcpy(buf, src->data + off, len);
+		return 0;
+	}
+	/* an offset past what off_t holds would turn negative */
+	if (off > INT64_MAX || len > INT64_MAX - off)
+		return -EIO;
 	while (done < len) {
-		ssize_t n = pread(fd, (char *) buf + done, len - done, (off_t) (off + done));
+		ssize_t n = pread(src->fd, (char *) buf + done, len - done, (off_t) (off + done));
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -66,12 +86,12 @@ static int cmp_sym(const void *a, const void *b)
 
 /* .eh_frame_hdr in the form libunwind's remote table lookup takes: version 1, a 4-byte
  * eh_frame pointer, a udata4 FDE count, and a table of (datarel|sdata4) pairs. */
-static void load_eh_frame_hdr(ElfInfo *e, int fd, const Elf64_Phdr *ph)
+static void load_eh_frame_hdr(ElfInfo *e, const ElfSource *src, const Elf64_Phdr *ph)
 {
 	uint8_t h[12];
 	uint32_t count;
 
-	if (ph->p_filesz < sizeof(h) || read_at(fd, h, sizeof(h), ph->p_offset) < 0)
+	if (ph->p_filesz < sizeof(h) || read_at(src, h, sizeof(h), ph->p_offset) < 0)
 		return;
 	/* the eh_frame pointer must take 4 bytes for the count to be at offset 8 */
 	if (h[0] != 1 || ((h[1] & 0x0f) != DW_EH_PE_udata4_ && (h[1] & 0x0f) != DW_EH_PE_sdata4_))
@@ -85,7 +105,7 @@ static void load_eh_frame_hdr(ElfInfo *e, int fd, const Elf64_Phdr *ph)
 	e->fde_count = count;
 }
 
-static void load_symbols(ElfInfo *e, int fd, const Elf64_Ehdr *eh)
+static void load_symbols(ElfInfo *e, const ElfSource *src, const Elf64_Ehdr *eh)
 {
 	Elf64_Shdr *sh = NULL, *sym = NULL, *str;
 	Elf64_Sym *raw = NULL;
@@ -94,7 +114,7 @@ static void load_symbols(ElfInfo *e, int fd, const Elf64_Ehdr *eh)
 	if (eh->e_shnum == 0 || eh->e_shnum > MAX_SHDRS || eh->e_shentsize != sizeof(Elf64_Shdr))
 		return;
 	sh = calloc(eh->e_shnum, sizeof(*sh));
-	if (!sh || read_at(fd, sh, eh->e_shnum * sizeof(*sh), eh->e_shoff) < 0)
+	if (!sh || read_at(src, sh, eh->e_shnum * sizeof(*sh), eh->e_shoff) < 0)
 		goto out;
 	for (size_t i = 0; i < eh->e_shnum; i++)
 		if (sh[i].sh_type == SHT_SYMTAB)
@@ -112,8 +132,8 @@ static void load_symbols(ElfInfo *e, int fd, const Elf64_Ehdr *eh)
 	raw = malloc(sym->sh_size ? sym->sh_size : 1);
 	e->strtab = malloc(str->sh_size);
 	e->syms = calloc(n ? n : 1, sizeof(*e->syms));
-	if (!raw || !e->strtab || !e->syms || read_at(fd, raw, sym->sh_size, sym->sh_offset) < 0 ||
-	    read_at(fd, e->strtab, str->sh_size, str->sh_offset) < 0) {
+	if (!raw || !e->strtab || !e->syms || read_at(src, raw, sym->sh_size, sym->sh_offset) < 0 ||
+	    read_at(src, e->strtab, str->sh_size, str->sh_offset) < 0) {
 		free(e->strtab);
 		free(e->syms);
 		e->strtab = NULL;
@@ -148,18 +168,18 @@ out:
 	free(sh);
 }
 
-ElfInfo *elf_info_load(int fd)
+static ElfInfo *load(const ElfSource *src)
 {
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph[MAX_PHDRS];
 	ElfInfo *e;
 
-	if (read_at(fd, &eh, sizeof(eh), 0) < 0 || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+	if (read_at(src, &eh, sizeof(eh), 0) < 0 || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
 	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
 	    eh.e_machine != EM_X86_64 || eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 ||
 	    eh.e_phnum > MAX_PHDRS)
 		return NULL;
-	if (read_at(fd, ph, eh.e_phnum * sizeof(*ph), eh.e_phoff) < 0)
+	if (read_at(src, ph, eh.e_phnum * sizeof(*ph), eh.e_phoff) < 0)
 		return NULL;
 	e = calloc(1, sizeof(*e));
 	if (!e)
@@ -171,11 +191,25 @@ ElfInfo *elf_info_load(int fd)
 			e->load[e->n_load].filesz = ph[i].p_filesz;
 			e->n_load++;
 		} else if (ph[i].p_type == PT_GNU_EH_FRAME) {
-			load_eh_frame_hdr(e, fd, &ph[i]);
+			load_eh_frame_hdr(e, src, &ph[i]);
 		}
 	}
-	load_symbols(e, fd, &eh);
+	load_symbols(e, src, &eh);
 	return e;
+}
+
+ElfInfo *elf_info_load(int fd)
+{
+	return load(&(const ElfSource){.fd = fd});
+}
+
+ElfInfo *elf_info_parse(const void *data, size_t size)
+{
+	/* any non-NULL pointer marks the buffer source, also for an empty buffer */
+	ElfSource src = {
+		.fd = -1, .data = data ? data : (const uint8_t *) "", .size = data ? size : 0};
+
+	return load(&src);
 }
 
 void elf_info_free(ElfInfo *e)

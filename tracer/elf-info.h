@@ -17,6 +17,9 @@ typedef struct ElfInfo ElfInfo;
 /** Reads them from fd (a regular file the caller checked); NULL if it is not an x86-64 ELF
  * file or memory runs out. Without symbols or .eh_frame_hdr the info is still returned. */
 ElfInfo *elf_info_load(int fd);
+/** The same from the whole file held in data[0..size) (borrowed for the call only): the
+ * parser elf_info_load() runs, for the fuzzer and tests. */
+ElfInfo *elf_info_parse(const void *data, size_t size);
 void elf_info_free(ElfInfo *e);
 /** The load bias of a mapping of this file at map_start with file offset map_offset. */
 bool elf_info_bias(const ElfInfo *e, uint64_t map_start, uint64_t map_offset, uint64_t *ret_bias);

@@ -2,13 +2,16 @@
 /*
  * tracer/elf-info.c on this test's own executable and on files that are not ELF: the bias of
  * its text mapping, a static function found by address (from .symtab), the .eh_frame_hdr in
- * the form libunwind's remote lookup takes, and garbage refused without a crash.
+ * the form libunwind's remote lookup takes, and garbage refused without a crash; the same
+ * file parsed from memory (elf_info_parse(), what the fuzzer calls) gives the same answers.
  */
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "common/util.h"
 #include "tests/unit/tap.h"
 #include "tracer/elf-info.h"
 
@@ -65,6 +68,43 @@ TEST(own_static_function_by_address)
 	/* nothing below the first symbol */
 	EXPECT_TRUE(elf_info_symbol(e, 0, &sym) == NULL);
 	elf_info_free(e);
+}
+
+TEST(parse_from_memory_as_from_fd)
+{
+	uintptr_t fn = (uintptr_t) elf_info_probe_function;
+	uint64_t start = 0, off = 0, bias = 0, sym_fd = 0, sym_mem = 0;
+	uint64_t hdr_fd = 0, hdr_mem = 0, count_fd = 0, count_mem = 0;
+	char *data = NULL;
+	size_t size = 0;
+	ElfInfo *from_fd, *from_mem;
+	int fd;
+
+	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	ASSERT_GE(fd, 0);
+	from_fd = elf_info_load(fd);
+	close(fd);
+	ASSERT_GE(read_full_file(AT_FDCWD, "/proc/self/exe", 256u << 20, &data, &size), 0);
+	from_mem = elf_info_parse(data, size);
+	ASSERT_TRUE(from_fd != NULL);
+	ASSERT_TRUE(from_mem != NULL);
+	EXPECT_EQ(elf_info_bytes(from_mem), elf_info_bytes(from_fd));
+	ASSERT_TRUE(mapping_of(fn, &start, &off));
+	ASSERT_TRUE(elf_info_bias(from_mem, start, off, &bias));
+	EXPECT_STREQ(elf_info_symbol(from_mem, fn + 1 - bias, &sym_mem),
+		     elf_info_symbol(from_fd, fn + 1 - bias, &sym_fd));
+	EXPECT_EQ(sym_mem, sym_fd);
+	EXPECT_TRUE(elf_info_eh_frame_hdr(from_mem, &hdr_mem, &count_mem));
+	EXPECT_TRUE(elf_info_eh_frame_hdr(from_fd, &hdr_fd, &count_fd));
+	EXPECT_EQ(hdr_mem, hdr_fd);
+	EXPECT_EQ(count_mem, count_fd);
+	/* cut anywhere in the header, or empty: refused */
+	EXPECT_TRUE(elf_info_parse(data, 63) == NULL);
+	EXPECT_TRUE(elf_info_parse(data, 0) == NULL);
+	EXPECT_TRUE(elf_info_parse(NULL, 0) == NULL);
+	elf_info_free(from_fd);
+	elf_info_free(from_mem);
+	free(data);
 }
 
 TEST(not_elf_is_refused)
