@@ -1352,7 +1352,16 @@ int toml_parse_flags(const char *text, size_t len, unsigned flags, TomlValue **r
 {
 	_cleanup_(toml_freep) TomlValue *root = NULL;
 	TomlError dummy;
-	Parser P = {
+	Parser P;
+	int r;
+
+	if (!text && len > 0)
+		return -EINVAL;
+	/* NULL is the empty document; set before text + len is computed, since NULL + 0 is
+	 * undefined in C (clang's UBSan reports it) */
+	if (!text)
+		text = "";
+	P = (Parser){
 		.start = text,
 		.end = text + len,
 		.p = text,
@@ -1362,12 +1371,6 @@ int toml_parse_flags(const char *text, size_t len, unsigned flags, TomlValue **r
 		.flags = flags,
 		.err = reterr ?: &dummy,
 	};
-	int r;
-
-	if (!text && len > 0)
-		return -EINVAL;
-	if (!text)
-		P.start = P.end = P.p = P.cur_pos = P.cur_line_start = "";
 	root = value_new(TOML_TABLE, ORIGIN_ROOT, 1, 1);
 	if (!root)
 		r = -ENOMEM;
