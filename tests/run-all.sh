@@ -37,7 +37,7 @@ fi
 # cores). Any sanitizer report fails the test that made it. Skipped, saying so, only where
 # the compiler cannot link a sanitized program (no libasan/libubsan).
 run_sanitized() {
-	local cc=${CC:-cc} probe
+	local cc=${CC:-cc} probe log
 	probe=$(mktemp -d /tmp/sbxtrace-sanprobe.XXXXXX)
 	printf 'int main(void) { return 0; }\n' >"$probe/p.c"
 	if ! "$cc" -fsanitize=address,undefined -o "$probe/p" "$probe/p.c" >"$probe/log" 2>&1; then
@@ -50,16 +50,22 @@ run_sanitized() {
 	rm -rf "$probe"
 	# a stale log of an earlier run must not count as this run's
 	rm -f build-asan/meson-logs/testlog.json
-	# b_lundef=false: clang's sanitizer runtime leaves symbols for the executable to define
+	# b_lundef=false: with clang a shared library's sanitizer symbols come from the runtime
+	# linked into the executable, so --no-undefined fails; harmless with gcc
+	log=$(mktemp /tmp/sbxtrace-asan-build.XXXXXX)
+	echo "=== sanitized: building build-asan (-Db_sanitize=address,undefined)"
 	if [ -f build-asan/build.ninja ]; then
-		meson configure build-asan -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
+		meson configure build-asan -Db_sanitize=address,undefined -Db_lundef=false
 	else
-		meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
-	fi && ninja -C build-asan -j"$(nproc)" >/dev/null || {
+		meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false
+	fi >"$log" 2>&1 && ninja -C build-asan -j"$(nproc)" >>"$log" 2>&1 || {
+		tail -n 40 "$log"
 		echo "run-all: the sanitized build (build-asan) failed"
+		rm -f "$log"
 		results+=("sanitized:build-asan/meson-logs/testlog.json")
 		return
 	}
+	rm -f "$log"
 	# detect_leaks: LeakSanitizer at exit (tests/lsan.supp: known leaks, each explained);
 	# halt_on_error: a UBSan report is a failure, not a line in the log
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
