@@ -480,7 +480,8 @@ static int dump_all(FILE *out)
 
 int main(int argc, char **argv)
 {
-	char *buf = NULL, *want = NULL;
+	/* freed on every return: the sanitized step of run-all runs this with LeakSanitizer */
+	_cleanup_free_ char *buf = NULL, *want = NULL;
 	size_t len = 0, want_len = 0;
 	FILE *out, *in;
 	int r;
