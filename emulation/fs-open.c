@@ -32,7 +32,6 @@
 
 #include "common/macros.h"
 #include "common/util.h"
-#include "net/handlers.h"
 
 #ifndef OPEN_HOW_SIZE_VER0
 #define OPEN_HOW_SIZE_VER0 24
@@ -452,9 +451,14 @@ static int do_open(const EmuRequest *req, EmuDecision *d, bool may_block)
 			return -EWOULDBLOCK;
 
 		/* a path with a sensitivity level: the network ratchet drops (and shuts the
-		 * tree's inet sockets) before the child gets the fd (net/handlers.h) */
+		 * tree's inet sockets) before the child gets the fd; the ratchet is the run's,
+		 * so it is reached through the host (emulation/emu.h, EmuHost).
+		 * TOCTOU: the level is that of the supervisor's copy of the path, resolved in
+		 * the view, and the file opened below is the one this walk pinned; a swap makes
+		 * the open fail and the loop walk again, so at worst the ratchet fired for a
+		 * file not opened: it only ever tightens, which errs on the safe side. */
 		if (res.level > SENSITIVITY_NONE) {
-			r = net_on_sensitive_open(req, res.level, res.vpath);
+			r = emu_host_sensitive_open(req, res.level, res.vpath);
 			if (r < 0) {
 				d->verdict = EMU_KILL;
 				d->why = "network ratchet: cannot reach every inet socket of the "

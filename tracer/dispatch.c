@@ -249,6 +249,7 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 			.id = n->id,
 			.listener = t->notify_fd,
 			.tracer = t,
+			.host = &t->host,
 			.view = t->view,
 		};
 		memcpy(req.args, n->data.args, sizeof(req.args));
@@ -978,6 +979,25 @@ static bool op_efbig_is_disk(void *tracer)
 	Tracer *t = tracer;
 
 	return t->budget && budget_efbig_is_disk(t->budget);
+}
+
+/* ---- EmuHost: what the handlers reach the supervisor through ---- */
+
+/* The ratchet is net/'s code but the run's state: emulation/ reaches it only through here,
+ * so that it never includes net/ (docs/architecture.md, "Layers"). */
+static int host_sensitive_open(void *userdata, const EmuRequest *req, Sensitivity level,
+			       const char *vpath)
+{
+	(void) userdata;
+	return net_on_sensitive_open(req, level, vpath);
+}
+
+void tracer_host_init(Tracer *t)
+{
+	t->host = (EmuHost){
+		.sensitive_open = host_sensitive_open,
+		.userdata = t,
+	};
 }
 
 const EmuProcessOps tracer_process_ops = {

@@ -255,6 +255,7 @@ typedef struct TracerBtReq {
 
 typedef struct Tracer {
 	const EmuProcessOps *ops; /* first: emulation/process.h reaches it through req->tracer */
+	EmuHost host;		  /* req->host of every request: tracer_host_init() */
 	const Policy *policy;
 	const TracerOptions *opts;
 	TracerFilter *filter;
@@ -310,6 +311,10 @@ void tracer_ask_stop(Tracer *t);
 bool tracer_ask_job_stopped(Tracer *t);
 
 extern const EmuProcessOps tracer_process_ops;
+
+/** Fills t->host, the handlers' one door to the supervisor (emulation/emu.h, EmuHost), with
+ * the tracer's operations and t itself as their userdata. t must not move afterwards. */
+void tracer_host_init(Tracer *t);
 
 struct seccomp_notif;
 

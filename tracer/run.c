@@ -204,6 +204,7 @@ static void run_init(Run *run, const Policy *p, const TracerOptions *opts)
 		.out = {.fd = -1, .relay_fd = -1},
 		.err = {.fd = -1, .relay_fd = -1},
 	};
+	tracer_host_init(&run->t);
 }
 
 static void close_pair(int fds[2])

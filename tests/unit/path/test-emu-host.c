@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The handlers' one door to the supervisor, EmuHost (emulation/emu.h), driven with a fake:
+ * each test gives a handler a host that records what it was asked and answers as the test
+ * wants, and checks both the decision and the calls. This is what the interface is for:
+ * a handler is tested without a tracer, a process tree or a network runtime behind it, and
+ * nothing it needs from the supervisor can arrive by another way without this test (or the
+ * layer check) noticing.
+ */
+#include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "emulation/fs.h"
+#include "tests/unit/path/fixture.h"
+#include "tests/unit/tap.h"
+
+/* ---- a child that is this process ---- */
+
+static int self_read(const ChildMem *m, uint64_t addr, void *buf, size_t len)
+{
+	(void) m;
+	if (!addr)
+		return -EFAULT;
+	memcpy(buf, (const void *) (uintptr_t) addr, len);
+	return 0;
+}
+
+static int self_read_string(const ChildMem *m, uint64_t addr, char *buf, size_t size)
+{
+	size_t n;
+
+	(void) m;
+	if (!addr)
+		return -EFAULT;
+	n = strnlen((const char *) (uintptr_t) addr, size);
+	if (n >= size)
+		return -ENAMETOOLONG;
+	memcpy(buf, (const char *) (uintptr_t) addr, n + 1);
+	return 0;
+}
+
+static const ChildMem self_mem = {self_read, self_read_string, NULL};
+
+/* ---- the fake host ---- */
+
+typedef struct FakeHost {
+	EmuHost host;
+	/* sensitive_open */
+	int ratchet_answer;
+	unsigned ratchet_calls;
+	Sensitivity ratchet_level;
+	char ratchet_path[256];
+	pid_t ratchet_tgid;
+} FakeHost;
+
+static int fake_sensitive_open(void *userdata, const EmuRequest *req, Sensitivity level,
+			       const char *vpath)
+{
+	FakeHost *f = userdata;
+
+	f->ratchet_calls++;
+	f->ratchet_level = level;
+	f->ratchet_tgid = req->tgid;
+	(void) snprintf(f->ratchet_path, sizeof(f->ratchet_path), "%s", vpath);
+	return f->ratchet_answer;
+}
+
+static void fake_init(FakeHost *f)
+{
+	*f = (FakeHost){
+		.host = {.sensitive_open = fake_sensitive_open},
+	};
+	f->host.userdata = f;
+}
+
+/* ---- the fs view: /workspace with one secret directory ---- */
+
+typedef struct Env {
+	Fixture fx;
+	SbxView *v;
+	EmuDecision d;
+	FakeHost fake;
+} Env;
+
+static Env *env_new(void)
+{
+	Env *e = calloc(1, sizeof(*e));
+	char err[256];
+
+	if (!e)
+		exit(99);
+	e->d.inject_fd = -1;
+	fx_tree(&e->fx);
+	fx_mount(&e->fx, "/workspace", "ws", MOUNT_RW);
+	fx_rules(&e->fx);
+	/* a rule that only sets a level: what the ratchet is about */
+	e->fx.rules[e->fx.policy.n_rules++] = (PolicyRule){
+		.glob = (char *) "/workspace/dir/**",
+		.access = RULE_ACCESS_UNSET,
+		.level = SENSITIVITY_SECRET,
+	};
+	if (sbx_view_new(&e->fx.policy, NULL, 0, &e->v, err, sizeof(err)) < 0) {
+		fprintf(stderr, "view: %s\n", err);
+		exit(99);
+	}
+	fake_init(&e->fake);
+	return e;
+}
+
+static void env_free(Env *e)
+{
+	if (e->d.inject_fd >= 0)
+		(void) close(e->d.inject_fd);
+	fx_done(&e->fx, e->v);
+	free(e);
+}
+
+/* Runs h for nr on behalf of this process, with the fake host (or none); returns h's value. */
+static int run(Env *e, EmuHandler h, int nr, bool with_host, uint64_t a0, uint64_t a1, uint64_t a2)
+{
+	EmuRequest req = {
+		.policy = &e->fx.policy,
+		.view = e->v,
+		.mem = &self_mem,
+		.pid = getpid(),
+		.tgid = getpid(),
+		.nr = nr,
+		.args = {a0, a1, a2},
+		.host = with_host ? &e->fake.host : NULL,
+	};
+
+	if (e->d.inject_fd >= 0)
+		(void) close(e->d.inject_fd);
+	emu_decision_init(&e->d);
+	return h(&req, &e->d);
+}
+
+#define A(x) ((uint64_t) (uintptr_t) (x))
+
+TEST(open_of_a_sensitive_file_asks_the_host_ratchet)
+{
+	Env *e = env_new();
+
+	ASSERT_EQ(run(e, emu_handle_open, SYS_open, true, A("/workspace/dir/sub.txt"), O_RDONLY, 0),
+		  0);
+	EXPECT_EQ(e->d.verdict, EMU_RETURN);
+	EXPECT_GE(e->d.inject_fd, 0);
+	EXPECT_EQ(e->fake.ratchet_calls, 1);
+	EXPECT_EQ(e->fake.ratchet_level, SENSITIVITY_SECRET);
+	EXPECT_STREQ(e->fake.ratchet_path, "/workspace/dir/sub.txt");
+	EXPECT_EQ(e->fake.ratchet_tgid, getpid());
+
+	/* a file with no level never reaches the ratchet */
+	ASSERT_EQ(run(e, emu_handle_open, SYS_open, true, A("/workspace/a.txt"), O_RDONLY, 0), 0);
+	EXPECT_EQ(e->d.verdict, EMU_RETURN);
+	EXPECT_EQ(e->fake.ratchet_calls, 1);
+	env_free(e);
+}
+
+TEST(ratchet_that_cannot_reach_every_socket_kills)
+{
+	Env *e = env_new();
+
+	/* fail closed: the child must not get the file while a socket may still be open */
+	e->fake.ratchet_answer = -EPERM;
+	ASSERT_EQ(run(e, emu_handle_open, SYS_open, true, A("/workspace/dir/sub.txt"), O_RDONLY, 0),
+		  0);
+	EXPECT_EQ(e->d.verdict, EMU_KILL);
+	EXPECT_EQ(e->d.inject_fd, -1);
+	EXPECT_EQ(e->fake.ratchet_calls, 1);
+	env_free(e);
+}
+
+TEST(no_host_no_ratchet)
+{
+	Env *e = env_new();
+
+	/* unit tests and the kernel view's probes run handlers with no host: the open works */
+	ASSERT_EQ(
+		run(e, emu_handle_open, SYS_open, false, A("/workspace/dir/sub.txt"), O_RDONLY, 0),
+		0);
+	EXPECT_EQ(e->d.verdict, EMU_RETURN);
+	EXPECT_EQ(e->fake.ratchet_calls, 0);
+	env_free(e);
+}
+
+int main(void)
+{
+	return tap_run();
+}
