@@ -20,6 +20,7 @@
 
 typedef struct SbxView SbxView; /* the virtual filesystem view (emulation/path/view.h) */
 typedef struct EmuRequest EmuRequest;
+typedef struct EmuSignal EmuSignal; /* emulation/process.h */
 
 typedef enum EmuVerdict {
 	EMU_CONTINUE, /* kernel runs the call; only for register-only decisions */
@@ -85,6 +86,36 @@ typedef struct EmuHost {
 	 */
 	int (*sensitive_open)(void *userdata, const EmuRequest *req, Sensitivity level,
 			      const char *vpath);
+
+	/*
+	 * The process and signal family (emulation/signal.c, emulation/process.h): tree
+	 * membership and signal delivery need the tracer's process table and pidfds. A host
+	 * without the first three offers no process family: those handlers fail (-EINVAL).
+	 *
+	 * send_signal sends s on behalf of the caller, only to processes of the sandboxed
+	 * tree. Returns 0 when delivered, a positive errno for the child (EPERM outside the
+	 * tree, ESRCH gone), or a negative errno when the supervisor itself failed.
+	 */
+	int (*send_signal)(void *userdata, const EmuRequest *req, const EmuSignal *s);
+	/* 0 if pid (a tid, tgid, or with is_pgid a process group) is in the tree, else a
+	 * positive errno (EPERM, ESRCH); negative on supervisor failure. */
+	int (*check_target)(void *userdata, const EmuRequest *req, pid_t pid, bool is_pgid);
+	/* Runs fcntl(fd, cmd, arg) on a duplicate of the caller's fd (pidfd_getfd). Returns the
+	 * result (>= 0), a positive errno for the child, or a negative supervisor failure. */
+	int (*fcntl_dup)(void *userdata, const EmuRequest *req, int fd, int cmd, void *arg);
+	/* Runs ioctl(fd, cmd, arg) on a duplicate of the caller's fd, arg pointing into the
+	 * supervisor's memory. Returns 0, a positive errno for the child, or a negative
+	 * supervisor failure (only for commands whose result is 0). NULL: ioctl fails. */
+	int (*ioctl_dup)(void *userdata, const EmuRequest *req, int fd, unsigned long cmd,
+			 void *arg);
+
+	/* Budgets (docs/budgets.md), the tracer's. Whether the disk budget is used up:
+	 * creating files, directories, nodes and symlinks then fails with EDQUOT. NULL: never. */
+	bool (*disk_full)(void *userdata);
+	/* Whether the caller's RLIMIT_FSIZE is the disk budget's, so that growth past it fails
+	 * with EDQUOT rather than EFBIG. NULL: never. */
+	bool (*efbig_is_disk)(void *userdata);
+
 	void *userdata; /* the supervisor's; tracer/: its Tracer */
 } EmuHost;
 
@@ -100,7 +131,6 @@ struct EmuRequest {
 	uint64_t id;	     /* notification id */
 	int listener;	     /* > 0: the seccomp listener, for handlers that install several fds
 			      * themselves (SECCOMP_IOCTL_NOTIF_ADDFD without SEND); 0: none (tests) */
-	void *tracer;	     /* opaque: the tracer's per-run state, for handlers that need pidfds */
 	const EmuHost *host; /* NULL: none (unit tests): every helper below then does nothing */
 };
 
@@ -148,4 +178,17 @@ static inline int emu_host_sensitive_open(const EmuRequest *req, Sensitivity lev
 	if (!req->host || !req->host->sensitive_open)
 		return 0;
 	return req->host->sensitive_open(req->host->userdata, req, level, vpath);
+}
+
+/* EmuHost.disk_full: false when there is no host or no disk budget. */
+static inline bool emu_host_disk_full(const EmuRequest *req)
+{
+	return req->host && req->host->disk_full && req->host->disk_full(req->host->userdata);
+}
+
+/* EmuHost.efbig_is_disk: false when there is no host or no disk budget. */
+static inline bool emu_host_efbig_is_disk(const EmuRequest *req)
+{
+	return req->host && req->host->efbig_is_disk &&
+	       req->host->efbig_is_disk(req->host->userdata);
 }

@@ -368,7 +368,7 @@ static int do_open(const EmuRequest *req, EmuDecision *d, bool may_block)
 				d->denied = true;
 				return fs_fail(d, r, "O_TMPFILE where the policy allows no writes");
 			}
-			if (emu_disk_full(req)) {
+			if (emu_host_disk_full(req)) {
 				d->denied = true;
 				return fs_fail(d, -EDQUOT, "the disk budget is used up");
 			}
@@ -414,7 +414,7 @@ static int do_open(const EmuRequest *req, EmuDecision *d, bool may_block)
 				d->denied = true;
 				return fs_fail(d, -EROFS, "create in a read-only part of the view");
 			}
-			if (emu_disk_full(req)) {
+			if (emu_host_disk_full(req)) {
 				d->denied = true;
 				return fs_fail(d, -EDQUOT, "the disk budget is used up");
 			}

@@ -248,7 +248,6 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 			.nr = n->data.nr,
 			.id = n->id,
 			.listener = t->notify_fd,
-			.tracer = t,
 			.host = &t->host,
 			.view = t->view,
 		};
@@ -574,7 +573,7 @@ void tracer_dispatch_stop(Tracer *t)
 	t->queue_tail = NULL;
 }
 
-/* ---- EmuProcessOps: the tree and signal delivery through pidfds ---- */
+/* ---- EmuHost's process family: the tree and signal delivery through pidfds ---- */
 
 static int pidfd_open_(pid_t pid, unsigned flags)
 {
@@ -996,15 +995,12 @@ void tracer_host_init(Tracer *t)
 {
 	t->host = (EmuHost){
 		.sensitive_open = host_sensitive_open,
+		.send_signal = op_send_signal,
+		.check_target = op_check_target,
+		.fcntl_dup = op_fcntl_dup,
+		.ioctl_dup = op_ioctl_dup,
+		.disk_full = op_disk_full,
+		.efbig_is_disk = op_efbig_is_disk,
 		.userdata = t,
 	};
 }
-
-const EmuProcessOps tracer_process_ops = {
-	.send_signal = op_send_signal,
-	.check_target = op_check_target,
-	.fcntl_dup = op_fcntl_dup,
-	.ioctl_dup = op_ioctl_dup,
-	.disk_full = op_disk_full,
-	.efbig_is_disk = op_efbig_is_disk,
-};

@@ -732,7 +732,6 @@ static void on_clone_stop(Tracer *t, pid_t pid, struct user_regs_struct *regs)
 		.tgid = pid,	    /* unused by the budget */
 		.arch = 0xc000003e, /* AUDIT_ARCH_X86_64 */
 		.nr = (int) regs->orig_rax,
-		.tracer = t,
 		.host = &t->host,
 		.args = {regs->rdi, regs->rsi, regs->rdx, regs->r10, regs->r8, regs->r9},
 	};
@@ -795,7 +794,6 @@ static bool on_seccomp_stop(Tracer *t, pid_t pid)
 		.tgid = tgid,
 		.arch = 0xc000003e, /* AUDIT_ARCH_X86_64: the filter kills other arches */
 		.nr = SYS_chdir,
-		.tracer = t,
 		.host = &t->host,
 	};
 	req.args[0] = regs.rdi;

@@ -180,11 +180,7 @@ static void run_init(Run *run, const Policy *p, const TracerOptions *opts)
 	*run = (Run){
 		.p = p,
 		.opts = opts,
-		.t = {.ops = &tracer_process_ops,
-		      .policy = p,
-		      .opts = opts,
-		      .notify_fd = -1,
-		      .kill_eventfd = -1},
+		.t = {.policy = p, .opts = opts, .notify_fd = -1, .kill_eventfd = -1},
 		.res = {.exit_code = EXIT_SANDBOX_ERROR_CODE, .net_mode_end = p->network.mode},
 		.l = {.policy = p, .opts = opts, .out_w = -1, .err_w = -1, .sock_c = -1},
 		.sp_c = {-1, -1},

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "emulation/fs.h"
+#include "emulation/process.h"
 #include "tests/unit/path/fixture.h"
 #include "tests/unit/tap.h"
 
@@ -54,6 +55,14 @@ typedef struct FakeHost {
 	Sensitivity ratchet_level;
 	char ratchet_path[256];
 	pid_t ratchet_tgid;
+	/* the process family */
+	int signal_answer;
+	unsigned signal_calls;
+	EmuSignal signal;
+	unsigned target_calls;
+	/* budgets */
+	bool disk_full;
+	unsigned disk_calls;
 } FakeHost;
 
 static int fake_sensitive_open(void *userdata, const EmuRequest *req, Sensitivity level,
@@ -68,10 +77,53 @@ static int fake_sensitive_open(void *userdata, const EmuRequest *req, Sensitivit
 	return f->ratchet_answer;
 }
 
+static int fake_send_signal(void *userdata, const EmuRequest *req, const EmuSignal *s)
+{
+	FakeHost *f = userdata;
+
+	(void) req;
+	f->signal_calls++;
+	f->signal = *s;
+	return f->signal_answer;
+}
+
+static int fake_check_target(void *userdata, const EmuRequest *req, pid_t pid, bool is_pgid)
+{
+	FakeHost *f = userdata;
+
+	(void) req;
+	(void) pid;
+	(void) is_pgid;
+	f->target_calls++;
+	return EPERM;
+}
+
+static int fake_fcntl_dup(void *userdata, const EmuRequest *req, int fd, int cmd, void *arg)
+{
+	(void) userdata;
+	(void) req;
+	(void) fd;
+	(void) cmd;
+	(void) arg;
+	return -ENOSYS; /* no test gets this far */
+}
+
+static bool fake_disk_full(void *userdata)
+{
+	FakeHost *f = userdata;
+
+	f->disk_calls++;
+	return f->disk_full;
+}
+
 static void fake_init(FakeHost *f)
 {
 	*f = (FakeHost){
-		.host = {.sensitive_open = fake_sensitive_open},
+		.host = {.sensitive_open = fake_sensitive_open,
+			 .send_signal = fake_send_signal,
+			 .check_target = fake_check_target,
+			 .fcntl_dup = fake_fcntl_dup,
+			 .disk_full = fake_disk_full},
 	};
 	f->host.userdata = f;
 }
@@ -184,6 +236,71 @@ TEST(no_host_no_ratchet)
 		0);
 	EXPECT_EQ(e->d.verdict, EMU_RETURN);
 	EXPECT_EQ(e->fake.ratchet_calls, 0);
+	env_free(e);
+}
+
+TEST(kill_is_sent_by_the_host)
+{
+	Env *e = env_new();
+	pid_t other = getpid() + 1;
+
+	/* kill(other, SIGTERM): the handler decides the scope, the host delivers (or not) */
+	e->fake.signal_answer = EPERM;
+	ASSERT_EQ(run(e, emu_handle_signal, SYS_kill, true, (uint64_t) other, SIGTERM, 0), 0);
+	EXPECT_EQ(e->fake.signal_calls, 1);
+	EXPECT_EQ(e->fake.signal.scope, EMU_SIGNAL_PROCESS);
+	EXPECT_EQ(e->fake.signal.pid, other);
+	EXPECT_EQ(e->fake.signal.sig, SIGTERM);
+	EXPECT_EQ(e->d.verdict, EMU_FAIL);
+	EXPECT_EQ(e->d.error, EPERM);
+	EXPECT_TRUE(e->d.denied);
+
+	e->fake.signal_answer = 0;
+	ASSERT_EQ(run(e, emu_handle_signal, SYS_kill, true, (uint64_t) other, SIGTERM, 0), 0);
+	EXPECT_EQ(e->d.verdict, EMU_RETURN);
+	EXPECT_EQ(e->d.val, 0);
+
+	/* kill(self) needs no host: the kernel runs it */
+	ASSERT_EQ(run(e, emu_handle_signal, SYS_kill, true, (uint64_t) getpid(), 0, 0), 0);
+	EXPECT_EQ(e->d.verdict, EMU_CONTINUE);
+	EXPECT_EQ(e->fake.signal_calls, 2);
+
+	/* prlimit64(pid, …) of a process the host says is outside the tree */
+	ASSERT_EQ(run(e, emu_handle_pid_target, SYS_prlimit64, true, (uint64_t) other, 0, 0), 0);
+	EXPECT_EQ(e->fake.target_calls, 1);
+	EXPECT_EQ(e->d.verdict, EMU_FAIL);
+	EXPECT_EQ(e->d.error, EPERM);
+	env_free(e);
+}
+
+TEST(no_process_family_without_a_host)
+{
+	Env *e = env_new();
+
+	/* a supervisor failure, so the dispatcher fails the call closed */
+	EXPECT_EQ(run(e, emu_handle_signal, SYS_kill, false, (uint64_t) getpid() + 1, SIGTERM, 0),
+		  -EINVAL);
+	e->fake.host.send_signal = NULL;
+	EXPECT_EQ(run(e, emu_handle_signal, SYS_kill, true, (uint64_t) getpid() + 1, SIGTERM, 0),
+		  -EINVAL);
+	EXPECT_EQ(e->fake.signal_calls, 0);
+	env_free(e);
+}
+
+TEST(disk_budget_is_the_hosts)
+{
+	Env *e = env_new();
+
+	e->fake.disk_full = true;
+	ASSERT_EQ(run(e, emu_handle_mkdir, SYS_mkdir, true, A("/workspace/d1"), 0755, 0), 0);
+	EXPECT_EQ(e->d.verdict, EMU_FAIL);
+	EXPECT_EQ(e->d.error, EDQUOT);
+	EXPECT_TRUE(e->d.denied);
+	EXPECT_GE(e->fake.disk_calls, 1);
+
+	e->fake.disk_full = false;
+	ASSERT_EQ(run(e, emu_handle_mkdir, SYS_mkdir, true, A("/workspace/d1"), 0755, 0), 0);
+	EXPECT_EQ(e->d.verdict, EMU_RETURN);
 	env_free(e);
 }
 
