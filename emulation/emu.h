@@ -20,7 +20,8 @@
 
 typedef struct SbxView SbxView; /* the virtual filesystem view (emulation/path/view.h) */
 typedef struct EmuRequest EmuRequest;
-typedef struct EmuSignal EmuSignal; /* emulation/process.h */
+typedef struct EmuSignal EmuSignal;   /* emulation/process.h */
+typedef struct NetRuntime NetRuntime; /* the run's network state: net/, opaque here */
 
 typedef enum EmuVerdict {
 	EMU_CONTINUE, /* kernel runs the call; only for register-only decisions */
@@ -115,6 +116,12 @@ typedef struct EmuHost {
 	/* Whether the caller's RLIMIT_FSIZE is the disk budget's, so that growth past it fails
 	 * with EDQUOT rather than EFBIG. NULL: never. */
 	bool (*efbig_is_disk)(void *userdata);
+
+	/* The run's network state (net/runtime.c: the ratchet and its lock, the learned
+	 * addresses, the DNS stub, the sockets the supervisor holds), for the socket handlers
+	 * of net/: the run owns it, the handlers borrow it for one call. NULL (or an operation
+	 * answering NULL): no network supervision, as in unit tests. */
+	NetRuntime *(*net_runtime)(void *userdata);
 
 	void *userdata; /* the supervisor's; tracer/: its Tracer */
 } EmuHost;

@@ -26,9 +26,11 @@ typedef int (*NetTreeWalk)(pid_t root, NetTreeVisit visit, void *userdata);
  * Starts the run's network state for policy p (borrowed until net_runtime_stop()): the
  * ratchet at the policy's mode, the learned set, and — in modes that can resolve names — the
  * DNS stub (a thread with a UDP socket and a TCP listener on 127.0.0.1). root and walk name
- * the tree for the ratchet's socket shutdown. Returns 0 or -errno.
+ * the tree for the ratchet's socket shutdown. On success *ret_rt is the state, for the
+ * supervisor to hand to the socket handlers through EmuHost.net_runtime (emulation/emu.h),
+ * valid until net_runtime_stop(). Returns 0 or -errno.
  */
-int net_runtime_start(const Policy *p, pid_t root, NetTreeWalk walk);
+int net_runtime_start(const Policy *p, pid_t root, NetTreeWalk walk, NetRuntime **ret_rt);
 /* Called once per ratchet drop, after the sockets were shut down (for the audit record). */
 typedef void (*NetRatchetEvent)(void *userdata, pid_t pid, const char *path, Sensitivity level,
 				NetMode from, NetMode to, unsigned sockets_shut);

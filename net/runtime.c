@@ -400,7 +400,7 @@ void net_runtime_stop(void)
 	runtime_free(rt);
 }
 
-int net_runtime_start(const Policy *p, pid_t root, NetTreeWalk walk)
+int net_runtime_start(const Policy *p, pid_t root, NetTreeWalk walk, NetRuntime **ret_rt)
 {
 	NetRuntime *rt;
 	int r;
@@ -462,6 +462,7 @@ int net_runtime_start(const Policy *p, pid_t root, NetTreeWalk walk)
 			goto fail;
 		}
 	}
+	*ret_rt = rt;
 	return 0;
 fail:
 	runtime_free(rt);

@@ -991,6 +991,15 @@ static int host_sensitive_open(void *userdata, const EmuRequest *req, Sensitivit
 	return net_on_sensitive_open(req, level, vpath);
 }
 
+/* The run's network state, started by run_start() (tracer/run.c) before the receiver and
+ * stopped after it and the workers: a handler never sees it change under it. */
+static NetRuntime *host_net_runtime(void *userdata)
+{
+	Tracer *t = userdata;
+
+	return t->net;
+}
+
 void tracer_host_init(Tracer *t)
 {
 	t->host = (EmuHost){
@@ -1001,6 +1010,7 @@ void tracer_host_init(Tracer *t)
 		.ioctl_dup = op_ioctl_dup,
 		.disk_full = op_disk_full,
 		.efbig_is_disk = op_efbig_is_disk,
+		.net_runtime = host_net_runtime,
 		.userdata = t,
 	};
 }

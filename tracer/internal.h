@@ -255,7 +255,9 @@ typedef struct TracerBtReq {
 } TracerBtReq;
 
 typedef struct Tracer {
-	EmuHost host; /* req->host of every request: tracer_host_init() */
+	EmuHost host;	 /* req->host of every request: tracer_host_init() */
+	NetRuntime *net; /* the run's network state (net_runtime_start()), lent to the socket
+			  * handlers by EmuHost.net_runtime; NULL before the start phase */
 	const Policy *policy;
 	const TracerOptions *opts;
 	TracerFilter *filter;

@@ -459,7 +459,7 @@ static int run_start(Run *run)
 	int r;
 
 	/* the network state (DNS stub, ratchet) before anything of the command can ask */
-	r = net_runtime_start(run->p, t->keeper, tree_walk);
+	r = net_runtime_start(run->p, t->keeper, tree_walk, &t->net);
 	if (r < 0)
 		log_error_errno(r, "starting the network supervision");
 	else {
@@ -681,6 +681,7 @@ static void run_stop(Run *run)
 	run_report_disk_full(t, &run->budget, run->p);
 	run->res.net_mode_end = net_runtime_mode();
 	run->res.net_level_max = net_runtime_level();
+	t->net = NULL; /* the handlers that borrowed it are stopped */
 	net_runtime_stop();
 	wall_trace("S network runtime stopped");
 }

@@ -10,11 +10,13 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "emulation/fs.h"
 #include "emulation/process.h"
+#include "net/handlers.h"
 #include "tests/unit/path/fixture.h"
 #include "tests/unit/tap.h"
 
@@ -63,6 +65,9 @@ typedef struct FakeHost {
 	/* budgets */
 	bool disk_full;
 	unsigned disk_calls;
+	/* the network state */
+	NetRuntime *net;
+	unsigned net_calls;
 } FakeHost;
 
 static int fake_sensitive_open(void *userdata, const EmuRequest *req, Sensitivity level,
@@ -116,6 +121,14 @@ static bool fake_disk_full(void *userdata)
 	return f->disk_full;
 }
 
+static NetRuntime *fake_net_runtime(void *userdata)
+{
+	FakeHost *f = userdata;
+
+	f->net_calls++;
+	return f->net;
+}
+
 static void fake_init(FakeHost *f)
 {
 	*f = (FakeHost){
@@ -123,7 +136,8 @@ static void fake_init(FakeHost *f)
 			 .send_signal = fake_send_signal,
 			 .check_target = fake_check_target,
 			 .fcntl_dup = fake_fcntl_dup,
-			 .disk_full = fake_disk_full},
+			 .disk_full = fake_disk_full,
+			 .net_runtime = fake_net_runtime},
 	};
 	f->host.userdata = f;
 }
@@ -301,6 +315,48 @@ TEST(disk_budget_is_the_hosts)
 	e->fake.disk_full = false;
 	ASSERT_EQ(run(e, emu_handle_mkdir, SYS_mkdir, true, A("/workspace/d1"), 0755, 0), 0);
 	EXPECT_EQ(e->d.verdict, EMU_RETURN);
+	env_free(e);
+}
+
+TEST(socket_handler_takes_the_run_network_state_from_the_host)
+{
+	Env *e = env_new();
+	Policy full;
+	EmuRequest req;
+	NetRuntime *rt = NULL;
+
+	/* The run's state is started in mode none (the fixture's policy); the request's policy
+	 * says full. The run's mode is the ratchet's, which is why the handler must take the
+	 * state from the host and not only read the policy: with the host, socket(AF_INET) is
+	 * refused as in mode none; without one, the policy's full mode lets the kernel run it. */
+	ASSERT_EQ(net_runtime_start(&e->fx.policy, getpid(), NULL, &rt), 0);
+	ASSERT_TRUE(rt != NULL);
+	e->fake.net = rt;
+	full = e->fx.policy;
+	full.network.mode = NET_MODE_FULL;
+	req = (EmuRequest){
+		.policy = &full,
+		.view = e->v,
+		.mem = &self_mem,
+		.pid = getpid(),
+		.tgid = getpid(),
+		.nr = SYS_socket,
+		.args = {AF_INET, SOCK_STREAM, 0},
+		.host = &e->fake.host,
+	};
+
+	emu_decision_init(&e->d);
+	EXPECT_EQ(net_handle_socket(&req, &e->d), 0);
+	EXPECT_GE(e->fake.net_calls, 1);
+	EXPECT_EQ(e->d.verdict, EMU_FAIL);
+	EXPECT_EQ(e->d.error, EACCES);
+
+	req.host = NULL;
+	emu_decision_init(&e->d);
+	EXPECT_EQ(net_handle_socket(&req, &e->d), 0);
+	EXPECT_EQ(e->d.verdict, EMU_CONTINUE);
+
+	net_runtime_stop();
 	env_free(e);
 }
 
