@@ -987,8 +987,9 @@ static bool op_efbig_is_disk(void *tracer)
 static int host_sensitive_open(void *userdata, const EmuRequest *req, Sensitivity level,
 			       const char *vpath)
 {
-	(void) userdata;
-	return net_on_sensitive_open(req, level, vpath);
+	Tracer *t = userdata;
+
+	return net_on_sensitive_open(t->net, req, level, vpath);
 }
 
 /* The run's network state, started by run_start() (tracer/run.c) before the receiver and

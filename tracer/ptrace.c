@@ -426,7 +426,7 @@ static bool session_allowed(const EmuExecTarget *et)
  * network mode any more. */
 static bool ratchet_dropped(const Tracer *t)
 {
-	return net_runtime_mode() != t->policy->network.mode;
+	return net_runtime_mode(t->net) != t->policy->network.mode;
 }
 
 static void *held_main(void *userdata)

@@ -463,10 +463,10 @@ static int run_start(Run *run)
 	if (r < 0)
 		log_error_errno(r, "starting the network supervision");
 	else {
-		net_runtime_set_event(ratchet_event, t);
+		net_runtime_set_event(t->net, ratchet_event, t);
 		/* without network.unshare the tree is in our network namespace for good (the
 		 * filter denies unshare and setns) */
-		net_runtime_set_netns_private(run->l.netns != 0);
+		net_runtime_set_netns_private(t->net, run->l.netns != 0);
 		r = tracer_ask_start(t);
 		if (r < 0)
 			log_error_errno(r, "starting the approval channel of held calls");
@@ -679,8 +679,8 @@ static void run_stop(Run *run)
 	/* a creation refused on a handler thread just before the end found the disk budget
 	 * used up: the main loop may not have woken since, and its warning must not be lost */
 	run_report_disk_full(t, &run->budget, run->p);
-	run->res.net_mode_end = net_runtime_mode();
-	run->res.net_level_max = net_runtime_level();
+	run->res.net_mode_end = net_runtime_mode(t->net);
+	run->res.net_level_max = net_runtime_level(t->net);
 	t->net = NULL; /* the handlers that borrowed it are stopped */
 	net_runtime_stop();
 	wall_trace("S network runtime stopped");
