@@ -453,10 +453,12 @@ static int do_open(const EmuRequest *req, EmuDecision *d, bool may_block)
 		/* a path with a sensitivity level: the network ratchet drops (and shuts the
 		 * tree's inet sockets) before the child gets the fd; the ratchet is the run's,
 		 * so it is reached through the host (emulation/emu.h, EmuHost).
-		 * TOCTOU: the level is that of the supervisor's copy of the path, resolved in
-		 * the view, and the file opened below is the one this walk pinned; a swap makes
-		 * the open fail and the loop walk again, so at worst the ratchet fired for a
-		 * file not opened: it only ever tightens, which errs on the safe side. */
+		 * TOCTOU: the level is that of the virtual path the walk resolved from the
+		 * supervisor's copy of the path (rules match virtual paths), and the openat
+		 * below opens that same name in the same pinned parent, so whatever file it
+		 * gets has this level. A swap that makes the open fail walks again; at worst
+		 * the ratchet fired for a file then not opened, which errs on the safe side
+		 * (it only ever tightens). */
 		if (res.level > SENSITIVITY_NONE) {
 			r = emu_host_sensitive_open(req, res.level, res.vpath);
 			if (r < 0) {
