@@ -169,7 +169,6 @@ int emu_handle_chown(const EmuRequest *req, EmuDecision *d)
  */
 static int fsize_check(const EmuRequest *req, int fd, int64_t length)
 {
-	const EmuProcessOps *ops = emu_process_ops(req);
 	struct rlimit rl;
 	struct stat st;
 
@@ -181,7 +180,7 @@ static int fsize_check(const EmuRequest *req, int fd, int64_t length)
 		return -errno; /* fail closed: the caller is gone, or not ours to read */
 	if (rl.rlim_cur == RLIM_INFINITY || (uint64_t) length <= rl.rlim_cur)
 		return 0;
-	if (ops && ops->efbig_is_disk && ops->efbig_is_disk(req->tracer))
+	if (emu_host_efbig_is_disk(req))
 		return -EDQUOT;
 	return -EFBIG;
 }

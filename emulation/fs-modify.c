@@ -66,7 +66,7 @@ static int check_create(const EmuRequest *req, EmuDecision *d, const SbxResolved
 		deny(d, r, "the policy allows no writes here");
 		return 1;
 	}
-	if (allocates && emu_disk_full(req)) {
+	if (allocates && emu_host_disk_full(req)) {
 		deny(d, -EDQUOT, "the disk budget is used up");
 		return 1;
 	}

@@ -32,7 +32,6 @@
 
 #include "common/macros.h"
 #include "common/util.h"
-#include "net/handlers.h"
 
 #ifndef OPEN_HOW_SIZE_VER0
 #define OPEN_HOW_SIZE_VER0 24
@@ -369,7 +368,7 @@ static int do_open(const EmuRequest *req, EmuDecision *d, bool may_block)
 				d->denied = true;
 				return fs_fail(d, r, "O_TMPFILE where the policy allows no writes");
 			}
-			if (emu_disk_full(req)) {
+			if (emu_host_disk_full(req)) {
 				d->denied = true;
 				return fs_fail(d, -EDQUOT, "the disk budget is used up");
 			}
@@ -415,7 +414,7 @@ static int do_open(const EmuRequest *req, EmuDecision *d, bool may_block)
 				d->denied = true;
 				return fs_fail(d, -EROFS, "create in a read-only part of the view");
 			}
-			if (emu_disk_full(req)) {
+			if (emu_host_disk_full(req)) {
 				d->denied = true;
 				return fs_fail(d, -EDQUOT, "the disk budget is used up");
 			}
@@ -452,9 +451,16 @@ static int do_open(const EmuRequest *req, EmuDecision *d, bool may_block)
 			return -EWOULDBLOCK;
 
 		/* a path with a sensitivity level: the network ratchet drops (and shuts the
-		 * tree's inet sockets) before the child gets the fd (net/handlers.h) */
+		 * tree's inet sockets) before the child gets the fd; the ratchet is the run's,
+		 * so it is reached through the host (emulation/emu.h, EmuHost).
+		 * TOCTOU: the level is that of the virtual path the walk resolved from the
+		 * supervisor's copy of the path (rules match virtual paths), and the openat
+		 * below opens that same name in the same pinned parent, so whatever file it
+		 * gets has this level. A swap that makes the open fail walks again; at worst
+		 * the ratchet fired for a file then not opened, which errs on the safe side
+		 * (it only ever tightens). */
 		if (res.level > SENSITIVITY_NONE) {
-			r = net_on_sensitive_open(req, res.level, res.vpath);
+			r = emu_host_sensitive_open(req, res.level, res.vpath);
 			if (r < 0) {
 				d->verdict = EMU_KILL;
 				d->why = "network ratchet: cannot reach every inet socket of the "

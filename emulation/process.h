@@ -2,11 +2,10 @@
 #pragma once
 
 /*
- * Process and signal family (emulation/signal.c): what the handlers need from the tracer.
- * Tree membership and signal delivery need the tracer's process table and pidfds, which
- * emulation/ must not own (STYLE.md: dependencies point down), so the tracer hands them in
- * through this interface. EmuRequest.tracer points to a struct whose first member is a
- * `const EmuProcessOps *`; unit tests pass a fake.
+ * Process and signal family (emulation/signal.c). Tree membership and signal delivery need
+ * the tracer's process table and pidfds, which emulation/ must not own (STYLE.md:
+ * dependencies point down), so the handlers ask the host for them: the process operations
+ * of EmuHost (emulation/emu.h), which tracer/ fills and unit tests fake.
  */
 
 #include <signal.h>
@@ -35,41 +34,13 @@ typedef struct EmuSignal {
 	const siginfo_t *info; /* NULL: the kernel fills SI_USER */
 } EmuSignal;
 
-typedef struct EmuProcessOps {
-	/*
-	 * Sends s on behalf of the caller, only to processes of the sandboxed tree. Returns 0
-	 * when delivered, a positive errno for the child (EPERM outside the tree, ESRCH gone),
-	 * or a negative errno when the supervisor itself failed.
-	 */
-	int (*send_signal)(void *tracer, const EmuRequest *req, const EmuSignal *s);
-	/* 0 if pid (a tid, tgid, or with is_pgid a process group) is in the tree, else a
-	 * positive errno (EPERM, ESRCH); negative on supervisor failure. */
-	int (*check_target)(void *tracer, const EmuRequest *req, pid_t pid, bool is_pgid);
-	/* Runs fcntl(fd, cmd, arg) on a duplicate of the caller's fd (pidfd_getfd). Returns the
-	 * result (>= 0), a positive errno for the child, or a negative supervisor failure. */
-	int (*fcntl_dup)(void *tracer, const EmuRequest *req, int fd, int cmd, void *arg);
-	/* Runs ioctl(fd, cmd, arg) on a duplicate of the caller's fd, arg pointing into the
-	 * supervisor's memory. Returns 0, a positive errno for the child, or a negative
-	 * supervisor failure (only for commands whose result is 0). */
-	int (*ioctl_dup)(void *tracer, const EmuRequest *req, int fd, unsigned long cmd, void *arg);
-	/* Whether the disk budget is used up (docs/budgets.md): creating files, directories,
-	 * nodes and symlinks then fails with EDQUOT. NULL: never. */
-	bool (*disk_full)(void *tracer);
-	/* Whether the caller's RLIMIT_FSIZE is the disk budget's, so that growth past it fails
-	 * with EDQUOT rather than EFBIG (docs/budgets.md). NULL: never. */
-	bool (*efbig_is_disk)(void *tracer);
-} EmuProcessOps;
-
-static inline bool emu_disk_full(const EmuRequest *req)
+/* The host, when it offers the process family (EmuHost's send_signal, check_target and
+ * fcntl_dup); NULL otherwise, and the handlers then fail (-EINVAL). */
+static inline const EmuHost *emu_process_host(const EmuRequest *req)
 {
-	const EmuProcessOps *ops = req->tracer ? *(const EmuProcessOps *const *) req->tracer : NULL;
+	const EmuHost *h = req->host;
 
-	return ops && ops->disk_full && ops->disk_full(req->tracer);
-}
-
-static inline const EmuProcessOps *emu_process_ops(const EmuRequest *req)
-{
-	return req->tracer ? *(const EmuProcessOps *const *) req->tracer : NULL;
+	return h && h->send_signal && h->check_target && h->fcntl_dup ? h : NULL;
 }
 
 /* Handlers (emulation/signal.c). */

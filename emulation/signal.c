@@ -81,14 +81,14 @@ static int read_queued_siginfo(const EmuRequest *req, uint64_t addr, int sig, si
 
 int emu_handle_signal(const EmuRequest *req, EmuDecision *ret_decision)
 {
-	const EmuProcessOps *ops = emu_process_ops(req);
+	const EmuHost *host = emu_process_host(req);
 	EmuSignal s = {.pidfd = -1};
 	siginfo_t info;
 	pid_t a0 = (pid_t) req->args[0], a1 = (pid_t) req->args[1];
 	int r;
 
 	emu_decision_init(ret_decision);
-	if (!ops)
+	if (!host)
 		return -EINVAL;
 
 	switch (req->nr) {
@@ -205,15 +205,15 @@ int emu_handle_signal(const EmuRequest *req, EmuDecision *ret_decision)
 		fail(ret_decision, EINVAL, false, NULL);
 		return 0;
 	}
-	return finish(ops->send_signal(req->tracer, req, &s), ret_decision);
+	return finish(host->send_signal(host->userdata, req, &s), ret_decision);
 }
 
 static int check_continue(const EmuRequest *req, EmuDecision *d, pid_t pid, bool is_pgid)
 {
-	const EmuProcessOps *ops = emu_process_ops(req);
+	const EmuHost *host = emu_process_host(req);
 	int r;
 
-	if (!ops)
+	if (!host)
 		return -EINVAL;
 	if (pid == 0 || (!is_pgid && (pid == req->tgid || pid == req->pid)))
 		return 0; /* self: continue */
@@ -221,7 +221,7 @@ static int check_continue(const EmuRequest *req, EmuDecision *d, pid_t pid, bool
 		fail(d, ESRCH, false, NULL);
 		return 0;
 	}
-	r = ops->check_target(req->tracer, req, pid, is_pgid);
+	r = host->check_target(host->userdata, req, pid, is_pgid);
 	if (r < 0)
 		return r;
 	if (r > 0)
@@ -279,7 +279,7 @@ int emu_handle_pid_target(const EmuRequest *req, EmuDecision *ret_decision)
 
 int emu_handle_fcntl_owner(const EmuRequest *req, EmuDecision *ret_decision)
 {
-	const EmuProcessOps *ops = emu_process_ops(req);
+	const EmuHost *host = emu_process_host(req);
 	int fd = (int) req->args[0], cmd = (int) req->args[1];
 	struct f_owner_ex ex;
 	pid_t target;
@@ -287,7 +287,7 @@ int emu_handle_fcntl_owner(const EmuRequest *req, EmuDecision *ret_decision)
 	int r;
 
 	emu_decision_init(ret_decision);
-	if (!ops)
+	if (!host)
 		return -EINVAL;
 
 	if (cmd == F_SETOWN) {
@@ -315,7 +315,7 @@ int emu_handle_fcntl_owner(const EmuRequest *req, EmuDecision *ret_decision)
 		if (ex.pid == 0 ||
 		    (ex.type != F_OWNER_PGRP && (ex.pid == req->tgid || ex.pid == req->pid))) {
 			/* self or clear; still apply our copy so no re-read happens */
-			r = ops->fcntl_dup(req->tracer, req, fd, cmd, &ex);
+			r = host->fcntl_dup(host->userdata, req, fd, cmd, &ex);
 			return finish(r, ret_decision);
 		}
 		is_pgid = ex.type == F_OWNER_PGRP;
@@ -328,7 +328,7 @@ int emu_handle_fcntl_owner(const EmuRequest *req, EmuDecision *ret_decision)
 		return 0; /* the filter only notifies the two owner commands */
 	}
 
-	r = ops->check_target(req->tracer, req, target, is_pgid);
+	r = host->check_target(host->userdata, req, target, is_pgid);
 	if (r < 0)
 		return r;
 	if (r > 0) {
@@ -337,10 +337,10 @@ int emu_handle_fcntl_owner(const EmuRequest *req, EmuDecision *ret_decision)
 		return 0;
 	}
 	if (cmd == F_SETOWN)
-		r = ops->fcntl_dup(req->tracer, req, fd, cmd,
-				   (void *) (intptr_t) (int) req->args[2]);
+		r = host->fcntl_dup(host->userdata, req, fd, cmd,
+				    (void *) (intptr_t) (int) req->args[2]);
 	else
-		r = ops->fcntl_dup(req->tracer, req, fd, cmd, &ex);
+		r = host->fcntl_dup(host->userdata, req, fd, cmd, &ex);
 	if (r == -EXDEV && cmd == F_SETOWN) {
 		/* an fd the supervisor cannot reach (no pidfd_getfd, not a socket of its
 		 * own): the owner is a register, checked above, so the kernel may run it; the
@@ -354,7 +354,7 @@ int emu_handle_fcntl_owner(const EmuRequest *req, EmuDecision *ret_decision)
 
 int emu_handle_ioctl(const EmuRequest *req, EmuDecision *ret_decision)
 {
-	const EmuProcessOps *ops = emu_process_ops(req);
+	const EmuHost *host = emu_process_host(req);
 	unsigned cmd = (unsigned) req->args[1]; /* an unsigned int in the kernel */
 	int fd = (int) req->args[0], owner, r;
 	pid_t target;
@@ -364,7 +364,7 @@ int emu_handle_ioctl(const EmuRequest *req, EmuDecision *ret_decision)
 		return emu_handle_fs_ioctl(req, ret_decision);
 	if (cmd != FIOSETOWN && cmd != SIOCSPGRP)
 		return 0; /* the filter notifies only these commands (or a logged ioctl) */
-	if (!ops || !ops->ioctl_dup)
+	if (!host || !host->ioctl_dup)
 		return -EINVAL;
 	/* TOCTOU: the owner is an int in child memory: copied once, checked, and the
 	 * supervisor makes the call with its copy on a duplicate of the fd (the owner belongs
@@ -381,7 +381,7 @@ int emu_handle_ioctl(const EmuRequest *req, EmuDecision *ret_decision)
 	}
 	target = owner < 0 ? -owner : owner;
 	if (owner != 0 && !(owner > 0 && (owner == req->tgid || owner == req->pid))) {
-		r = ops->check_target(req->tracer, req, target, owner < 0);
+		r = host->check_target(host->userdata, req, target, owner < 0);
 		if (r < 0)
 			return r;
 		if (r > 0) {
@@ -390,7 +390,7 @@ int emu_handle_ioctl(const EmuRequest *req, EmuDecision *ret_decision)
 			return 0;
 		}
 	}
-	r = ops->ioctl_dup(req->tracer, req, fd, cmd, &owner);
+	r = host->ioctl_dup(host->userdata, req, fd, cmd, &owner);
 	return finish(r, ret_decision);
 }
 

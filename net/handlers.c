@@ -131,7 +131,7 @@ static int caller_socket(const EmuRequest *req, uint64_t fdarg, int *ret_fd, int
 			 int *ret_type)
 {
 	_cleanup_close_ int pidfd = -1, fd = -1;
-	NetRuntime *rt = net_runtime_get();
+	NetRuntime *rt = net_runtime_of(req);
 	socklen_t l = sizeof(int);
 	int domain = 0, type = 0;
 
@@ -657,7 +657,7 @@ static int wait_acceptable(const EmuRequest *req, int fd)
  */
 int net_handle_accept(const EmuRequest *req, EmuDecision *d)
 {
-	NetRuntime *rt = net_runtime_get();
+	NetRuntime *rt = net_runtime_of(req);
 	int flags = req->nr == SYS_accept4 ? (int) req->args[3] : 0, domain, type, r, fl;
 	_cleanup_close_ int lfd = -1, nfd = -1;
 	struct sockaddr_storage ss = {};
@@ -717,7 +717,7 @@ int net_handle_accept(const EmuRequest *req, EmuDecision *d)
  */
 int net_handle_close(const EmuRequest *req, EmuDecision *d)
 {
-	NetRuntime *rt = net_runtime_get();
+	NetRuntime *rt = net_runtime_of(req);
 	int fdarg = (int) req->args[0], e = 0;
 	uint64_t ino;
 
@@ -740,7 +740,7 @@ int net_handle_close(const EmuRequest *req, EmuDecision *d)
  * cannot be reopened, and inotify_add_watch needs it (net/socktab.c, its marker) */
 int net_handle_inotify_init(const EmuRequest *req, EmuDecision *d)
 {
-	NetRuntime *rt = net_runtime_get();
+	NetRuntime *rt = net_runtime_of(req);
 	int flags = req->nr == SYS_inotify_init1 ? (int) req->args[0] : 0, fd = -1, r;
 	uint64_t key = 0;
 
@@ -765,7 +765,7 @@ int net_handle_inotify_init(const EmuRequest *req, EmuDecision *d)
 
 int net_handle_socket(const EmuRequest *req, EmuDecision *d)
 {
-	NetRuntime *rt = net_runtime_get();
+	NetRuntime *rt = net_runtime_of(req);
 	NetContext ctx;
 	NetDecision nd;
 
@@ -790,7 +790,7 @@ int net_handle_socketpair(const EmuRequest *req, EmuDecision *d)
 	/* register-only. Only AF_UNIX pairs: another family with socketpair (AF_TIPC) would
 	 * be a socket that socket(2) never checked */
 	if ((int) req->args[0] == AF_UNIX) {
-		NetRuntime *rt = net_runtime_get();
+		NetRuntime *rt = net_runtime_of(req);
 
 		if (own_sockets_for(rt, req))
 			return own_socketpair(rt, req, d);
@@ -804,7 +804,7 @@ int net_handle_socketpair(const EmuRequest *req, EmuDecision *d)
 
 int net_handle_connect(const EmuRequest *req, EmuDecision *d)
 {
-	NetRuntime *rt = net_runtime_get();
+	NetRuntime *rt = net_runtime_of(req);
 	_cleanup_close_ int fd = -1;
 	uint8_t buf[NET_SOCKADDR_MAX];
 	size_t len = 0;
@@ -1166,7 +1166,7 @@ int net_handle_sockname(const EmuRequest *req, EmuDecision *d)
 
 int net_handle_bind(const EmuRequest *req, EmuDecision *d)
 {
-	NetRuntime *rt = net_runtime_get();
+	NetRuntime *rt = net_runtime_of(req);
 	_cleanup_close_ int fd = -1;
 	uint8_t buf[NET_SOCKADDR_MAX];
 	size_t len = 0;
@@ -1213,7 +1213,7 @@ int net_handle_bind(const EmuRequest *req, EmuDecision *d)
 
 int net_handle_listen(const EmuRequest *req, EmuDecision *d)
 {
-	NetRuntime *rt = net_runtime_get();
+	NetRuntime *rt = net_runtime_of(req);
 	_cleanup_close_ int fd = -1;
 	struct sockaddr_storage ss = {};
 	socklen_t sl = sizeof(ss);
@@ -1314,7 +1314,7 @@ static int reopen_child_fd(const EmuRequest *req, int childfd)
 static int translate_rights(const EmuRequest *req, struct msghdr *m, int *fds, size_t *n_fds,
 			    size_t max_fds, bool *ret_inet)
 {
-	NetRuntime *rt = net_runtime_get();
+	NetRuntime *rt = net_runtime_of(req);
 	_cleanup_close_ int pidfd = -1;
 
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
@@ -1500,7 +1500,7 @@ static int send_one(NetRuntime *rt, const EmuRequest *req, int fd, int domain, i
 
 int net_handle_sendto(const EmuRequest *req, EmuDecision *d)
 {
-	NetRuntime *rt = net_runtime_get();
+	NetRuntime *rt = net_runtime_of(req);
 	_cleanup_close_ int fd = -1;
 	struct iovec iov = {(void *) (uintptr_t) req->args[1], (size_t) req->args[2]};
 	uint8_t buf[NET_SOCKADDR_MAX];
@@ -1545,7 +1545,7 @@ int net_handle_sendto(const EmuRequest *req, EmuDecision *d)
  */
 int net_handle_setsockopt(const EmuRequest *req, EmuDecision *d)
 {
-	NetRuntime *rt = net_runtime_get();
+	NetRuntime *rt = net_runtime_of(req);
 	int level = (int) req->args[1], name = (int) req->args[2], domain, type, r, e = 0;
 	socklen_t len = (socklen_t) req->args[4];
 	_cleanup_close_ int fd = -1;
@@ -1627,7 +1627,7 @@ static int read_msghdr(const EmuRequest *req, uint64_t addr, uint8_t *name, Send
 
 int net_handle_sendmsg(const EmuRequest *req, EmuDecision *d)
 {
-	NetRuntime *rt = net_runtime_get();
+	NetRuntime *rt = net_runtime_of(req);
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ struct iovec *iov = NULL;
 	uint8_t name[NET_SOCKADDR_MAX];
@@ -1657,7 +1657,7 @@ int net_handle_sendmsg(const EmuRequest *req, EmuDecision *d)
 
 int net_handle_sendmmsg(const EmuRequest *req, EmuDecision *d)
 {
-	NetRuntime *rt = net_runtime_get();
+	NetRuntime *rt = net_runtime_of(req);
 	_cleanup_close_ int fd = -1;
 	unsigned vlen = (unsigned) req->args[2], sent = 0;
 	int domain, type, r, flags = (int) req->args[3];
@@ -1756,7 +1756,7 @@ static int unix_recvfrom(const EmuRequest *req, int fd, EmuDecision *d)
 
 int net_handle_recvfrom(const EmuRequest *req, EmuDecision *d)
 {
-	NetRuntime *rt = net_runtime_get();
+	NetRuntime *rt = net_runtime_of(req);
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ uint8_t *buf = NULL;
 	struct sockaddr_storage from = {};

@@ -26,18 +26,20 @@ typedef int (*NetTreeWalk)(pid_t root, NetTreeVisit visit, void *userdata);
  * Starts the run's network state for policy p (borrowed until net_runtime_stop()): the
  * ratchet at the policy's mode, the learned set, and — in modes that can resolve names — the
  * DNS stub (a thread with a UDP socket and a TCP listener on 127.0.0.1). root and walk name
- * the tree for the ratchet's socket shutdown. Returns 0 or -errno.
+ * the tree for the ratchet's socket shutdown. On success *ret_rt is the state, for the
+ * supervisor to hand to the socket handlers through EmuHost.net_runtime (emulation/emu.h),
+ * valid until net_runtime_stop(). Returns 0 or -errno.
  */
-int net_runtime_start(const Policy *p, pid_t root, NetTreeWalk walk);
+int net_runtime_start(const Policy *p, pid_t root, NetTreeWalk walk, NetRuntime **ret_rt);
 /* Called once per ratchet drop, after the sockets were shut down (for the audit record). */
 typedef void (*NetRatchetEvent)(void *userdata, pid_t pid, const char *path, Sensitivity level,
 				NetMode from, NetMode to, unsigned sockets_shut);
-/** Sets the ratchet event callback of the started run (NULL: none). */
-void net_runtime_set_event(NetRatchetEvent fn, void *userdata);
+/** Sets the ratchet event callback of the run's state rt (NULL: none; rt NULL: nothing). */
+void net_runtime_set_event(NetRuntime *rt, NetRatchetEvent fn, void *userdata);
 
 /** Whether the command may run in a network namespace of its own (network.unshare): the
  * supervisor then checks before it creates the tree's sockets (net/socktab.c). */
-void net_runtime_set_netns_private(bool maybe);
+void net_runtime_set_netns_private(NetRuntime *rt, bool maybe);
 
 /* Held connects and sends (network.unlisted = "ask", docs/network.md "Held connects and
  * sends"). */
@@ -71,20 +73,23 @@ void net_runtime_set_asker(NetAskFn fn, void *userdata);
 void net_runtime_stop(void);
 
 /**
- * The ratchet hook: the file-system handlers call it when the caller of req opened a path of
- * sensitivity level (SENSITIVITY_NONE: nothing happens). When the mode drops: every inet
- * socket of the tree is shut down, and one line on the caller's stderr says why. Returns 1
- * when the mode dropped, 0 when not, or -errno when the sockets could not be reached
- * (pidfd_getfd refused): the caller must then fail closed (EMU_KILL).
+ * The ratchet of the run's state rt: the supervisor calls it (as EmuHost.sensitive_open,
+ * emulation/emu.h) when the caller of req opened a path of sensitivity level
+ * (SENSITIVITY_NONE, or rt NULL: nothing happens). When the mode drops: every inet socket of
+ * the tree is shut down, and one line on the caller's stderr says why. Returns 1 when the
+ * mode dropped, 0 when not, or -errno when the sockets could not be reached (pidfd_getfd
+ * refused): the caller must then fail closed (EMU_KILL).
  */
-int net_on_sensitive_open(const EmuRequest *req, Sensitivity level, const char *path);
+int net_on_sensitive_open(NetRuntime *rt, const EmuRequest *req, Sensitivity level,
+			  const char *path);
 
-/** The current (ratcheted) mode of the run, the policy's if not started. */
-NetMode net_runtime_mode(void);
-
-/** The highest sensitivity level the tree opened so far (SENSITIVITY_NONE if none or not
+/** The current (ratcheted) mode of the run's state rt; NET_MODE_NONE if rt is NULL (not
  * started). */
-Sensitivity net_runtime_level(void);
+NetMode net_runtime_mode(NetRuntime *rt);
+
+/** The highest sensitivity level the tree opened so far (SENSITIVITY_NONE if none, or rt
+ * NULL). */
+Sensitivity net_runtime_level(NetRuntime *rt);
 
 /* Handlers (net/handlers.c), named by the rows of syscalls/table.c. */
 int net_handle_socket(const EmuRequest *req, EmuDecision *ret_decision);

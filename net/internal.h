@@ -101,6 +101,15 @@ typedef struct NetRuntime {
 /* NULL when no run is started. */
 NetRuntime *net_runtime_get(void);
 
+/* The run's network state as a handler gets it: from the host of its request (EmuHost,
+ * emulation/emu.h), never from the process-global above; NULL when there is none. */
+static inline NetRuntime *net_runtime_of(const EmuRequest *req)
+{
+	const EmuHost *h = req->host;
+
+	return h && h->net_runtime ? h->net_runtime(h->userdata) : NULL;
+}
+
 /* Records that the socket (dev, ino) was redirected; orig is what the child addressed. */
 void net_redirect_add(NetRuntime *rt, dev_t dev, ino_t ino, const void *orig, socklen_t len);
 /* Copies the original address of a redirected socket; false when it was not redirected. */

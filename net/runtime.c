@@ -35,6 +35,13 @@
 #define STUB_TCP_IDLE_MS      10000
 #define RESOLV_CONF_MAX_BYTES (64 * 1024)
 
+/*
+ * The run's state, also kept here for the two callers that have neither a request nor the
+ * Tracer to get it from: net_runtime_set_asker() (tracer/ask.c) and net_child_object_dup()
+ * (a view hook, tracer/pidfd-cache.c). Everything else is handed the state: the handlers by
+ * their request's host (net_runtime_of(), EmuHost.net_runtime), tracer/ by
+ * net_runtime_start(). One run per process: net_runtime_start() refuses a second.
+ */
 static NetRuntime *runtime;
 
 NetRuntime *net_runtime_get(void)
@@ -42,28 +49,28 @@ NetRuntime *net_runtime_get(void)
 	return runtime;
 }
 
-NetMode net_runtime_mode(void)
+NetMode net_runtime_mode(NetRuntime *rt)
 {
-	return runtime ? net_ratchet_mode(&runtime->ratchet) : NET_MODE_NONE;
+	return rt ? net_ratchet_mode(&rt->ratchet) : NET_MODE_NONE;
 }
 
-Sensitivity net_runtime_level(void)
+Sensitivity net_runtime_level(NetRuntime *rt)
 {
-	return runtime ? net_ratchet_max(&runtime->ratchet) : SENSITIVITY_NONE;
+	return rt ? net_ratchet_max(&rt->ratchet) : SENSITIVITY_NONE;
 }
 
-void net_runtime_set_event(NetRatchetEvent fn, void *userdata)
+void net_runtime_set_event(NetRuntime *rt, NetRatchetEvent fn, void *userdata)
 {
-	if (!runtime)
+	if (!rt)
 		return;
-	runtime->event = fn;
-	runtime->event_userdata = userdata;
+	rt->event = fn;
+	rt->event_userdata = userdata;
 }
 
-void net_runtime_set_netns_private(bool maybe)
+void net_runtime_set_netns_private(NetRuntime *rt, bool maybe)
 {
-	if (runtime)
-		atomic_store(&runtime->netns_differs, maybe ? 0 : 1);
+	if (rt)
+		atomic_store(&rt->netns_differs, maybe ? 0 : 1);
 }
 
 void net_runtime_set_asker(NetAskFn fn, void *userdata)
@@ -400,7 +407,7 @@ void net_runtime_stop(void)
 	runtime_free(rt);
 }
 
-int net_runtime_start(const Policy *p, pid_t root, NetTreeWalk walk)
+int net_runtime_start(const Policy *p, pid_t root, NetTreeWalk walk, NetRuntime **ret_rt)
 {
 	NetRuntime *rt;
 	int r;
@@ -462,6 +469,7 @@ int net_runtime_start(const Policy *p, pid_t root, NetTreeWalk walk)
 			goto fail;
 		}
 	}
+	*ret_rt = rt;
 	return 0;
 fail:
 	runtime_free(rt);
@@ -506,9 +514,9 @@ static void tell_child(pid_t tgid, const char *line)
 		(void) write_all(fd, line, strlen(line));
 }
 
-int net_on_sensitive_open(const EmuRequest *req, Sensitivity level, const char *path)
+int net_on_sensitive_open(NetRuntime *rt, const EmuRequest *req, Sensitivity level,
+			  const char *path)
 {
-	NetRuntime *rt = runtime;
 	ShutCtx c = {};
 	NetMode old = NET_MODE_NONE, new = NET_MODE_NONE;
 	char line[160];

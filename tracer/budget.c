@@ -1726,7 +1726,7 @@ static bool reservation_pending(const BudgetReservation *r)
  */
 int budget_handle_clone(const EmuRequest *req, EmuDecision *d)
 {
-	Tracer *t = req->tracer;
+	Tracer *t = tracer_of_request(req);
 	Budget *b = t->budget;
 	uint64_t now = now_monotonic_ns(), limit = req->policy->limits.tasks, tasks = 0;
 	size_t kept = 0;

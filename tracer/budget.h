@@ -72,7 +72,7 @@ typedef struct Budget {
 	size_t n_disk_quiet;
 	uint8_t *disk_wd_big; /* by watch descriptor: too many entries to count again */
 	/* the last walk found the disk budget used up: creation fails with EDQUOT (handlers
-	 * read it through EmuProcessOps.disk_full), every process's RLIMIT_FSIZE is 0 */
+	 * read it through EmuHost.disk_full), every process's RLIMIT_FSIZE is 0 */
 	atomic_bool disk_full;
 	bool disk_full_new;	/* set by the sample that found it, for the caller to report */
 	uint64_t cpu_offset_ms; /* time of processes reaped without a waiting parent */
@@ -163,7 +163,7 @@ bool budget_count_ends(Budget *b);
  * a non-leader thread's time stays in its group's. Needs /proc/PID, i.e. before the reap. */
 void budget_task_ended(Budget *b, pid_t pid, const struct rusage *ru);
 
-/** The tasks budget at a clone/fork/vfork (req->tracer is the Tracer); any thread. */
+/** The tasks budget at a clone/fork/vfork (req->host is the Tracer's); any thread. */
 int budget_handle_clone(const EmuRequest *req, EmuDecision *ret_decision);
 /** tid's clone has made its child (the tracer's fork/clone event): its reservation goes. */
 void budget_clone_done(Budget *b, pid_t tid);

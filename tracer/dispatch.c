@@ -248,7 +248,7 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 			.nr = n->data.nr,
 			.id = n->id,
 			.listener = t->notify_fd,
-			.tracer = t,
+			.host = &t->host,
 			.view = t->view,
 		};
 		memcpy(req.args, n->data.args, sizeof(req.args));
@@ -573,7 +573,7 @@ void tracer_dispatch_stop(Tracer *t)
 	t->queue_tail = NULL;
 }
 
-/* ---- EmuProcessOps: the tree and signal delivery through pidfds ---- */
+/* ---- EmuHost's process family: the tree and signal delivery through pidfds ---- */
 
 static int pidfd_open_(pid_t pid, unsigned flags)
 {
@@ -980,11 +980,38 @@ static bool op_efbig_is_disk(void *tracer)
 	return t->budget && budget_efbig_is_disk(t->budget);
 }
 
-const EmuProcessOps tracer_process_ops = {
-	.send_signal = op_send_signal,
-	.check_target = op_check_target,
-	.fcntl_dup = op_fcntl_dup,
-	.ioctl_dup = op_ioctl_dup,
-	.disk_full = op_disk_full,
-	.efbig_is_disk = op_efbig_is_disk,
-};
+/* ---- EmuHost: what the handlers reach the supervisor through ---- */
+
+/* The ratchet is net/'s code but the run's state: emulation/ reaches it only through here,
+ * so that it never includes net/ (docs/architecture.md, "Layers"). */
+static int host_sensitive_open(void *userdata, const EmuRequest *req, Sensitivity level,
+			       const char *vpath)
+{
+	Tracer *t = userdata;
+
+	return net_on_sensitive_open(t->net, req, level, vpath);
+}
+
+/* The run's network state, started by run_start() (tracer/run.c) before the receiver and
+ * stopped after it and the workers: a handler never sees it change under it. */
+static NetRuntime *host_net_runtime(void *userdata)
+{
+	Tracer *t = userdata;
+
+	return t->net;
+}
+
+void tracer_host_init(Tracer *t)
+{
+	t->host = (EmuHost){
+		.sensitive_open = host_sensitive_open,
+		.send_signal = op_send_signal,
+		.check_target = op_check_target,
+		.fcntl_dup = op_fcntl_dup,
+		.ioctl_dup = op_ioctl_dup,
+		.disk_full = op_disk_full,
+		.efbig_is_disk = op_efbig_is_disk,
+		.net_runtime = host_net_runtime,
+		.userdata = t,
+	};
+}

@@ -293,7 +293,7 @@ static int hook_ask_open(void *ctx, pid_t pid, pid_t tgid, const char *vpath, bo
 	if (open_session_find(vpath, write))
 		return 2;
 	/* never after a ratchet drop (private data entered the run): denied unasked */
-	if (net_runtime_mode() != t->policy->network.mode)
+	if (net_runtime_mode(t->net) != t->policy->network.mode)
 		return 0;
 	snprintf(text, sizeof(text), "[[rule]] path = \"%s\", access = \"%s\"",
 		 rule ? rule->glob : "?", rule ? rule_access_to_string(rule->access) : "ask");

@@ -3,6 +3,7 @@
 
 /* Private to tracer/: the pieces of the supervisor and the state they share. */
 
+#include <assert.h>
 #include <limits.h>
 #include <linux/filter.h>
 #include <pthread.h>
@@ -254,7 +255,9 @@ typedef struct TracerBtReq {
 } TracerBtReq;
 
 typedef struct Tracer {
-	const EmuProcessOps *ops; /* first: emulation/process.h reaches it through req->tracer */
+	EmuHost host;	 /* req->host of every request: tracer_host_init() */
+	NetRuntime *net; /* the run's network state (net_runtime_start()), lent to the socket
+			  * handlers by EmuHost.net_runtime; NULL before the start phase */
 	const Policy *policy;
 	const TracerOptions *opts;
 	TracerFilter *filter;
@@ -309,7 +312,18 @@ void tracer_ask_stop(Tracer *t);
  * the command is continued after the prompt, not treated as a Ctrl-Z). */
 bool tracer_ask_job_stopped(Tracer *t);
 
-extern const EmuProcessOps tracer_process_ops;
+/** Fills t->host, the handlers' one door to the supervisor (emulation/emu.h, EmuHost), with
+ * the tracer's operations and t itself as their userdata. t must not move afterwards. */
+void tracer_host_init(Tracer *t);
+
+/* The Tracer behind a request tracer/ built, for tracer/'s own handlers (the tasks budget's
+ * budget_handle_clone()): the userdata tracer_host_init() put in its host. Handlers below
+ * tracer/ never see a Tracer; they call the host's operations. */
+static inline Tracer *tracer_of_request(const EmuRequest *req)
+{
+	assert(req->host && req->host->userdata);
+	return req->host->userdata;
+}
 
 struct seccomp_notif;
 

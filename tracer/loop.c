@@ -172,11 +172,11 @@ static int forward_signal(Tracer *t, int sig)
 	EmuRequest req = {.tgid = t->child, .pid = t->child};
 	int r;
 
-	r = tracer_process_ops.send_signal(t, &req, &s);
+	r = t->host.send_signal(t->host.userdata, &req, &s);
 	if (r != 0) {
 		/* the command left its group (setsid, setpgid): to the command itself */
 		s.scope = EMU_SIGNAL_PROCESS;
-		r = tracer_process_ops.send_signal(t, &req, &s);
+		r = t->host.send_signal(t->host.userdata, &req, &s);
 	}
 	return r;
 }

@@ -426,7 +426,7 @@ static bool session_allowed(const EmuExecTarget *et)
  * network mode any more. */
 static bool ratchet_dropped(const Tracer *t)
 {
-	return net_runtime_mode() != t->policy->network.mode;
+	return net_runtime_mode(t->net) != t->policy->network.mode;
 }
 
 static void *held_main(void *userdata)
@@ -732,7 +732,7 @@ static void on_clone_stop(Tracer *t, pid_t pid, struct user_regs_struct *regs)
 		.tgid = pid,	    /* unused by the budget */
 		.arch = 0xc000003e, /* AUDIT_ARCH_X86_64 */
 		.nr = (int) regs->orig_rax,
-		.tracer = t,
+		.host = &t->host,
 		.args = {regs->rdi, regs->rsi, regs->rdx, regs->r10, regs->r8, regs->r9},
 	};
 	EmuDecision *d = malloc(sizeof(*d));
@@ -794,7 +794,7 @@ static bool on_seccomp_stop(Tracer *t, pid_t pid)
 		.tgid = tgid,
 		.arch = 0xc000003e, /* AUDIT_ARCH_X86_64: the filter kills other arches */
 		.nr = SYS_chdir,
-		.tracer = t,
+		.host = &t->host,
 	};
 	req.args[0] = regs.rdi;
 	if (slot->entry->handler == emu_handle_execve)

@@ -180,11 +180,7 @@ static void run_init(Run *run, const Policy *p, const TracerOptions *opts)
 	*run = (Run){
 		.p = p,
 		.opts = opts,
-		.t = {.ops = &tracer_process_ops,
-		      .policy = p,
-		      .opts = opts,
-		      .notify_fd = -1,
-		      .kill_eventfd = -1},
+		.t = {.policy = p, .opts = opts, .notify_fd = -1, .kill_eventfd = -1},
 		.res = {.exit_code = EXIT_SANDBOX_ERROR_CODE, .net_mode_end = p->network.mode},
 		.l = {.policy = p, .opts = opts, .out_w = -1, .err_w = -1, .sock_c = -1},
 		.sp_c = {-1, -1},
@@ -204,6 +200,7 @@ static void run_init(Run *run, const Policy *p, const TracerOptions *opts)
 		.out = {.fd = -1, .relay_fd = -1},
 		.err = {.fd = -1, .relay_fd = -1},
 	};
+	tracer_host_init(&run->t);
 }
 
 static void close_pair(int fds[2])
@@ -462,14 +459,14 @@ static int run_start(Run *run)
 	int r;
 
 	/* the network state (DNS stub, ratchet) before anything of the command can ask */
-	r = net_runtime_start(run->p, t->keeper, tree_walk);
+	r = net_runtime_start(run->p, t->keeper, tree_walk, &t->net);
 	if (r < 0)
 		log_error_errno(r, "starting the network supervision");
 	else {
-		net_runtime_set_event(ratchet_event, t);
+		net_runtime_set_event(t->net, ratchet_event, t);
 		/* without network.unshare the tree is in our network namespace for good (the
 		 * filter denies unshare and setns) */
-		net_runtime_set_netns_private(run->l.netns != 0);
+		net_runtime_set_netns_private(t->net, run->l.netns != 0);
 		r = tracer_ask_start(t);
 		if (r < 0)
 			log_error_errno(r, "starting the approval channel of held calls");
@@ -682,8 +679,9 @@ static void run_stop(Run *run)
 	/* a creation refused on a handler thread just before the end found the disk budget
 	 * used up: the main loop may not have woken since, and its warning must not be lost */
 	run_report_disk_full(t, &run->budget, run->p);
-	run->res.net_mode_end = net_runtime_mode();
-	run->res.net_level_max = net_runtime_level();
+	run->res.net_mode_end = net_runtime_mode(t->net);
+	run->res.net_level_max = net_runtime_level(t->net);
+	t->net = NULL; /* the handlers that borrowed it are stopped */
 	net_runtime_stop();
 	wall_trace("S network runtime stopped");
 }

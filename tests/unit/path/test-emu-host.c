@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The handlers' one door to the supervisor, EmuHost (emulation/emu.h), driven with a fake:
+ * each test gives a handler a host that records what it was asked and answers as the test
+ * wants, and checks both the decision and the calls. This is what the interface is for:
+ * a handler is tested without a tracer, a process tree or a network runtime behind it, and
+ * nothing it needs from the supervisor can arrive by another way without this test (or the
+ * layer check) noticing.
+ */
+#include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "emulation/fs.h"
+#include "emulation/process.h"
+#include "net/handlers.h"
+#include "tests/unit/path/fixture.h"
+#include "tests/unit/tap.h"
+
+/* ---- a child that is this process ---- */
+
+static int self_read(const ChildMem *m, uint64_t addr, void *buf, size_t len)
+{
+	(void) m;
+	if (!addr)
+		return -EFAULT;
+	memcpy(buf, (const void *) (uintptr_t) addr, len);
+	return 0;
+}
+
+static int self_read_string(const ChildMem *m, uint64_t addr, char *buf, size_t size)
+{
+	size_t n;
+
+	(void) m;
+	if (!addr)
+		return -EFAULT;
+	n = strnlen((const char *) (uintptr_t) addr, size);
+	if (n >= size)
+		return -ENAMETOOLONG;
+	memcpy(buf, (const char *) (uintptr_t) addr, n + 1);
+	return 0;
+}
+
+static const ChildMem self_mem = {self_read, self_read_string, NULL};
+
+/* ---- the fake host ---- */
+
+typedef struct FakeHost {
+	EmuHost host;
+	/* sensitive_open */
+	int ratchet_answer;
+	unsigned ratchet_calls;
+	Sensitivity ratchet_level;
+	char ratchet_path[256];
+	pid_t ratchet_tgid;
+	/* the process family */
+	int signal_answer;
+	unsigned signal_calls;
+	EmuSignal signal;
+	unsigned target_calls;
+	/* budgets */
+	bool disk_full;
+	unsigned disk_calls;
+	/* the network state */
+	NetRuntime *net;
+	unsigned net_calls;
+} FakeHost;
+
+static int fake_sensitive_open(void *userdata, const EmuRequest *req, Sensitivity level,
+			       const char *vpath)
+{
+	FakeHost *f = userdata;
+
+	f->ratchet_calls++;
+	f->ratchet_level = level;
+	f->ratchet_tgid = req->tgid;
+	(void) snprintf(f->ratchet_path, sizeof(f->ratchet_path), "%s", vpath);
+	return f->ratchet_answer;
+}
+
+static int fake_send_signal(void *userdata, const EmuRequest *req, const EmuSignal *s)
+{
+	FakeHost *f = userdata;
+
+	(void) req;
+	f->signal_calls++;
+	f->signal = *s;
+	return f->signal_answer;
+}
+
+static int fake_check_target(void *userdata, const EmuRequest *req, pid_t pid, bool is_pgid)
+{
+	FakeHost *f = userdata;
+
+	(void) req;
+	(void) pid;
+	(void) is_pgid;
+	f->target_calls++;
+	return EPERM;
+}
+
+static int fake_fcntl_dup(void *userdata, const EmuRequest *req, int fd, int cmd, void *arg)
+{
+	(void) userdata;
+	(void) req;
+	(void) fd;
+	(void) cmd;
+	(void) arg;
+	return -ENOSYS; /* no test gets this far */
+}
+
+static bool fake_disk_full(void *userdata)
+{
+	FakeHost *f = userdata;
+
+	f->disk_calls++;
+	return f->disk_full;
+}
+
+static NetRuntime *fake_net_runtime(void *userdata)
+{
+	FakeHost *f = userdata;
+
+	f->net_calls++;
+	return f->net;
+}
+
+static void fake_init(FakeHost *f)
+{
+	*f = (FakeHost){
+		.host = {.sensitive_open = fake_sensitive_open,
+			 .send_signal = fake_send_signal,
+			 .check_target = fake_check_target,
+			 .fcntl_dup = fake_fcntl_dup,
+			 .disk_full = fake_disk_full,
+			 .net_runtime = fake_net_runtime},
+	};
+	f->host.userdata = f;
+}
+
+/* ---- the fs view: /workspace with one secret directory ---- */
+
+typedef struct Env {
+	Fixture fx;
+	SbxView *v;
+	EmuDecision d;
+	FakeHost fake;
+} Env;
+
+static Env *env_new(void)
+{
+	Env *e = calloc(1, sizeof(*e));
+	char err[256];
+
+	if (!e)
+		exit(99);
+	e->d.inject_fd = -1;
+	fx_tree(&e->fx);
+	fx_mount(&e->fx, "/workspace", "ws", MOUNT_RW);
+	fx_rules(&e->fx);
+	/* a rule that only sets a level: what the ratchet is about */
+	e->fx.rules[e->fx.policy.n_rules++] = (PolicyRule){
+		.glob = (char *) "/workspace/dir/**",
+		.access = RULE_ACCESS_UNSET,
+		.level = SENSITIVITY_SECRET,
+	};
+	if (sbx_view_new(&e->fx.policy, NULL, 0, &e->v, err, sizeof(err)) < 0) {
+		fprintf(stderr, "view: %s\n", err);
+		exit(99);
+	}
+	fake_init(&e->fake);
+	return e;
+}
+
+static void env_free(Env *e)
+{
+	if (e->d.inject_fd >= 0)
+		(void) close(e->d.inject_fd);
+	fx_done(&e->fx, e->v);
+	free(e);
+}
+
+/* Runs h for nr on behalf of this process, with the fake host (or none); returns h's value. */
+static int run(Env *e, EmuHandler h, int nr, bool with_host, uint64_t a0, uint64_t a1, uint64_t a2)
+{
+	EmuRequest req = {
+		.policy = &e->fx.policy,
+		.view = e->v,
+		.mem = &self_mem,
+		.pid = getpid(),
+		.tgid = getpid(),
+		.nr = nr,
+		.args = {a0, a1, a2},
+		.host = with_host ? &e->fake.host : NULL,
+	};
+
+	if (e->d.inject_fd >= 0)
+		(void) close(e->d.inject_fd);
+	emu_decision_init(&e->d);
+	return h(&req, &e->d);
+}
+
+#define A(x) ((uint64_t) (uintptr_t) (x))
+
+TEST(open_of_a_sensitive_file_asks_the_host_ratchet)
+{
+	Env *e = env_new();
+
+	ASSERT_EQ(run(e, emu_handle_open, SYS_open, true, A("/workspace/dir/sub.txt"), O_RDONLY, 0),
+		  0);
+	EXPECT_EQ(e->d.verdict, EMU_RETURN);
+	EXPECT_GE(e->d.inject_fd, 0);
+	EXPECT_EQ(e->fake.ratchet_calls, 1);
+	EXPECT_EQ(e->fake.ratchet_level, SENSITIVITY_SECRET);
+	EXPECT_STREQ(e->fake.ratchet_path, "/workspace/dir/sub.txt");
+	EXPECT_EQ(e->fake.ratchet_tgid, getpid());
+
+	/* a file with no level never reaches the ratchet */
+	ASSERT_EQ(run(e, emu_handle_open, SYS_open, true, A("/workspace/a.txt"), O_RDONLY, 0), 0);
+	EXPECT_EQ(e->d.verdict, EMU_RETURN);
+	EXPECT_EQ(e->fake.ratchet_calls, 1);
+	env_free(e);
+}
+
+TEST(ratchet_that_cannot_reach_every_socket_kills)
+{
+	Env *e = env_new();
+
+	/* fail closed: the child must not get the file while a socket may still be open */
+	e->fake.ratchet_answer = -EPERM;
+	ASSERT_EQ(run(e, emu_handle_open, SYS_open, true, A("/workspace/dir/sub.txt"), O_RDONLY, 0),
+		  0);
+	EXPECT_EQ(e->d.verdict, EMU_KILL);
+	EXPECT_EQ(e->d.inject_fd, -1);
+	EXPECT_EQ(e->fake.ratchet_calls, 1);
+	env_free(e);
+}
+
+TEST(no_host_no_ratchet)
+{
+	Env *e = env_new();
+
+	/* unit tests and the kernel view's probes run handlers with no host: the open works */
+	ASSERT_EQ(
+		run(e, emu_handle_open, SYS_open, false, A("/workspace/dir/sub.txt"), O_RDONLY, 0),
+		0);
+	EXPECT_EQ(e->d.verdict, EMU_RETURN);
+	EXPECT_EQ(e->fake.ratchet_calls, 0);
+	env_free(e);
+}
+
+TEST(kill_is_sent_by_the_host)
+{
+	Env *e = env_new();
+	pid_t other = getpid() + 1;
+
+	/* kill(other, SIGTERM): the handler decides the scope, the host delivers (or not) */
+	e->fake.signal_answer = EPERM;
+	ASSERT_EQ(run(e, emu_handle_signal, SYS_kill, true, (uint64_t) other, SIGTERM, 0), 0);
+	EXPECT_EQ(e->fake.signal_calls, 1);
+	EXPECT_EQ(e->fake.signal.scope, EMU_SIGNAL_PROCESS);
+	EXPECT_EQ(e->fake.signal.pid, other);
+	EXPECT_EQ(e->fake.signal.sig, SIGTERM);
+	EXPECT_EQ(e->d.verdict, EMU_FAIL);
+	EXPECT_EQ(e->d.error, EPERM);
+	EXPECT_TRUE(e->d.denied);
+
+	e->fake.signal_answer = 0;
+	ASSERT_EQ(run(e, emu_handle_signal, SYS_kill, true, (uint64_t) other, SIGTERM, 0), 0);
+	EXPECT_EQ(e->d.verdict, EMU_RETURN);
+	EXPECT_EQ(e->d.val, 0);
+
+	/* kill(self) needs no host: the kernel runs it */
+	ASSERT_EQ(run(e, emu_handle_signal, SYS_kill, true, (uint64_t) getpid(), 0, 0), 0);
+	EXPECT_EQ(e->d.verdict, EMU_CONTINUE);
+	EXPECT_EQ(e->fake.signal_calls, 2);
+
+	/* prlimit64(pid, …) of a process the host says is outside the tree */
+	ASSERT_EQ(run(e, emu_handle_pid_target, SYS_prlimit64, true, (uint64_t) other, 0, 0), 0);
+	EXPECT_EQ(e->fake.target_calls, 1);
+	EXPECT_EQ(e->d.verdict, EMU_FAIL);
+	EXPECT_EQ(e->d.error, EPERM);
+	env_free(e);
+}
+
+TEST(no_process_family_without_a_host)
+{
+	Env *e = env_new();
+
+	/* a supervisor failure, so the dispatcher fails the call closed */
+	EXPECT_EQ(run(e, emu_handle_signal, SYS_kill, false, (uint64_t) getpid() + 1, SIGTERM, 0),
+		  -EINVAL);
+	e->fake.host.send_signal = NULL;
+	EXPECT_EQ(run(e, emu_handle_signal, SYS_kill, true, (uint64_t) getpid() + 1, SIGTERM, 0),
+		  -EINVAL);
+	EXPECT_EQ(e->fake.signal_calls, 0);
+	env_free(e);
+}
+
+TEST(disk_budget_is_the_hosts)
+{
+	Env *e = env_new();
+
+	e->fake.disk_full = true;
+	ASSERT_EQ(run(e, emu_handle_mkdir, SYS_mkdir, true, A("/workspace/d1"), 0755, 0), 0);
+	EXPECT_EQ(e->d.verdict, EMU_FAIL);
+	EXPECT_EQ(e->d.error, EDQUOT);
+	EXPECT_TRUE(e->d.denied);
+	EXPECT_GE(e->fake.disk_calls, 1);
+
+	e->fake.disk_full = false;
+	ASSERT_EQ(run(e, emu_handle_mkdir, SYS_mkdir, true, A("/workspace/d1"), 0755, 0), 0);
+	EXPECT_EQ(e->d.verdict, EMU_RETURN);
+	env_free(e);
+}
+
+TEST(socket_handler_takes_the_run_network_state_from_the_host)
+{
+	Env *e = env_new();
+	Policy full;
+	EmuRequest req;
+	NetRuntime *rt = NULL;
+
+	/* The run's state is started in mode none (the fixture's policy); the request's policy
+	 * says full. The run's mode is the ratchet's, which is why the handler must take the
+	 * state from the host and not only read the policy: with the host, socket(AF_INET) is
+	 * refused as in mode none; without one, the policy's full mode lets the kernel run it. */
+	ASSERT_EQ(net_runtime_start(&e->fx.policy, getpid(), NULL, &rt), 0);
+	ASSERT_TRUE(rt != NULL);
+	e->fake.net = rt;
+	full = e->fx.policy;
+	full.network.mode = NET_MODE_FULL;
+	req = (EmuRequest){
+		.policy = &full,
+		.view = e->v,
+		.mem = &self_mem,
+		.pid = getpid(),
+		.tgid = getpid(),
+		.nr = SYS_socket,
+		.args = {AF_INET, SOCK_STREAM, 0},
+		.host = &e->fake.host,
+	};
+
+	emu_decision_init(&e->d);
+	EXPECT_EQ(net_handle_socket(&req, &e->d), 0);
+	EXPECT_GE(e->fake.net_calls, 1);
+	EXPECT_EQ(e->d.verdict, EMU_FAIL);
+	EXPECT_EQ(e->d.error, EACCES);
+
+	req.host = NULL;
+	emu_decision_init(&e->d);
+	EXPECT_EQ(net_handle_socket(&req, &e->d), 0);
+	EXPECT_EQ(e->d.verdict, EMU_CONTINUE);
+
+	net_runtime_stop();
+	env_free(e);
+}
+
+int main(void)
+{
+	return tap_run();
+}
