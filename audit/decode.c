@@ -83,7 +83,9 @@ static void parse_spec(const char *spec, AuditSyscallInfo *info)
 			info->type[info->n_args] = AUDIT_ARG_HEX;
 		info->n_args++;
 	}
-	/* copy is referenced by arg_name: kept on purpose */
+	/* copy is referenced by arg_name: kept on purpose, unless nothing points into it */
+	if (info->n_args == 0)
+		free(copy);
 }
 
 static void build(void)
