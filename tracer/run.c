@@ -659,6 +659,14 @@ static void run_stop(Run *run)
 			run->sock_w = -1;
 		}
 	}
+	/* C may still wait for a message of ours on its socket: a run that failed before the
+	 * handshake (the approval socket refused, say) may have asked tree_kill_all() above
+	 * before the keeper had made C. EOF ends C, and with it the keeper's vfork that
+	 * reap_keeper() waits for; S waited for W, W for C and C for S, for good. */
+	if (run->sock_c >= 0) {
+		(void) close(run->sock_c);
+		run->sock_c = -1;
+	}
 	if (run->keeper_gone) {
 		/* orphans that came to us when the keeper died: tracees the tracer thread waits
 		 * for below */

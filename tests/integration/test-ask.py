@@ -140,7 +140,7 @@ def decided_through_socket(flag, count=1):
 
 
 def main():
-    print('1..8')
+    print('1..9')
     # 1. allowed through the socket by `sbxtrace approve --allow`
     out, err, pend, recs, acc = decided_through_socket('--allow')
     ok = (out.strip() == 'connected' and acc == 1 and len(pend) == 1 and pend[0]['tool'] == 'connect'
@@ -272,6 +272,31 @@ mode = "rw"
                 and recs[-1]['timed_out'] is True
             tap(ok, 'the program cannot answer the terminal prompt (TIOCSTI, writes): it times out, denied', f'{text}\n{recs}')
         lst.close()
+        shutil.rmtree(root, ignore_errors=True)
+
+    # 9. an approval socket the run may not serve (its directory writable by others): exit
+    # 125 with the reason, every time, and no hang — S waited for the keeper, the keeper's
+    # vfork for C and C for S when the refusal came before the keeper had made C (about 1
+    # run in 40); 20 runs, each given 30 s
+    root = fresh()
+    bad = os.path.join(root, 'open-dir')
+    os.mkdir(bad)
+    os.chmod(bad, 0o777)
+    codes, hung, errs = [], 0, ''
+    try:
+        for _ in range(20):
+            try:
+                r = subprocess.run(run_args(root, socket_path=os.path.join(bad, 'a.sock')) +
+                                   ['standard', '--', '/bin/true'], capture_output=True, text=True,
+                                   timeout=30, stdin=subprocess.DEVNULL)
+                codes.append(r.returncode)
+                errs = r.stderr
+            except subprocess.TimeoutExpired:
+                hung += 1
+        ok = hung == 0 and codes == [125] * 20 and 'writable by others' in errs
+        tap(ok, 'an approval socket that cannot be served: exit 125 with the reason, never a hang',
+            f'hung {hung}, codes {codes}\n{errs}')
+    finally:
         shutil.rmtree(root, ignore_errors=True)
     return 0 if all(results) else 1
 
