@@ -135,7 +135,7 @@ static __attribute__((unused)) int fs_copy_self(const char *dst)
 
 static __attribute__((unused)) void fs_rm_rf(const char *path)
 {
-	char cmd[PATH_MAX + 32];
+	char cmd[2 * PATH_MAX + 64];
 
 	/* chmod first: a test may have left read-only directories */
 	snprintf(cmd, sizeof(cmd), "chmod -R u+rwx '%s' 2>/dev/null; rm -rf '%s'", path, path);
