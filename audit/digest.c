@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "audit/escape.h"
 #include "audit/internal.h"
 #include "common/macros.h"
 
@@ -309,20 +310,6 @@ json_t *audit_digest_to_json(const AuditDigest *d, size_t max)
 
 /* ---- diff ---- */
 
-static void esc(FILE *out, const char *s)
-{
-	/* strings come from the sandboxed program: nothing raw reaches the terminal */
-	for (const unsigned char *c = (const unsigned char *) s; *c; c++) {
-		if (*c < 0x20 || *c == 0x7f)
-			fprintf(out, "\\x%02x", *c);
-		else if (*c == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f) {
-			fprintf(out, "\\xc2\\x%02x", c[1]);
-			c++;
-		} else
-			fputc(*c, out);
-	}
-}
-
 static unsigned diff_set(FILE *out, const char *title, const StrSet *a, const StrSet *b)
 {
 	unsigned n = 0;
@@ -341,7 +328,7 @@ static unsigned diff_set(FILE *out, const char *title, const StrSet *a, const St
 			if (!n++)
 				fprintf(out, "%s:\n", title);
 			fprintf(out, "  %c ", side ? '+' : '-');
-			esc(out, c->s);
+			audit_put_text(out, c->s);
 			if (c->n > 1)
 				fprintf(out, "  (%u×)", c->n);
 			if (c->denied)
@@ -373,9 +360,9 @@ int audit_digest_write_diff(const AuditDigest *a, const char *a_name, const Audi
 	unsigned total = 0;
 
 	fputs("--- ", out);
-	esc(out, a_name);
+	audit_put_text(out, a_name);
 	fputs("\n+++ ", out);
-	esc(out, b_name);
+	audit_put_text(out, b_name);
 	fputc('\n', out);
 	for (size_t i = 0; i < ARRAY_SIZE(sets); i++) {
 		const StrSet *x = (const StrSet *) ((const char *) a + sets[i].offset);

@@ -44,6 +44,7 @@
 #include "net/handlers.h"
 #include "policy/policy.h"
 #include "tracer/budget.h"
+#include "tests/unit/tracer/bpf-interp.h"
 #include "tracer/internal.h"
 
 #define NR_LAST 460
@@ -51,38 +52,7 @@
 static uint32_t run_prog(const struct sock_filter *prog, size_t len, uint32_t nr,
 			 const uint64_t args[6])
 {
-	struct seccomp_data d = {.nr = (int) nr, .arch = AUDIT_ARCH_X86_64};
-	uint32_t a = 0;
-
-	memcpy(d.args, args, sizeof(d.args));
-	for (size_t pc = 0; pc < len; pc++) {
-		const struct sock_filter *i = &prog[pc];
-
-		switch (i->code) {
-		case BPF_LD | BPF_W | BPF_ABS:
-			if (i->k + 4 > sizeof(d))
-				return 0xdead;
-			memcpy(&a, (const char *) &d + i->k, 4);
-			break;
-		case BPF_JMP | BPF_JA:
-			pc += i->k;
-			break;
-		case BPF_JMP | BPF_JEQ | BPF_K:
-			pc += a == i->k ? i->jt : i->jf;
-			break;
-		case BPF_JMP | BPF_JGE | BPF_K:
-			pc += a >= i->k ? i->jt : i->jf;
-			break;
-		case BPF_JMP | BPF_JSET | BPF_K:
-			pc += (a & i->k) ? i->jt : i->jf;
-			break;
-		case BPF_RET | BPF_K:
-			return i->k;
-		default:
-			return 0xbad;
-		}
-	}
-	return 0xfa11;
+	return bpf_interp_run(prog, len, AUDIT_ARCH_X86_64, nr, args);
 }
 
 /* Argument vectors that reach every argument check of the filter (tracer/filter.c,
