@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * What the files of the budgets share, private to them (tracer/budget*.c): budget.c holds
+ * the Budget object, its start and end, the sample the main loop calls and its timer, and
+ * calls each budget's part from there; the parts of one kind of budget live in a file of
+ * their own (budget-disk.c, …). Nothing here is for the rest of tracer/, which uses
+ * tracer/budget.h.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "policy/policy.h"
+#include "tracer/budget.h"
+
+/* 0 never passes validation; a Policy built by hand (unit tests) leaves limits at 0 */
+static inline bool is_set(uint64_t v)
+{
+	return v != LIMIT_UNSET && v != 0;
+}
+
+/* ---- disk (budget-disk.c) ---- */
+
+/** From budget_init() with a disk budget: the roots to walk (the rw and tmp mounts of view,
+ * or the policy's rw sources without one), their baseline and the inotify instance. Returns
+ * 0 or -ENOMEM. */
+int budget_disk_init(Budget *b, const Policy *p, const SbxView *view);
+/** From budget_done(): the roots, the inotify instance, the watches and the index. */
+void budget_disk_done(Budget *b);
+/** From budget_sample(), after the tree's scan: a walk when one is due, then the disk used
+ * (the walk plus deleted_bytes, the unlinked files the tree holds open), and the disk full
+ * from now on when that reaches the budget. Takes disk_lock. */
+void budget_disk_sample(Budget *b, pid_t keeper, uint64_t deleted_bytes);
