@@ -22,6 +22,20 @@ static inline bool is_set(uint64_t v)
 	return v != LIMIT_UNSET && v != 0;
 }
 
+/* ---- /proc sampling (budget.c) ---- */
+
+typedef struct ProcStat {
+	char state;
+	pid_t ppid;
+	uint64_t utime, stime, cutime, cstime; /* clock ticks */
+	uint64_t threads;
+	uint64_t rss; /* pages */
+} ProcStat;
+
+/** Reads /proc/PID/stat into ret (state, parent, times, threads, rss). Returns 0, or -errno
+ * when the file cannot be read (the process is gone) or -EIO when it cannot be parsed. */
+int budget_read_proc_stat(pid_t pid, ProcStat *ret);
+
 /* ---- disk (budget-disk.c) ---- */
 
 /** From budget_init() with a disk budget: the roots to walk (the rw and tmp mounts of view,
