@@ -48,3 +48,11 @@ void budget_disk_done(Budget *b);
  * (the walk plus deleted_bytes, the unlinked files the tree holds open), and the disk full
  * from now on when that reaches the budget. Takes disk_lock. */
 void budget_disk_sample(Budget *b, pid_t keeper, uint64_t deleted_bytes);
+
+/* ---- SysV shared memory, for the memory budget (budget-shm.c) ---- */
+
+/** From budget_sample(): the helper's answer into shm_bytes; when it fails to answer, the
+ * budget goes on without it (saying so on stderr). */
+void budget_shm_sample(Budget *b);
+/** From budget_done(): closes the helper's socket (it exits at EOF) and reaps it. */
+void budget_shm_done(Budget *b);
