@@ -36,6 +36,13 @@ typedef struct ProcStat {
  * when the file cannot be read (the process is gone) or -EIO when it cannot be parsed. */
 int budget_read_proc_stat(pid_t pid, ProcStat *ret);
 
+/* ---- cpu_time (budget-cpu.c) ---- */
+
+/** From budget_sample(), after the tree's scan: the tree's CPU time in ms from the ticks
+ * the scan summed and ended_us (the ended groups' time, read before the scan), never less
+ * than the last sample's; kept in cpu_ms and cpu_last_ms. */
+uint64_t budget_cpu_sample(Budget *b, pid_t keeper, uint64_t ticks, uint64_t ended_us);
+
 /* ---- disk (budget-disk.c) ---- */
 
 /** From budget_init() with a disk budget: the roots to walk (the rw and tmp mounts of view,
