@@ -22,7 +22,7 @@ static inline bool is_set(uint64_t v)
 	return v != LIMIT_UNSET && v != 0;
 }
 
-/* ---- /proc sampling (budget.c) ---- */
+/* ---- one sample's walk of the tree (budget-sample.c) ---- */
 
 typedef struct ProcStat {
 	char state;
@@ -35,6 +35,25 @@ typedef struct ProcStat {
 /** Reads /proc/PID/stat into ret (state, parent, times, threads, rss). Returns 0, or -errno
  * when the file cannot be read (the process is gone) or -EIO when it cannot be parsed. */
 int budget_read_proc_stat(pid_t pid, ProcStat *ret);
+
+typedef struct Sample {
+	uint64_t ticks, rss_pages, tasks, processes;
+	uint64_t memfd_bytes;	/* pages of memfds the tree holds open (once each) */
+	uint64_t deleted_bytes; /* unlinked-but-open files (and O_TMPFILEs) in the rw mounts */
+} Sample;
+
+/* the fds of the tree, for memory (memfds) and disk (unlinked files): budget-sample.c */
+typedef struct FdScan FdScan;
+
+/** For budget_sample(): what to look for in the tree's fds, NULL when neither memory nor
+ * disk is set (or out of memory: the sample then goes without). Free with
+ * budget_fd_scan_free(), which accepts NULL. */
+FdScan *budget_fd_scan_new(const Budget *b);
+void budget_fd_scan_free(FdScan *fds);
+/** Walks the tree below keeper into ret (with fds: their memfds and unlinked files too).
+ * own_time: each process's own utime+stime only, none of an ended group's (cpu_time counted
+ * by ends); else utime+stime+cutime+cstime. Returns 0 or -ENOMEM (ret holds what was seen). */
+int budget_scan_tree(pid_t keeper, FdScan *fds, bool own_time, Sample *ret);
 
 /* ---- cpu_time (budget-cpu.c) ---- */
 
