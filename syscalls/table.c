@@ -356,7 +356,7 @@ static const SyscallRow table[] = {
 	ALLOW("umask"),
 
 	/* processes and threads. clone's namespace flags are denied in the filter; under a
-	 * tasks budget clone, fork and vfork stop for the tracer (tracer/budget.c) */
+	 * tasks budget clone, fork and vfork stop for the tracer (tracer/budget-tasks.c) */
 	ALLOW("clone", .check = SYSCALL_CHECK_CLONE, .flags = SYSCALL_TASKS | SYSCALL_UNTRACED,
 	      AUDIT(P, "flags:hex stack:ptr parent_tid:ptr child_tid:ptr tls:ptr")),
 	ALLOW("fork", .flags = SYSCALL_TASKS, AUDIT(P, "")),

@@ -6,7 +6,8 @@
 
 Issue #22 ("a 555-line function", STYLE.md): tracer_run() became a run state and its phases
 (tracer/run.c, tracer/loop.c), and the command's setup and the keeper their steps
-(tracer/launch.c), no function over about 80 lines. This keeps them so. A file
+(tracer/launch.c), no function over about 80 lines; the budgets were split by kind
+(tracer/budget*.c, issue #22 item 3). This keeps them so. A file
 joins FILES once its functions are short; a listed file that is gone is an error (the list
 must follow renames). Functions are found by the layout .clang-format gives them (the lint
 suite checks it): a function's opening brace alone on a line at column 0, its closing brace
@@ -22,6 +23,12 @@ import tempfile
 MAX_LINES = 90
 
 FILES = [
+    "tracer/budget-cpu.c",
+    "tracer/budget-disk.c",
+    "tracer/budget-sample.c",
+    "tracer/budget-shm.c",
+    "tracer/budget-tasks.c",
+    "tracer/budget.c",
     "tracer/launch.c",
     "tracer/loop.c",
     "tracer/run.c",

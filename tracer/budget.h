@@ -78,7 +78,7 @@ typedef struct Budget {
 	uint64_t cpu_offset_ms; /* time of processes reaped without a waiting parent */
 	uint64_t cpu_last_ms;
 	/* memory: SysV shared memory of the tree's private IPC namespace, asked of a helper
-	 * process in that namespace (budget.c, "SysV shared memory") */
+	 * process in that namespace (budget-shm.c) */
 	bool ipc_private; /* set by the caller once C has its own IPC namespace */
 	int shm_fd;	  /* -1: no helper (yet) */
 	pid_t shm_pid;

@@ -384,7 +384,7 @@ bool tracer_fs_needs_ptrace(const Policy *p)
 		return true; /* a held exec is checked after it ran (tracer/ptrace.c) */
 	if (p->limits.cpu_time_ms != LIMIT_UNSET && p->limits.cpu_time_ms != 0)
 		return true; /* every end of a process is seen, also those reaped by the kernel
-			      * (tracer/budget.c) */
+			      * (tracer/budget-cpu.c) */
 	for (size_t i = 0; i < p->n_mounts; i++)
 		if (!p->mounts[i].source || !streq(p->mounts[i].source, p->mounts[i].path))
 			return true;

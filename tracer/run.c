@@ -562,7 +562,7 @@ static int take_listener(Run *run)
 	int r;
 
 	/* the tracer thread seizes C while C goes on with its setup; with a cpu_time
-	 * budget it reports the end of every process of the tree (tracer/budget.c) */
+	 * budget it reports the end of every process of the tree (tracer/budget-cpu.c) */
 	if (t->filter->ptrace)
 		(void) budget_count_ends(&run->budget);
 	if (t->filter->ptrace && (r = tracer_ptrace_start(t, t->child)) < 0)
@@ -575,7 +575,7 @@ static int take_listener(Run *run)
 	atomic_store(&t->wait_killable, m.what[sizeof(int)] != 0);
 	run->res.userns = m.what[sizeof(int) + 1] != 0;
 	run->res.ipcns = m.what[sizeof(int) + 2] != 0;
-	/* the memory budget counts SysV shared memory there (tracer/budget.c);
+	/* the memory budget counts SysV shared memory there (tracer/budget-shm.c);
 	 * C is dumpable and has not exec'd yet */
 	run->budget.ipc_private = run->res.ipcns;
 	budget_shm_start(&run->budget, t->child);
