@@ -18,34 +18,8 @@
 #include "emulation/process.h"
 #include "net/handlers.h"
 #include "tests/unit/path/fixture.h"
+#include "tests/unit/path/self-mem.h"
 #include "tests/unit/tap.h"
-
-/* ---- a child that is this process ---- */
-
-static int self_read(const ChildMem *m, uint64_t addr, void *buf, size_t len)
-{
-	(void) m;
-	if (!addr)
-		return -EFAULT;
-	memcpy(buf, (const void *) (uintptr_t) addr, len);
-	return 0;
-}
-
-static int self_read_string(const ChildMem *m, uint64_t addr, char *buf, size_t size)
-{
-	size_t n;
-
-	(void) m;
-	if (!addr)
-		return -EFAULT;
-	n = strnlen((const char *) (uintptr_t) addr, size);
-	if (n >= size)
-		return -ENAMETOOLONG;
-	memcpy(buf, (const char *) (uintptr_t) addr, n + 1);
-	return 0;
-}
-
-static const ChildMem self_mem = {self_read, self_read_string, NULL};
 
 /* ---- the fake host ---- */
 

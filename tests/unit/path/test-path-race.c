@@ -18,6 +18,7 @@
 #include "common/macros.h"
 #include "emulation/fs.h"
 #include "tests/unit/path/fixture.h"
+#include "tests/unit/path/self-mem.h"
 #include "tests/unit/tap.h"
 
 #ifndef RENAME_EXCHANGE
@@ -148,22 +149,6 @@ TEST(swap_with_relative_dotdot_symlink)
 	run_case(_tap_failed, "../sub/..", 0);
 }
 
-static int self_read(const ChildMem *m, uint64_t addr, void *buf, size_t len)
-{
-	(void) m;
-	memcpy(buf, (const void *) (uintptr_t) addr, len);
-	return 0;
-}
-
-static int self_read_string(const ChildMem *m, uint64_t addr, char *buf, size_t size)
-{
-	(void) m;
-	if (strlen((const char *) (uintptr_t) addr) >= size)
-		return -ENAMETOOLONG;
-	strcpy(buf, (const char *) (uintptr_t) addr);
-	return 0;
-}
-
 static int umask022(void *ctx, pid_t pid)
 {
 	(void) ctx;
@@ -175,7 +160,6 @@ static int umask022(void *ctx, pid_t pid)
  * around the workspace must come out untouched. */
 TEST(handlers_under_swap_never_touch_the_host)
 {
-	static const ChildMem mem = {self_read, self_read_string, NULL};
 	SbxHooks hooks = {.get_umask = umask022, .get_path = sbx_default_get_path};
 	Fixture fx = {0};
 	SbxView *v;
@@ -202,7 +186,7 @@ TEST(handlers_under_swap_never_touch_the_host)
 	race2.wsfd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	ASSERT_EQ(pthread_create(&th2, NULL, swapper, &race2), 0);
 	for (unsigned i = 0; i < n; i++) {
-		EmuRequest req = {.view = v, .mem = &mem, .pid = getpid(), .tgid = getpid()};
+		EmuRequest req = {.view = v, .mem = &self_mem, .pid = getpid(), .tgid = getpid()};
 		EmuDecision d;
 
 		emu_decision_init(&d);
