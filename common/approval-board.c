@@ -28,13 +28,15 @@
  * copy:
  *  - the uid must be ours or root (the socket's mode 0600 already keeps others out; this is
  *    the second lock), else the connection is closed without an answer;
- *  - the pid must not be this process or one of its descendants (approval_pid_descends_from,
+ *  - the peer must not be this process or one of its descendants (approval_peer_descends_from,
  *    which walks /proc; unknown ancestry counts as a descendant). A sandbox we started runs
- *    as our user, so the uid cannot tell it apart; its ancestry can. What stays open: a
- *    descendant that connects and exits at once leaves a pid that, if the kernel hands it to
- *    a process that is not ours before the walk reads it, passes. It needs the pid space to
- *    wrap within that window; SO_PEERPIDFD (Linux 6.5) would close it. Both users relied on
- *    this check as it is, and it is kept as it was.
+ *    as our user, so the uid cannot tell it apart; its ancestry can. The walk starts from
+ *    the peer's pidfd (SO_PEERPIDFD, Linux 6.5) and checks each step against a pidfd, so a
+ *    descendant that connects and exits at once, leaving its pid number to a process that
+ *    is not ours, is refused (a reaped peer is refused outright). On kernels before 6.5 the
+ *    walk starts from the pid number, and that window stays open: it needs the pid space
+ *    to wrap between the connect and the walk. test-approval-board makes the wrap happen in
+ *    a pid namespace of its own and checks the refusal.
  * Refused peers get options->refusal; nothing they send is read.
  *
  * The bind: the directory must be ours or root's and not writable by others (unless sticky),
@@ -293,7 +295,7 @@ static void serve(ApprovalServer *s, int fd)
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
 	    (cred.uid != geteuid() && cred.uid != 0))
 		return; /* 0600 keeps others out already; this is the second lock */
-	if (cred.pid <= 0 || approval_pid_descends_from(cred.pid, getpid())) {
+	if (cred.pid <= 0 || approval_peer_descends_from(fd, cred.pid, getpid())) {
 		/* a sandbox runs as our user: its processes are refused by ancestry */
 		(void) write_all(fd, s->refusal, strlen(s->refusal));
 		return;

@@ -8,10 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/macros.h"
 #include "common/util.h"
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77 /* Linux 6.5; not in Debian 12's headers */
+#endif
 
 static const char *const names[_APPROVAL_MAX] = {"allow_once", "allow_session", "deny"};
 
@@ -28,32 +33,117 @@ ApprovalDecision approval_decision_from_string(const char *s)
 	return APPROVAL_NONE;
 }
 
+/* The parent of pid as /proc/PID/stat says (the fields after the last ')': the name may hold
+ * anything); -1 when it cannot be read. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+	long ppid;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %ld", &ppid) != 1)
+		return -1;
+	return (pid_t) ppid;
+}
+
+/* Whether the process behind pidfd has not been reaped: while it has not, its pid is not
+ * handed to anyone else. A zombie still counts (kill(2) of a zombie succeeds); EPERM means
+ * alive but not ours to signal. */
+static bool alive(int pidfd)
+{
+	return syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0 || errno == EPERM;
+}
+
 bool approval_pid_descends_from(pid_t pid, pid_t ancestor)
 {
 	for (int depth = 0; depth < 256; depth++) {
-		char path[64], buf[512], *p;
-		_cleanup_close_ int fd = -1;
-		ssize_t n;
-		long ppid;
+		pid_t ppid;
 
 		if (pid == ancestor)
 			return true;
 		if (pid <= 1)
 			return false;
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
+		ppid = parent_of(pid);
+		if (ppid < 0)
 			return true;
-		n = read(fd, buf, sizeof(buf) - 1);
-		if (n <= 0)
-			return true;
-		buf[n] = 0;
-		p = strrchr(buf, ')'); /* the name may hold anything; the fields follow the last ')' */
-		if (!p || sscanf(p + 1, " %*c %ld", &ppid) != 1)
-			return true;
-		pid = (pid_t) ppid;
+		pid = ppid;
 	}
 	return true;
+}
+
+/*
+ * The walk above, anchored at each step to a pidfd, so that no pid in the chain can be a
+ * number the kernel has handed to someone else meanwhile. TOCTOU, step by step:
+ *  - start: the pidfd names the process that connected (SO_PEERPIDFD: the kernel's record
+ *    at connect(2)), not whoever holds its pid number now;
+ *  - for the process P behind fd: read P's parent number Q from /proc, then check that P is
+ *    still alive — so P's pid was P's during the read, and Q was P's parent then;
+ *  - open a pidfd for Q, then read P's parent again and check P alive again. If it is still
+ *    Q, the pidfd names P's real parent: had the parent died in between, the kernel would
+ *    have moved P to a reaper (its parent number changes) before Q could be reaped and its
+ *    number reused.
+ * Anything unreadable or dead counts as a descendant (refused), as in the plain walk.
+ */
+static bool pidfd_descends_from(int start_fd, pid_t pid, pid_t ancestor)
+{
+	_cleanup_close_ int owned = -1;
+	int fd = start_fd;
+
+	for (int depth = 0; depth < 256; depth++) {
+		_cleanup_close_ int pfd = -1;
+		pid_t ppid;
+
+		if (pid == ancestor)
+			return true;
+		if (!alive(fd))
+			return true;
+		if (pid <= 1)
+			return false;
+		ppid = parent_of(pid);
+		if (ppid < 0 || !alive(fd))
+			return true;
+		if (ppid == ancestor)
+			return true;
+		if (ppid <= 1)
+			return false;
+		pfd = (int) syscall(SYS_pidfd_open, ppid, 0);
+		if (pfd < 0 || parent_of(pid) != ppid || !alive(fd))
+			return true;
+		if (owned >= 0)
+			close(owned);
+		owned = TAKE_FD(pfd);
+		fd = owned;
+		pid = ppid;
+	}
+	return true;
+}
+
+bool approval_peer_descends_from(int sock, pid_t pid, pid_t ancestor)
+{
+	int pidfd = -1;
+	socklen_t len = sizeof(pidfd);
+	bool r;
+
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) < 0) {
+		/* before Linux 6.5 there is no pidfd of the peer: the plain walk, with the window
+		 * the header describes */
+		if (errno == ENOPROTOOPT)
+			return approval_pid_descends_from(pid, ancestor);
+		return true; /* ESRCH and the like: the peer is gone, refuse */
+	}
+	r = pidfd_descends_from(pidfd, pid, ancestor);
+	close(pidfd);
+	return r;
 }
 
 void approval_new_id(const char *prefix, char out[32])
@@ -76,7 +166,8 @@ void approval_new_id(const char *prefix, char out[32])
 
 json_t *approval_read_json(int fd, size_t max, int timeout_ms)
 {
-	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : now_monotonic_ns() / 1000000 + (uint64_t) timeout_ms;
+	uint64_t deadline =
+		timeout_ms < 0 ? UINT64_MAX : now_monotonic_ns() / 1000000 + (uint64_t) timeout_ms;
 	char *buf = malloc(max + 1);
 	size_t n = 0;
 	json_t *j = NULL;

@@ -37,6 +37,10 @@ ApprovalDecision approval_decision_from_string(const char *s);
 /** Whether pid is ancestor or one of its descendants (its ancestry read from /proc);
  * unknown ancestry counts as a descendant (refused). */
 bool approval_pid_descends_from(pid_t pid, pid_t ancestor);
+/** The same for the peer of the connected unix socket sock, whose SO_PEERCRED pid is pid: the
+ * walk is anchored to pidfds (SO_PEERPIDFD, Linux 6.5), so a peer that exited and whose pid
+ * was handed to someone else is refused; the plain walk on older kernels. */
+bool approval_peer_descends_from(int sock, pid_t pid, pid_t ancestor);
 
 /** A fresh id: prefix and 16 base62 characters (95 random bits) into out[32]. */
 void approval_new_id(const char *prefix, char out[32]);

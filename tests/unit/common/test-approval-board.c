@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /* The approval board and its socket (common/approval-board.c): list, decide, timeout,
  * cancellation, stop, an unknown id, a second decision; and the socket's peer checks, with
- * this process (refused: it started the board) and a process that is not ours (answered). */
+ * this process (refused: it started the board) and a process that is not ours (answered);
+ * and a peer whose pid number was handed to a stranger after it exited (refused). */
 #include "tests/unit/tap.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -432,6 +435,152 @@ TEST(server)
 	(void) rmdir(path);
 	(void) rmdir(dir);
 	approval_board_free(b);
+}
+
+/* ---- a peer whose pid is handed to a stranger ---- */
+
+/* In a user, pid and mount namespace of our own (pid 1 = I), S stands for the server: A, S's
+ * child, connects to S and exits; S reaps it. I then sets ns_last_pid so that its next child,
+ * B, gets A's pid: B is not S's descendant. The plain walk from the pid number now says "not
+ * ours" (the window the board's header describes); the walk anchored to the peer's pidfd must
+ * refuse. Prints one line to out: "ok", "skip: why" or "fail: why". */
+static void reuse_in_namespace(int out)
+{
+	char line[160] = "fail: setup";
+	int to_i[2], to_s[2];
+	pid_t s, b = -1;
+	FILE *f;
+
+	if (pipe(to_i) < 0 || pipe(to_s) < 0)
+		goto done;
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+		snprintf(line, sizeof(line), "skip: cannot mount /proc in a pid namespace: %m");
+		goto done;
+	}
+	s = fork();
+	if (s == 0) {
+		int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), c, fd;
+		struct sockaddr_un sa = {.sun_family = AF_UNIX};
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+		pid_t a, bpid = -1;
+
+		/* abstract: the socket lives in our own network namespace only while we run */
+		snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "approval-reuse-%d",
+			 (int) getpid());
+		if (l < 0 || bind(l, (struct sockaddr *) &sa, sizeof(sa)) < 0 || listen(l, 1) < 0)
+			_exit(2);
+		a = fork();
+		if (a == 0) {
+			c = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			_exit(c >= 0 && connect(c, (struct sockaddr *) &sa, sizeof(sa)) == 0 ? 0
+											     : 1);
+		}
+		fd = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
+		    waitpid(a, NULL, 0) != a || cred.pid != a)
+			_exit(3);
+		/* A is reaped: its number is free; I makes B take it */
+		if (write(to_i[1], &a, sizeof(a)) != sizeof(a) ||
+		    read(to_s[0], &bpid, sizeof(bpid)) != sizeof(bpid))
+			_exit(4);
+		if (bpid != a)
+			_exit(5); /* I could not make B take A's pid */
+		if (approval_pid_descends_from(cred.pid, getpid()))
+			_exit(6); /* the plain walk saw through it: the scenario did not happen */
+		_exit(approval_peer_descends_from(fd, cred.pid, getpid()) ? 0 : 7);
+	}
+	if (s < 0)
+		goto done;
+	{
+		pid_t a = -1;
+		int st = 0;
+
+		if (read(to_i[0], &a, sizeof(a)) == sizeof(a)) {
+			f = fopen("/proc/sys/kernel/ns_last_pid", "w");
+			if (f && fprintf(f, "%d", (int) a - 1) > 0 && fclose(f) == 0) {
+				b = fork();
+				if (b == 0) {
+					pause();
+					_exit(0);
+				}
+			} else if (f) {
+				(void) fclose(f);
+			}
+			(void) write_all(to_s[1], &b, sizeof(b));
+		}
+		(void) waitpid(s, &st, 0);
+		if (b > 0) {
+			kill(b, SIGKILL);
+			(void) waitpid(b, NULL, 0);
+		}
+		if (!WIFEXITED(st))
+			snprintf(line, sizeof(line), "fail: S died, status %d", st);
+		else if (WEXITSTATUS(st) == 0)
+			snprintf(line, sizeof(line), "ok");
+		else if (WEXITSTATUS(st) == 5)
+			snprintf(line, sizeof(line),
+				 "skip: could not hand A's pid to B (ns_last_pid)");
+		else if (WEXITSTATUS(st) == 7)
+			snprintf(line, sizeof(line),
+				 "fail: the anchored walk accepted a stranger with the"
+				 " peer's old pid");
+		else
+			snprintf(line, sizeof(line), "fail: S exit %d", WEXITSTATUS(st));
+	}
+done:
+	(void) write_all(out, line, strlen(line));
+}
+
+TEST(peer_pid_handed_to_a_stranger)
+{
+	int p[2], st = 0, one = 1;
+	char line[160] = "";
+	ssize_t n;
+	pid_t x;
+
+	{
+		int a[2];
+		socklen_t len = sizeof(one);
+
+		ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, a), 0);
+		if (getsockopt(a[0], SOL_SOCKET, 77 /* SO_PEERPIDFD */, &one, &len) < 0 &&
+		    errno == ENOPROTOOPT) {
+			close(a[0]);
+			close(a[1]);
+			SKIP("no SO_PEERPIDFD (Linux < 6.5): the plain walk is all there is");
+		}
+		close(one);
+		close(a[0]);
+		close(a[1]);
+	}
+	ASSERT_EQ(pipe(p), 0);
+	x = fork();
+	ASSERT_GE(x, 0);
+	if (x == 0) {
+		pid_t i;
+
+		close(p[0]);
+		if (unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS) < 0) {
+			dprintf(p[1], "skip: no user and pid namespaces here: %m");
+			_exit(0);
+		}
+		i = fork(); /* pid 1 of the new namespace */
+		if (i == 0) {
+			reuse_in_namespace(p[1]);
+			_exit(0);
+		}
+		_exit(i > 0 && waitpid(i, NULL, 0) == i ? 0 : 1);
+	}
+	close(p[1]);
+	n = read(p[0], line, sizeof(line) - 1);
+	close(p[0]);
+	(void) waitpid(x, &st, 0);
+	line[n > 0 ? n : 0] = 0;
+	if (strncmp(line, "skip: ", 6) == 0)
+		SKIP("%s", line + 6);
+	EXPECT_STREQ(line, "ok");
 }
 
 int main(void)
