@@ -179,19 +179,18 @@ static int procfs_fully_visible(void)
 
 	if (!f)
 		return -errno;
-	/* two passes over one read: the procfs mount points, then what lies below them */
+	/* two passes over one read: the procfs mount points, then what lies below them; the
+	 * lines are parsed by mountinfo_next() (common/util.c, fuzzed by fuzz-mountinfo) */
 	for (int pass = 0; pass < 2; pass++) {
-		rewind(f);
-		while (getline(&line, &cap, f) > 0) {
-			char mp[256], fstype[64];
-			const char *dash = strstr(line, " - ");
+		char *mp, *fstype;
 
-			/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS... - FSTYPE SOURCE SUPER */
-			if (!dash || sscanf(line, "%*s %*s %*s %*s %255s", mp) != 1 ||
-			    sscanf(dash + 3, "%63s", fstype) != 1)
-				continue;
+		rewind(f);
+		while (mountinfo_next(f, &line, &cap, &mp, &fstype) > 0) {
 			if (pass == 0) {
-				if (streq(fstype, "proc") && n_procs < ARRAY_SIZE(procs))
+				/* a longer mount point is not tracked: it can only make the
+				 * answer "not fully visible", the safe one */
+				if (streq(fstype, "proc") && n_procs < ARRAY_SIZE(procs) &&
+				    strlen(mp) < sizeof(procs[0]))
 					snprintf(procs[n_procs++], sizeof(procs[0]), "%s", mp);
 				continue;
 			}
