@@ -85,9 +85,14 @@ size_t unwind_backtrace(UnwindSession *s, pid_t pid, AuditFrame *frames, size_t 
 	n = u->unwind(s, pid, frames, max, ret_err);
 	if (n == 0 && u != &unwinder_frame_pointer) {
 		/* COMPAT: libunwind found no frame at all (it could not read the registers or
-		 * make its address space): the RBP chain is better than nothing */
+		 * make its address space): the RBP chain is better than nothing. If that fails
+		 * too, the record says why libunwind did. */
+		const char *first = *ret_err;
+
 		u = &unwinder_frame_pointer;
 		n = u->unwind(s, pid, frames, max, ret_err);
+		if (n == 0)
+			*ret_err = first;
 	}
 	if (ret_used)
 		*ret_used = u;

@@ -182,6 +182,13 @@ TEST(session_picks_libunwind_and_survives_invalidate)
 		EXPECT_STREQ(a[i].function, b[i].function);
 	}
 	EXPECT_EQ(frame_named(a, na, "bt_inner"), 1);
+	/* not our tracee: both backends fail, and the error is the primary's */
+	err = NULL;
+	EXPECT_EQ(unwind_backtrace(s, getpid(), a, MAX_FRAMES, &err, &used), (size_t) 0);
+	ASSERT_TRUE(err != NULL);
+	EXPECT_TRUE(used == &unwinder_frame_pointer);
+	EXPECT_EQ(strncmp(err, "libunwind", 9) == 0,
+		  unwind_session_primary(s) == &unwinder_libunwind);
 	unwind_session_free(s);
 }
 
