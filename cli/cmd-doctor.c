@@ -53,7 +53,8 @@ int cmd_doctor(int argc, char *argv[])
 	line("ptrace (PTRACE_SEIZE of a child)", f.ptrace,
 	     "tracer.ptrace: exec/chdir rewrite, backtraces");
 	line("libunwind-ptrace (loaded on demand)", tracer_backtraces_loadable(),
-	     "audit.backtrace: also needs ptrace and WAIT_KILLABLE_RECV");
+	     "audit.backtrace (without: frame pointers only); also needs ptrace and "
+	     "WAIT_KILLABLE_RECV");
 	line("user namespaces (as this user)", f.userns,
 	     "the view in the kernel (tracer.kernel_view); a network namespace for a plain user");
 	line("private network namespace", f.netns,

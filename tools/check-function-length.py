@@ -32,6 +32,11 @@ FILES = [
     "tracer/launch.c",
     "tracer/loop.c",
     "tracer/run.c",
+    "tracer/backtrace.c",
+    "unwind/frame-pointer.c",
+    "unwind/libunwind.c",
+    "unwind/maps.c",
+    "unwind/session.c",
 ]
 
 # the identifier before the parameter list: "static int foo(" -> "foo"

@@ -26,7 +26,11 @@ ALLOWED = {
     # the syscall table names the handlers of both emulation/ and net/, and gives audit/ its
     # argument layouts
     'syscalls': ['common/', 'policy/', 'audit/', 'emulation/', 'net/', 'syscalls/'],
-    'tracer': ['common/', 'policy/', 'audit/', 'emulation/', 'net/', 'syscalls/', 'tracer/'],
+    # the unwinder fills the audit records' frames (AuditFrame) and nothing else of audit/;
+    # the view's names of modules come from tracer/ through UnwindHost
+    'unwind': ['common/', 'audit/audit.h', 'unwind/'],
+    'tracer': ['common/', 'policy/', 'audit/', 'emulation/', 'net/', 'syscalls/', 'unwind/',
+               'tracer/'],
     # the agent runs `sbxtrace run` processes, never tracer/; its file tools resolve paths
     # with the view's resolver
     'agent': ['common/', 'policy/', 'agent/', 'emulation/path/view.h'],

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fuzzes the ELF reader of backtraces (tracer/elf-info.c): the file is the sandboxed
+ * Fuzzes the ELF reader of backtraces (unwind/elf-info.c): the file is the sandboxed
  * program's own, so every header, table size and offset in it is hostile. Input: the whole
  * file. elf_info_parse() is the parser elf_info_load() runs on a descriptor; only where the
  * bytes come from differs.
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "tests/fuzz/fuzz.h"
-#include "tracer/elf-info.h"
+#include "unwind/elf-info.h"
 
 static uint64_t u64_at(const uint8_t *data, size_t size, size_t off)
 {

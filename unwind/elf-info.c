@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What a backtrace needs from a module's ELF file (tracer/backtrace.c): its loadable
+ * What a backtrace needs from a module's ELF file (unwind/session.c): its loadable
  * segments (to compute the load bias of a mapping), where its .eh_frame_hdr is (libunwind
  * then reads the FDE table from the process's memory), and its function symbols (.symtab,
  * else .dynsym) to name frames.
@@ -13,7 +13,7 @@
  * The same code parses a file held in memory (elf_info_parse()): only read_at() knows
  * which, so the fuzzer (tests/fuzz/fuzz-elf.c) runs the parser the supervisor runs.
  */
-#include "tracer/elf-info.h"
+#include "unwind/elf-info.h"
 
 #include <elf.h>
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tracer/elf-info.c on this test's own executable and on files that are not ELF: the bias of
+ * unwind/elf-info.c on this test's own executable and on files that are not ELF: the bias of
  * its text mapping, a static function found by address (from .symtab), the .eh_frame_hdr in
  * the form libunwind's remote lookup takes, and garbage refused without a crash; the same
  * file parsed from memory (elf_info_parse(), what the fuzzer calls) gives the same answers.
@@ -13,7 +13,7 @@
 
 #include "common/util.h"
 #include "tests/unit/tap.h"
-#include "tracer/elf-info.h"
+#include "unwind/elf-info.h"
 
 __attribute__((noinline, noipa)) static int elf_info_probe_function(int x)
 {

@@ -11,7 +11,7 @@
 #define DW_EH_PE_sdata4_  0x0b
 #define DW_EH_PE_datarel_ 0x30
 
-/** A module's ELF facts for backtraces (tracer/elf-info.c). */
+/** A module's ELF facts for backtraces (unwind/elf-info.c). */
 typedef struct ElfInfo ElfInfo;
 
 /** Reads them from fd (a regular file the caller checked); NULL if it is not an x86-64 ELF

@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The unwinder (unwind/unwind.h) on a real stopped child, tests/helpers/bt-fp-child (main →
+ * bt_outer → bt_middle → bt_inner → syscall(), built with frame pointers): the
+ * frame-pointer backend names the chain in order, libunwind agrees with it frame for frame,
+ * the session picks libunwind when it loads and gives the same frames after invalidate. And
+ * the /proc/PID/maps parser on made-up text.
+ */
+#include "tests/unit/tap.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "audit/audit.h"
+#include "unwind/unwind.h"
+
+#define MAX_FRAMES 16
+
+/* The helper, stopped by its own SIGSTOP right after the syscall instruction; -1 if it could
+ * not be started or traced. */
+static pid_t start_child(void)
+{
+	const char *helper = getenv("BT_FP_CHILD");
+	pid_t pid;
+	int status;
+
+	if (!helper)
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
+			_exit(127);
+		execl(helper, helper, (char *) NULL);
+		_exit(127);
+	}
+	/* the exec's SIGTRAP, then the helper's SIGSTOP */
+	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) || WSTOPSIG(status) != SIGTRAP ||
+	    ptrace(PTRACE_CONT, pid, NULL, NULL) < 0 || waitpid(pid, &status, 0) != pid ||
+	    !WIFSTOPPED(status) || WSTOPSIG(status) != SIGSTOP) {
+		(void) kill(pid, SIGKILL);
+		(void) waitpid(pid, NULL, 0);
+		return -1;
+	}
+	return pid;
+}
+
+static void end_child(pid_t pid)
+{
+	(void) kill(pid, SIGKILL);
+	(void) waitpid(pid, NULL, 0);
+}
+
+/* The index of the frame named name, or -1. */
+static int frame_named(const AuditFrame *f, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(f[i].function, name) == 0)
+			return (int) i;
+	return -1;
+}
+
+static void print_frames(const char *who, const AuditFrame *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		printf("# %s #%zu %#llx %s+%llu (%s)\n", who, i, (unsigned long long) f[i].ip,
+		       f[i].function, (unsigned long long) f[i].offset, f[i].module);
+}
+
+TEST(frame_pointer_names_the_chain_in_order)
+{
+	AuditFrame f[MAX_FRAMES];
+	const char *err = NULL;
+	UnwindSession *s;
+	pid_t pid;
+	size_t n;
+
+	ASSERT_TRUE(unwinder_frame_pointer.open());
+	pid = start_child();
+	ASSERT_TRUE(pid > 0);
+	s = unwind_session_new(NULL);
+	ASSERT_TRUE(s != NULL);
+	n = unwinder_frame_pointer.unwind(s, pid, f, MAX_FRAMES, &err);
+	print_frames("fp", f, n);
+	end_child(pid);
+	ASSERT_GE(n, (size_t) 5);
+	/* libc's syscall() is a leaf without a frame: its caller comes from [rsp] */
+	EXPECT_STREQ(f[0].function, "syscall");
+	EXPECT_STREQ(f[1].function, "bt_inner");
+	EXPECT_STREQ(f[2].function, "bt_middle");
+	EXPECT_STREQ(f[3].function, "bt_outer");
+	EXPECT_STREQ(f[4].function, "main");
+	EXPECT_TRUE(strstr(f[1].module, "bt-fp-child") != NULL);
+	/* return addresses: each one past the start of its function */
+	for (size_t i = 1; i < 5; i++)
+		EXPECT_TRUE(f[i].offset > 0);
+	unwind_session_free(s);
+}
+
+TEST(frame_pointer_respects_max)
+{
+	AuditFrame f[2];
+	const char *err = NULL;
+	UnwindSession *s;
+	pid_t pid;
+
+	pid = start_child();
+	ASSERT_TRUE(pid > 0);
+	s = unwind_session_new(NULL);
+	ASSERT_TRUE(s != NULL);
+	EXPECT_EQ(unwinder_frame_pointer.unwind(s, pid, f, 2, &err), (size_t) 2);
+	EXPECT_STREQ(f[1].function, "bt_inner");
+	EXPECT_EQ(unwinder_frame_pointer.unwind(s, pid, f, 0, &err), (size_t) 0);
+	end_child(pid);
+	/* a pid that is not our tracee: no registers, an error, no frame */
+	EXPECT_EQ(unwinder_frame_pointer.unwind(s, getpid(), f, 2, &err), (size_t) 0);
+	EXPECT_TRUE(err != NULL);
+	unwind_session_free(s);
+}
+
+TEST(libunwind_and_frame_pointer_agree)
+{
+	AuditFrame fp[MAX_FRAMES], lu[MAX_FRAMES];
+	const char *err = NULL;
+	UnwindSession *s;
+	size_t n_fp, n_lu;
+	int main_fp;
+	pid_t pid;
+
+	if (!unwinder_libunwind.open())
+		SKIP("libunwind-ptrace cannot be loaded here: nothing to compare with");
+	pid = start_child();
+	ASSERT_TRUE(pid > 0);
+	s = unwind_session_new(NULL);
+	ASSERT_TRUE(s != NULL);
+	n_fp = unwinder_frame_pointer.unwind(s, pid, fp, MAX_FRAMES, &err);
+	n_lu = unwinder_libunwind.unwind(s, pid, lu, MAX_FRAMES, &err);
+	print_frames("fp", fp, n_fp);
+	print_frames("libunwind", lu, n_lu);
+	end_child(pid);
+	unwind_session_free(s);
+	main_fp = frame_named(fp, n_fp, "main");
+	ASSERT_TRUE(main_fp >= 4);
+	ASSERT_GE(n_lu, (size_t) main_fp + 1);
+	/* the caller chain, from the syscall site to main: the same addresses, the same names */
+	for (int i = 0; i <= main_fp; i++) {
+		EXPECT_EQ(fp[i].ip, lu[i].ip);
+		EXPECT_STREQ(fp[i].function, lu[i].function);
+		EXPECT_STREQ(fp[i].module, lu[i].module);
+	}
+}
+
+TEST(session_picks_libunwind_and_survives_invalidate)
+{
+	AuditFrame a[MAX_FRAMES], b[MAX_FRAMES];
+	const Unwinder *used = NULL;
+	const char *err = NULL;
+	UnwindSession *s;
+	size_t na, nb;
+	pid_t pid;
+
+	s = unwind_session_new(NULL);
+	ASSERT_TRUE(s != NULL);
+	EXPECT_TRUE(unwind_session_primary(s) ==
+		    (unwinder_libunwind.open() ? &unwinder_libunwind : &unwinder_frame_pointer));
+	pid = start_child();
+	ASSERT_TRUE(pid > 0);
+	na = unwind_backtrace(s, pid, a, MAX_FRAMES, &err, &used);
+	EXPECT_TRUE(used == unwind_session_primary(s));
+	unwind_session_invalidate(s); /* the ELF facts are read again: the same frames */
+	nb = unwind_backtrace(s, pid, b, MAX_FRAMES, &err, NULL);
+	end_child(pid);
+	ASSERT_GE(na, (size_t) 5);
+	ASSERT_EQ(na, nb);
+	for (size_t i = 0; i < na; i++) {
+		EXPECT_EQ(a[i].ip, b[i].ip);
+		EXPECT_STREQ(a[i].function, b[i].function);
+	}
+	EXPECT_EQ(frame_named(a, na, "bt_inner"), 1);
+	/* not our tracee: both backends fail, and the error is the primary's */
+	err = NULL;
+	EXPECT_EQ(unwind_backtrace(s, getpid(), a, MAX_FRAMES, &err, &used), (size_t) 0);
+	ASSERT_TRUE(err != NULL);
+	EXPECT_TRUE(used == &unwinder_frame_pointer);
+	EXPECT_EQ(strncmp(err, "libunwind", 9) == 0,
+		  unwind_session_primary(s) == &unwinder_libunwind);
+	unwind_session_free(s);
+}
+
+static int module_path(void *userdata, const char *host, char *ret, size_t size)
+{
+	(void) userdata;
+	if (!strstr(host, "bt-fp-child"))
+		return -1;
+	snprintf(ret, size, "/view/bt-fp-child");
+	return 0;
+}
+
+TEST(module_names_come_from_the_host)
+{
+	UnwindHost host = {.module_path = module_path};
+	AuditFrame f[MAX_FRAMES];
+	const char *err = NULL;
+	UnwindSession *s;
+	pid_t pid;
+	size_t n;
+
+	s = unwind_session_new(&host);
+	ASSERT_TRUE(s != NULL);
+	pid = start_child();
+	ASSERT_TRUE(pid > 0);
+	n = unwind_backtrace(s, pid, f, MAX_FRAMES, &err, NULL);
+	end_child(pid);
+	ASSERT_GE(n, (size_t) 2);
+	EXPECT_STREQ(f[1].module, "/view/bt-fp-child");
+	EXPECT_TRUE(f[0].module[0] == '/' && strcmp(f[0].module, "/view/bt-fp-child") != 0);
+	unwind_session_free(s);
+}
+
+/* ---- /proc/PID/maps ---- */
+
+static int next(const char *text, size_t *pos, UnwindMapping *m)
+{
+	return unwind_maps_next(text, strlen(text), pos, m);
+}
+
+TEST(maps_lines)
+{
+	const char *text =
+		"55d0c0a00000-55d0c0a21000 r-xp 00002000 fd:01 1311234                    "
+		"/usr/bin/my prog (deleted)\n"
+		"7ffd1c3f0000-7ffd1c3f2000 r-xp 00000000 00:00 0                          "
+		"[vdso]\n"
+		"7f0000000000-7f0000001000 rw-p 00000000 00:00 0\n"
+		"not a mapping at all\n"
+		"1-2 r-xp 0 0:0 18446744073709551616 /ino/overflows\n"
+		"12345678901234567-2 r-xp 0 0:0 1 /too/many/digits\n"
+		"0x10-0x20 r-xp 0 0:0 1 /prefix\n"
+		"10-20 r-x 0 0:0 1 /short/perms\n"
+		"a-b r-xp 10 103:1f 18446744073709551615 /last\n"
+		"c-d r-xp 0 0:0 7 /cut";
+	UnwindMapping m;
+	size_t pos = 0;
+
+	ASSERT_EQ(next(text, &pos, &m), 1);
+	EXPECT_EQ(m.start, 0x55d0c0a00000ULL);
+	EXPECT_EQ(m.end, 0x55d0c0a21000ULL);
+	EXPECT_STREQ(m.perms, "r-xp");
+	EXPECT_EQ(m.offset, 0x2000ULL);
+	EXPECT_EQ(m.dev_major, 0xfdu);
+	EXPECT_EQ(m.dev_minor, 1u);
+	EXPECT_EQ(m.ino, 1311234ULL);
+	EXPECT_EQ(m.name_len, strlen("/usr/bin/my prog (deleted)"));
+	EXPECT_TRUE(strncmp(m.name, "/usr/bin/my prog (deleted)", m.name_len) == 0);
+
+	ASSERT_EQ(next(text, &pos, &m), 1);
+	EXPECT_TRUE(m.name_len == 6 && strncmp(m.name, "[vdso]", 6) == 0);
+
+	ASSERT_EQ(next(text, &pos, &m), 1);
+	EXPECT_STREQ(m.perms, "rw-p");
+	EXPECT_EQ(m.name_len, (size_t) 0);
+
+	/* the garbage, the overflows, the prefix and the short perms are skipped */
+	ASSERT_EQ(next(text, &pos, &m), 1);
+	EXPECT_EQ(m.start, 0xaULL);
+	EXPECT_EQ(m.offset, 0x10ULL);
+	EXPECT_EQ(m.dev_major, 0x103u);
+	EXPECT_EQ(m.dev_minor, 0x1fu);
+	EXPECT_EQ(m.ino, 18446744073709551615ULL);
+	EXPECT_TRUE(m.name_len == 5 && strncmp(m.name, "/last", 5) == 0);
+
+	/* the cut last line is left where it starts */
+	EXPECT_EQ(next(text, &pos, &m), 0);
+	EXPECT_STREQ(text + pos, "c-d r-xp 0 0:0 7 /cut");
+	EXPECT_EQ(unwind_maps_next("", 0, &pos, &m), 0);
+}
+
+TEST(maps_of_this_process)
+{
+	char buf[1 << 16];
+	size_t len = 0, pos = 0, exec = 0;
+	UnwindMapping m;
+	FILE *f;
+
+	f = fopen("/proc/self/maps", "re");
+	ASSERT_TRUE(f != NULL);
+	len = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	ASSERT_TRUE(len > 0 && len < sizeof(buf));
+	while (unwind_maps_next(buf, len, &pos, &m) > 0) {
+		EXPECT_TRUE(m.start < m.end);
+		exec += m.perms[2] == 'x';
+	}
+	EXPECT_EQ(pos, len); /* every line ends with a newline */
+	EXPECT_GE(exec, (size_t) 2);
+}
+
+int main(void)
+{
+	return tap_run();
+}
