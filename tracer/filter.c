@@ -15,8 +15,10 @@
  *   binary search over runs of numbers with the same action; a few numbers test arguments.
  *
  * Variants of the program (build_variant()) serve a command in the kernel view, in a pid
- * namespace, in a user namespace, or without a private IPC namespace; the dispatch slots
- * are the same for all.
+ * namespace, in a user namespace, or without a private IPC namespace; the kernel view's
+ * also carry, when the policy qualifies, the network namespace's (loopback in a namespace
+ * of the tree's own: the address calls in the kernel, net_runs_in_kernel()). The dispatch
+ * slots are the same for all.
  *
  * Numbers not in the table fail with ENOSYS (default deny: a syscall added to a later kernel
  * is unreachable until someone reviews it). The kernel's seccomp action cache (5.11) then
