@@ -131,7 +131,7 @@ static void notes(const Policy *p, bool quiet)
 
 		if (!why && tracer_kview_verdict(p, kwhy, sizeof(kwhy)) <= 0)
 			log_info("network calls: decided by the supervisor (the view is emulated: "
-				 "%s)",
+				 "%.200s)",
 				 kwhy);
 		else if (!why && !f.userns)
 			log_info("network calls: decided by the supervisor (the view is emulated: "

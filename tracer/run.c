@@ -533,9 +533,10 @@ static void command_prepared(Run *run, const Msg *m)
 		snprintf(res->net_reason, sizeof(res->net_reason), "%s",
 			 tracer_filter_net_why(run->p));
 	else if (!t->kview)
-		snprintf(res->net_reason, sizeof(res->net_reason),
-			 "the view is emulated: an AF_UNIX path must be resolved in it, and the "
-			 "filter cannot tell it from an inet address");
+		/* an AF_UNIX path must then be resolved by the supervisor, and the filter cannot
+		 * tell it from an inet address; the same words as `check` */
+		snprintf(res->net_reason, sizeof(res->net_reason), "the view is emulated: %.200s",
+			 res->view_reason);
 	log_debug("the view is %s", t->kview ? "in the kernel" : "emulated");
 	/* the log's first record, now that the view is known */
 	audit_run_start(opts->audit, run->p->path, opts->argv, t->kview ? "kernel" : "emulated",
