@@ -732,8 +732,10 @@ int tracer_filter_build(const Policy *p, uid_t uid, gid_t gid, TracerFilter **re
 	if (r >= 0)
 		r = build_variant(f, VARIANT_NOIPC, &f->noipc_prog, &f->noipc_len);
 	/* as tracer_run() decides: a plain user makes the network namespace in a user
-	 * namespace (tracer_netns_enter()), which is private to the tree (no VARIANT_NOIPC) */
-	if (r >= 0 && p->network.mode == NET_MODE_NONE && p->network.unshare_netns != 0)
+	 * namespace (tracer_netns_enter()), which is private to the tree (no VARIANT_NOIPC);
+	 * mode none with unshare true or "auto", mode loopback with true */
+	if (r >= 0 && ((p->network.mode == NET_MODE_NONE && p->network.unshare_netns != 0) ||
+		       (p->network.mode == NET_MODE_LOOPBACK && p->network.unshare_netns > 0)))
 		r = build_variant(f, VARIANT_USERNS, &f->userns_prog, &f->userns_len);
 	/* the kernel view's programs carry the network namespace's choice: C makes the
 	 * namespace (with lo up) whenever the policy qualifies (tracer/run.c) */

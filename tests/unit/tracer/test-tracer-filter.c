@@ -407,6 +407,12 @@ TEST(loopback_in_a_namespace_runs_the_address_calls_in_the_kernel)
 					}
 		EXPECT_TRUE(allowed > 0 && allowed < checked);
 	}
+	/* a plain user's namespace in the emulated view is a user namespace too: its program
+	 * answers ids outside the map with EPERM, and notifies the address calls */
+	ASSERT_TRUE(f->userns_prog != NULL);
+	EXPECT_EQ(call(f->userns_prog, f->userns_len, SYS_setuid, 65534, 0, 0, 0, 0), ERRNO(EPERM));
+	EXPECT_EQ(call(f->userns_prog, f->userns_len, SYS_connect, 3, 0x1000, 16, 0, 0),
+		  SECCOMP_RET_USER_NOTIF);
 	/* a pid namespace's programs keep it */
 	ASSERT_EQ(tracer_filter_set_pidns(f), 0);
 	EXPECT_EQ(call(f->kview_prog, f->kview_len, SYS_connect, 3, 0x1000, 16, 0, 0),
