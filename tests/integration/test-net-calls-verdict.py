@@ -44,9 +44,9 @@ def skip(name, why):
     print(f'ok {len(results)} - {name} # SKIP {why}')
 
 
-def check(ws, sets):
+def check(ws, sets, preset):
     """('kernel' | 'supervisor', reason) as `check` prints them, or (None, error)."""
-    args = [SBX, 'check', '-w', ws] + [a for s in sets for a in ('-s', s)] + ['standard']
+    args = [SBX, 'check', '-w', ws] + [a for s in sets for a in ('-s', s)] + [preset]
     p = subprocess.run(args, capture_output=True, text=True, stdin=subprocess.DEVNULL,
                        timeout=60)
     if p.returncode != 0:
@@ -60,9 +60,9 @@ def check(ws, sets):
     return 'none', p.stderr
 
 
-def run(ws, sets, port):
+def run(ws, sets, port, preset):
     args = [SBX, 'run', '--json', '-w', ws] + [a for s in sets for a in ('-s', s)]
-    args += ['standard', '--', 'python3', 'prog.py', str(port)]
+    args += [preset, '--', 'python3', 'prog.py', str(port)]
     p = subprocess.run(args, capture_output=True, text=True, stdin=subprocess.DEVNULL,
                        timeout=120)
     try:
@@ -93,23 +93,30 @@ def main():
     port = host.getsockname()[1]
 
     lo = ['network.mode="loopback"']
-    # (name, sets, in the namespace, the calls in the kernel where namespaces are allowed)
+    # (name, sets, in the namespace, the calls in the kernel where namespaces are allowed,
+    # preset)
     cases = [
-        ('loopback, unshare, kernel view', lo + ['network.unshare=true'], True, True),
-        ('loopback without unshare', lo, False, False),
+        ('loopback, unshare, kernel view', lo + ['network.unshare=true'], True, True,
+         'standard'),
+        ('loopback without unshare', lo, False, False, 'standard'),
         ('loopback, unshare, a sensitivity level',
          lo + ['network.unshare=true',
-               'rule=[{path = "/workspace/x.key", level = "secret"}]'], True, False),
+               'rule=[{path = "/workspace/x.key", level = "secret"}]'], True, False,
+         'standard'),
         ('loopback, unshare, kernel_view = false',
-         lo + ['network.unshare=true', 'tracer.kernel_view=false'], True, False),
+         lo + ['network.unshare=true', 'tracer.kernel_view=false'], True, False,
+         'standard'),
         ('loopback, unshare = "auto" (no effect)', lo + ['network.unshare="auto"'], False,
-         False),
+         False, 'standard'),
+        # a /proc mount and hide rules on its network tables: a pid namespace too
+        ('the python preset in loopback with unshare', lo + ['network.unshare=true'], True,
+         True, 'python'),
     ]
     refused = netns_refused(ws)
     print(f'1..{3 * len(cases) + 1}')
-    for name, sets, netns, in_kernel in cases:
-        cwhere, creason = check(ws, sets)
-        res, err = run(ws, sets, port)
+    for name, sets, netns, in_kernel, preset in cases:
+        cwhere, creason = check(ws, sets, preset)
+        res, err = run(ws, sets, port, preset)
         if res is None:
             tap(False, f'{name}: run --json', err)
             tap(False, f'{name}: where the calls are decided')
