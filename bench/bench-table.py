@@ -20,12 +20,15 @@ Variants:
             /tmp, the workspace bound read-write at its own path (only if bwrap is on PATH)
   kernel    sbxtrace run with bench/table.toml, -s tracer.kernel_view=true
   emulated  the same with -s tracer.kernel_view=false
+  netns     (--netns) kernel with -s network.unshare=true: loopback in a network namespace
+            of its own, connect and the sends in the kernel (docs/network.md, "Loopback in
+            a namespace of its own")
 Every variant gets the same environment (HOME and TMPDIR are the workspace) and working
 directory (the workspace); bench/micro's directory is visible read-only in all of them.
 
 --rounds N (default 5; --quick: 3), --build DIR (default: build/ next to bench/),
---no-bwrap leaves the bwrap column out even when bwrap is installed; ROW... runs only those
-rows (names as in ROWS below).
+--no-bwrap leaves the bwrap column out even when bwrap is installed; --netns adds the netns
+column; ROW... runs only those rows (names as in ROWS below).
 """
 import argparse
 import os
@@ -82,11 +85,11 @@ def bwrap_prefix(ws, micro_dir):
     return a
 
 
-def sbx_prefix(sbxtrace, policy, ws, micro_dir, kernel_view):
+def sbx_prefix(sbxtrace, policy, ws, micro_dir, kernel_view, netns=False):
     return [sbxtrace, 'run', '-q', '--workspace-anywhere', '-w', ws,
             '-s', f'mount=[{{path = "{micro_dir}", mode = "ro"}}]',
-            '-s', f'tracer.kernel_view={"true" if kernel_view else "false"}',
-            policy, '--']
+            '-s', f'tracer.kernel_view={"true" if kernel_view else "false"}'] + \
+        (['-s', 'network.unshare=true'] if netns else []) + [policy, '--']
 
 
 def run(cmd, ws, capture=False):
@@ -132,6 +135,8 @@ def main():
     ap.add_argument('--rounds', type=int)
     ap.add_argument('--build', default=os.path.join(SRC, 'build'))
     ap.add_argument('--no-bwrap', action='store_true')
+    ap.add_argument('--netns', action='store_true',
+                    help='also the kernel view with network.unshare = true')
     ap.add_argument('rows', nargs='*', metavar='ROW')
     opt = ap.parse_args()
     rounds = opt.rounds or (3 if opt.quick else 5)
@@ -154,6 +159,8 @@ def main():
     if bwrap:
         variants.append('bwrap')
     variants += ['kernel', 'emulated']
+    if opt.netns:
+        variants.append('netns')
 
     base = tempfile.mkdtemp(prefix='bench-table-')
     try:
@@ -181,7 +188,8 @@ def main():
                 return []
             if v == 'bwrap':
                 return bwrap_prefix(ws[name], micro_dir)
-            return sbx_prefix(sbxtrace, policy, ws[name], micro_dir, v == 'kernel')
+            return sbx_prefix(sbxtrace, policy, ws[name], micro_dir, v in ('kernel', 'netns'),
+                              v == 'netns')
 
         load0 = os.getloadavg()
         print(f'bench-table: {time.strftime("%Y-%m-%d %H:%M %Z")}, {os.uname().sysname} '
@@ -249,7 +257,8 @@ def main():
 
         load1 = os.getloadavg()
         cols = {'bwrap': 'bwrap', 'kernel': 'sbxtrace kernel view',
-                'emulated': 'sbxtrace emulated view'}
+                'emulated': 'sbxtrace emulated view',
+                'netns': 'sbxtrace kernel view, network.unshare'}
         print(f'load average at the end {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}')
         print('median ratio to native over the rounds (min–max); start: ms added to the native '
               'start; native: median absolute figure')

@@ -109,9 +109,39 @@ static void notes(const Policy *p, bool quiet)
 			log_warn(
 				"network.unshare = \"auto\": this host cannot make a network "
 				"namespace, the command shares the host's (mode none still holds)");
+	} else if (p->network.mode == NET_MODE_LOOPBACK && p->network.unshare_netns > 0) {
+		if (!f.netns)
+			log_warn("network.unshare = true, but this host cannot make a network "
+				 "namespace (user namespaces off?): `run` will refuse to start");
+		else if (!quiet)
+			log_info(
+				"network namespace: the command gets one of its own with lo up; it "
+				"reaches its own listeners, not the host's loopback "
+				"(network.unshare = true)");
 	} else if (p->network.unshare_netns < 0 && !quiet) {
 		log_info("network.unshare = \"auto\" has no effect with mode \"%s\"",
 			 net_mode_to_string(p->network.mode));
+	}
+
+	/* where connect, bind and the sends are decided: the choice `run` makes with the
+	 * same function (its --json "network_calls"); the kernel view is the other half */
+	if (p->network.mode == NET_MODE_LOOPBACK && p->network.unshare_netns > 0 && !quiet) {
+		const char *why = tracer_filter_net_why(p);
+		char kwhy[256] = "";
+
+		if (!why && tracer_kview_verdict(p, kwhy, sizeof(kwhy)) <= 0)
+			log_info("network calls: decided by the supervisor (the view is emulated: "
+				 "%.200s)",
+				 kwhy);
+		else if (!why && !f.userns)
+			log_info("network calls: decided by the supervisor (the view is emulated: "
+				 "this host does not let this user make user namespaces)");
+		else if (!why)
+			log_info("network calls: connect, bind, listen and the sends run in the "
+				 "kernel, in the namespace (`run --audit` or `--trace` emulate the "
+				 "view, and keep them notified)");
+		else
+			log_info("network calls: decided by the supervisor (%s)", why);
 	}
 
 	if (p->audit.backtrace != AUDIT_SELECT_NONE && !p->audit.log && !quiet)

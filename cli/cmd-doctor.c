@@ -58,7 +58,7 @@ int cmd_doctor(int argc, char *argv[])
 	line("user namespaces (as this user)", f.userns,
 	     "the view in the kernel (tracer.kernel_view); a network namespace for a plain user");
 	line("private network namespace", f.netns,
-	     "network.unshare with mode none (optional layer)");
+	     "network.unshare: mode none (optional layer), loopback (connects in the kernel)");
 	printf("  %-40s %-4d %s\n", "Landlock ABI", f.landlock_abi,
 	       "tracer.landlock: >= 1 file-system rules from the mounts, >= 6 also scopes signals "
 	       "and abstract sockets");

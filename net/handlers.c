@@ -16,6 +16,17 @@
  * registers alone: socket(2)'s arguments, and every call when the mode is "full" and no
  * ratchet can lower it and no file-system view decides AF_UNIX paths.
  *
+ * With network.unshare = true in mode "loopback" and the view in the kernel these handlers
+ * are mostly not called at all: the tree has a network namespace of its own with only lo,
+ * where every inet address reaches the tree's own sockets or nothing, AF_UNIX paths resolve
+ * in the mount namespace that is the view, and abstract names are the namespace's own; so
+ * the kernel view's filter lets connect, bind, listen, sendto, sendmsg and sendmmsg run in
+ * the kernel and decides socket(2) on its registers as net_decide_socket() does (tracer/
+ * filter.c, net_runs_in_kernel()). Only when no check here would add anything: no ratchet
+ * level, no asking, no audit (tracer_filter_net_why(); docs/network.md "Loopback in a
+ * namespace of its own"). Otherwise they are notified as below, and the supervisor's
+ * connects on the duplicates happen in the tree's namespace.
+ *
  * Deviations from Linux:
  *  - sendto/sendmsg/sendmmsg copy at most NET_SEND_MAX bytes of data per message: a stream
  *    socket sends that much and returns a short count, a datagram socket over it fails with

@@ -1785,11 +1785,21 @@ static int finish(Loader *l, const char *display)
 			 "runs");
 		return -EINVAL;
 	}
-	if (p->network.unshare_netns == 1 && p->network.mode != NET_MODE_NONE) {
+	if (p->network.unshare_netns == 1 && p->network.mode != NET_MODE_NONE &&
+	    p->network.mode != NET_MODE_LOOPBACK) {
 		*l->err = where_set(l, "network", "unshare");
 		snprintf(l->err->message, sizeof(l->err->message),
-			 "unshare = true needs mode = \"none\" (a private network namespace has no "
-			 "route anywhere; use \"auto\" to have one only when the mode is none)");
+			 "unshare = true needs mode = \"none\" or \"loopback\" (a private network "
+			 "namespace has no route beyond its own loopback; use \"auto\" to have one "
+			 "only when the mode is none)");
+		return -EINVAL;
+	}
+	/* what a question could allow lies outside loopback: unreachable from the namespace */
+	if (p->network.unshare_netns == 1 && p->network.ask_unlisted) {
+		*l->err = where_set(l, "network", "unshare");
+		snprintf(l->err->message, sizeof(l->err->message),
+			 "unshare = true cannot go with unlisted = \"ask\" (a destination a human "
+			 "allows lies outside the namespace's loopback, which is all it reaches)");
 		return -EINVAL;
 	}
 	if (p->process.cwd) {

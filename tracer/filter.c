@@ -15,8 +15,10 @@
  *   binary search over runs of numbers with the same action; a few numbers test arguments.
  *
  * Variants of the program (build_variant()) serve a command in the kernel view, in a pid
- * namespace, in a user namespace, or without a private IPC namespace; the dispatch slots
- * are the same for all.
+ * namespace, in a user namespace, or without a private IPC namespace; the kernel view's
+ * also carry, when the policy qualifies, the network namespace's (loopback in a namespace
+ * of the tree's own: the address calls in the kernel, net_runs_in_kernel()). The dispatch
+ * slots are the same for all.
  *
  * Numbers not in the table fail with ENOSYS (default deny: a syscall added to a later kernel
  * is unreachable until someone reviews it). The kernel's seccomp action cache (5.11) then
@@ -37,6 +39,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -45,6 +48,7 @@
 #include "common/log.h"
 #include "common/missing-seccomp.h"
 #include "common/util.h"
+#include "net/handlers.h"
 #include "policy/policy.h"
 #include "tracer/budget.h"
 
@@ -130,6 +134,47 @@ static void id_check(Prog *p, unsigned i, uint32_t own)
 	emit(p, BPF_JMP | BPF_JEQ | BPF_K, 2, 0, own);
 	emit(p, BPF_JMP | BPF_JEQ | BPF_K, 1, 0, UINT32_MAX);
 	ret(p, SECCOMP_RET_ERRNO | EPERM);
+}
+
+/*
+ * socket(2) in the program of a tree in a network namespace of its own, mode "loopback"
+ * (VARIANT_NETNS): the decision net_decide_socket() makes there (net/allow.c), on the same
+ * registers, made by the filter. family, type and protocol are ints: the low halves, as
+ * the handler reads them ((int) args[i]). Allowed: AF_UNIX; AF_INET and AF_INET6 with a
+ * type that is SOCK_STREAM or SOCK_DGRAM once SOCK_NONBLOCK and SOCK_CLOEXEC are masked
+ * off, and protocol 0 or TCP (stream), 0, UDP or ICMP/ICMPV6 of the family (datagram).
+ * Everything else is notified, and the handler denies it as before (with its errno and
+ * reason).
+ */
+static void emit_socket_loopback(Prog *p)
+{
+	const uint32_t notify = SECCOMP_RET_USER_NOTIF, allow = SECCOMP_RET_ALLOW;
+
+	ld(p, ARG_LO(0));
+	jeq_ret(p, AF_UNIX, allow);
+	for (int fam = 0; fam < 2; fam++) {
+		uint32_t family = fam ? AF_INET6 : AF_INET;
+		uint32_t icmp = fam ? IPPROTO_ICMPV6 : IPPROTO_ICMP;
+
+		/* A holds the family here; every path of the block returns, so its 18
+		 * instructions after this jump lead to the next family's test */
+		emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0, 18, family);
+		ld(p, ARG_LO(1));
+		emit(p, BPF_ALU | BPF_AND | BPF_K, 0, 0,
+		     ~(uint32_t) (SOCK_NONBLOCK | SOCK_CLOEXEC));
+		emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0, 6, SOCK_STREAM);
+		ld(p, ARG_LO(2));
+		jeq_ret(p, 0, allow);
+		jeq_ret(p, IPPROTO_TCP, allow);
+		ret(p, notify);
+		emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0, 7, SOCK_DGRAM);
+		ld(p, ARG_LO(2));
+		jeq_ret(p, 0, allow);
+		jeq_ret(p, IPPROTO_UDP, allow);
+		jeq_ret(p, icmp, allow);
+		ret(p, notify);
+	}
+	ret(p, notify);
 }
 
 static void emit_special(Prog *p, const TracerSlot *s, const TracerFilter *f)
@@ -234,6 +279,9 @@ static void emit_special(Prog *p, const TracerSlot *s, const TracerFilter *f)
 		jeq_ret(p, 0x20008, s->action);
 		jeq_ret(p, 0xffffffff, s->action);
 		ret(p, deny);
+		return;
+	case SLOT_SOCKET_LOOPBACK:
+		emit_socket_loopback(p);
 		return;
 	case SLOT_IDS:
 		/* in a user namespace's program (the rows' uid_args, gid_args): EPERM, not the
@@ -434,6 +482,59 @@ bool tracer_filter_pid_in_kernel(const TracerSlot *s)
 	return s->entry->flags & SYSCALL_PID;
 }
 
+/*
+ * The address calls in a network namespace of the tree's own (network.unshare = true, mode
+ * "loopback", the view in the kernel; docs/network.md "Loopback in a namespace of its
+ * own"). The namespace has one interface, lo, brought up by C (tracer_netns_lo_up()), and no
+ * route anywhere else: an inet connect, bind, listen or send can reach only the tree's own
+ * sockets, whatever address the kernel reads, so what the handlers check (a loopback
+ * destination, a loopback or wildcard bind, a loopback listen, the resolver redirect, the
+ * v4-compatible and routing-header refusals) the namespace already holds. AF_UNIX: the
+ * filter cannot see the family (the sockaddr is a pointer), so unix addresses run in the
+ * kernel too: a path resolves in the mount namespace, which in the kernel view *is* the
+ * view (the handler's only other check, a bind in a read-only part, is the kernel's EROFS),
+ * and abstract names are per network namespace, so the host's are out of reach and the
+ * tree's own are all there is. TOCTOU: none left to the supervisor; the kernel copies the
+ * sockaddr once (move_addr_to_kernel()) and the namespace bounds every value a racing thread
+ * can write. What stays notified: socket(2) outside the loopback set (the handler denies
+ * it), setsockopt's routing options, recvfrom with an address, getsockname/getpeername, and
+ * whatever the policy's [syscalls] denies, kills or logs. tracer_filter_net_why() says
+ * when the policy allows this at all (no ratchet, no asking, no audit).
+ */
+static bool net_runs_in_kernel(const TracerSlot *s)
+{
+	EmuHandler h = s->entry ? s->entry->handler : NULL;
+
+	if (!s->entry || s->entry->action != SYSCALL_NOTIFY || s->deny_error || s->kill || s->log ||
+	    s->handler != h)
+		return false;
+	return h == net_handle_socket || h == net_handle_connect || h == net_handle_bind ||
+	       h == net_handle_listen || h == net_handle_sendto || h == net_handle_sendmsg ||
+	       h == net_handle_sendmmsg;
+}
+
+const char *tracer_filter_net_why(const Policy *p)
+{
+	if (p->network.mode != NET_MODE_LOOPBACK)
+		return "only mode \"loopback\" in a network namespace of its own lets the "
+		       "network calls run in the kernel";
+	if (p->network.unshare_netns <= 0)
+		return "network.unshare is not true: the tree shares the host's loopback, which "
+		       "only the supervisor can keep to the tree's own addresses";
+	if (p->network.ask_unlisted)
+		return "network.unlisted = \"ask\": a held connect needs the supervisor";
+	for (size_t i = 0; i < p->n_rules; i++)
+		if (p->rules[i].level > SENSITIVITY_NONE)
+			return "a rule sets a sensitivity level: the ratchet may lower the mode, "
+			       "which the supervisor enforces";
+	if (p->audit.log || p->audit.trace)
+		return "the audit log or --trace records network calls only when notified";
+	if (p->kernel_view == TRI_OFF)
+		return "tracer.kernel_view = false: an AF_UNIX path must be resolved in the "
+		       "emulated view, and the filter cannot tell it from an inet address";
+	return NULL;
+}
+
 bool tracer_filter_restartable(const TracerFilter *f, long nr, bool kernel_view)
 {
 	const TracerSlot *s;
@@ -447,6 +548,8 @@ bool tracer_filter_restartable(const TracerFilter *f, long nr, bool kernel_view)
 		return false;
 	if (kernel_view && f->pidns && tracer_filter_pid_in_kernel(s))
 		return false;
+	if (kernel_view && f->net_in_kernel && net_runs_in_kernel(s))
+		return false;
 	if (s->handler == emu_handle_log || (s->entry && (s->entry->flags & EMU_KERNEL_INTR)))
 		return false; /* a CONTINUE: the kernel ran it, its ERESTARTSYS is real */
 	return true;
@@ -458,12 +561,21 @@ typedef enum Variant {
 	VARIANT_NOIPC = 1 << 1,	 /* no private IPC namespace: host_ipc slots notified, denied */
 	VARIANT_PIDNS = 1 << 2,	 /* a pid namespace of the tree's own: pid calls in the kernel */
 	VARIANT_USERNS = 1 << 3, /* a user namespace of ours: ids outside its map (uid_args) */
+	VARIANT_NETNS = 1 << 4,	 /* with KVIEW, mode loopback in a network namespace of the
+				  * tree's own: the address calls in the kernel */
 } Variant;
+
+/* The kernel view's variant, with the network namespace's when the policy qualifies. */
+static Variant kview_variant(const TracerFilter *f)
+{
+	return VARIANT_KVIEW | (f->net_in_kernel ? VARIANT_NETNS : 0);
+}
 
 /* A variant of the program; the dispatch slots stay f->slots, for every variant. */
 static int build_variant(TracerFilter *f, Variant v, struct sock_filter **ret, size_t *ret_len)
 {
 	bool kernel_view = v & VARIANT_KVIEW, noipc = v & VARIANT_NOIPC, pidns = v & VARIANT_PIDNS;
+	bool netns = (v & VARIANT_NETNS) && kernel_view;
 	/* the kernel view is always in a user namespace of ours (tracer_kview_enter()) */
 	bool userns = v & (VARIANT_USERNS | VARIANT_KVIEW);
 	TracerSlot *slots = malloc(sizeof(f->slots));
@@ -486,6 +598,14 @@ static int build_variant(TracerFilter *f, Variant v, struct sock_filter **ret, s
 		} else if (kernel_view && kview_runs_in_kernel(s)) {
 			s->action = SECCOMP_RET_ALLOW;
 			s->handler = NULL;
+		} else if (netns && net_runs_in_kernel(s)) {
+			if (s->entry->handler == net_handle_socket) {
+				s->special = SLOT_SOCKET_LOOPBACK;
+			} else {
+				s->action = SECCOMP_RET_ALLOW;
+				s->special = SLOT_PLAIN;
+				s->handler = NULL;
+			}
 		}
 		/* only a call that would run in the kernel as it is: notified ones (the
 		 * emulated view's chown, a policy's deny, kill or log) stay notified */
@@ -612,13 +732,18 @@ int tracer_filter_build(const Policy *p, uid_t uid, gid_t gid, TracerFilter **re
 	if (r >= 0)
 		r = build_variant(f, VARIANT_NOIPC, &f->noipc_prog, &f->noipc_len);
 	/* as tracer_run() decides: a plain user makes the network namespace in a user
-	 * namespace (tracer_netns_enter()), which is private to the tree (no VARIANT_NOIPC) */
-	if (r >= 0 && p->network.mode == NET_MODE_NONE && p->network.unshare_netns != 0)
+	 * namespace (tracer_netns_enter()), which is private to the tree (no VARIANT_NOIPC);
+	 * mode none with unshare true or "auto", mode loopback with true */
+	if (r >= 0 && ((p->network.mode == NET_MODE_NONE && p->network.unshare_netns != 0) ||
+		       (p->network.mode == NET_MODE_LOOPBACK && p->network.unshare_netns > 0)))
 		r = build_variant(f, VARIANT_USERNS, &f->userns_prog, &f->userns_len);
+	/* the kernel view's programs carry the network namespace's choice: C makes the
+	 * namespace (with lo up) whenever the policy qualifies (tracer/run.c) */
+	f->net_in_kernel = tracer_filter_net_why(p) == NULL;
 	if (r >= 0 && p->kernel_view != TRI_OFF)
-		r = build_variant(f, VARIANT_KVIEW, &f->kview_prog, &f->kview_len);
+		r = build_variant(f, kview_variant(f), &f->kview_prog, &f->kview_len);
 	if (r >= 0 && p->kernel_view != TRI_OFF)
-		r = build_variant(f, VARIANT_KVIEW | VARIANT_NOIPC, &f->kview_noipc_prog,
+		r = build_variant(f, kview_variant(f) | VARIANT_NOIPC, &f->kview_noipc_prog,
 				  &f->kview_noipc_len);
 	if (r < 0) {
 		tracer_filter_free(f);
@@ -634,9 +759,9 @@ int tracer_filter_set_pidns(TracerFilter *f)
 	size_t a_len = 0, b_len = 0;
 	int r;
 
-	r = build_variant(f, VARIANT_KVIEW | VARIANT_PIDNS, &a, &a_len);
+	r = build_variant(f, kview_variant(f) | VARIANT_PIDNS, &a, &a_len);
 	if (r >= 0)
-		r = build_variant(f, VARIANT_KVIEW | VARIANT_NOIPC | VARIANT_PIDNS, &b, &b_len);
+		r = build_variant(f, kview_variant(f) | VARIANT_NOIPC | VARIANT_PIDNS, &b, &b_len);
 	if (r < 0) {
 		free(a);
 		return r;

@@ -37,7 +37,9 @@ typedef enum SlotSpecial {
 	SLOT_SETSOCKOPT = SYSCALL_CHECK_SETSOCKOPT,
 	SLOT_FALLOCATE = _SYSCALL_CHECK_MAX, /* disk budget: only the modes that free blocks
 					      * (budget_filter_apply) */
-	SLOT_IDS, /* in a user namespace's program: EPERM for an id the map lacks */
+	SLOT_IDS,	      /* in a user namespace's program: EPERM for an id the map lacks */
+	SLOT_SOCKET_LOOPBACK, /* socket(2) in a network namespace of the tree's own, mode
+			       * loopback: the handler's allowed set in the kernel */
 	_SLOT_SPECIAL_MAX,
 	_SLOT_SPECIAL_INVALID = -EINVAL,
 } SlotSpecial;
@@ -79,6 +81,8 @@ typedef struct TracerFilter {
 	bool ptrace; /* chdir, exec, clone under a tasks budget go through SECCOMP_RET_TRACE */
 	bool pidns;  /* the kernel view's programs are for a tree in a pid namespace of its own:
 		      * the calls that name a process run in the kernel (tracer_filter_set_pidns) */
+	bool net_in_kernel; /* the kernel view's programs let the address calls run in the
+			     * kernel (tracer_filter_net_why(): loopback in a namespace) */
 } TracerFilter;
 
 /** Builds the filter program and the dispatch slots from the table and the policy, for a
@@ -148,6 +152,9 @@ void child_mem_init(ChildMemCtx *ctx, pid_t pid, int notify_fd, uint64_t id);
  * capabilities are dropped; 0 or -errno. *ret_userns (if not NULL) is set when a user
  * namespace was made for it (a plain user). The probe tries it in a child. */
 int tracer_netns_enter(bool *ret_userns);
+/* Brings the namespace's lo up (mode loopback), before C drops its capabilities; 0 or -errno.
+ * Async-signal-safe. */
+int tracer_netns_lo_up(void);
 bool tracer_netns_possible(void);
 /* A user namespace (plus the namespaces in also) in which the caller's effective uid and gid
  * map to themselves; in C, async-signal-safe. 0 or -errno; *ret_entered (if not NULL) is set

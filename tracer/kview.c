@@ -254,9 +254,12 @@ static const char *proc_unsuitable(const Policy *p, const SbxView *v)
 		}
 		if (!on_proc)
 			return rule_unsuitable(r);
-		/* the tables of the reader's network namespace: the tree's own, empty one,
-		 * or the host's, which only the emulated view can hide */
-		if (p->network.mode != NET_MODE_NONE || p->network.unshare_netns == 0)
+		/* the tables of the reader's network namespace: the tree's own (empty in mode
+		 * none, its own lo and sockets in loopback with unshare = true), or the host's,
+		 * which only the emulated view can hide */
+		if (p->network.unshare_netns == 0 ||
+		    (p->network.mode != NET_MODE_NONE &&
+		     !(p->network.mode == NET_MODE_LOOPBACK && p->network.unshare_netns > 0)))
 			return "a hide rule on a proc mount's network tables, with the host's "
 			       "network namespace (network.unshare): the kernel cannot hide them";
 	}

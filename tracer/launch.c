@@ -414,6 +414,14 @@ static void child_namespaces(const Launch *l, ChildSetup *c)
 		if (r < 0 && l->netns > 0)
 			child_fail(l->sock_c, MSG_SETUP_FAILED, -r, "network namespace");
 	}
+	/* mode loopback: the namespace's own loopback, for the tree's own listeners (the
+	 * namespace exists here: netns is 1, and its failure ended C above) */
+	if (l->netns_lo) {
+		int r = tracer_netns_lo_up();
+
+		if (r < 0)
+			child_fail(l->sock_c, MSG_SETUP_FAILED, -r, "network namespace's lo");
+	}
 
 	/* A private IPC world (docs/security.md): SysV objects and POSIX mqueues of its own,
 	 * freed by the kernel with the namespace when the last process of the tree is gone.

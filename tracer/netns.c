@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A private, empty network namespace for the command in mode "none" (network.unshare;
- * docs/network.md "Network namespace"). A second layer under the supervisor's socket
- * checks: even a socket call that reached the kernel unchecked (a bug) finds only a loopback
- * interface that is down, and abstract unix sockets of the host are out of reach.
+ * A private network namespace for the command (network.unshare; docs/network.md "Network
+ * namespace"). In mode "none", a second layer under the supervisor's socket checks: even a
+ * socket call that reached the kernel unchecked (a bug) finds only a loopback interface that
+ * is down, and abstract unix sockets of the host are out of reach. In mode "loopback" (only
+ * with unshare = true: the tree then cannot reach the host's loopback services) C brings
+ * `lo` up while it still holds CAP_NET_ADMIN over the namespace (tracer_netns_lo_up()), so
+ * the tree's own listeners work, and nothing else is reachable: with the view in the kernel
+ * that lets the address calls run in the kernel unnotified (tracer/filter.c,
+ * net_runs_in_kernel(); docs/network.md "Loopback in a namespace of its own").
  *
  * Root makes the namespace directly (CAP_SYS_ADMIN). A plain user needs a user namespace
  * for it: the command's uid and gid are mapped to themselves, so getuid() and the owners of
@@ -19,10 +24,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -79,6 +87,30 @@ int tracer_netns_enter(bool *ret_userns)
 	if (errno != EPERM)
 		return -errno;
 	return tracer_userns_enter(CLONE_NEWNET, ret_userns);
+}
+
+int tracer_netns_lo_up(void)
+{
+	struct ifreq ifr = {};
+	int fd, r = 0;
+
+	/* SIOCSIFFLAGS on any socket of the namespace (dev_ifsioc(), CAP_NET_ADMIN over the
+	 * namespace's user namespace: root's, or the one C made and still holds every
+	 * capability in). A new namespace's lo has 127.0.0.1/8 and ::1 already, routes come
+	 * with IFF_UP. No netlink: one ioctl, async-signal-safe, in the vfork child. */
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	memcpy(ifr.ifr_name, "lo", 3);
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+		r = -errno;
+	else if (!(ifr.ifr_flags & IFF_UP)) {
+		ifr.ifr_flags |= IFF_UP;
+		if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+			r = -errno;
+	}
+	(void) close(fd);
+	return r;
 }
 
 bool tracer_netns_possible(void)

@@ -165,6 +165,14 @@ int tracer_result_write_json(const Policy *p, const TracerResult *r, FILE *f)
 	jw_key(&w, "ptrace");
 	jw_bool(&w, r->ptrace);
 	jw_end_object(&w);
+	/* added after "layers": where connect, bind, listen and the sends were decided */
+	jw_key(&w, "network_calls");
+	jw_string(&w, r->net_in_kernel ? "kernel" : "supervisor");
+	jw_key(&w, "network_calls_reason");
+	if (!r->net_in_kernel && r->net_reason[0])
+		jw_string(&w, r->net_reason);
+	else
+		jw_null(&w);
 	jw_end_object(&w);
 	e = jw_finish(&w, &text, &len);
 	if (e < 0)

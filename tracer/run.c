@@ -357,8 +357,12 @@ static int prepare_launch(Run *run)
 	l->cwd = run->cwd;
 	run->exec_path = lookup_command(t->view, run->envp, run->opts->argv[0]);
 	l->exec_path = run->exec_path;
-	/* network.unshare: only with mode none (policy validation refuses true otherwise) */
+	/* network.unshare: with mode none ("auto" too), or true with mode loopback, where lo
+	 * comes up (policy validation refuses true with the other modes) */
 	l->netns = p->network.mode == NET_MODE_NONE ? p->network.unshare_netns : 0;
+	if (p->network.mode == NET_MODE_LOOPBACK && p->network.unshare_netns > 0)
+		l->netns = 1;
+	l->netns_lo = p->network.mode == NET_MODE_LOOPBACK && l->netns > 0;
 	l->tty = isatty(STDIN_FILENO) == 1;
 	l->wait_killable = true;
 	l->courier = !pidfd_getfd_usable();
@@ -523,6 +527,16 @@ static void command_prepared(Run *run, const Msg *m)
 	if (t->kview)
 		/* relative AF_UNIX addresses: /proc/PID/cwd reads as the program's path */
 		sbx_view_set_kernel_paths(t->view);
+	/* which program C loaded: the kernel view's carries the network's choice */
+	res->net_in_kernel = t->kview && t->filter->net_in_kernel;
+	if (!t->filter->net_in_kernel)
+		snprintf(res->net_reason, sizeof(res->net_reason), "%s",
+			 tracer_filter_net_why(run->p));
+	else if (!t->kview)
+		/* an AF_UNIX path must then be resolved by the supervisor, and the filter cannot
+		 * tell it from an inet address; the same words as `check` */
+		snprintf(res->net_reason, sizeof(res->net_reason), "the view is emulated: %.200s",
+			 res->view_reason);
 	log_debug("the view is %s", t->kview ? "in the kernel" : "emulated");
 	/* the log's first record, now that the view is known */
 	audit_run_start(opts->audit, run->p->path, opts->argv, t->kview ? "kernel" : "emulated",

@@ -47,6 +47,7 @@ typedef struct Launch {
 	const char *exec_path; /* argv[0] found on PATH in the view by S, or NULL: execvp */
 	const KView *kview;    /* the view to build in the kernel (tracer/kview.c), or NULL */
 	int netns;	       /* a private network namespace: 1 required, -1 if possible, 0 no */
+	bool netns_lo;	       /* ... with lo up (mode loopback) */
 	bool tty;
 	bool wait_killable;
 	bool courier; /* pidfd_getfd refused: the listener goes with SCM_RIGHTS */

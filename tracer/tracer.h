@@ -52,6 +52,10 @@ typedef struct TracerResult {
 	bool ipcns;	       /* in a private IPC namespace (else host IPC calls were denied) */
 	bool pidns;	       /* in a pid namespace of its own (a /proc mount, kernel view) */
 	bool ptrace;	       /* the supervisor traced the tree with ptrace */
+	/* connect, bind, listen, sendto, sendmsg and most socket calls ran in the kernel
+	 * (loopback in a network namespace of its own, the kernel view; docs/network.md) */
+	bool net_in_kernel;
+	char net_reason[256]; /* why not, "" when they did */
 } TracerResult;
 
 void tracer_result_done(TracerResult *r);
@@ -77,6 +81,12 @@ int tracer_result_write_json(const Policy *p, const TracerResult *r, FILE *f);
  * 0: emulated, why not in why; -errno: the view cannot be built (why says why; `run` fails).
  */
 int tracer_kview_verdict(const Policy *p, char *why, size_t size);
+/** NULL when policy p lets the network's address calls (socket, connect, bind, listen,
+ * sendto, sendmsg, sendmmsg) run in the kernel once the view is in the kernel: mode
+ * "loopback", network.unshare = true, no ratchet, no asking, no audit (docs/network.md,
+ * "Loopback in a namespace of its own"); else why not, a static string. `run` builds its
+ * filter by it (tracer/filter.c) and `check` prints it. */
+const char *tracer_filter_net_why(const Policy *p);
 
 typedef struct TracerFeatures {
 	bool listener;	    /* SECCOMP_FILTER_FLAG_NEW_LISTENER (5.0) */

@@ -2,9 +2,9 @@
 #pragma once
 
 /* A classic-BPF interpreter for the instructions the generated seccomp filter uses (load of
- * a word of seccomp_data, jumps, return), for the unit tests that run the filter over
- * hand-made syscalls: test-tracer-filter and filter-golden. An instruction it does not know
- * returns 0xbad, a load outside seccomp_data 0xdead, falling off the end 0xfa11: none of them
+ * a word of seccomp_data, an AND with a constant, jumps, return), for the unit tests that run the
+ * filter over hand-made syscalls: test-tracer-filter and filter-golden. An instruction it does not
+ * know returns 0xbad, a load outside seccomp_data 0xdead, falling off the end 0xfa11: none of them
  * an action the kernel knows, so a test comparing actions fails on them. */
 
 #include <linux/filter.h>
@@ -28,6 +28,9 @@ static inline uint32_t bpf_interp_run(const struct sock_filter *prog, size_t len
 			if (i->k + 4 > sizeof(d))
 				return 0xdead;
 			memcpy(&a, (const char *) &d + i->k, 4);
+			break;
+		case BPF_ALU | BPF_AND | BPF_K:
+			a &= i->k;
 			break;
 		case BPF_JMP | BPF_JA:
 			pc += i->k;

@@ -410,6 +410,10 @@ static const struct {
 	{"standard+network",
 	 {"network.mode=\"allowlist\"", "network.allow=[\"example.com:443\"]",
 	  "tracer.ptrace=\"auto\""}},
+	/* loopback in a network namespace of its own: the kernel view's programs let the
+	 * address calls run in the kernel (tracer/filter.c, net_runs_in_kernel) */
+	{"standard+loopback-netns",
+	 {"network.mode=\"loopback\"", "network.unshare=true", "syscalls.log=[\"sendmmsg\"]"}},
 };
 
 static int dump_all(FILE *out)

@@ -19,6 +19,7 @@
 #include <sys/syscall.h>
 
 #include "common/log.h"
+#include "net/allow.h"
 #include "policy/policy.h"
 #include "tests/unit/tap.h"
 #include "tests/unit/tracer/bpf-interp.h"
@@ -50,6 +51,7 @@ static TracerFilter *build(void)
 
 #define X86_64	 AUDIT_ARCH_X86_64
 #define ERRNO(e) (SECCOMP_RET_ERRNO | (e))
+#define HI	 (1ULL << 32) /* the kernel reads uid_t, gid_t and ints from the low half */
 
 TEST(other_arches_and_x32_are_killed)
 {
@@ -316,8 +318,157 @@ TEST(policy_overrides)
 	tracer_filter_free(f);
 }
 
+/* Issue 20: loopback in a network namespace of the tree's own, the view in the kernel: the
+ * address calls run in the kernel, socket(2) is decided by the filter exactly as the handler
+ * decides it, and a condition that fails keeps everything notified. */
+static uint32_t call(const struct sock_filter *prog, size_t len, int nr, uint64_t a0, uint64_t a1,
+		     uint64_t a2, uint64_t a3, uint64_t a4)
+{
+	uint64_t a[6] = {a0, a1, a2, a3, a4};
+
+	return run_prog(prog, len, X86_64, (uint32_t) nr, a);
+}
+
+TEST(loopback_in_a_namespace_runs_the_address_calls_in_the_kernel)
+{
+	Policy p = {.deny_errno = EPERM,
+		    .kernel_view = TRI_AUTO,
+		    .network = {.mode = NET_MODE_LOOPBACK, .unshare_netns = 1}};
+	static const int addr_calls[] = {SYS_connect, SYS_bind,	   SYS_listen,
+					 SYS_sendto,  SYS_sendmsg, SYS_sendmmsg};
+	TracerFilter *f = NULL;
+
+	ASSERT_TRUE(tracer_filter_net_why(&p) == NULL);
+	ASSERT_EQ(tracer_filter_build(&p, 1000, 1000, &f), 0);
+	EXPECT_TRUE(f->net_in_kernel);
+	for (int pass = 0; pass < 2; pass++) {
+		const struct sock_filter *k = pass ? f->kview_noipc_prog : f->kview_prog;
+		size_t n = pass ? f->kview_noipc_len : f->kview_len;
+
+		for (size_t i = 0; i < ARRAY_SIZE(addr_calls); i++) {
+			EXPECT_EQ(call(k, n, addr_calls[i], 3, 0x1000, 16, 0, 0x2000),
+				  SECCOMP_RET_ALLOW);
+			/* the emulated view's program: notified as ever */
+			EXPECT_EQ(call(f->prog, f->len, addr_calls[i], 3, 0x1000, 16, 0, 0x2000),
+				  SECCOMP_RET_USER_NOTIF);
+		}
+		/* still notified: routing options, recvfrom with an address, names */
+		EXPECT_EQ(call(k, n, SYS_setsockopt, 3, IPPROTO_IPV6, IPV6_RTHDR, 0, 0),
+			  SECCOMP_RET_USER_NOTIF);
+		EXPECT_EQ(call(k, n, SYS_recvfrom, 3, 0, 0, 0, 0x2000), SECCOMP_RET_USER_NOTIF);
+		EXPECT_EQ(call(k, n, SYS_getsockname, 3, 0, 0, 0, 0), SECCOMP_RET_USER_NOTIF);
+	}
+	/* socket(2): the filter's answer is the handler's, on every mix of arguments (the low
+	 * halves, as both read them) */
+	{
+		static const uint64_t families[] = {AF_UNSPEC,	  AF_UNIX,   AF_INET,  AF_INET6,
+						    AF_NETLINK,	  AF_PACKET, AF_VSOCK, AF_INET | HI,
+						    AF_UNIX | HI, 0xffffffff};
+		static const uint64_t protos[] = {0,
+						  IPPROTO_TCP,
+						  IPPROTO_UDP,
+						  IPPROTO_ICMP,
+						  IPPROTO_ICMPV6,
+						  IPPROTO_SCTP,
+						  IPPROTO_MPTCP,
+						  255,
+						  IPPROTO_TCP | HI};
+		static const uint64_t flags[] = {
+			0, SOCK_NONBLOCK, SOCK_CLOEXEC, SOCK_NONBLOCK | SOCK_CLOEXEC, 0x100, HI};
+		NetContext ctx = {.policy = &p.network, .mode = NET_MODE_LOOPBACK};
+		unsigned checked = 0, allowed = 0;
+
+		for (size_t a = 0; a < ARRAY_SIZE(families); a++)
+			for (uint64_t t = 0; t <= 11; t++)
+				for (size_t fl = 0; fl < ARRAY_SIZE(flags); fl++)
+					for (size_t pr = 0; pr < ARRAY_SIZE(protos); pr++) {
+						uint64_t type = t | flags[fl];
+						NetDecision d;
+						uint32_t want, got;
+
+						ASSERT_EQ(net_decide_socket(&ctx, (int) families[a],
+									    (int) type,
+									    (int) protos[pr], &d),
+							  0);
+						want = d.verdict == NET_VERDICT_ALLOW
+							       ? SECCOMP_RET_ALLOW
+							       : SECCOMP_RET_USER_NOTIF;
+						got = call(f->kview_prog, f->kview_len, SYS_socket,
+							   families[a], type, protos[pr], 0, 0);
+						if (got != want)
+							fprintf(stderr,
+								"# socket(%#llx, %#llx, %#llx)\n",
+								(unsigned long long) families[a],
+								(unsigned long long) type,
+								(unsigned long long) protos[pr]);
+						EXPECT_EQ(got, want);
+						checked++;
+						allowed += want == SECCOMP_RET_ALLOW;
+					}
+		EXPECT_TRUE(allowed > 0 && allowed < checked);
+	}
+	/* a plain user's namespace in the emulated view is a user namespace too: its program
+	 * answers ids outside the map with EPERM, and notifies the address calls */
+	ASSERT_TRUE(f->userns_prog != NULL);
+	EXPECT_EQ(call(f->userns_prog, f->userns_len, SYS_setuid, 65534, 0, 0, 0, 0), ERRNO(EPERM));
+	EXPECT_EQ(call(f->userns_prog, f->userns_len, SYS_connect, 3, 0x1000, 16, 0, 0),
+		  SECCOMP_RET_USER_NOTIF);
+	/* a pid namespace's programs keep it */
+	ASSERT_EQ(tracer_filter_set_pidns(f), 0);
+	EXPECT_EQ(call(f->kview_prog, f->kview_len, SYS_connect, 3, 0x1000, 16, 0, 0),
+		  SECCOMP_RET_ALLOW);
+	tracer_filter_free(f);
+}
+
+TEST(loopback_namespace_conditions_keep_the_calls_notified)
+{
+	PolicyRule rule = {.glob = (char *) "/workspace/x.key", .level = SENSITIVITY_SECRET};
+	PolicySyscall logged = {.name = (char *) "connect", .action = SYSCALL_ACTION_LOG};
+	TracerFilter *f = NULL;
+
+	for (int c = 0; c < 6; c++) {
+		Policy p = {.deny_errno = EPERM,
+			    .kernel_view = TRI_AUTO,
+			    .network = {.mode = NET_MODE_LOOPBACK, .unshare_netns = 1}};
+
+		switch (c) {
+		case 0:
+			p.rules = &rule;
+			p.n_rules = 1;
+			break;
+		case 1:
+			p.network.ask_unlisted = true;
+			break;
+		case 2:
+			p.network.unshare_netns = -1; /* "auto" has no effect with loopback */
+			break;
+		case 3:
+			p.network.mode = NET_MODE_ALLOWLIST;
+			break;
+		case 4:
+			p.audit.log = (char *) "/tmp/x";
+			break;
+		default:
+			/* what [syscalls] logs stays notified, the rest goes to the kernel */
+			p.syscalls = &logged;
+			p.n_syscalls = 1;
+			break;
+		}
+		ASSERT_EQ(tracer_filter_build(&p, 1000, 1000, &f), 0);
+		if (c < 5) {
+			EXPECT_TRUE(tracer_filter_net_why(&p) != NULL);
+			EXPECT_FALSE(f->net_in_kernel);
+		}
+		EXPECT_EQ(call(f->kview_prog, f->kview_len, SYS_connect, 3, 0x1000, 16, 0, 0),
+			  SECCOMP_RET_USER_NOTIF);
+		EXPECT_EQ(call(f->kview_prog, f->kview_len, SYS_bind, 3, 0x1000, 16, 0, 0),
+			  c == 5 ? SECCOMP_RET_ALLOW : SECCOMP_RET_USER_NOTIF);
+		tracer_filter_free(f);
+		f = NULL;
+	}
+}
+
 #define ANY_ID 0xffffffffULL
-#define HI     (1ULL << 32) /* the kernel reads uid_t and gid_t from the low half */
 
 /* The action of prog for the call nr(a0, a1, a2, a3). */
 static uint32_t ids(const struct sock_filter *prog, size_t len, int nr, uint64_t a0, uint64_t a1,
