@@ -7,9 +7,10 @@
  * the DNS stub and its sockets, the sockets redirected to it), and the ratchet hook the
  * file-system handlers call when a path with a sensitivity level is opened.
  *
- * There is one run per sbxtrace process, so the state is one process-wide object, started by
- * the tracer once it knows the tree's root and stopped at the end of the run. Handlers called
- * without a started run (unit tests of other families) decide as mode "none" would.
+ * The state is the run's, started by the tracer once it knows the tree's root, lent to the
+ * handlers through their request's host (EmuHost.net_runtime) and stopped at the end of the
+ * run; no process-global keeps it. Handlers called without one (unit tests of other
+ * families) decide by the request's policy alone.
  */
 
 #include <stdbool.h>
@@ -66,11 +67,12 @@ typedef struct NetAskRequest {
 /* Asks for a decision, blocking up to rq->timeout_ms; called on a worker thread, without
  * the network mode lock, while the child waits in its syscall. */
 typedef NetAskAnswer (*NetAskFn)(void *userdata, const NetAskRequest *rq);
-/** Sets the asker of the started run (NULL: a held connect is denied at once). */
-void net_runtime_set_asker(NetAskFn fn, void *userdata);
+/** Sets the asker of the run's state rt (NULL: a held connect is denied at once; rt NULL:
+ * nothing). */
+void net_runtime_set_asker(NetRuntime *rt, NetAskFn fn, void *userdata);
 
-/** Stops the stub thread and frees the state; safe to call when not started. */
-void net_runtime_stop(void);
+/** Stops the stub thread of rt and frees it; NULL is fine (not started). */
+void net_runtime_stop(NetRuntime *rt);
 
 /**
  * The ratchet of the run's state rt: the supervisor calls it (as EmuHost.sensitive_open,
@@ -116,10 +118,10 @@ int net_handle_close(const EmuRequest *req, EmuDecision *ret_decision);
 int net_handle_inotify_init(const EmuRequest *req, EmuDecision *ret_decision);
 /**
  * There: a duplicate of the socket or inotify instance behind fd of thread tid, which the
- * supervisor made for the tree (its file-system handlers' way to such an fd), or -errno
- * (-ENOENT: none of those).
+ * supervisor made for the tree of the run's state rt (its file-system handlers' way to such
+ * an fd), or -errno (-ENOENT: none of those, or rt NULL).
  */
-int net_child_object_dup(pid_t tid, int fd);
+int net_child_object_dup(NetRuntime *rt, pid_t tid, int fd);
 
 /* Landlock network rules (net/landlock-apply.c), called by the launcher in the child before
  * exec, so async-signal-safe: no allocation. Fills the handled network access rights and the

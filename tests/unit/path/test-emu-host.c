@@ -330,7 +330,31 @@ TEST(socket_handler_takes_the_run_network_state_from_the_host)
 	EXPECT_EQ(net_handle_socket(&req, &e->d), 0);
 	EXPECT_EQ(e->d.verdict, EMU_CONTINUE);
 
-	net_runtime_stop();
+	net_runtime_stop(rt);
+	env_free(e);
+}
+
+TEST(two_runs_in_one_process_have_their_own_network_state)
+{
+	Env *e = env_new();
+	Policy full = e->fx.policy;
+	NetRuntime *a = NULL, *b = NULL;
+
+	/* The state is handed out, not kept in a process-global: a second start is not refused
+	 * (it was -EBUSY), and each answers with its own policy's mode. */
+	full.network.mode = NET_MODE_FULL;
+	ASSERT_EQ(net_runtime_start(&e->fx.policy, getpid(), NULL, &a), 0);
+	ASSERT_EQ(net_runtime_start(&full, getpid(), NULL, &b), 0);
+	EXPECT_TRUE(a != b);
+	EXPECT_EQ(net_runtime_mode(a), NET_MODE_NONE);
+	EXPECT_EQ(net_runtime_mode(b), NET_MODE_FULL);
+	/* no socket of the tree was made by the supervisor: nothing to duplicate */
+	EXPECT_EQ(net_child_object_dup(a, getpid(), 0), -ENOENT);
+	EXPECT_EQ(net_child_object_dup(NULL, getpid(), 0), -ENOENT);
+	net_runtime_stop(a);
+	EXPECT_EQ(net_runtime_mode(b), NET_MODE_FULL);
+	net_runtime_stop(b);
+	net_runtime_stop(NULL);
 	env_free(e);
 }
 
