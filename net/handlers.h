@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "emulation/emu.h"
+#include "common/handler.h"
 #include "policy/policy.h"
 
 /* Visits each process of the tree (tracer/tree.c's tree_walk has this shape). */

@@ -20,9 +20,9 @@ ALLOWED = {
     'policy': ['common/', 'policy/'],
     'audit': ['common/', 'policy/', 'audit/'],
     'emulation': ['common/', 'policy/', 'emulation/'],
-    # net's handlers are emulation handlers (the EmuRequest/EmuDecision interface), and
-    # AF_UNIX names resolve through the file-system view
-    'net': ['common/', 'policy/', 'net/', 'emulation/emu.h', 'emulation/path/view.h'],
+    # net's handlers take the handler interface from common/handler.h; AF_UNIX names still
+    # resolve through the file-system view
+    'net': ['common/', 'policy/', 'net/', 'emulation/path/view.h'],
     # the syscall table names the handlers of both emulation/ and net/, and gives audit/ its
     # argument layouts
     'syscalls': ['common/', 'policy/', 'audit/', 'emulation/', 'net/', 'syscalls/'],
