@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <limits.h>
 #include <sys/types.h>
 
 #include "common/sensitivity.h" /* for the ratchet hook */
@@ -70,6 +71,54 @@ typedef struct EmuDecision {
 	char host_path[4096];
 	unsigned char scratch[EMU_SCRATCH_SIZE] __attribute__((aligned(16)));
 } EmuDecision;
+
+/*
+ * AF_UNIX path names (bind, connect, sendto of a "/path" address) resolve in the file-system
+ * view, which is emulation/'s, while the socket handlers are net/'s: the view offers what
+ * those handlers need as this table (sbx_view_unix_names, emulation/path/unix.c), the host
+ * hands it on (EmuHost.unix_names), and net/ never includes the view. Each operation takes
+ * the request and works in its view (req->view, not NULL when they are called).
+ */
+struct sockaddr_un;
+
+/* A name resolved for a bind or connect, pinned until done(): the object checked is the one
+ * the address names, whatever the tree does with the path meanwhile. */
+typedef struct EmuUnixName {
+	int parent_fd;		 /* the pinned directory the name is (to be) in; the pin's */
+	char name[NAME_MAX + 1]; /* the last component */
+	bool exists;
+	/* bind: the child's path is relative and names `name` in the directory it starts from
+	 * ("name", "./name"), so the socket may be bound under the child's own bytes from
+	 * there (the view's sbx_view_unix_name_in_parent()) */
+	bool name_in_parent;
+	void *pin; /* the view's resolution; NULL when not resolved */
+} EmuUnixName;
+
+typedef struct EmuUnixNames {
+	/*
+	 * Resolves path as the caller of req sees it (relative: from its cwd) for a bind
+	 * (creates, never follows the last component) or a connect (follows), checks it
+	 * against the policy and writes the address the supervisor uses instead, which names
+	 * exactly the pinned object (a /proc/self/fd/N address). Returns 0 (then done() once the
+	 * socket call is over) or a negative errno for the child: -ENOENT, -EACCES, -EROFS,
+	 * -EADDRINUSE, -ECONNREFUSED, -ENAMETOOLONG, -ENOMEM.
+	 */
+	int (*resolve)(const EmuRequest *req, const char *path, bool bind, EmuUnixName *ret,
+		       struct sockaddr_un *ret_addr, unsigned *ret_len);
+	void (*done)(EmuUnixName *n);
+	/* After a bind the supervisor made (umask 0): the socket file gets 0777 & ~umask. */
+	int (*bound)(const EmuUnixName *n, mode_t umask);
+	/* COMPAT (no user namespace, as in a default container): an address of the run's
+	 * private directory for the bind of the absolute name `path` (resolved into n), which
+	 * unalias() turns back into path; seq unique among the binds in progress. 0 or -errno;
+	 * alias_done() after the bind either way. */
+	int (*alias)(const EmuRequest *req, const char *path, const EmuUnixName *n, unsigned seq,
+		     struct sockaddr_un *ret_addr, unsigned *ret_len);
+	void (*alias_done)(const EmuRequest *req, const char *path, unsigned seq);
+	/* Whether addr (of length *len) is an alias: then rewrites it to the name the program
+	 * bound (getsockname(), getpeername(), accept(), recvfrom()). */
+	bool (*unalias)(const EmuRequest *req, struct sockaddr_un *addr, unsigned *len);
+} EmuUnixNames;
 
 /* Bounded access to the memory of the process that made the call. */
 typedef struct ChildMem {
@@ -135,6 +184,10 @@ typedef struct EmuHost {
 	 * answering NULL): no network supervision, as in unit tests. */
 	NetRuntime *(*net_runtime)(void *userdata);
 
+	/* AF_UNIX path names in the request's view (above): tracer/ gives the view's table. A
+	 * handler with a view but no table refuses path names (EACCES): never around the view. */
+	const EmuUnixNames *unix_names;
+
 	void *userdata; /* the supervisor's; tracer/: its Tracer */
 } EmuHost;
 
@@ -191,4 +244,11 @@ static inline bool emu_host_efbig_is_disk(const EmuRequest *req)
 {
 	return req->host && req->host->efbig_is_disk &&
 	       req->host->efbig_is_disk(req->host->userdata);
+}
+
+/* EmuHost.unix_names when the request has a view to resolve in: NULL when there is none,
+ * or no host, or the host offers no table. */
+static inline const EmuUnixNames *emu_host_unix_names(const EmuRequest *req)
+{
+	return req->view && req->host ? req->host->unix_names : NULL;
 }

@@ -32,6 +32,7 @@
 #include "common/missing-seccomp.h"
 #include "common/util.h"
 #include "emulation/fs.h"
+#include "emulation/path/view.h" /* sbx_view_unix_names, for the host */
 #include "net/handlers.h"
 #include "policy/policy.h"
 
@@ -1010,6 +1011,7 @@ void tracer_host_init(Tracer *t)
 		.disk_full = op_disk_full,
 		.efbig_is_disk = op_efbig_is_disk,
 		.net_runtime = host_net_runtime,
+		.unix_names = &sbx_view_unix_names,
 		.userdata = t,
 	};
 }

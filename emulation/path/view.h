@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "common/handler.h" /* EmuUnixNames */
 #include "policy/policy.h"
 
 typedef struct SbxView SbxView;
@@ -366,3 +367,10 @@ bool sbx_view_unix_unalias(const SbxView *v, struct sockaddr_un *addr, unsigned 
  * would have got, 0777 & ~umask. Returns 0 or -errno.
  */
 int sbx_view_unix_bound(const SbxResolved *r, mode_t umask);
+
+/**
+ * The operations above as the socket handlers of net/ reach them: through their request's
+ * host (EmuHost.unix_names, common/handler.h; tracer/ sets it to this), in the request's
+ * view, so that net/ includes nothing of emulation/.
+ */
+extern const EmuUnixNames sbx_view_unix_names;

@@ -12,9 +12,12 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include "common/macros.h"
 #include "emulation/fs.h"
+#include "emulation/path/view.h"
 #include "emulation/process.h"
 #include "net/handlers.h"
 #include "tests/unit/path/fixture.h"
@@ -42,6 +45,11 @@ typedef struct FakeHost {
 	/* the network state */
 	NetRuntime *net;
 	unsigned net_calls;
+	/* AF_UNIX names */
+	EmuUnixNames unix_names;
+	unsigned unix_calls;
+	char unix_path[108];
+	bool unix_bind;
 } FakeHost;
 
 static int fake_sensitive_open(void *userdata, const EmuRequest *req, Sensitivity level,
@@ -103,6 +111,21 @@ static NetRuntime *fake_net_runtime(void *userdata)
 	return f->net;
 }
 
+/* A resolver that refuses every name as absent, and says what it was asked */
+static int fake_unix_resolve(const EmuRequest *req, const char *path, bool bind, EmuUnixName *ret,
+			     struct sockaddr_un *ret_addr, unsigned *ret_len)
+{
+	FakeHost *f = req->host->userdata;
+
+	(void) ret_addr;
+	(void) ret_len;
+	*ret = (EmuUnixName){.parent_fd = -1};
+	f->unix_calls++;
+	f->unix_bind = bind;
+	(void) snprintf(f->unix_path, sizeof(f->unix_path), "%s", path);
+	return -ENOENT;
+}
+
 static void fake_init(FakeHost *f)
 {
 	*f = (FakeHost){
@@ -113,6 +136,8 @@ static void fake_init(FakeHost *f)
 			 .disk_full = fake_disk_full,
 			 .net_runtime = fake_net_runtime},
 	};
+	f->unix_names = (EmuUnixNames){.resolve = fake_unix_resolve};
+	f->host.unix_names = &f->unix_names;
 	f->host.userdata = f;
 }
 
@@ -355,6 +380,48 @@ TEST(two_runs_in_one_process_have_their_own_network_state)
 	EXPECT_EQ(net_runtime_mode(b), NET_MODE_FULL);
 	net_runtime_stop(b);
 	net_runtime_stop(NULL);
+	env_free(e);
+}
+
+/* connect(fd, {AF_UNIX, path}) of this process, with the fake host (or none) */
+static int connect_unix(Env *e, int fd, const char *path, bool with_host)
+{
+	struct sockaddr_un u = {.sun_family = AF_UNIX};
+
+	(void) snprintf(u.sun_path, sizeof(u.sun_path), "%s", path);
+	return run(e, net_handle_connect, SYS_connect, with_host, (uint64_t) fd, A(&u), sizeof(u));
+}
+
+TEST(unix_names_resolve_through_the_host)
+{
+	Env *e = env_new();
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	ASSERT_GE(fd, 0);
+	/* the host's resolver answers for the view: net/ has no other way to it */
+	ASSERT_EQ(connect_unix(e, fd, "/workspace/s.sock", true), 0);
+	EXPECT_EQ(e->fake.unix_calls, 1);
+	EXPECT_STREQ(e->fake.unix_path, "/workspace/s.sock");
+	EXPECT_FALSE(e->fake.unix_bind);
+	EXPECT_EQ(e->d.verdict, EMU_FAIL);
+	EXPECT_EQ(e->d.error, ENOENT);
+
+	/* a view but no resolver: refused, never decided around the view */
+	e->fake.host.unix_names = NULL;
+	ASSERT_EQ(connect_unix(e, fd, "/workspace/s.sock", true), 0);
+	EXPECT_EQ(e->fake.unix_calls, 1);
+	EXPECT_EQ(e->d.verdict, EMU_FAIL);
+	EXPECT_EQ(e->d.error, EACCES);
+
+	/* the view's own table, as tracer/ gives it: a hidden name is absent, a file that is
+	 * not a socket refuses the connection */
+	e->fake.host.unix_names = &sbx_view_unix_names;
+	ASSERT_EQ(connect_unix(e, fd, "/workspace/.env", true), 0);
+	EXPECT_EQ(e->d.verdict, EMU_FAIL);
+	EXPECT_EQ(e->d.error, ENOENT);
+	ASSERT_EQ(connect_unix(e, fd, "/workspace/a.txt", true), 0);
+	EXPECT_EQ(e->d.verdict, EMU_FAIL);
+	EXPECT_EQ(e->d.error, ECONNREFUSED);
 	env_free(e);
 }
 
