@@ -49,7 +49,10 @@ typedef struct SbxMount {
 
 /*
  * How the view reaches into the supervised processes. The supervisor supplies these; unit
- * tests use the defaults (which work on the calling process itself) or fakes.
+ * tests use the defaults (which work on the calling process itself) or fakes. A door to the
+ * supervisor beside the handlers' host (EmuHost, common/handler.h), kept apart because the
+ * view also works outside a run, with these defaults and no host, and because the walk calls
+ * in_tree and open_pts with no request in reach: docs/architecture.md, "The host interface".
  */
 typedef struct SbxHooks {
 	void *ctx;
