@@ -28,7 +28,7 @@ typedef int (*NetTreeWalk)(pid_t root, NetTreeVisit visit, void *userdata);
  * ratchet at the policy's mode, the learned set, and — in modes that can resolve names — the
  * DNS stub (a thread with a UDP socket and a TCP listener on 127.0.0.1). root and walk name
  * the tree for the ratchet's socket shutdown. On success *ret_rt is the state, for the
- * supervisor to hand to the socket handlers through EmuHost.net_runtime (emulation/emu.h),
+ * supervisor to hand to the socket handlers through EmuHost.net_runtime (common/handler.h),
  * valid until net_runtime_stop(). Returns 0 or -errno.
  */
 int net_runtime_start(const Policy *p, pid_t root, NetTreeWalk walk, NetRuntime **ret_rt);
@@ -76,7 +76,7 @@ void net_runtime_stop(NetRuntime *rt);
 
 /**
  * The ratchet of the run's state rt: the supervisor calls it (as EmuHost.sensitive_open,
- * emulation/emu.h) when the caller of req opened a path of sensitivity level
+ * common/handler.h) when the caller of req opened a path of sensitivity level
  * (SENSITIVITY_NONE, or rt NULL: nothing happens). When the mode drops: every inet socket of
  * the tree is shut down, and one line on the caller's stderr says why. Returns 1 when the
  * mode dropped, 0 when not, or -errno when the sockets could not be reached (pidfd_getfd

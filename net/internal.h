@@ -99,7 +99,7 @@ typedef struct NetRuntime {
 } NetRuntime;
 
 /* The run's network state as a handler gets it: from the host of its request (EmuHost,
- * emulation/emu.h), NULL when there is none. */
+ * common/handler.h), NULL when there is none. */
 static inline NetRuntime *net_runtime_of(const EmuRequest *req)
 {
 	const EmuHost *h = req->host;

@@ -313,7 +313,7 @@ void tracer_ask_stop(Tracer *t);
  * the command is continued after the prompt, not treated as a Ctrl-Z). */
 bool tracer_ask_job_stopped(Tracer *t);
 
-/** Fills t->host, the handlers' one door to the supervisor (emulation/emu.h, EmuHost), with
+/** Fills t->host, the handlers' one door to the supervisor (common/handler.h, EmuHost), with
  * the tracer's operations and t itself as their userdata. t must not move afterwards. */
 void tracer_host_init(Tracer *t);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The handlers' one door to the supervisor, EmuHost (emulation/emu.h), driven with a fake:
+ * The handlers' one door to the supervisor, EmuHost (common/handler.h), driven with a fake:
  * each test gives a handler a host that records what it was asked and answers as the test
  * wants, and checks both the decision and the calls. This is what the interface is for:
  * a handler is tested without a tracer, a process tree or a network runtime behind it, and
