@@ -452,7 +452,7 @@ static int do_open(const EmuRequest *req, EmuDecision *d, bool may_block)
 
 		/* a path with a sensitivity level: the network ratchet drops (and shuts the
 		 * tree's inet sockets) before the child gets the fd; the ratchet is the run's,
-		 * so it is reached through the host (emulation/emu.h, EmuHost).
+		 * so it is reached through the host (common/handler.h, EmuHost).
 		 * TOCTOU: the level is that of the virtual path the walk resolved from the
 		 * supervisor's copy of the path (rules match virtual paths), and the openat
 		 * below opens that same name in the same pinned parent, so whatever file it

@@ -3,7 +3,7 @@
 
 /*
  * Handlers for the path-taking syscalls (issue 4; docs/filesystem.md). Each takes the
- * request (with req->view set) and fills the decision; see emulation/emu.h for the contract.
+ * request (with req->view set) and fills the decision; see common/handler.h for the contract.
  *
  * What the dispatcher must do with the decisions:
  *  - inject_fd >= 0: SECCOMP_IOCTL_NOTIF_ADDFD with SECCOMP_ADDFD_FLAG_SEND and

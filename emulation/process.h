@@ -5,7 +5,7 @@
  * Process and signal family (emulation/signal.c). Tree membership and signal delivery need
  * the tracer's process table and pidfds, which emulation/ must not own (STYLE.md:
  * dependencies point down), so the handlers ask the host for them: the process operations
- * of EmuHost (emulation/emu.h), which tracer/ fills and unit tests fake.
+ * of EmuHost (common/handler.h), which tracer/ fills and unit tests fake.
  */
 
 #include <signal.h>

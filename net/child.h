@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "emulation/emu.h"
+#include "common/handler.h"
 #include "net/sockaddr.h"
 
 /* sizeof(struct msghdr) and sizeof(struct mmsghdr) on x86_64 */

@@ -69,7 +69,6 @@
 #include "common/macros.h"
 #include "common/missing-seccomp.h"
 #include "common/util.h"
-#include "emulation/path/view.h"
 #include "net/child.h"
 #include "net/internal.h"
 
@@ -204,7 +203,7 @@ static int child_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
 	return 0;
 }
 
-/* Set once a socket was bound under an alias (sbx_view_unix_alias()): from then on
+/* Set once a socket was bound under an alias (EmuUnixNames.alias): from then on
  * getsockname(), getpeername() and accept() of AF_UNIX sockets translate it back. */
 static atomic_bool any_unix_alias;
 static atomic_uint unix_alias_seq;
@@ -286,15 +285,16 @@ typedef struct Target {
 	socklen_t len;
 	bool redirected;
 	bool have_res; /* res pins the AF_UNIX object the address names: keep until the call */
-	SbxResolved res;
-	int bind_dirfd; /* >= 0: ss is the child's own name, bound in this directory */
-	bool bind_abs;	/* ... an absolute one, bound by bind_as_named() */
+	EmuUnixName res;
+	const EmuUnixNames *names; /* the view's operations res came from */
+	int bind_dirfd;		   /* >= 0: ss is the child's own name, bound in this directory */
+	bool bind_abs;		   /* ... an absolute one, bound by bind_as_named() */
 } Target;
 
 static void target_done(Target *t)
 {
 	if (t->have_res)
-		sbx_resolved_done(&t->res);
+		t->names->done(&t->res);
 	t->have_res = false;
 }
 
@@ -310,33 +310,25 @@ static mode_t caller_umask(pid_t tgid)
 }
 
 /*
- * AF_UNIX path through the file-system view (emulation/path/unix.c): resolves the path as
- * the caller sees it (relative paths from its cwd) and builds the address the supervisor
- * uses, which names exactly the object that was checked. 0, or a positive errno.
+ * AF_UNIX path through the file-system view, whose operations the host hands on
+ * (EmuHost.unix_names; the view's, emulation/path/unix.c): resolves the path as the caller
+ * sees it (relative paths from its cwd) and builds the address the supervisor uses, which
+ * names exactly the object that was checked. 0, or a positive errno; EACCES when the host
+ * offers no resolver for the request's view (never around the view).
  */
 static int unix_view_target(const EmuRequest *req, NetOp op, const NetAddr *a, Target *t)
 {
-	char host[PATH_MAX], vp[PATH_MAX], link[64];
-	SbxLookup l = {.path = a->unix_name, .dirfd = -1, .tid = req->pid, .tgid = req->tgid};
+	const EmuUnixNames *names = emu_host_unix_names(req);
 	unsigned len = 0;
-	ssize_t n;
 	int r;
 
-	if (a->unix_name[0] != '/') {
-		snprintf(link, sizeof(link), "/proc/%d/cwd", (int) req->tgid);
-		n = readlink(link, host, sizeof(host) - 1);
-		if (n <= 0)
-			return ENOENT;
-		host[n] = 0;
-		if (sbx_view_vpath_of_child(req->view, host, vp, sizeof(vp)) < 0)
-			return EACCES;
-		l.dir_vpath = vp;
-	}
-	t->res = (SbxResolved){.fd = -1, .parent_fd = -1};
-	r = sbx_view_unix_address(req->view, &l, op == NET_OP_BIND, &t->res,
-				  (struct sockaddr_un *) &t->ss, &len);
+	if (!names)
+		return EACCES;
+	r = names->resolve(req, a->unix_name, op == NET_OP_BIND, &t->res,
+			   (struct sockaddr_un *) &t->ss, &len);
 	if (r < 0)
 		return -r;
+	t->names = names;
 	t->have_res = true;
 	t->len = (socklen_t) len;
 	return 0;
@@ -344,7 +336,7 @@ static int unix_view_target(const EmuRequest *req, NetOp op, const NetAddr *a, T
 
 /* Whether path is "/a/b/name", with no ".", ".." or empty component, naming r->name in the
  * directory r resolved "/a/b" to: bind_as_named() can reproduce it. */
-static bool plain_absolute(const char *path, const SbxResolved *r)
+static bool plain_absolute(const char *path, const EmuUnixName *r)
 {
 	const char *base = strrchr(path, '/');
 
@@ -411,8 +403,7 @@ static int decide_ask(NetRuntime *rt, const EmuRequest *req, NetOp op, int domai
 			}
 			/* the name the program gave, so that getsockname() returns it */
 			if (op == NET_OP_BIND &&
-			    (sbx_view_unix_name_in_parent(a.unix_name, &t->res) ||
-			     plain_absolute(a.unix_name, &t->res))) {
+			    (t->res.name_in_parent || plain_absolute(a.unix_name, &t->res))) {
 				memcpy(&t->ss, buf, len);
 				t->len = (socklen_t) len;
 				t->bind_dirfd = t->res.parent_fd;
@@ -708,10 +699,11 @@ int net_handle_accept(const EmuRequest *req, EmuDecision *d)
 	r = install_new(rt, req, nfd, domain, type, flags & SOCK_CLOEXEC);
 	if (r < 0)
 		return install_fail(d, r);
-	if (domain == AF_UNIX && atomic_load(&any_unix_alias) && sl <= sizeof(ss)) {
+	if (domain == AF_UNIX && atomic_load(&any_unix_alias) && emu_host_unix_names(req) &&
+	    sl <= sizeof(ss)) {
 		unsigned ul = sl;
 
-		if (sbx_view_unix_unalias(req->view, (struct sockaddr_un *) &ss, &ul))
+		if (emu_host_unix_names(req)->unalias(req, (struct sockaddr_un *) &ss, &ul))
 			sl = ul;
 	}
 	if (req->args[1] &&
@@ -1100,9 +1092,9 @@ static int bind_alias(const EmuRequest *req, int fd, const Target *t)
 
 	memcpy(name, u->sun_path, plen);
 	name[plen] = 0;
-	if (!req->view || sbx_view_unix_alias(req->view, name, &t->res, n, &alias, &alen) < 0) {
-		if (req->view)
-			sbx_view_unix_alias_done(req->view, name, n);
+	if (!t->names || t->names->alias(req, name, &t->res, n, &alias, &alen) < 0) {
+		if (t->names)
+			t->names->alias_done(req, name, n);
 		return 1;
 	}
 	/* before the bind: a getsockname() that can see the name must translate it */
@@ -1110,7 +1102,7 @@ static int bind_alias(const EmuRequest *req, int fd, const Target *t)
 	r = bind(fd, (const struct sockaddr *) &alias, alen);
 	if (r < 0)
 		e = errno;
-	sbx_view_unix_alias_done(req->view, name, n);
+	t->names->alias_done(req, name, n);
 	errno = e;
 	return r;
 }
@@ -1148,6 +1140,7 @@ static int bind_named(const EmuRequest *req, int fd, const Target *t)
  */
 int net_handle_sockname(const EmuRequest *req, EmuDecision *d)
 {
+	const EmuUnixNames *names = emu_host_unix_names(req);
 	_cleanup_close_ int fd = -1;
 	struct sockaddr_un u = {};
 	socklen_t sl = sizeof(u);
@@ -1155,14 +1148,14 @@ int net_handle_sockname(const EmuRequest *req, EmuDecision *d)
 	int domain, type, r, child_len = 0;
 
 	d->verdict = EMU_CONTINUE;
-	if (!atomic_load(&any_unix_alias) || !req->view)
+	if (!atomic_load(&any_unix_alias) || !names)
 		return 0;
 	if (caller_socket(req, req->args[0], &fd, &domain, &type) != 0 || domain != AF_UNIX)
 		return 0;
 	r = req->nr == SYS_getpeername ? getpeername(fd, (struct sockaddr *) &u, &sl)
 				       : getsockname(fd, (struct sockaddr *) &u, &sl);
 	ul = sl;
-	if (r < 0 || sl > sizeof(u) || !sbx_view_unix_unalias(req->view, &u, &ul))
+	if (r < 0 || sl > sizeof(u) || !names->unalias(req, &u, &ul))
 		return 0;
 	sl = ul;
 	if (req->mem->read(req->mem, req->args[2], &child_len, sizeof(child_len)) < 0)
@@ -1213,7 +1206,7 @@ int net_handle_bind(const EmuRequest *req, EmuDecision *d)
 		if (e)
 			r = fail(d, e, NULL, false) + 1;
 	} else if (r == 0 && t.have_res)
-		(void) sbx_view_unix_bound(&t.res, caller_umask(req->tgid));
+		(void) t.names->bound(&t.res, caller_umask(req->tgid));
 	target_done(&t);
 	if (rt)
 		pthread_rwlock_unlock(&rt->mode_lock);
@@ -1727,6 +1720,7 @@ int net_handle_sendmmsg(const EmuRequest *req, EmuDecision *d)
  */
 static int unix_recvfrom(const EmuRequest *req, int fd, EmuDecision *d)
 {
+	const EmuUnixNames *names = emu_host_unix_names(req); /* not NULL: the caller checked */
 	_cleanup_free_ uint8_t *buf = NULL;
 	struct sockaddr_un from = {};
 	socklen_t from_len = sizeof(from);
@@ -1739,7 +1733,7 @@ static int unix_recvfrom(const EmuRequest *req, int fd, EmuDecision *d)
 	n = recvfrom(fd, NULL, 0, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT, (struct sockaddr *) &from,
 		     &from_len);
 	ul = from_len;
-	if (n < 0 || from_len > sizeof(from) || !sbx_view_unix_unalias(req->view, &from, &ul))
+	if (n < 0 || from_len > sizeof(from) || !names->unalias(req, &from, &ul))
 		return 0;
 	if (req->mem->read(req->mem, req->args[5], &child_len, sizeof(child_len)) < 0)
 		return fail(d, EFAULT, NULL, false);
@@ -1754,7 +1748,7 @@ static int unix_recvfrom(const EmuRequest *req, int fd, EmuDecision *d)
 	if (n < 0)
 		return errno == EAGAIN && !(flags & MSG_DONTWAIT) ? 0 : fail(d, errno, NULL, false);
 	ul = MIN(from_len, (socklen_t) sizeof(from));
-	if (sbx_view_unix_unalias(req->view, &from, &ul))
+	if (names->unalias(req, &from, &ul))
 		from_len = ul;
 	if (child_write(req->pid, req->args[1], buf, MIN((size_t) n, want)) < 0 ||
 	    child_write(req->pid, req->args[4], &from,
@@ -1781,7 +1775,7 @@ int net_handle_recvfrom(const EmuRequest *req, EmuDecision *d)
 	/* Not a security decision: receiving does not reach anywhere new. Any socket that was
 	 * not redirected runs in the kernel (a thread swapping the fd only makes its own DNS
 	 * reply look foreign). */
-	bool alias = atomic_load(&any_unix_alias) && req->view;
+	bool alias = atomic_load(&any_unix_alias) && emu_host_unix_names(req);
 
 	if ((!rt || !atomic_load(&rt->any_redirect)) && !alias) {
 		d->verdict = EMU_CONTINUE;

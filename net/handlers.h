@@ -7,15 +7,16 @@
  * the DNS stub and its sockets, the sockets redirected to it), and the ratchet hook the
  * file-system handlers call when a path with a sensitivity level is opened.
  *
- * There is one run per sbxtrace process, so the state is one process-wide object, started by
- * the tracer once it knows the tree's root and stopped at the end of the run. Handlers called
- * without a started run (unit tests of other families) decide as mode "none" would.
+ * The state is the run's, started by the tracer once it knows the tree's root, lent to the
+ * handlers through their request's host (EmuHost.net_runtime) and stopped at the end of the
+ * run; no process-global keeps it. Handlers called without one (unit tests of other
+ * families) decide by the request's policy alone.
  */
 
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "emulation/emu.h"
+#include "common/handler.h"
 #include "policy/policy.h"
 
 /* Visits each process of the tree (tracer/tree.c's tree_walk has this shape). */
@@ -27,7 +28,7 @@ typedef int (*NetTreeWalk)(pid_t root, NetTreeVisit visit, void *userdata);
  * ratchet at the policy's mode, the learned set, and — in modes that can resolve names — the
  * DNS stub (a thread with a UDP socket and a TCP listener on 127.0.0.1). root and walk name
  * the tree for the ratchet's socket shutdown. On success *ret_rt is the state, for the
- * supervisor to hand to the socket handlers through EmuHost.net_runtime (emulation/emu.h),
+ * supervisor to hand to the socket handlers through EmuHost.net_runtime (common/handler.h),
  * valid until net_runtime_stop(). Returns 0 or -errno.
  */
 int net_runtime_start(const Policy *p, pid_t root, NetTreeWalk walk, NetRuntime **ret_rt);
@@ -66,15 +67,16 @@ typedef struct NetAskRequest {
 /* Asks for a decision, blocking up to rq->timeout_ms; called on a worker thread, without
  * the network mode lock, while the child waits in its syscall. */
 typedef NetAskAnswer (*NetAskFn)(void *userdata, const NetAskRequest *rq);
-/** Sets the asker of the started run (NULL: a held connect is denied at once). */
-void net_runtime_set_asker(NetAskFn fn, void *userdata);
+/** Sets the asker of the run's state rt (NULL: a held connect is denied at once; rt NULL:
+ * nothing). */
+void net_runtime_set_asker(NetRuntime *rt, NetAskFn fn, void *userdata);
 
-/** Stops the stub thread and frees the state; safe to call when not started. */
-void net_runtime_stop(void);
+/** Stops the stub thread of rt and frees it; NULL is fine (not started). */
+void net_runtime_stop(NetRuntime *rt);
 
 /**
  * The ratchet of the run's state rt: the supervisor calls it (as EmuHost.sensitive_open,
- * emulation/emu.h) when the caller of req opened a path of sensitivity level
+ * common/handler.h) when the caller of req opened a path of sensitivity level
  * (SENSITIVITY_NONE, or rt NULL: nothing happens). When the mode drops: every inet socket of
  * the tree is shut down, and one line on the caller's stderr says why. Returns 1 when the
  * mode dropped, 0 when not, or -errno when the sockets could not be reached (pidfd_getfd
@@ -116,10 +118,10 @@ int net_handle_close(const EmuRequest *req, EmuDecision *ret_decision);
 int net_handle_inotify_init(const EmuRequest *req, EmuDecision *ret_decision);
 /**
  * There: a duplicate of the socket or inotify instance behind fd of thread tid, which the
- * supervisor made for the tree (its file-system handlers' way to such an fd), or -errno
- * (-ENOENT: none of those).
+ * supervisor made for the tree of the run's state rt (its file-system handlers' way to such
+ * an fd), or -errno (-ENOENT: none of those, or rt NULL).
  */
-int net_child_object_dup(pid_t tid, int fd);
+int net_child_object_dup(NetRuntime *rt, pid_t tid, int fd);
 
 /* Landlock network rules (net/landlock-apply.c), called by the launcher in the child before
  * exec, so async-signal-safe: no allocation. Fills the handled network access rights and the

@@ -15,8 +15,8 @@
 #include "net/ratchet.h"
 #include "net/sockaddr.h"
 
-#define NET_MAX_RESOLVERS 8
-#define NET_MAX_REDIRECTS 256
+#define NET_MAX_RESOLVERS   8
+#define NET_MAX_REDIRECTS   256
 #define NET_MAX_ASK_ALLOWED 256
 
 /* A socket of the child that was redirected to the stub, and where the child meant to go. */
@@ -98,11 +98,8 @@ typedef struct NetRuntime {
 	pthread_t sweeper_thread;
 } NetRuntime;
 
-/* NULL when no run is started. */
-NetRuntime *net_runtime_get(void);
-
 /* The run's network state as a handler gets it: from the host of its request (EmuHost,
- * emulation/emu.h), never from the process-global above; NULL when there is none. */
+ * common/handler.h), NULL when there is none. */
 static inline NetRuntime *net_runtime_of(const EmuRequest *req)
 {
 	const EmuHost *h = req->host;

@@ -36,18 +36,11 @@
 #define RESOLV_CONF_MAX_BYTES (64 * 1024)
 
 /*
- * The run's state, also kept here for the two callers that have neither a request nor the
- * Tracer to get it from: net_runtime_set_asker() (tracer/ask.c) and net_child_object_dup()
- * (a view hook, tracer/pidfd-cache.c). Everything else is handed the state: the handlers by
- * their request's host (net_runtime_of(), EmuHost.net_runtime), tracer/ by
- * net_runtime_start(). One run per process: net_runtime_start() refuses a second.
+ * No process-global: net_runtime_start() hands the state to the supervisor, which passes it
+ * to everything that needs it — the handlers through their request's host (net_runtime_of(),
+ * EmuHost.net_runtime), tracer/ as an argument (Tracer.net). Two runs in one process (the unit
+ * tests) therefore cannot see each other's state.
  */
-static NetRuntime *runtime;
-
-NetRuntime *net_runtime_get(void)
-{
-	return runtime;
-}
 
 NetMode net_runtime_mode(NetRuntime *rt)
 {
@@ -73,12 +66,12 @@ void net_runtime_set_netns_private(NetRuntime *rt, bool maybe)
 		atomic_store(&rt->netns_differs, maybe ? 0 : 1);
 }
 
-void net_runtime_set_asker(NetAskFn fn, void *userdata)
+void net_runtime_set_asker(NetRuntime *rt, NetAskFn fn, void *userdata)
 {
-	if (!runtime)
+	if (!rt)
 		return;
-	runtime->ask = fn;
-	runtime->ask_userdata = userdata;
+	rt->ask = fn;
+	rt->ask_userdata = userdata;
 }
 
 void net_redirect_add(NetRuntime *rt, dev_t dev, ino_t ino, const void *orig, socklen_t len)
@@ -397,14 +390,10 @@ static void runtime_free(NetRuntime *rt)
 	free(rt);
 }
 
-void net_runtime_stop(void)
+void net_runtime_stop(NetRuntime *rt)
 {
-	NetRuntime *rt = runtime;
-
-	if (!rt)
-		return;
-	runtime = NULL;
-	runtime_free(rt);
+	if (rt)
+		runtime_free(rt);
 }
 
 int net_runtime_start(const Policy *p, pid_t root, NetTreeWalk walk, NetRuntime **ret_rt)
@@ -412,8 +401,6 @@ int net_runtime_start(const Policy *p, pid_t root, NetTreeWalk walk, NetRuntime 
 	NetRuntime *rt;
 	int r;
 
-	if (runtime)
-		return -EBUSY;
 	rt = calloc(1, sizeof(*rt));
 	if (!rt)
 		return -ENOMEM;
@@ -459,15 +446,12 @@ int net_runtime_start(const Policy *p, pid_t root, NetTreeWalk walk, NetRuntime 
 		}
 	}
 	load_resolvers(rt);
-	runtime = rt;
 	/* The stub answers in every mode but none (where no inet socket exists to ask it);
 	 * a ratchet drop to none makes it refuse (net_dns_decide) */
 	if (p->network.mode != NET_MODE_NONE) {
 		r = stub_start(rt);
-		if (r < 0) {
-			runtime = NULL;
+		if (r < 0)
 			goto fail;
-		}
 	}
 	*ret_rt = rt;
 	return 0;

@@ -699,9 +699,8 @@ int net_inotify_new(NetRuntime *rt, int flags, int *ret_fd, uint64_t *ret_key)
 	return 0;
 }
 
-int net_child_object_dup(pid_t tid, int childfd)
+int net_child_object_dup(NetRuntime *rt, pid_t tid, int childfd)
 {
-	NetRuntime *rt = net_runtime_get();
 	int error = 0, fd = -ENOENT;
 	uint64_t key;
 	NetSock *e;

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/sensitivity.h" /* Sensitivity: also the handler interface's */
+
 typedef enum MountMode {
 	MOUNT_RO,
 	MOUNT_RW,
@@ -43,15 +45,6 @@ typedef enum RuleAccess {
 	_RULE_ACCESS_MAX,
 	_RULE_ACCESS_INVALID = -EINVAL,
 } RuleAccess;
-
-typedef enum Sensitivity {
-	SENSITIVITY_NONE,
-	SENSITIVITY_INTERNAL,
-	SENSITIVITY_CONFIDENTIAL,
-	SENSITIVITY_SECRET,
-	_SENSITIVITY_MAX,
-	_SENSITIVITY_INVALID = -EINVAL,
-} Sensitivity;
 
 typedef struct PolicyRule {
 	char *glob; /* virtual path glob: '*' within a component, '**' across, '?', [set] */

@@ -172,7 +172,8 @@ static int ask_fd(TracerAsk *a, const char *id, const NetAskRequest *rq, Outcome
 		snprintf(o->decider, sizeof(o->decider), "%s",
 			 json_string_value(json_object_get(rep, "decider")) ?: "approval-fd");
 		if (json_string_value(json_object_get(rep, "channel")))
-			o->channel = strdup(json_string_value(json_object_get(rep, "channel"))) ?: o->channel;
+			o->channel = strdup(json_string_value(json_object_get(rep, "channel")))
+					     ?: o->channel;
 		else
 			o->channel = strdup(o->channel);
 		if (json_string_value(json_object_get(rep, "note")))
@@ -297,10 +298,14 @@ static int ask_tty(TracerAsk *a, const NetAskRequest *rq, Outcome *o)
 		if (memchr(line, '\n', n)) {
 			line[n] = 0;
 			switch (line[strspn(line, " \t")]) {
-			case 'o': case 'O': case 'y': case 'Y':
+			case 'o':
+			case 'O':
+			case 'y':
+			case 'Y':
 				o->decision = APPROVAL_ALLOW_ONCE;
 				break;
-			case 's': case 'S':
+			case 's':
+			case 'S':
 				o->decision = APPROVAL_ALLOW_SESSION;
 				break;
 			default:
@@ -363,9 +368,10 @@ static NetAskAnswer asker(void *userdata, const NetAskRequest *rq)
 		o.decision = APPROVAL_DENY;
 		o.channel = "none";
 		snprintf(o.decider, sizeof(o.decider), "none");
-		snprintf(o.reason, sizeof(o.reason),
-			 "approval_required: nobody to ask (no --approval-fd, no --approval-socket, "
-			 "no terminal)");
+		snprintf(
+			o.reason, sizeof(o.reason),
+			"approval_required: nobody to ask (no --approval-fd, no --approval-socket, "
+			"no terminal)");
 	}
 	audit_approval_event(a->t->audit, "decision", id, rq->tgid, rq->op, rq->destination,
 			     rq->name, o.channel, approval_decision_to_string(o.decision),
@@ -374,7 +380,7 @@ static NetAskAnswer asker(void *userdata, const NetAskRequest *rq)
 	if (owned)
 		free((char *) o.channel);
 	free(o.note);
-	return o.decision == APPROVAL_ALLOW_ONCE	? NET_ASK_ALLOW_ONCE
+	return o.decision == APPROVAL_ALLOW_ONCE      ? NET_ASK_ALLOW_ONCE
 	       : o.decision == APPROVAL_ALLOW_SESSION ? NET_ASK_ALLOW_SESSION
 						      : NET_ASK_DENY;
 }
@@ -424,7 +430,7 @@ int tracer_ask_start(Tracer *t)
 	}
 	if (a->fd < 0 && !a->server && isatty(STDIN_FILENO))
 		a->tty_fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
-	net_runtime_set_asker(asker, a);
+	net_runtime_set_asker(t->net, asker, a);
 	return 0;
 }
 

@@ -32,6 +32,7 @@
 #include "common/missing-seccomp.h"
 #include "common/util.h"
 #include "emulation/fs.h"
+#include "emulation/path/view.h" /* sbx_view_unix_names, for the host */
 #include "net/handlers.h"
 #include "policy/policy.h"
 
@@ -911,7 +912,7 @@ static int op_check_target(void *tracer, const EmuRequest *req, pid_t pid, bool 
  * when it cannot be reached (another kind of file: a reopen would be another open file
  * description, whose owner is not the caller's).
  */
-static int caller_fd_dup(const EmuRequest *req, int fd, int *ret_dup)
+static int caller_fd_dup(Tracer *t, const EmuRequest *req, int fd, int *ret_dup)
 {
 	_cleanup_close_ int pfd = -1;
 	int dup;
@@ -919,7 +920,7 @@ static int caller_fd_dup(const EmuRequest *req, int fd, int *ret_dup)
 	if (!pidfd_getfd_usable()) {
 		char path[64];
 
-		dup = net_child_object_dup(req->pid, fd);
+		dup = net_child_object_dup(t->net, req->pid, fd);
 		if (dup < 0) {
 			snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int) req->pid, fd);
 			return faccessat(AT_FDCWD, path, F_OK, AT_SYMLINK_NOFOLLOW) < 0 ? EBADF
@@ -942,8 +943,7 @@ static int op_fcntl_dup(void *tracer, const EmuRequest *req, int fd, int cmd, vo
 	_cleanup_close_ int dup = -1;
 	int r;
 
-	(void) tracer;
-	r = caller_fd_dup(req, fd, &dup);
+	r = caller_fd_dup(tracer, req, fd, &dup);
 	if (r != 0)
 		return r;
 	if (fcntl(dup, cmd, arg) < 0)
@@ -956,8 +956,7 @@ static int op_ioctl_dup(void *tracer, const EmuRequest *req, int fd, unsigned lo
 	_cleanup_close_ int dup = -1;
 	int r;
 
-	(void) tracer;
-	r = caller_fd_dup(req, fd, &dup);
+	r = caller_fd_dup(tracer, req, fd, &dup);
 	if (r != 0)
 		return r;
 	r = ioctl(dup, cmd, arg);
@@ -1012,6 +1011,7 @@ void tracer_host_init(Tracer *t)
 		.disk_full = op_disk_full,
 		.efbig_is_disk = op_efbig_is_disk,
 		.net_runtime = host_net_runtime,
+		.unix_names = &sbx_view_unix_names,
 		.userdata = t,
 	};
 }

@@ -228,7 +228,8 @@ pid_t tracer_kview_spawn(void);
 extern _Thread_local int tracer_current_notify_fd;
 extern _Thread_local uint64_t tracer_current_id;
 
-/* The view's get_fd hook with a per-thread cache of callers' pidfds (tracer/pidfd-cache.c);
+/* The view's get_fd hook with a per-thread cache of callers' pidfds (tracer/pidfd-cache.c),
+ * ctx the Tracer (its network state holds the sockets the supervisor made for the tree);
  * a thread that used it calls the flush before it ends. */
 int tracer_get_fd(void *ctx, pid_t pid, int fd);
 void tracer_pidfd_cache_flush(void);
@@ -319,7 +320,7 @@ void tracer_ask_stop(Tracer *t);
  * the command is continued after the prompt, not treated as a Ctrl-Z). */
 bool tracer_ask_job_stopped(Tracer *t);
 
-/** Fills t->host, the handlers' one door to the supervisor (emulation/emu.h, EmuHost), with
+/** Fills t->host, the handlers' one door to the supervisor (common/handler.h, EmuHost), with
  * the tracer's operations and t itself as their userdata. t must not move afterwards. */
 void tracer_host_init(Tracer *t);
 

@@ -91,7 +91,7 @@ static PidfdSlot *lookup(pid_t pid, bool *ret_cached, int *ret_error)
  * would have if that thread had been a little quicker; the view's checks apply to it all the
  * same (a reopen grants no more than the fd's own access mode, read after the open).
  */
-static int get_fd_proc(pid_t pid, int fd)
+static int get_fd_proc(Tracer *t, pid_t pid, int fd)
 {
 	int r = child_fd_open(pid, fd, O_PATH);
 	struct stat st;
@@ -99,7 +99,7 @@ static int get_fd_proc(pid_t pid, int fd)
 	/* a socket or an inotify instance (an anonymous inode) the supervisor made and keeps:
 	 * its own reference, the same open file description (net/socktab.c) */
 	if (r >= 0 && fstat(r, &st) == 0 && (S_ISSOCK(st.st_mode) || (st.st_mode & S_IFMT) == 0)) {
-		int o = net_child_object_dup(pid, fd);
+		int o = net_child_object_dup(t->net, pid, fd);
 
 		if (o >= 0) {
 			(void) close(r);
@@ -123,7 +123,7 @@ int tracer_get_fd(void *ctx, pid_t pid, int fd)
 	if (fd == AT_FDCWD || fd < 0 || pid <= 0)
 		return sbx_default_get_fd(ctx, pid, fd);
 	if (!pidfd_getfd_usable())
-		return get_fd_proc(pid, fd);
+		return get_fd_proc(ctx, pid, fd);
 	for (int attempt = 0; attempt < 2; attempt++) {
 		bool cached;
 		int error = 0;

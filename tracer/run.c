@@ -703,8 +703,8 @@ static void run_stop(Run *run)
 	run_report_disk_full(t, &run->budget, run->p);
 	run->res.net_mode_end = net_runtime_mode(t->net);
 	run->res.net_level_max = net_runtime_level(t->net);
-	t->net = NULL; /* the handlers that borrowed it are stopped */
-	net_runtime_stop();
+	/* the handlers that borrowed it are stopped */
+	net_runtime_stop(TAKE_PTR(t->net));
 	wall_trace("S network runtime stopped");
 }
 

@@ -4,8 +4,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -226,3 +228,91 @@ bool sbx_view_unix_unalias(const SbxView *v, struct sockaddr_un *addr, unsigned 
 	*len = (unsigned) (offsetof(struct sockaddr_un, sun_path) + have + 1);
 	return true;
 }
+
+/* ---- the table the socket handlers reach through their host (common/handler.h) ---- */
+
+/*
+ * The resolution pinned behind an EmuUnixName is an SbxResolved, a type net/ cannot see, so
+ * it is allocated here (two PATH_MAX buffers: one malloc per AF_UNIX bind or connect with a
+ * path, beside the walk of the path itself).
+ */
+static int names_resolve(const EmuRequest *req, const char *path, bool bind, EmuUnixName *ret,
+			 struct sockaddr_un *ret_addr, unsigned *ret_len)
+{
+	char host[PATH_MAX], vp[PATH_MAX], link[64];
+	SbxLookup l = {.path = path, .dirfd = -1, .tid = req->pid, .tgid = req->tgid};
+	_cleanup_free_ SbxResolved *res = NULL;
+	ssize_t n;
+	int r;
+
+	*ret = (EmuUnixName){.parent_fd = -1};
+	/* a relative name starts at the caller's cwd, reached through /proc/PID/cwd (a path the
+	 * supervisor reads, never the child's bytes) and mapped back into the view */
+	if (path[0] != '/') {
+		snprintf(link, sizeof(link), "/proc/%d/cwd", (int) req->tgid);
+		n = readlink(link, host, sizeof(host) - 1);
+		if (n <= 0)
+			return -ENOENT;
+		host[n] = 0;
+		if (sbx_view_vpath_of_child(req->view, host, vp, sizeof(vp)) < 0)
+			return -EACCES;
+		l.dir_vpath = vp;
+	}
+	res = malloc(sizeof(*res));
+	if (!res)
+		return -ENOMEM;
+	*res = (SbxResolved){.fd = -1, .parent_fd = -1};
+	r = sbx_view_unix_address(req->view, &l, bind, res, ret_addr, ret_len);
+	if (r < 0)
+		return r;
+	ret->parent_fd = res->parent_fd;
+	memcpy(ret->name, res->name, sizeof(ret->name));
+	ret->exists = res->exists;
+	ret->name_in_parent = bind && sbx_view_unix_name_in_parent(path, res);
+	ret->pin = TAKE_PTR(res);
+	return 0;
+}
+
+static void names_done(EmuUnixName *n)
+{
+	SbxResolved *res = n->pin;
+
+	if (!res)
+		return;
+	sbx_resolved_done(res);
+	free(res);
+	n->pin = NULL;
+	n->parent_fd = -1;
+}
+
+static int names_bound(const EmuUnixName *n, mode_t umask)
+{
+	return n->pin ? sbx_view_unix_bound(n->pin, umask) : -EBADF;
+}
+
+static int names_alias(const EmuRequest *req, const char *path, const EmuUnixName *n, unsigned seq,
+		       struct sockaddr_un *ret_addr, unsigned *ret_len)
+{
+	if (!n->pin)
+		return -EBADF;
+	return sbx_view_unix_alias(req->view, path, n->pin, seq, ret_addr, ret_len);
+}
+
+static void names_alias_done(const EmuRequest *req, const char *path, unsigned seq)
+{
+	sbx_view_unix_alias_done(req->view, path, seq);
+}
+
+static bool names_unalias(const EmuRequest *req, struct sockaddr_un *addr, unsigned *len)
+{
+	return sbx_view_unix_unalias(req->view, addr, len);
+}
+
+const EmuUnixNames sbx_view_unix_names = {
+	.resolve = names_resolve,
+	.done = names_done,
+	.bound = names_bound,
+	.alias = names_alias,
+	.alias_done = names_alias_done,
+	.unalias = names_unalias,
+};

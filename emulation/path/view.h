@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "common/handler.h" /* EmuUnixNames */
 #include "policy/policy.h"
 
 typedef struct SbxView SbxView;
@@ -48,7 +49,10 @@ typedef struct SbxMount {
 
 /*
  * How the view reaches into the supervised processes. The supervisor supplies these; unit
- * tests use the defaults (which work on the calling process itself) or fakes.
+ * tests use the defaults (which work on the calling process itself) or fakes. A door to the
+ * supervisor beside the handlers' host (EmuHost, common/handler.h), kept apart because the
+ * view also works outside a run, with these defaults and no host, and because the walk calls
+ * in_tree and open_pts with no request in reach: docs/architecture.md, "The host interface".
  */
 typedef struct SbxHooks {
 	void *ctx;
@@ -366,3 +370,10 @@ bool sbx_view_unix_unalias(const SbxView *v, struct sockaddr_un *addr, unsigned 
  * would have got, 0777 & ~umask. Returns 0 or -errno.
  */
 int sbx_view_unix_bound(const SbxResolved *r, mode_t umask);
+
+/**
+ * The operations above as the socket handlers of net/ reach them: through their request's
+ * host (EmuHost.unix_names, common/handler.h; tracer/ sets it to this), in the request's
+ * view, so that net/ includes nothing of emulation/.
+ */
+extern const EmuUnixNames sbx_view_unix_names;

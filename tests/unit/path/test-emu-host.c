@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The handlers' one door to the supervisor, EmuHost (emulation/emu.h), driven with a fake:
+ * The handlers' one door to the supervisor, EmuHost (common/handler.h), driven with a fake:
  * each test gives a handler a host that records what it was asked and answers as the test
  * wants, and checks both the decision and the calls. This is what the interface is for:
  * a handler is tested without a tracer, a process tree or a network runtime behind it, and
@@ -12,9 +12,12 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include "common/macros.h"
 #include "emulation/fs.h"
+#include "emulation/path/view.h"
 #include "emulation/process.h"
 #include "net/handlers.h"
 #include "tests/unit/path/fixture.h"
@@ -42,6 +45,11 @@ typedef struct FakeHost {
 	/* the network state */
 	NetRuntime *net;
 	unsigned net_calls;
+	/* AF_UNIX names */
+	EmuUnixNames unix_names;
+	unsigned unix_calls;
+	char unix_path[108];
+	bool unix_bind;
 } FakeHost;
 
 static int fake_sensitive_open(void *userdata, const EmuRequest *req, Sensitivity level,
@@ -103,6 +111,21 @@ static NetRuntime *fake_net_runtime(void *userdata)
 	return f->net;
 }
 
+/* A resolver that refuses every name as absent, and says what it was asked */
+static int fake_unix_resolve(const EmuRequest *req, const char *path, bool bind, EmuUnixName *ret,
+			     struct sockaddr_un *ret_addr, unsigned *ret_len)
+{
+	FakeHost *f = req->host->userdata;
+
+	(void) ret_addr;
+	(void) ret_len;
+	*ret = (EmuUnixName){.parent_fd = -1};
+	f->unix_calls++;
+	f->unix_bind = bind;
+	(void) snprintf(f->unix_path, sizeof(f->unix_path), "%s", path);
+	return -ENOENT;
+}
+
 static void fake_init(FakeHost *f)
 {
 	*f = (FakeHost){
@@ -113,6 +136,8 @@ static void fake_init(FakeHost *f)
 			 .disk_full = fake_disk_full,
 			 .net_runtime = fake_net_runtime},
 	};
+	f->unix_names = (EmuUnixNames){.resolve = fake_unix_resolve};
+	f->host.unix_names = &f->unix_names;
 	f->host.userdata = f;
 }
 
@@ -330,7 +355,73 @@ TEST(socket_handler_takes_the_run_network_state_from_the_host)
 	EXPECT_EQ(net_handle_socket(&req, &e->d), 0);
 	EXPECT_EQ(e->d.verdict, EMU_CONTINUE);
 
-	net_runtime_stop();
+	net_runtime_stop(rt);
+	env_free(e);
+}
+
+TEST(two_runs_in_one_process_have_their_own_network_state)
+{
+	Env *e = env_new();
+	Policy full = e->fx.policy;
+	NetRuntime *a = NULL, *b = NULL;
+
+	/* The state is handed out, not kept in a process-global: a second start is not refused
+	 * (it was -EBUSY), and each answers with its own policy's mode. */
+	full.network.mode = NET_MODE_FULL;
+	ASSERT_EQ(net_runtime_start(&e->fx.policy, getpid(), NULL, &a), 0);
+	ASSERT_EQ(net_runtime_start(&full, getpid(), NULL, &b), 0);
+	EXPECT_TRUE(a != b);
+	EXPECT_EQ(net_runtime_mode(a), NET_MODE_NONE);
+	EXPECT_EQ(net_runtime_mode(b), NET_MODE_FULL);
+	/* no socket of the tree was made by the supervisor: nothing to duplicate */
+	EXPECT_EQ(net_child_object_dup(a, getpid(), 0), -ENOENT);
+	EXPECT_EQ(net_child_object_dup(NULL, getpid(), 0), -ENOENT);
+	net_runtime_stop(a);
+	EXPECT_EQ(net_runtime_mode(b), NET_MODE_FULL);
+	net_runtime_stop(b);
+	net_runtime_stop(NULL);
+	env_free(e);
+}
+
+/* connect(fd, {AF_UNIX, path}) of this process, with the fake host (or none) */
+static int connect_unix(Env *e, int fd, const char *path, bool with_host)
+{
+	struct sockaddr_un u = {.sun_family = AF_UNIX};
+
+	(void) snprintf(u.sun_path, sizeof(u.sun_path), "%s", path);
+	return run(e, net_handle_connect, SYS_connect, with_host, (uint64_t) fd, A(&u), sizeof(u));
+}
+
+TEST(unix_names_resolve_through_the_host)
+{
+	Env *e = env_new();
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	ASSERT_GE(fd, 0);
+	/* the host's resolver answers for the view: net/ has no other way to it */
+	ASSERT_EQ(connect_unix(e, fd, "/workspace/s.sock", true), 0);
+	EXPECT_EQ(e->fake.unix_calls, 1);
+	EXPECT_STREQ(e->fake.unix_path, "/workspace/s.sock");
+	EXPECT_FALSE(e->fake.unix_bind);
+	EXPECT_EQ(e->d.verdict, EMU_FAIL);
+	EXPECT_EQ(e->d.error, ENOENT);
+
+	/* a view but no resolver: refused, never decided around the view */
+	e->fake.host.unix_names = NULL;
+	ASSERT_EQ(connect_unix(e, fd, "/workspace/s.sock", true), 0);
+	EXPECT_EQ(e->fake.unix_calls, 1);
+	EXPECT_EQ(e->d.verdict, EMU_FAIL);
+	EXPECT_EQ(e->d.error, EACCES);
+
+	/* the view's own table, as tracer/ gives it: a hidden name is absent, a file that is
+	 * not a socket refuses the connection */
+	e->fake.host.unix_names = &sbx_view_unix_names;
+	ASSERT_EQ(connect_unix(e, fd, "/workspace/.env", true), 0);
+	EXPECT_EQ(e->d.verdict, EMU_FAIL);
+	EXPECT_EQ(e->d.error, ENOENT);
+	ASSERT_EQ(connect_unix(e, fd, "/workspace/a.txt", true), 0);
+	EXPECT_EQ(e->d.verdict, EMU_FAIL);
+	EXPECT_EQ(e->d.error, ECONNREFUSED);
 	env_free(e);
 }
 

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * The handler interface: what passes between the supervisor (tracer/) and the syscall
+ * handlers (emulation/, net/), and the one door a handler has to the supervisor (EmuHost).
+ * Handlers are pure-ish: input is the request, output is the decision. They read child
+ * memory only through req->mem and reach the supervisor only through req->host; side effects
+ * (ADDFD, process_vm_writev of results, ID validity checks, audit) happen in
+ * tracer/dispatch.c after the handler returns. See STYLE.md "The syscall handler table" and
+ * docs/architecture.md, "The host interface".
+ *
+ * Here in common/ because both emulation/ and net/ implement handlers and neither may include
+ * the other (docs/architecture.md, "Layers"); emulation/emu.h includes it and adds what only
+ * the syscall table's rows need. common/ includes nothing above it, so the types of higher
+ * layers a request carries (the policy, the view, the network state) are opaque pointers
+ * here. The one value type the host's operations take from policy/, a file's Sensitivity,
+ * moved to common/sensitivity.h rather than becoming an int at this edge: it keeps its
+ * enum type, so a handler passing something else is a compiler warning, not a silent
+ * ratchet to the wrong level. The names keep their Emu prefix: every handler spells them.
+ */
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <limits.h>
+#include <sys/types.h>
+
+#include "common/sensitivity.h" /* for the ratchet hook */
+
+/* Opaque here: named by pointer only, never included (common/ includes nothing above it) */
+typedef struct Policy Policy;	      /* the run's policy (policy/policy.h) */
+typedef struct SbxView SbxView;	      /* the file-system view (emulation/path/view.h) */
+typedef struct EmuSignal EmuSignal;   /* a signal to send (emulation/process.h) */
+typedef struct NetRuntime NetRuntime; /* the run's network state (net/) */
+typedef struct EmuRequest EmuRequest;
+
+typedef enum EmuVerdict {
+	EMU_CONTINUE, /* kernel runs the call; only for register-only decisions */
+	EMU_RETURN,   /* emulated: the child sees .val */
+	EMU_FAIL,     /* the child sees -1 with errno = .error */
+	EMU_KILL,     /* kill the child's process tree */
+	_EMU_VERDICT_MAX,
+	_EMU_VERDICT_INVALID = -EINVAL,
+} EmuVerdict;
+
+/* Data the handler wants written back into the child before the reply (stat buffers…). */
+typedef struct EmuWriteBack {
+	uint64_t addr;
+	const void *data; /* points into the decision's scratch */
+	size_t len;
+} EmuWriteBack;
+
+#define EMU_SCRATCH_SIZE  4096
+#define EMU_MAX_WRITEBACK 2
+
+typedef struct EmuDecision {
+	EmuVerdict verdict;
+	int64_t val;
+	int error;	       /* positive errno, EMU_FAIL only */
+	int inject_fd;	       /* >= 0: tracer installs it with NOTIF_ADDFD (+SEND); owned here */
+	unsigned inject_flags; /* O_CLOEXEC for newfd_flags */
+	int inject_setfd;      /* >= 0: install inject_fd at this number, replacing the child's
+				* fd (ADDFD_FLAG_SETFD, no SEND), then answer .val */
+	bool denied;	       /* the policy refused (counted as a denial, audited as such) */
+	const char *why;       /* static string, copied into the audit record */
+	EmuWriteBack writeback[EMU_MAX_WRITEBACK];
+	size_t n_writeback;
+	char path[4096]; /* virtual path the call was about, for audit ("" if none) */
+	char host_path[4096];
+	unsigned char scratch[EMU_SCRATCH_SIZE] __attribute__((aligned(16)));
+} EmuDecision;
+
+/*
+ * AF_UNIX path names (bind, connect, sendto of a "/path" address) resolve in the file-system
+ * view, which is emulation/'s, while the socket handlers are net/'s: the view offers what
+ * those handlers need as this table (sbx_view_unix_names, emulation/path/unix.c), the host
+ * hands it on (EmuHost.unix_names), and net/ never includes the view. Each operation takes
+ * the request and works in its view (req->view, not NULL when they are called).
+ */
+struct sockaddr_un;
+
+/* A name resolved for a bind or connect, pinned until done(): the object checked is the one
+ * the address names, whatever the tree does with the path meanwhile. */
+typedef struct EmuUnixName {
+	int parent_fd;		 /* the pinned directory the name is (to be) in; the pin's */
+	char name[NAME_MAX + 1]; /* the last component */
+	bool exists;
+	/* bind: the child's path is relative and names `name` in the directory it starts from
+	 * ("name", "./name"), so the socket may be bound under the child's own bytes from
+	 * there (the view's sbx_view_unix_name_in_parent()) */
+	bool name_in_parent;
+	void *pin; /* the view's resolution; NULL when not resolved */
+} EmuUnixName;
+
+typedef struct EmuUnixNames {
+	/*
+	 * Resolves path as the caller of req sees it (relative: from its cwd) for a bind
+	 * (creates, never follows the last component) or a connect (follows), checks it
+	 * against the policy and writes the address the supervisor uses instead, which names
+	 * exactly the pinned object (a /proc/self/fd/N address). Returns 0 (then done() once the
+	 * socket call is over) or a negative errno for the child: -ENOENT, -EACCES, -EROFS,
+	 * -EADDRINUSE, -ECONNREFUSED, -ENAMETOOLONG, -ENOMEM.
+	 */
+	int (*resolve)(const EmuRequest *req, const char *path, bool bind, EmuUnixName *ret,
+		       struct sockaddr_un *ret_addr, unsigned *ret_len);
+	void (*done)(EmuUnixName *n);
+	/* After a bind the supervisor made (umask 0): the socket file gets 0777 & ~umask. */
+	int (*bound)(const EmuUnixName *n, mode_t umask);
+	/* COMPAT (no user namespace, as in a default container): an address of the run's
+	 * private directory for the bind of the absolute name `path` (resolved into n), which
+	 * unalias() turns back into path; seq unique among the binds in progress. 0 or -errno;
+	 * alias_done() after the bind either way. */
+	int (*alias)(const EmuRequest *req, const char *path, const EmuUnixName *n, unsigned seq,
+		     struct sockaddr_un *ret_addr, unsigned *ret_len);
+	void (*alias_done)(const EmuRequest *req, const char *path, unsigned seq);
+	/* Whether addr (of length *len) is an alias: then rewrites it to the name the program
+	 * bound (getsockname(), getpeername(), accept(), recvfrom()). */
+	bool (*unalias)(const EmuRequest *req, struct sockaddr_un *addr, unsigned *len);
+} EmuUnixNames;
+
+/* Bounded access to the memory of the process that made the call. */
+typedef struct ChildMem {
+	/* Copies len bytes at addr; returns 0 or -EFAULT (never crashes the supervisor). */
+	int (*read)(const struct ChildMem *m, uint64_t addr, void *buf, size_t len);
+	/* Copies a NUL-terminated string of at most size-1 bytes; -EFAULT, -ENAMETOOLONG. */
+	int (*read_string)(const struct ChildMem *m, uint64_t addr, char *buf, size_t size);
+	void *userdata;
+} ChildMem;
+
+/*
+ * What a handler may ask of the supervisor that runs it: one explicit door instead of
+ * several hidden ones. emulation/ and net/ sit below tracer/ (docs/architecture.md, "Layers"),
+ * so whatever needs the tracer's per-run state (its process table and pidfds, its budgets,
+ * the network ratchet, which lives in net/ but is the run's) is a function pointer here, set
+ * by tracer/ when the run starts, and `userdata` is handed back to each, opaque to the
+ * handler. A NULL pointer is an operation the host does not offer; each helper below says
+ * what a handler then does. Unit tests fill one with fakes (tests/unit/path/test-emu-host.c).
+ */
+typedef struct EmuHost {
+	/*
+	 * An open is about to hand the child a file the policy marks with a sensitivity level
+	 * (network.ratchet, docs/network.md): the run's network mode may drop, and the tree's
+	 * inet sockets be shut, before the child gets the fd. Returns 1 when the mode dropped,
+	 * 0 when not, or a negative errno when not every socket could be reached: the handler
+	 * then kills the tree (fail closed). NULL: no ratchet.
+	 */
+	int (*sensitive_open)(void *userdata, const EmuRequest *req, Sensitivity level,
+			      const char *vpath);
+
+	/*
+	 * The process and signal family (emulation/signal.c, emulation/process.h): tree
+	 * membership and signal delivery need the tracer's process table and pidfds. A host
+	 * without the first three offers no process family: those handlers fail (-EINVAL).
+	 *
+	 * send_signal sends s on behalf of the caller, only to processes of the sandboxed
+	 * tree. Returns 0 when delivered, a positive errno for the child (EPERM outside the
+	 * tree, ESRCH gone), or a negative errno when the supervisor itself failed.
+	 */
+	int (*send_signal)(void *userdata, const EmuRequest *req, const EmuSignal *s);
+	/* 0 if pid (a tid, tgid, or with is_pgid a process group) is in the tree, else a
+	 * positive errno (EPERM, ESRCH); negative on supervisor failure. */
+	int (*check_target)(void *userdata, const EmuRequest *req, pid_t pid, bool is_pgid);
+	/* Runs fcntl(fd, cmd, arg) on a duplicate of the caller's fd (pidfd_getfd). Returns the
+	 * result (>= 0), a positive errno for the child, or a negative supervisor failure. */
+	int (*fcntl_dup)(void *userdata, const EmuRequest *req, int fd, int cmd, void *arg);
+	/* Runs ioctl(fd, cmd, arg) on a duplicate of the caller's fd, arg pointing into the
+	 * supervisor's memory. Returns 0, a positive errno for the child, or a negative
+	 * supervisor failure (only for commands whose result is 0). NULL: ioctl fails. */
+	int (*ioctl_dup)(void *userdata, const EmuRequest *req, int fd, unsigned long cmd,
+			 void *arg);
+
+	/* Budgets (docs/budgets.md), the tracer's. Whether the disk budget is used up:
+	 * creating files, directories, nodes and symlinks then fails with EDQUOT. NULL: never. */
+	bool (*disk_full)(void *userdata);
+	/* Whether the caller's RLIMIT_FSIZE is the disk budget's, so that growth past it fails
+	 * with EDQUOT rather than EFBIG. NULL: never. */
+	bool (*efbig_is_disk)(void *userdata);
+
+	/* The run's network state (net/runtime.c: the ratchet and its lock, the learned
+	 * addresses, the DNS stub, the sockets the supervisor holds), for the socket handlers
+	 * of net/: the run owns it, the handlers borrow it for one call. NULL (or an operation
+	 * answering NULL): no network supervision, as in unit tests. */
+	NetRuntime *(*net_runtime)(void *userdata);
+
+	/* AF_UNIX path names in the request's view (above): tracer/ gives the view's table. A
+	 * handler with a view but no table refuses path names (EACCES): never around the view. */
+	const EmuUnixNames *unix_names;
+
+	void *userdata; /* the supervisor's; tracer/: its Tracer */
+} EmuHost;
+
+struct EmuRequest {
+	const Policy *policy;
+	const SbxView *view; /* NULL until the filesystem view exists */
+	const ChildMem *mem;
+	pid_t pid; /* thread id that made the call */
+	pid_t tgid;
+	uint32_t arch; /* AUDIT_ARCH_* */
+	int nr;
+	uint64_t args[6];
+	uint64_t id;	     /* notification id */
+	int listener;	     /* > 0: the seccomp listener, for handlers that install several fds
+			      * themselves (SECCOMP_IOCTL_NOTIF_ADDFD without SEND); 0: none (tests) */
+	const EmuHost *host; /* NULL: none (unit tests): every helper below then does nothing */
+};
+
+/* Returns < 0 only when the supervisor itself failed; the tracer then fails the call closed. */
+typedef int (*EmuHandler)(const EmuRequest *req, EmuDecision *ret_decision);
+
+static inline void emu_decision_init(EmuDecision *d)
+{
+	d->verdict = EMU_CONTINUE;
+	d->val = 0;
+	d->error = 0;
+	d->inject_fd = -1;
+	d->inject_flags = 0;
+	d->inject_setfd = -1;
+	d->denied = false;
+	d->why = NULL;
+	d->n_writeback = 0;
+	d->path[0] = 0;
+	d->host_path[0] = 0;
+}
+
+/* The ratchet hook of EmuHost: 0 when there is no host or no ratchet. */
+static inline int emu_host_sensitive_open(const EmuRequest *req, Sensitivity level,
+					  const char *vpath)
+{
+	if (!req->host || !req->host->sensitive_open)
+		return 0;
+	return req->host->sensitive_open(req->host->userdata, req, level, vpath);
+}
+
+/* EmuHost.disk_full: false when there is no host or no disk budget. */
+static inline bool emu_host_disk_full(const EmuRequest *req)
+{
+	return req->host && req->host->disk_full && req->host->disk_full(req->host->userdata);
+}
+
+/* EmuHost.efbig_is_disk: false when there is no host or no disk budget. */
+static inline bool emu_host_efbig_is_disk(const EmuRequest *req)
+{
+	return req->host && req->host->efbig_is_disk &&
+	       req->host->efbig_is_disk(req->host->userdata);
+}
+
+/* EmuHost.unix_names when the request has a view to resolve in: NULL when there is none,
+ * or no host, or the host offers no table. */
+static inline const EmuUnixNames *emu_host_unix_names(const EmuRequest *req)
+{
+	return req->view && req->host ? req->host->unix_names : NULL;
+}
