@@ -45,10 +45,18 @@
  *
  * Threads: one per connection (MHD_USE_THREAD_PER_CONNECTION), so a long tools/call blocks
  * only its own connection; a cancellation arrives on another connection's POST.
+ *
+ * libmicrohttpd is opened with dlopen() when the HTTP transport starts, not linked: it brings
+ * GnuTLS, p11-kit, nettle, gmp and four more libraries whose loading and constructors cost
+ * every start of sbxtrace about 1.4-1.8 ms on the 2-core VM (issue 20, docs/performance.md,
+ * "Startup against bubblewrap"), `sbxtrace run` included, which never serves HTTP. The name
+ * is the SONAME the build linked against, looked up as the dynamic loader would have at our
+ * start (same search path, same trust), so nothing else can be loaded in its place.
  */
 #include "agent/mcp.h"
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -71,6 +79,53 @@ typedef int MhdResult;
 #else
 typedef enum MHD_Result MhdResult;
 #endif
+
+/* the entry points we use, with their declared types (variadic ones included) */
+static struct {
+	__typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
+	__typeof__(MHD_create_response_from_callback) *create_response_from_callback;
+	__typeof__(MHD_add_response_header) *add_response_header;
+	__typeof__(MHD_queue_response) *queue_response;
+	__typeof__(MHD_destroy_response) *destroy_response;
+	__typeof__(MHD_get_connection_info) *get_connection_info;
+	__typeof__(MHD_lookup_connection_value) *lookup_connection_value;
+	__typeof__(MHD_start_daemon) *start_daemon;
+	__typeof__(MHD_stop_daemon) *stop_daemon;
+} mhd;
+
+/* Loads libmicrohttpd once; the serve loop runs once per process. < 0: not loadable. */
+static int mhd_load(void)
+{
+	void *lib;
+
+	if (mhd.stop_daemon)
+		return 0;
+	lib = dlopen(MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		log_error("cannot load %s (the HTTP transport needs it): %s", MHD_SONAME,
+			  dlerror());
+		return -ELIBACC;
+	}
+#define MHD_SYM(name)                                                                              \
+	do {                                                                                       \
+		*(void **) &mhd.name = dlsym(lib, "MHD_" #name);                                   \
+		if (!mhd.name) {                                                                   \
+			log_error("%s lacks MHD_%s", MHD_SONAME, #name);                           \
+			return -ELIBBAD;                                                           \
+		}                                                                                  \
+	} while (0)
+	MHD_SYM(create_response_from_buffer);
+	MHD_SYM(create_response_from_callback);
+	MHD_SYM(add_response_header);
+	MHD_SYM(queue_response);
+	MHD_SYM(destroy_response);
+	MHD_SYM(get_connection_info);
+	MHD_SYM(lookup_connection_value);
+	MHD_SYM(start_daemon);
+	MHD_SYM(stop_daemon); /* last: it says the table is complete */
+#undef MHD_SYM
+	return 0;
+}
 
 #define HTTP_MAX_SESSIONS    4096
 #define HTTP_MAX_CONNECTIONS 512
@@ -320,20 +375,20 @@ static MhdResult respond(struct MHD_Connection *c, unsigned status, const char *
 	struct MHD_Response *r;
 	MhdResult ret;
 
-	r = MHD_create_response_from_buffer(body ? strlen(body) : 0, (void *) (body ? body : ""),
+	r = mhd.create_response_from_buffer(body ? strlen(body) : 0, (void *) (body ? body : ""),
 					    MHD_RESPMEM_MUST_COPY);
 	if (!r)
 		return MHD_NO;
 	if (type)
-		MHD_add_response_header(r, "Content-Type", type);
+		mhd.add_response_header(r, "Content-Type", type);
 	if (session_id)
-		MHD_add_response_header(r, "Mcp-Session-Id", session_id);
+		mhd.add_response_header(r, "Mcp-Session-Id", session_id);
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-		MHD_add_response_header(r, "Allow", "POST, DELETE");
+		mhd.add_response_header(r, "Allow", "POST, DELETE");
 	if (status == MHD_HTTP_UNAUTHORIZED)
-		MHD_add_response_header(r, "WWW-Authenticate", "Bearer");
-	ret = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
+		mhd.add_response_header(r, "WWW-Authenticate", "Bearer");
+	ret = mhd.queue_response(c, status, r);
+	mhd.destroy_response(r);
 	return ret;
 }
 
@@ -368,8 +423,8 @@ typedef struct SseStream {
 	HttpSession *session; /* a reference, dropped when the call ends */
 	char conn_id[64];     /* the session's id and tenant, to cancel the call by */
 	char conn_tenant[64];
-	json_t *msg;	      /* the tools/call request */
-	json_t *id;	      /* its id */
+	json_t *msg; /* the tools/call request */
+	json_t *id;  /* its id */
 	unsigned long stream_no;
 	int wake_fd;	      /* eventfd: buf grew, or the call ended */
 	int sock_fd;	      /* the client's socket, watched for its going away; -1: not watched */
@@ -577,7 +632,7 @@ static struct MHD_Response *sse_start(HttpServer *h, struct MHD_Connection *c, H
 				      json_t *msg)
 {
 	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		mhd.get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 	SseStream *st = calloc(1, sizeof(*st));
 	struct MHD_Response *r;
 	pthread_attr_t attr;
@@ -605,17 +660,17 @@ static struct MHD_Response *sse_start(HttpServer *h, struct MHD_Connection *c, H
 	pthread_mutex_lock(&h->lock);
 	st->stream_no = ++h->streams;
 	pthread_mutex_unlock(&h->lock);
-	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, sse_read, st, sse_free);
+	r = mhd.create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, sse_read, st, sse_free);
 	if (!r) {
 		st->refs = 1;
 		sse_unref(st);
 		return NULL;
 	}
 	st->msg = msg;
-	MHD_add_response_header(r, "Content-Type", "text/event-stream");
-	MHD_add_response_header(r, "Cache-Control", "no-cache");
+	mhd.add_response_header(r, "Content-Type", "text/event-stream");
+	mhd.add_response_header(r, "Cache-Control", "no-cache");
 	if (s->echo_id)
-		MHD_add_response_header(r, "Mcp-Session-Id", s->conn.id);
+		mhd.add_response_header(r, "Mcp-Session-Id", s->conn.id);
 
 	pthread_mutex_lock(&h->lock);
 	h->busy++; /* the call's thread; the request itself is busy already: no stopping check */
@@ -632,7 +687,7 @@ static struct MHD_Response *sse_start(HttpServer *h, struct MHD_Connection *c, H
 
 static const char *header(struct MHD_Connection *c, const char *name)
 {
-	return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
+	return mhd.lookup_connection_value(c, MHD_HEADER_KIND, name);
 }
 
 #define MCP_HEADER_MISMATCH (-32020) /* the 2026 revision's: a header disagrees with the body */
@@ -648,7 +703,8 @@ static bool routing_headers_agree(struct MHD_Connection *c, const json_t *msg, c
 	if ((!sbx && !param) || !mcp_message_is_request(msg) ||
 	    !streq(json_string_value(json_object_get(msg, "method")), "tools/call"))
 		return true;
-	arg = json_string_value(json_object_get(json_object_get(params, "arguments"), "session_id"));
+	arg = json_string_value(
+		json_object_get(json_object_get(params, "arguments"), "session_id"));
 	if (param && (!arg || !streq(param, arg))) {
 		*why = "header mismatch: Mcp-Param-Session-Id is not the arguments' session_id";
 		return false;
@@ -760,8 +816,8 @@ static MhdResult handle_post_counted(HttpServer *h, struct MHD_Connection *c, co
 
 		if (r) {
 			/* msg and the session's reference now belong to the call's thread */
-			ret = MHD_queue_response(c, MHD_HTTP_OK, r);
-			MHD_destroy_response(r);
+			ret = mhd.queue_response(c, MHD_HTTP_OK, r);
+			mhd.destroy_response(r);
 			return ret;
 		}
 	}
@@ -953,6 +1009,9 @@ int mcp_serve_http(McpServer *s, const McpHttpOptions *o)
 	sigset_t ss, old;
 	int fd, sig;
 
+	fd = mhd_load();
+	if (fd < 0)
+		return fd;
 	fd = listen_on(o->listen, h.host, sizeof(h.host), &h.loopback, url, sizeof(url));
 	if (fd < 0)
 		return fd;
@@ -964,7 +1023,7 @@ int mcp_serve_http(McpServer *s, const McpHttpOptions *o)
 	sigaddset(&ss, SIGTERM);
 	sigaddset(&ss, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &ss, &old);
-	d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+	d = mhd.start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
 				     MHD_USE_ERROR_LOG,
 			     0, NULL, NULL, handler, &h, MHD_OPTION_LISTEN_SOCKET, fd,
 			     MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
@@ -1000,7 +1059,7 @@ int mcp_serve_http(McpServer *s, const McpHttpOptions *o)
 		(void) pthread_cond_timedwait(&h.idle, &h.lock, &ts);
 	}
 	pthread_mutex_unlock(&h.lock);
-	MHD_stop_daemon(d);
+	mhd.stop_daemon(d);
 	close(fd);
 	while (h.sessions) {
 		HttpSession *x = h.sessions;

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Interleaved A/B timing of two commands (not a test; docs/performance.md).
+"""Interleaved timing of two or more commands (not a test; docs/performance.md).
 
-    bench/ab.py N :: CMD_A ARGS... :: CMD_B ARGS...
+    bench/ab.py N :: CMD_A ARGS... :: CMD_B ARGS... [:: CMD_C ARGS...]...
 
-Runs A and B alternately N times each (output discarded) and prints the median, the first
-quartile and the minimum wall time of each. Alternating cancels most of a noisy machine's
-drift, which on the 2-core VM exceeds the effect of most single changes to startup.
+Runs the commands one after the other, N rounds (output discarded), and prints the median,
+the first quartile and the minimum wall time of each, and each one's median difference to
+the first command's time in the same round (with /bin/true first: the time each adds to a
+start). Alternating cancels most of a noisy machine's drift, which on the 2-core VM exceeds
+the effect of most single changes to startup. The load average is printed before and after.
 """
+import os
 import statistics
 import subprocess
 import sys
@@ -18,19 +21,30 @@ def main(argv):
     if len(argv) < 5 or argv[2] != '::' or '::' not in argv[3:]:
         sys.exit(__doc__)
     n = int(argv[1])
-    rest = argv[3:]
-    i = rest.index('::')
-    cmds = [rest[:i], rest[i + 1:]]
-    times = [[], []]
+    cmds, cur = [], []
+    for a in argv[3:] + ['::']:
+        if a == '::':
+            if not cur:
+                sys.exit(__doc__)
+            cmds.append(cur)
+            cur = []
+        else:
+            cur.append(a)
+    times = [[] for _ in cmds]
+    la = os.getloadavg()
+    print(f'load average before {la[0]:.2f} {la[1]:.2f} {la[2]:.2f}')
     for _ in range(n):
-        for j in (0, 1):
+        for j, cmd in enumerate(cmds):
             t = time.perf_counter()
-            subprocess.run(cmds[j], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             times[j].append((time.perf_counter() - t) * 1e3)
-    for j in (0, 1):
+    for j, cmd in enumerate(cmds):
         r = sorted(times[j])
-        print(f"{'AB'[j]}: median {statistics.median(r):.2f} ms  p25 {r[len(r) // 4]:.2f}"
-              f"  min {r[0]:.2f}  ({' '.join(cmds[j])[:60]})")
+        d = statistics.median(t - t0 for t, t0 in zip(times[j], times[0]))
+        print(f"{chr(ord('A') + j)}: median {statistics.median(r):.2f} ms  p25 {r[len(r) // 4]:.2f}"
+              f"  min {r[0]:.2f}  vs A {d:+.2f}  ({' '.join(cmd)[:70]})")
+    la = os.getloadavg()
+    print(f'load average after {la[0]:.2f} {la[1]:.2f} {la[2]:.2f}')
 
 
 if __name__ == '__main__':

@@ -222,6 +222,9 @@ static int stub_target(NetRuntime *rt, int domain, int type, struct sockaddr_sto
 		sin = &rt->stub_tcp_addr;
 	else
 		return -EPROTOTYPE;
+	/* the stub's thread, before the child can send it anything */
+	if (net_stub_wake(rt) < 0)
+		return -ENOENT;
 	memset(ret, 0, sizeof(*ret));
 	if (domain == AF_INET) {
 		memcpy(ret, sin, sizeof(*sin));

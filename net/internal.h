@@ -62,8 +62,11 @@ typedef struct NetRuntime {
 	NetAddr resolvers[NET_MAX_RESOLVERS];
 	size_t n_resolvers;
 
-	/* the stub */
+	/* the stub: its sockets exist from the start (stub_running), its thread from the first
+	 * query redirected to it (net_stub_wake()) */
 	bool stub_running;
+	pthread_mutex_t stub_lock;
+	bool stub_thread_started;
 	pthread_t stub_thread;
 	int stub_udp, stub_tcp, stub_stop; /* stub_stop: eventfd */
 	struct sockaddr_in stub_udp_addr, stub_tcp_addr;
@@ -111,6 +114,10 @@ static inline NetRuntime *net_runtime_of(const EmuRequest *req)
 void net_redirect_add(NetRuntime *rt, dev_t dev, ino_t ino, const void *orig, socklen_t len);
 /* Copies the original address of a redirected socket; false when it was not redirected. */
 bool net_redirect_find(NetRuntime *rt, dev_t dev, ino_t ino, uint8_t *ret_orig, socklen_t *ret_len);
+/* Starts the stub's thread if it is not running yet; < 0 if it cannot be. Called before a
+ * socket is redirected to the stub. */
+int net_stub_wake(NetRuntime *rt);
+
 /* Whether sa is one of the stub's own addresses (in either family form). */
 bool net_is_stub_addr(NetRuntime *rt, const struct sockaddr *sa, socklen_t len);
 

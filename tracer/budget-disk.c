@@ -307,11 +307,18 @@ int budget_disk_init(Budget *b, const Policy *p, const SbxView *view)
 		if (p->mounts[i].mode == MOUNT_RW && p->mounts[i].source &&
 		    strv_push(&b->disk_roots, p->mounts[i].source) < 0)
 			return -ENOMEM;
-	if (b->disk_roots) {
+	/* none: walks only. Made here, before the fork, so that the keeper holds it too and its
+	 * slow last close is the keeper's (budget_disk_hand_over()) */
+	if (b->disk_roots)
+		b->disk_ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	return 0;
+}
+
+void budget_disk_baseline(Budget *b)
+{
+	if (b->disk_roots && !b->disk_walk_end_ns) {
 		uint64_t t0 = now_monotonic_ns();
 
-		/* none: walks only */
-		b->disk_ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 		b->disk_baseline = disk_usage(b);
 		b->disk_walk_end_ns = now_monotonic_ns();
 		b->disk_walk_cost_ns = b->disk_walk_end_ns - t0;
@@ -321,7 +328,6 @@ int budget_disk_init(Budget *b, const Policy *p, const SbxView *view)
 		if (!b->tick_ms || b->tick_ms > TICK_DISK_MIN_MS)
 			b->tick_ms = b->tick_ms ? b->tick_ms : TICK_DISK_MIN_MS;
 	}
-	return 0;
 }
 
 void budget_disk_hand_over(Budget *b)

@@ -65,8 +65,8 @@ uint64_t budget_cpu_sample(Budget *b, pid_t keeper, uint64_t ticks, uint64_t end
 /* ---- disk (budget-disk.c) ---- */
 
 /** From budget_init() with a disk budget: the roots to walk (the rw and tmp mounts of view,
- * or the policy's rw sources without one), their baseline and the inotify instance. Returns
- * 0 or -ENOMEM. */
+ * or the policy's rw sources without one) and the inotify instance; their baseline is
+ * budget_disk_baseline()'s. Returns 0 or -ENOMEM. */
 int budget_disk_init(Budget *b, const Policy *p, const SbxView *view);
 /** From budget_done(): the roots, the inotify instance, the watches and the index. */
 void budget_disk_done(Budget *b);

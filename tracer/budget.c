@@ -97,7 +97,7 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
-int budget_init(Budget *b, const Policy *p, const SbxView *view)
+int budget_init(Budget *b, const Policy *p, const SbxView *view, bool disk_walk_later)
 {
 	const PolicyLimits *l = &p->limits;
 
@@ -155,6 +155,8 @@ int budget_init(Budget *b, const Policy *p, const SbxView *view)
 
 		if (r < 0)
 			return r;
+		if (!disk_walk_later)
+			budget_disk_baseline(b);
 	}
 	return 0;
 }

@@ -107,8 +107,15 @@ typedef struct Budget {
 
 /** Derives the rlimits and sampling plan from p, measures the disk baseline of the rw and
  * tmp mounts of view (NULL: the policy's rw sources). Keeps a pointer to p. Returns 0 or
- * -errno (-ENOMEM). */
-int budget_init(Budget *b, const Policy *p, const SbxView *view);
+ * -errno (-ENOMEM). With disk_walk_later the disk budget's inotify instance is made but its
+ * baseline walk is left to budget_disk_baseline(). */
+int budget_init(Budget *b, const Policy *p, const SbxView *view, bool disk_walk_later);
+/** The disk budget's baseline walk (and its watches), when budget_init() left it for later:
+ * the supervisor walks after its fork, while the command sets itself up, on the inotify
+ * instance the keeper shares (tracer/run.c). Nothing of the tree can write before S's "go",
+ * so the baseline is the same as before the fork. Does nothing without a disk budget or when
+ * done already. */
+void budget_disk_baseline(Budget *b);
 void budget_done(Budget *b);
 
 /** The inotify fd that reports changes in the rw mounts between disk walks, or -1. */

@@ -325,7 +325,19 @@ int tracer_fs_setup(Tracer *t, const Policy *p)
 		pthread_mutex_init(&t->ptys->lock, NULL);
 	}
 
-	r = sbx_view_new(p, &hooks, 0, &t->view, why, sizeof(why));
+	/* the skeleton's files come after the fork (tracer_fs_write_files(), tracer/run.c) */
+	r = sbx_view_new(p, &hooks, SBX_VIEW_FILES_LATER, &t->view, why, sizeof(why));
+	if (r < 0)
+		return log_error_errno(r, "cannot build the file-system view: %s",
+				       why[0] ? why : strerror(-r));
+	return 0;
+}
+
+int tracer_fs_write_files(Tracer *t)
+{
+	char why[512] = "";
+	int r = sbx_view_write_files(t->view, why, sizeof(why));
+
 	if (r < 0)
 		return log_error_errno(r, "cannot build the file-system view: %s",
 				       why[0] ? why : strerror(-r));

@@ -381,8 +381,11 @@ bool tracer_audit_emit(Tracer *t, const struct seccomp_notif *n, const EmuDecisi
 		       TracerAuditCtx *c);
 
 /* The file-system view in the supervisor (tracer/fs.c). */
-/** Builds t->view from the policy (tmp mounts, skeleton root); logs why on failure. */
+/** Builds t->view from the policy (tmp mounts, skeleton root); logs why on failure. The
+ * skeleton's files are left to tracer_fs_write_files(). */
 int tracer_fs_setup(Tracer *t, const Policy *p);
+/** The skeleton's files (sbx_view_write_files()), after the fork: before S's "go". */
+int tracer_fs_write_files(Tracer *t);
 /** Frees the view: removes the run directory and tmp mounts (unless kept). */
 void tracer_fs_done(Tracer *t);
 /** Whether the policy needs the tracer thread (ptrace = "auto": a translated mount, backtraces,

@@ -973,7 +973,28 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 				m->nested = true;
 	}
 
-	r = synth_passwd(v, home_vpath(policy));
+	for (size_t i = 0; i < policy->n_rules; i++) {
+		if (policy->rules[i].access == RULE_ACCESS_UNSET && !policy->rules[i].level)
+			continue;
+		v->has_rules = true;
+		if (policy->rules[i].access == RULE_ACCESS_HIDE)
+			v->has_hide_rules = true;
+	}
+	if (!(flags & SBX_VIEW_FILES_LATER)) {
+		r = sbx_view_write_files(v, reterr, reterr_size);
+		if (r < 0)
+			return r;
+	}
+
+	*ret_view = TAKE_PTR(v);
+	return 0;
+}
+
+int sbx_view_write_files(SbxView *v, char *reterr, size_t reterr_size)
+{
+	int r;
+
+	r = synth_passwd(v, home_vpath(v->policy));
 	if (r < 0) {
 		ERR("skeleton /etc/passwd: %s", strerror(-r));
 		return r;
@@ -983,21 +1004,11 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 		ERR("skeleton /etc/hosts: %s", strerror(-r));
 		return r;
 	}
-
-	for (size_t i = 0; i < policy->n_rules; i++) {
-		if (policy->rules[i].access == RULE_ACCESS_UNSET && !policy->rules[i].level)
-			continue;
-		v->has_rules = true;
-		if (policy->rules[i].access == RULE_ACCESS_HIDE)
-			v->has_hide_rules = true;
-	}
 	r = copy_ld_cache(v);
 	if (r < 0) {
 		ERR("skeleton /etc/ld.so.cache: %s", strerror(-r));
 		return r;
 	}
-
-	*ret_view = TAKE_PTR(v);
 	return 0;
 }
 

@@ -93,10 +93,12 @@ int sbx_default_get_umask(void *ctx, pid_t pid);
 int sbx_default_get_path(void *ctx, pid_t pid, int fd, char *buf, size_t size);
 
 typedef enum SbxViewFlags {
-	SBX_VIEW_KEEP_TMP = 1 << 0, /* keep every tmp directory at free (debugging) */
-	SBX_VIEW_NO_FAST = 1 << 1,  /* never use the openat2() fast path */
-	SBX_VIEW_PROBE = 1 << 2,    /* only looked at (sbxtrace check): tmp directories are
-				     * removed at free even with keep */
+	SBX_VIEW_KEEP_TMP = 1 << 0,    /* keep every tmp directory at free (debugging) */
+	SBX_VIEW_NO_FAST = 1 << 1,     /* never use the openat2() fast path */
+	SBX_VIEW_PROBE = 1 << 2,       /* only looked at (sbxtrace check): tmp directories are
+					* removed at free even with keep */
+	SBX_VIEW_FILES_LATER = 1 << 3, /* the skeleton's files are written by
+					* sbx_view_write_files(), not by sbx_view_new() */
 } SbxViewFlags;
 
 /**
@@ -107,6 +109,16 @@ typedef enum SbxViewFlags {
  */
 int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, SbxView **ret_view,
 		 char *reterr, size_t reterr_size);
+
+/**
+ * The skeleton's files: the synthesized /etc/passwd, /etc/group, /etc/hosts (with services,
+ * protocols and nsswitch.conf) and the loader's cache, each where no mount provides it.
+ * sbx_view_new() writes them unless SBX_VIEW_FILES_LATER; then the caller does, before anything
+ * may look them up. The supervisor does it after its fork, while the command sets itself up
+ * (they are files in directories that exist already, so the kernel view's binds and Landlock
+ * rules, which are on directories, cover them when they appear).
+ */
+int sbx_view_write_files(SbxView *v, char *reterr, size_t reterr_size);
 
 /** Closes the fds and removes the skeleton and tmp directories (unless kept). NULL is fine. */
 SbxView *sbx_view_free(SbxView *v);

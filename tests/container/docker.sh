@@ -152,8 +152,9 @@ libs=$(for e in $elves; do ldd "$e" 2>/dev/null; done | awk '$2 == "=>" && $3 ~ 
 libpkgs=$(for l in $libs; do dpkg -S "$l" 2>/dev/null || dpkg -S "${l#/usr}" 2>/dev/null; done |
 	cut -d: -f1 | sort -u)
 # and those sbxtrace opens with dlopen() when a policy asks (capstone for [audit]
-# disassembly, libunwind for backtraces: the Debian package's Recommends), when installed
-for so in libcapstone.so.4 libunwind-x86_64.so.8 libunwind-ptrace.so.0; do
+# disassembly, libunwind for backtraces: the Debian package's Recommends) or when `mcp`
+# serves HTTP (libmicrohttpd), when installed
+for so in libcapstone.so.4 libunwind-x86_64.so.8 libunwind-ptrace.so.0 libmicrohttpd.so.12; do
 	l=$(ldconfig -p | awk -v l="$so" '$1 == l { print $NF; exit }')
 	[ -n "$l" ] && l=$(readlink -f "$l") &&
 		libpkgs="$libpkgs $({ dpkg -S "$l" 2>/dev/null || dpkg -S "${l#/usr}" 2>/dev/null; } | cut -d: -f1)"

@@ -36,7 +36,7 @@ TEST(no_limits_means_no_rlimits_and_no_sampling)
 	Budget b;
 
 	ASSERT_TRUE(p != NULL);
-	ASSERT_EQ(budget_init(&b, p, NULL), 0);
+	ASSERT_EQ(budget_init(&b, p, NULL, false), 0);
 	EXPECT_EQ(b.rl_fsize, (uint64_t) RLIM_INFINITY);
 	EXPECT_EQ(b.rl_nofile, (uint64_t) RLIM_INFINITY);
 	EXPECT_EQ(b.rl_cpu_s, (uint64_t) RLIM_INFINITY);
@@ -54,7 +54,7 @@ TEST(derived_rlimits)
 	Budget b;
 
 	ASSERT_TRUE(p != NULL);
-	ASSERT_EQ(budget_init(&b, p, NULL), 0);
+	ASSERT_EQ(budget_init(&b, p, NULL, false), 0);
 	/* one file can never grow past the disk budget */
 	EXPECT_EQ(b.rl_fsize, 512 * 1024);
 	EXPECT_TRUE(b.ignore_sigxfsz);
@@ -73,7 +73,7 @@ TEST(small_memory_budget_gets_a_256mib_data_margin)
 	Budget b;
 
 	ASSERT_TRUE(p != NULL);
-	ASSERT_EQ(budget_init(&b, p, NULL), 0);
+	ASSERT_EQ(budget_init(&b, p, NULL, false), 0);
 	EXPECT_EQ(b.rl_data, 320ULL << 20);
 	EXPECT_EQ(b.memory_hard, 96ULL << 20);
 	budget_done(&b);
@@ -167,7 +167,7 @@ TEST(disk_growth_of_rw_mounts_is_measured_from_the_start)
 		 dir);
 	p = load(text);
 	ASSERT_TRUE(p != NULL);
-	ASSERT_EQ(budget_init(&b, p, NULL), 0);
+	ASSERT_EQ(budget_init(&b, p, NULL, false), 0);
 	/* the 1 MiB already there is not counted */
 	EXPECT_GE(b.disk_baseline, 1024 * 1024);
 	b.disk_next_ns = 0;
@@ -276,7 +276,7 @@ TEST(ended_process_counts_its_own_time_in_microseconds)
 	Budget b;
 
 	ASSERT_TRUE(p != NULL);
-	ASSERT_EQ(budget_init(&b, p, NULL), 0);
+	ASSERT_EQ(budget_init(&b, p, NULL, false), 0);
 	ASSERT_TRUE(budget_count_ends(&b));
 	one = ended_us(&b, burner(8, 0, 0));
 	EXPECT_GE(one, 8000);
