@@ -41,9 +41,9 @@ static int self_read_string(const ChildMem *m, uint64_t addr, char *buf, size_t 
 	return 0;
 }
 
-static int umask0(void *ctx, pid_t pid)
+static int umask0(void *userdata, pid_t pid)
 {
-	(void) ctx;
+	(void) userdata;
 	(void) pid;
 	return 022;
 }
@@ -66,7 +66,7 @@ int main(int argc, char **argv)
 	SbxView *v;
 	char err[256];
 	static const char *const rel[] = {"f", "a/b/c/f", "a/b/c/d/e/g/h/f"};
-	SbxHooks hooks = {.get_umask = umask0};
+	EmuHost emu_host = {.get_umask = umask0};
 	static const ChildMem mem = {self_read, self_read_string, NULL};
 
 	snprintf(base, sizeof(base), "%s/sbx-bench-XXXXXX", t && *t ? t : "/tmp");
@@ -91,7 +91,7 @@ int main(int argc, char **argv)
 	mounts[1] = (PolicyMount){.path = (char *) "/workspace", .source = host, .mode = MOUNT_RW};
 	pol.mounts = mounts;
 	pol.n_mounts = 2;
-	if (sbx_view_new(&pol, &hooks, 0, &v, err, sizeof(err)) < 0) {
+	if (sbx_view_new(&pol, &emu_host, 0, &v, err, sizeof(err)) < 0) {
 		fprintf(stderr, "view: %s\n", err);
 		return 1;
 	}
@@ -135,6 +135,7 @@ int main(int argc, char **argv)
 		}
 		{
 			EmuRequest req = {.view = v,
+					  .host = &emu_host,
 					  .mem = &mem,
 					  .pid = getpid(),
 					  .tgid = getpid(),
@@ -156,6 +157,7 @@ int main(int argc, char **argv)
 		{
 			struct stat st;
 			EmuRequest req = {.view = v,
+					  .host = &emu_host,
 					  .mem = &mem,
 					  .pid = getpid(),
 					  .tgid = getpid(),
@@ -210,13 +212,14 @@ int main(int argc, char **argv)
 		}
 	}
 
-	/* relative: cwd inside the workspace; the start found with the get_path hook (one
+	/* relative: cwd inside the workspace; the start found with the host's get_path (one
 	 * readlink of /proc/PID/cwd) and with get_fd (open /proc/PID/cwd, readlink, close) */
 	for (int mode = 0; mode < 2; mode++) {
 		SbxView *v2;
-		SbxHooks h2 = {.get_umask = umask0,
-			       .get_path = mode == 0 ? sbx_default_get_path : NULL};
+		EmuHost h2 = {.get_umask = umask0,
+			      .get_path = mode == 0 ? sbx_default_get_path : NULL};
 		EmuRequest req = {.mem = &mem,
+				  .host = &h2,
 				  .pid = getpid(),
 				  .tgid = getpid(),
 				  .nr = SYS_openat,

@@ -34,6 +34,7 @@ typedef struct Policy Policy;	      /* the run's policy (policy/policy.h) */
 typedef struct SbxView SbxView;	      /* the file-system view (emulation/path/view.h) */
 typedef struct EmuSignal EmuSignal;   /* a signal to send (emulation/process.h) */
 typedef struct NetRuntime NetRuntime; /* the run's network state (net/) */
+typedef struct PolicyRule PolicyRule; /* a [[rule]] of the policy (policy/policy.h) */
 typedef struct EmuRequest EmuRequest;
 
 typedef enum EmuVerdict {
@@ -137,6 +138,16 @@ typedef struct ChildMem {
  * by tracer/ when the run starts, and `userdata` is handed back to each, opaque to the
  * handler. A NULL pointer is an operation the host does not offer; each helper below says
  * what a handler then does. Unit tests fill one with fakes (tests/unit/path/test-emu-host.c).
+ *
+ * The file-system view reaches the caller's fds, cwd and umask through the same struct
+ * (get_fd and the rest, last), not a table of its own: one door, so a fake host answers
+ * everything a handler may ask, and tracer/ fills one struct per run. The view keeps a
+ * pointer to the host it was made with, for the two operations its walk calls (in_tree,
+ * open_pts); tracer/ gives it the run's, the very one every request points to. What a
+ * missing file-system operation means is the view's to say (its defaults act on a process
+ * through /proc and pidfds, which common/ does not do): emulation/path/view.h has their
+ * helpers, sbx_host_get_fd() and sbx_host_get_umask(), and the default host of a view made
+ * outside a run, sbx_view_default_host().
  */
 typedef struct EmuHost {
 	/*
@@ -187,6 +198,45 @@ typedef struct EmuHost {
 	/* AF_UNIX path names in the request's view (above): tracer/ gives the view's table. A
 	 * handler with a view but no table refuses path names (EACCES): never around the view. */
 	const EmuUnixNames *unix_names;
+
+	/*
+	 * The caller's files as the file-system view needs them (emulation/path/view.h): its
+	 * fds and cwd, umask and their paths, which /proc/PID entries it may see, pseudo-
+	 * terminals, and the opens an ask rule holds. Unlike the operations above these take a
+	 * pid, not the request: the path walk calls in_tree and open_pts with no request in
+	 * reach (an SbxLookup), the view holds this same host for that (sbx_view_new()), and
+	 * tracer/'s audit reads a path of a notification it only has the pid of. Handlers call
+	 * them through req->host only; a view made outside a run (the agent's file tools, the
+	 * probe of `check`, unit tests) gets the view's default host,
+	 * sbx_view_default_host(), which acts on the calling process itself.
+	 *
+	 * get_fd: a new fd (O_CLOEXEC, caller closes) for the child's fd, or its cwd when fd is
+	 * AT_FDCWD; -errno (-EBADF when the child has no such fd). NULL: the view's default
+	 * (pidfd_getfd, or an open of /proc/PID/cwd).
+	 */
+	int (*get_fd)(void *userdata, pid_t pid, int fd);
+	/* The umask of the child (>= 0) or -errno. NULL: the view's default (/proc/PID/status). */
+	int (*get_umask)(void *userdata, pid_t pid);
+	/* Whether pid belongs to the sandboxed tree (its /proc entries are visible). NULL: all
+	 * pids are hidden except the caller's own process. */
+	bool (*in_tree)(void *userdata, pid_t pid);
+	/* The host path of the child's fd, or of its cwd for AT_FDCWD, into buf: 0 or -errno
+	 * (-EBADF: no such fd). Cheaper than get_fd for relative lookups (one readlink). NULL:
+	 * relative lookups use get_fd. */
+	int (*get_path)(void *userdata, pid_t pid, int fd, char *buf, size_t size);
+	/* Pseudo-terminals (policy process.pty): the open handler calls pty_created with the
+	 * supervisor's fd of a master it opened for pid (/dev/ptmx), before the child gets it.
+	 * open_pts answers /dev/pts/N: a new fd of that pts (flags: O_ACCMODE, O_NONBLOCK), or
+	 * with flags < 0 only 0 when it may be opened; -ENOENT unless the tree created pty N and
+	 * still holds its master. NULL: no /dev/pts/N at all (ptmx opens still work). */
+	void (*pty_created)(void *userdata, pid_t pid, int master_fd);
+	int (*open_pts)(void *userdata, pid_t pid, unsigned n, int flags);
+	/* An open a [[rule]] access = "ask"/"ask-write" holds (docs/policy.md "[[rule]]"):
+	 * blocks up to the rule's ask_timeout for a human's decision, on a worker. Returns 0
+	 * (denied), 1 (allowed once) or 2 (allowed; the path is remembered for the run and not
+	 * asked about again). NULL: denied. */
+	int (*ask_open)(void *userdata, pid_t pid, pid_t tgid, const char *vpath, bool write,
+			const PolicyRule *rule);
 
 	void *userdata; /* the supervisor's; tracer/: its Tracer */
 } EmuHost;

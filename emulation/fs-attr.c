@@ -19,7 +19,7 @@
  *  - Changes in a ro part of the view: EROFS; hidden: ENOENT; denied: EACCES.
  *  - getxattr/listxattr values are limited to 4096 bytes (E2BIG beyond: the scratch space of
  *    a decision); larger values need a larger scratch in common/handler.h.
- *  - inotify_add_watch needs the child's inotify fd (pidfd_getfd through the view's hooks).
+ *  - inotify_add_watch needs the child's inotify fd (pidfd_getfd through the host's get_fd).
  *  - Changes through an fd of a file outside the view (inherited from outside): EPERM; of an
  *    unlinked file, a pipe or a socket: allowed. FS_IOC_ENABLE_VERITY and
  *    FS_IOC_SET_ENCRYPTION_POLICY: EOPNOTSUPP. fsetxattr values up to 4096 bytes.

@@ -26,16 +26,12 @@ int fs_read_path(const EmuRequest *req, uint64_t addr, char *buf, size_t size)
 
 int fs_child_fd(const EmuRequest *req, int fd)
 {
-	const SbxHooks *h = sbx_view_hooks(req->view);
-
-	return h->get_fd(h->ctx, req->pid, fd);
+	return sbx_host_get_fd(fs_host(req), req->pid, fd);
 }
 
 int fs_child_umask(const EmuRequest *req)
 {
-	const SbxHooks *h = sbx_view_hooks(req->view);
-
-	return h->get_umask(h->ctx, req->pid);
+	return sbx_host_get_umask(fs_host(req), req->pid);
 }
 
 int fs_resolve_at(const EmuRequest *req, int dirfd, const char *path, unsigned flags,
@@ -50,15 +46,15 @@ int fs_resolve_at(const EmuRequest *req, int dirfd, const char *path, unsigned f
 		.tgid = req->tgid > 0 ? req->tgid : req->pid,
 		.flags = flags,
 	};
+	const EmuHost *h = fs_host(req);
 	int r;
 
-	if (path[0] != '/' && path[0] && sbx_view_hooks(req->view)->get_path) {
-		const SbxHooks *h = sbx_view_hooks(req->view);
+	if (path[0] != '/' && path[0] && h->get_path) {
 		char host[PATH_MAX];
 
 		/* One readlink of /proc/PID/{cwd,fd/N}: the walk needs no fd of the start, it
 		 * walks to its canonical virtual path (or the fast path goes straight there). */
-		r = h->get_path(h->ctx, req->pid, dirfd, host, sizeof(host));
+		r = h->get_path(h->userdata, req->pid, dirfd, host, sizeof(host));
 		if (r < 0)
 			return r == -ENOENT && dirfd != AT_FDCWD ? -EBADF : r;
 		if (host[0] != '/')
@@ -109,7 +105,7 @@ static bool same_object(const char *a, const char *b)
 bool fs_kernel_same(const EmuRequest *req, int dirfd, const char *path, const char *vpath,
 		    const char *host_path)
 {
-	const SbxHooks *h = sbx_view_hooks(req->view);
+	const EmuHost *h = fs_host(req);
 	char start[PATH_MAX], joined[PATH_MAX];
 	int n;
 
@@ -122,7 +118,7 @@ bool fs_kernel_same(const EmuRequest *req, int dirfd, const char *path, const ch
 		return same_object(path, host_path);
 	/* The kernel resolves a relative path from the child's real cwd (or dirfd), which is
 	 * a host directory: join without normalizing, ".." is the kernel's to resolve. */
-	if (!h->get_path || h->get_path(h->ctx, req->pid, dirfd, start, sizeof(start)) < 0 ||
+	if (!h->get_path || h->get_path(h->userdata, req->pid, dirfd, start, sizeof(start)) < 0 ||
 	    start[0] != '/')
 		return false;
 	n = snprintf(joined, sizeof(joined), "%s/%s", start, path);

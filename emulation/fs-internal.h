@@ -35,7 +35,15 @@ int fs_resolve_at(const EmuRequest *req, int dirfd, const char *path, unsigned f
 int fs_resolve_arg(const EmuRequest *req, int dirfd, uint64_t addr, unsigned flags,
 		   SbxResolved *ret);
 
-/* A dup of the child's fd (AT_FDCWD: cwd) through the view's hooks; -EBADF etc. */
+/* The host a handler reaches the caller's fds, paths and umask through: req->host, or with
+ * none (unit tests that run handlers alone) the view's default host, which acts on the
+ * calling process itself. Never NULL. */
+static inline const EmuHost *fs_host(const EmuRequest *req)
+{
+	return req->host ? req->host : sbx_view_default_host();
+}
+
+/* A dup of the child's fd (AT_FDCWD: cwd) through the host (EmuHost.get_fd); -EBADF etc. */
 int fs_child_fd(const EmuRequest *req, int fd);
 
 /* The child's umask, or -errno (supervisor failure). */

@@ -122,14 +122,13 @@ static int open_args(const EmuRequest *req, OpenArgs *a)
 static int reopen_proc_fd(const EmuRequest *req, EmuDecision *d, pid_t pid, int n, int flags,
 			  bool may_block)
 {
-	const SbxHooks *h = sbx_view_hooks(req->view);
 	_cleanup_close_ int cfd = -1;
 	char p[64];
 	struct stat st;
 	int fl, have, want, fd;
 	bool need_r, need_w, has_r, has_w;
 
-	cfd = h->get_fd(h->ctx, pid, n);
+	cfd = sbx_host_get_fd(fs_host(req), pid, n);
 	if (cfd < 0)
 		return fs_fail(d, cfd == -EBADF || cfd == -ESRCH ? -ENOENT : cfd, NULL);
 	fl = fcntl(cfd, F_GETFL);
@@ -179,7 +178,7 @@ static int reopen_proc_fd(const EmuRequest *req, EmuDecision *d, pid_t pid, int 
  */
 static int open_pts(const EmuRequest *req, EmuDecision *d, const SbxResolved *res, int flags)
 {
-	const SbxHooks *h = sbx_view_hooks(req->view);
+	const EmuHost *h = fs_host(req);
 	unsigned long n;
 	char *end;
 	int fd;
@@ -189,7 +188,7 @@ static int open_pts(const EmuRequest *req, EmuDecision *d, const SbxResolved *re
 	n = strtoul(res->vpath + 9, &end, 10);
 	if (*end || n > UINT_MAX)
 		return fs_fail(d, -ENOENT, NULL);
-	fd = h->open_pts(h->ctx, req->pid, (unsigned) n,
+	fd = h->open_pts(h->userdata, req->pid, (unsigned) n,
 			 (flags & O_PATH) ? O_RDONLY : flags & (O_ACCMODE | O_NONBLOCK));
 	if (fd < 0)
 		return fs_fail(d, fd, NULL);
@@ -201,7 +200,7 @@ static int open_pts(const EmuRequest *req, EmuDecision *d, const SbxResolved *re
 /*
  * Held opens ([[rule]] access = "ask" / "ask-write"; docs/policy.md "[[rule]]"). The
  * seccomp notification is the hold: on the receiver the open answers -EWOULDBLOCK and goes
- * to a worker (as a FIFO open does), which asks through the view's ask_open hook (the
+ * to a worker (as a FIFO open does), which asks through the host's ask_open (the
  * tracer's asker: tracer/ask.c) while the program waits in its open.
  *
  * TOCTOU: the question is about a virtual path and what it named when asked: the object's
@@ -243,7 +242,7 @@ static int open_identity(const SbxResolved *res, dev_t *ret_dev, ino_t *ret_ino)
 static int hold_open(const EmuRequest *req, EmuDecision *d, const SbxResolved *res, bool write,
 		     bool may_block, OpenAsk *oa)
 {
-	const SbxHooks *h = sbx_view_hooks(req->view);
+	const EmuHost *h = fs_host(req);
 	dev_t dev = 0;
 	ino_t ino = 0;
 	int r;
@@ -260,9 +259,9 @@ static int hold_open(const EmuRequest *req, EmuDecision *d, const SbxResolved *r
 	}
 	if (!may_block)
 		return -EWOULDBLOCK;
-	r = h && h->ask_open
-		    ? h->ask_open(h->ctx, req->pid, req->tgid, res->vpath, write, res->ask_rule)
-		    : 0;
+	r = h->ask_open ? h->ask_open(h->userdata, req->pid, req->tgid, res->vpath, write,
+				      res->ask_rule)
+			: 0;
 	if (r <= 0) {
 		d->denied = true;
 		return fs_fail(d, -EACCES, "held by an ask rule: not allowed") + 1;
@@ -494,11 +493,11 @@ static int do_open(const EmuRequest *req, EmuDecision *d, bool may_block)
 		}
 		if (res.mount && res.mount->kind == SBX_MOUNT_DEV &&
 		    streq(res.vpath, "/dev/ptmx")) {
-			const SbxHooks *h = sbx_view_hooks(req->view);
+			const EmuHost *h = fs_host(req);
 
 			/* a new pty: the tree may open its pts by name from now on */
 			if (h->pty_created)
-				h->pty_created(h->ctx, req->pid, fd);
+				h->pty_created(h->userdata, req->pid, fd);
 		}
 		d->inject_fd = fd;
 		d->inject_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;

@@ -111,9 +111,7 @@ int emu_handle_stat(const EmuRequest *req, EmuDecision *d)
 			if (sbx_proc_fd_path(res.mount, res.vpath, &pid, &n)) {
 				/* /dev/fd/N, /proc/PID/fd/N: the fd's own object, which may
 				 * have no path (a pipe of `diff <(…) <(…)`, a socket) */
-				const SbxHooks *h = sbx_view_hooks(req->view);
-
-				cfd = h->get_fd(h->ctx, pid, n);
+				cfd = sbx_host_get_fd(fs_host(req), pid, n);
 				if (cfd < 0)
 					return fs_fail(
 						d, cfd == -EBADF || cfd == -ESRCH ? -ENOENT : cfd,

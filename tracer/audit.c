@@ -228,7 +228,7 @@ static void oov_capture(Tracer *t, const struct seccomp_notif *n, const EmuDecis
 			const AuditSyscallInfo *info, TracerAuditCtx *c)
 {
 	const AuditRecord *r = &c->rec;
-	const SbxHooks *h;
+	const EmuHost *h = &t->host;
 	const char *path = NULL;
 	char dir[PATH_MAX], vdir[PATH_MAX], joined[2 * PATH_MAX];
 	int dirfd = AT_FDCWD;
@@ -256,8 +256,7 @@ static void oov_capture(Tracer *t, const struct seccomp_notif *n, const EmuDecis
 			c->oov_vpath[0] = 0;
 		return;
 	}
-	h = sbx_view_hooks(t->view);
-	if (!h->get_path || h->get_path(h->ctx, (pid_t) n->pid, dirfd, dir, sizeof(dir)) < 0 ||
+	if (!h->get_path || h->get_path(h->userdata, (pid_t) n->pid, dirfd, dir, sizeof(dir)) < 0 ||
 	    dir[0] != '/' || sbx_view_vpath_of_child(t->view, dir, vdir, sizeof(vdir)) < 0)
 		return;
 	snprintf(joined, sizeof(joined), "%s/%s", vdir, path);

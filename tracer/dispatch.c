@@ -1014,4 +1014,5 @@ void tracer_host_init(Tracer *t)
 		.unix_names = &sbx_view_unix_names,
 		.userdata = t,
 	};
+	tracer_fs_host_init(&t->host);
 }

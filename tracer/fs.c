@@ -29,9 +29,9 @@
 #define PROC_SUPER_MAGIC 0x9fa0
 #endif
 
-static bool hook_in_tree(void *ctx, pid_t pid)
+static bool host_in_tree(void *userdata, pid_t pid)
 {
-	Tracer *t = ctx;
+	Tracer *t = userdata;
 
 	return t->keeper > 0 && tree_contains(t->keeper, pid, NULL) == 1;
 }
@@ -52,9 +52,9 @@ typedef struct TracerPtys {
 
 #define PTYS_MAX 4096 /* beyond: the oldest numbers are forgotten (their pts absent) */
 
-static void hook_pty_created(void *ctx, pid_t pid, int master_fd)
+static void host_pty_created(void *userdata, pid_t pid, int master_fd)
 {
-	Tracer *t = ctx;
+	Tracer *t = userdata;
 	TracerPtys *s = t->ptys;
 	unsigned n;
 
@@ -213,9 +213,9 @@ static int search_masters(pid_t pid, void *userdata)
 	return s->result == -ENOENT ? 0 : -ECANCELED; /* found: stop the walk */
 }
 
-static int hook_open_pts(void *ctx, pid_t pid, unsigned n, int flags)
+static int host_open_pts(void *userdata, pid_t pid, unsigned n, int flags)
 {
-	Tracer *t = ctx;
+	Tracer *t = userdata;
 	PtsSearch s = {.t = t, .n = n, .flags = flags, .result = -ENOENT};
 
 	if (!t->ptys || t->keeper <= 0 || !ptys_has(t->ptys, n, false))
@@ -273,10 +273,10 @@ static void open_session_add(const char *vpath, bool write)
 	pthread_mutex_unlock(&open_session.lock);
 }
 
-static int hook_ask_open(void *ctx, pid_t pid, pid_t tgid, const char *vpath, bool write,
+static int host_ask_open(void *userdata, pid_t pid, pid_t tgid, const char *vpath, bool write,
 			 const PolicyRule *rule)
 {
-	Tracer *t = ctx;
+	Tracer *t = userdata;
 	char text[PATH_MAX + 80];
 	NetAskRequest rq = {
 		.pid = pid,
@@ -303,18 +303,19 @@ static int hook_ask_open(void *ctx, pid_t pid, pid_t tgid, const char *vpath, bo
 	return ans == NET_ASK_DENY ? 0 : ans == NET_ASK_ALLOW_SESSION ? 2 : 1;
 }
 
+void tracer_fs_host_init(EmuHost *h)
+{
+	h->get_fd = tracer_get_fd;
+	h->get_umask = sbx_default_get_umask;
+	h->in_tree = host_in_tree;
+	h->get_path = sbx_default_get_path;
+	h->pty_created = host_pty_created;
+	h->open_pts = host_open_pts;
+	h->ask_open = host_ask_open;
+}
+
 int tracer_fs_setup(Tracer *t, const Policy *p)
 {
-	SbxHooks hooks = {
-		.ctx = t,
-		.get_fd = tracer_get_fd,
-		.get_umask = sbx_default_get_umask,
-		.in_tree = hook_in_tree,
-		.get_path = sbx_default_get_path,
-		.pty_created = hook_pty_created,
-		.open_pts = hook_open_pts,
-		.ask_open = hook_ask_open,
-	};
 	char why[512] = "";
 	int r;
 
@@ -325,8 +326,10 @@ int tracer_fs_setup(Tracer *t, const Policy *p)
 		pthread_mutex_init(&t->ptys->lock, NULL);
 	}
 
-	/* the skeleton's files come after the fork (tracer_fs_write_files(), tracer/run.c) */
-	r = sbx_view_new(p, &hooks, SBX_VIEW_FILES_LATER, &t->view, why, sizeof(why));
+	/* the run's host, which every request points to: the walk asks it which pids and ptys
+	 * the tree has (tracer_host_init() filled it before); the skeleton's files come after
+	 * the fork (tracer_fs_write_files(), tracer/run.c) */
+	r = sbx_view_new(p, &t->host, SBX_VIEW_FILES_LATER, &t->view, why, sizeof(why));
 	if (r < 0)
 		return log_error_errno(r, "cannot build the file-system view: %s",
 				       why[0] ? why : strerror(-r));

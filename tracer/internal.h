@@ -228,10 +228,10 @@ pid_t tracer_kview_spawn(void);
 extern _Thread_local int tracer_current_notify_fd;
 extern _Thread_local uint64_t tracer_current_id;
 
-/* The view's get_fd hook with a per-thread cache of callers' pidfds (tracer/pidfd-cache.c),
- * ctx the Tracer (its network state holds the sockets the supervisor made for the tree);
- * a thread that used it calls the flush before it ends. */
-int tracer_get_fd(void *ctx, pid_t pid, int fd);
+/* The host's get_fd (EmuHost, common/handler.h) with a per-thread cache of callers' pidfds
+ * (tracer/pidfd-cache.c), userdata the Tracer (its network state holds the sockets the
+ * supervisor made for the tree); a thread that used it calls the flush before it ends. */
+int tracer_get_fd(void *userdata, pid_t pid, int fd);
 void tracer_pidfd_cache_flush(void);
 /** What read_string would give for (addr, size) from a string already read through ctx:
  * 0 or -ENAMETOOLONG with buf filled, or -ENOENT when it was not read (or was read with a
@@ -323,6 +323,9 @@ bool tracer_ask_job_stopped(Tracer *t);
 /** Fills t->host, the handlers' one door to the supervisor (common/handler.h, EmuHost), with
  * the tracer's operations and t itself as their userdata. t must not move afterwards. */
 void tracer_host_init(Tracer *t);
+/** The host's file-system operations (get_fd, in_tree, the ptys, ask_open: tracer/fs.c), for
+ * tracer_host_init(); the Tracer is their userdata. */
+void tracer_fs_host_init(EmuHost *h);
 
 /* The Tracer behind a request tracer/ built, for tracer/'s own handlers (the tasks budget's
  * budget_handle_clone()): the userdata tracer_host_init() put in its host. Handlers below

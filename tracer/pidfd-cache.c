@@ -118,12 +118,12 @@ static int get_fd_proc(Tracer *t, pid_t pid, int fd)
 	return r;
 }
 
-int tracer_get_fd(void *ctx, pid_t pid, int fd)
+int tracer_get_fd(void *userdata, pid_t pid, int fd)
 {
 	if (fd == AT_FDCWD || fd < 0 || pid <= 0)
-		return sbx_default_get_fd(ctx, pid, fd);
+		return sbx_default_get_fd(userdata, pid, fd);
 	if (!pidfd_getfd_usable())
-		return get_fd_proc(ctx, pid, fd);
+		return get_fd_proc(userdata, pid, fd);
 	for (int attempt = 0; attempt < 2; attempt++) {
 		bool cached;
 		int error = 0;
@@ -131,7 +131,7 @@ int tracer_get_fd(void *ctx, pid_t pid, int fd)
 		long r;
 
 		if (!s)
-			return error == -EOPNOTSUPP ? sbx_default_get_fd(ctx, pid, fd) : error;
+			return error == -EOPNOTSUPP ? sbx_default_get_fd(userdata, pid, fd) : error;
 		r = syscall(SYS_pidfd_getfd, s->fd, fd, 0);
 		if (r >= 0)
 			return (int) r; /* pidfd_getfd sets O_CLOEXEC on the new fd */

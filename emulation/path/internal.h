@@ -9,7 +9,7 @@
 
 struct SbxView {
 	const Policy *policy; /* borrowed */
-	SbxHooks hooks;
+	const EmuHost *host; /* borrowed; never NULL (sbx_view_default_host()) */
 	unsigned flags;
 	SbxMount *mounts; /* sorted by vpath */
 	size_t n_mounts;

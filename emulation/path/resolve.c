@@ -199,9 +199,9 @@ static bool is_pid_name(const char *s, size_t n, pid_t *ret)
 
 /*
  * /dev/pts/N (process.pty): only a pty the tree created and whose master it still holds
- * (SbxHooks.open_pts decides, with the master's own TIOCGPTN); anything else is absent, so
- * no other session's terminal is reachable by name. The O_PATH fd serves stat and the like;
- * opens go through open_pts, which opens the peer of the master (fs-open.c).
+ * (EmuHost.open_pts of the view's host decides, with the master's own TIOCGPTN); anything else is
+ * absent, so no other session's terminal is reachable by name. The O_PATH fd serves stat and the
+ * like; opens go through open_pts, which opens the peer of the master (fs-open.c).
  */
 static int lookup_pts(const SbxView *v, const Walk *w, const char *nm, Child *c)
 {
@@ -210,13 +210,13 @@ static int lookup_pts(const SbxView *v, const Walk *w, const char *nm, Child *c)
 	char *end;
 	int fd, r;
 
-	if (nm[0] < '0' || nm[0] > '9' || (nm[0] == '0' && nm[1]) || !v->hooks.open_pts)
+	if (nm[0] < '0' || nm[0] > '9' || (nm[0] == '0' && nm[1]) || !v->host->open_pts)
 		return -ENOENT;
 	errno = 0;
 	n = strtoul(nm, &end, 10);
 	if (*end || errno || n > UINT_MAX)
 		return -ENOENT;
-	r = v->hooks.open_pts(v->hooks.ctx, w->l->tgid, (unsigned) n, -1);
+	r = v->host->open_pts(v->host->userdata, w->l->tgid, (unsigned) n, -1);
 	if (r < 0)
 		return -ENOENT;
 	fd = openat(v->pts_fd, nm, O_PATH | O_NOFOLLOW | O_CLOEXEC);
@@ -328,7 +328,7 @@ static int lookup_child(Walk *w, const char *name, size_t nlen, bool want_dir, C
 			return 0;
 		}
 		if (is_pid_name(nm, nlen, &pid) && pid != w->l->tgid &&
-		    !(v->hooks.in_tree && v->hooks.in_tree(v->hooks.ctx, pid)))
+		    !(v->host->in_tree && v->host->in_tree(v->host->userdata, pid)))
 			return -ENOENT;
 	}
 

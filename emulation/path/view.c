@@ -707,13 +707,13 @@ static int add_nested_procs(SbxView *v)
 	return r;
 }
 
-int sbx_default_get_fd(void *ctx, pid_t pid, int fd)
+int sbx_default_get_fd(void *userdata, pid_t pid, int fd)
 {
 	_cleanup_close_ int pidfd = -1;
 	char path[64];
 	int r;
 
-	(void) ctx;
+	(void) userdata;
 	if (fd == AT_FDCWD) {
 		(void) snprintf(path, sizeof(path), "/proc/%d/cwd", (int) pid);
 		r = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -733,12 +733,12 @@ int sbx_default_get_fd(void *ctx, pid_t pid, int fd)
 	return r < 0 ? -errno : r; /* pidfd_getfd sets O_CLOEXEC on the new fd */
 }
 
-int sbx_default_get_path(void *ctx, pid_t pid, int fd, char *buf, size_t size)
+int sbx_default_get_path(void *userdata, pid_t pid, int fd, char *buf, size_t size)
 {
 	char link[64];
 	ssize_t n;
 
-	(void) ctx;
+	(void) userdata;
 	if (fd == AT_FDCWD)
 		(void) snprintf(link, sizeof(link), "/proc/%d/cwd", (int) pid);
 	else if (fd >= 0)
@@ -754,13 +754,13 @@ int sbx_default_get_path(void *ctx, pid_t pid, int fd, char *buf, size_t size)
 	return 0;
 }
 
-int sbx_default_get_umask(void *ctx, pid_t pid)
+int sbx_default_get_umask(void *userdata, pid_t pid)
 {
 	char path[64], buf[2048], *p;
 	_cleanup_close_ int fd = -1;
 	ssize_t n;
 
-	(void) ctx;
+	(void) userdata;
 	(void) snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -775,7 +775,32 @@ int sbx_default_get_umask(void *ctx, pid_t pid)
 	return (int) (strtoul(p + 7, NULL, 8) & 0777);
 }
 
-int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, SbxView **ret_view,
+static const EmuHost default_host = {
+	.get_fd = sbx_default_get_fd,
+	.get_umask = sbx_default_get_umask,
+	.get_path = sbx_default_get_path,
+};
+
+const EmuHost *sbx_view_default_host(void)
+{
+	return &default_host;
+}
+
+int sbx_host_get_fd(const EmuHost *h, pid_t pid, int fd)
+{
+	if (!h || !h->get_fd)
+		return sbx_default_get_fd(NULL, pid, fd);
+	return h->get_fd(h->userdata, pid, fd);
+}
+
+int sbx_host_get_umask(const EmuHost *h, pid_t pid)
+{
+	if (!h || !h->get_umask)
+		return sbx_default_get_umask(NULL, pid);
+	return h->get_umask(h->userdata, pid);
+}
+
+int sbx_view_new(const Policy *policy, const EmuHost *host, unsigned flags, SbxView **ret_view,
 		 char *reterr, size_t reterr_size)
 {
 	_cleanup_(sbx_view_freep) SbxView *v = NULL;
@@ -793,14 +818,7 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 	r = sbx_default_get_umask(NULL, getpid());
 	v->supervisor_umask = r >= 0 ? (mode_t) r : 0777; /* unknown: always fix modes up */
 	v->run_fd = v->root_fd = v->dev_fd = v->pts_fd = -1;
-	if (hooks)
-		v->hooks = *hooks;
-	if (!v->hooks.get_fd)
-		v->hooks.get_fd = sbx_default_get_fd;
-	if (!v->hooks.get_umask)
-		v->hooks.get_umask = sbx_default_get_umask;
-	if (!hooks)
-		v->hooks.get_path = sbx_default_get_path;
+	v->host = host ? host : &default_host;
 
 	for (size_t i = 0; i < policy->n_mounts; i++) {
 		const PolicyMount *pm = &policy->mounts[i];
@@ -891,7 +909,7 @@ int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, Sb
 			v->dev_allow[n_dev++] = "tty";
 		if (policy->process.pty) {
 			/* ptmx is a node of the allowlist; pts/ a directory whose entries are
-			 * only the ptys the tree created (resolve.c, SbxHooks.open_pts) */
+			 * only the ptys the tree created (resolve.c, EmuHost.open_pts) */
 			v->pts_fd = open("/dev/pts", O_PATH | O_DIRECTORY | O_CLOEXEC);
 			if (v->pts_fd < 0) {
 				r = -errno;
@@ -1053,11 +1071,6 @@ SbxView *sbx_view_free(SbxView *v)
 	free(v->root_path);
 	free(v);
 	return NULL;
-}
-
-const SbxHooks *sbx_view_hooks(const SbxView *v)
-{
-	return &v->hooks;
 }
 
 const Policy *sbx_view_policy(const SbxView *v)
@@ -1410,7 +1423,7 @@ static bool pid_hidden(const SbxView *v, const char *name, size_t nl, pid_t tgid
 	}
 	if (pid == tgid)
 		return false;
-	return !(v->hooks.in_tree && v->hooks.in_tree(v->hooks.ctx, (pid_t) pid));
+	return !(v->host->in_tree && v->host->in_tree(v->host->userdata, (pid_t) pid));
 }
 
 size_t sbx_view_filter_dirents(const SbxView *v, const char *dir_vpath, pid_t tgid, void *buf,

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "common/handler.h" /* EmuUnixNames */
+#include "common/handler.h" /* EmuHost, EmuUnixNames */
 #include "policy/policy.h"
 
 typedef struct SbxView SbxView;
@@ -48,49 +48,27 @@ typedef struct SbxMount {
 } SbxMount;
 
 /*
- * How the view reaches into the supervised processes. The supervisor supplies these; unit
- * tests use the defaults (which work on the calling process itself) or fakes. A door to the
- * supervisor beside the handlers' host (EmuHost, common/handler.h), kept apart because the
- * view also works outside a run, with these defaults and no host, and because the walk calls
- * in_tree and open_pts with no request in reach: docs/architecture.md, "The host interface".
+ * How the view reaches into the supervised processes: the fd, path, umask, tree and pty
+ * operations of the host (EmuHost, common/handler.h), the handlers' one door to the
+ * supervisor. tracer/ gives the view the run's host, the one every request points to;
+ * a view made outside a run (agent/files.c, `check`'s probe, unit tests) gets
+ * sbx_view_default_host(), whose operations act on the calling process itself.
+ *
+ * The defaults: pidfd_open+pidfd_getfd (or open of /proc/PID/cwd), /proc/PID/status
+ * "Umask:", readlink of /proc/PID/{cwd,fd/N}. The userdata is not used.
  */
-typedef struct SbxHooks {
-	void *ctx;
-	/* A new fd (O_CLOEXEC, caller closes) for the child's fd, or its cwd when fd is
-	 * AT_FDCWD; -errno (-EBADF when the child has no such fd). */
-	int (*get_fd)(void *ctx, pid_t pid, int fd);
-	/* The umask of the child (>= 0) or -errno. */
-	int (*get_umask)(void *ctx, pid_t pid);
-	/* Whether pid belongs to the sandboxed tree (its /proc entries are visible). NULL: all
-	 * pids are hidden except the caller's own process. */
-	bool (*in_tree)(void *ctx, pid_t pid);
-	/* The host path of the child's fd, or of its cwd for AT_FDCWD, into buf: 0 or -errno
-	 * (-EBADF: no such fd). Cheaper than get_fd for relative lookups (one readlink). NULL:
-	 * relative lookups use get_fd. */
-	int (*get_path)(void *ctx, pid_t pid, int fd, char *buf, size_t size);
-	/* Pseudo-terminals (policy process.pty): the open handler calls pty_created with the
-	 * supervisor's fd of a master it opened for pid (/dev/ptmx), before the child gets it.
-	 * open_pts answers /dev/pts/N: a new fd of that pts (flags: O_ACCMODE, O_NONBLOCK), or
-	 * with flags < 0 only 0 when it may be opened; -ENOENT unless the tree created pty N and
-	 * still holds its master. NULL: no /dev/pts/N at all (ptmx opens still work). */
-	void (*pty_created)(void *ctx, pid_t pid, int master_fd);
-	int (*open_pts)(void *ctx, pid_t pid, unsigned n, int flags);
-	/* An open a [[rule]] access = "ask"/"ask-write" holds (docs/policy.md "[[rule]]"):
-	 * blocks up to the rule's ask_timeout for a human's decision, on a worker. Returns 0
-	 * (denied), 1 (allowed once) or 2 (allowed; the path is remembered for the run and not
-	 * asked about again). NULL: denied. */
-	int (*ask_open)(void *ctx, pid_t pid, pid_t tgid, const char *vpath, bool write,
-			const PolicyRule *rule);
-} SbxHooks;
+int sbx_default_get_fd(void *userdata, pid_t pid, int fd);
+int sbx_default_get_umask(void *userdata, pid_t pid);
+int sbx_default_get_path(void *userdata, pid_t pid, int fd, char *buf, size_t size);
 
-/**
- * Default hooks: pidfd_open+pidfd_getfd (or open of /proc/PID/cwd), /proc/PID/status
- * "Umask:", readlink of /proc/PID/{cwd,fd/N}. sbx_view_new() fills NULL get_fd/get_umask with
- * them, and get_path too when hooks is NULL altogether.
- */
-int sbx_default_get_fd(void *ctx, pid_t pid, int fd);
-int sbx_default_get_umask(void *ctx, pid_t pid);
-int sbx_default_get_path(void *ctx, pid_t pid, int fd, char *buf, size_t size);
+/** The host of views made outside a run: get_fd, get_umask and get_path are the defaults
+ * above; no tree (only the caller's own /proc entry shows), no ptys, no asking (denied). */
+const EmuHost *sbx_view_default_host(void);
+
+/** EmuHost.get_fd of h, the default when h or its get_fd is NULL. */
+int sbx_host_get_fd(const EmuHost *h, pid_t pid, int fd);
+/** EmuHost.get_umask of h, the default when h or its get_umask is NULL. */
+int sbx_host_get_umask(const EmuHost *h, pid_t pid);
 
 typedef enum SbxViewFlags {
 	SBX_VIEW_KEEP_TMP = 1 << 0,    /* keep every tmp directory at free (debugging) */
@@ -103,11 +81,12 @@ typedef enum SbxViewFlags {
 
 /**
  * Builds the view of policy (borrowed: it must outlive the view; its rules are read on every
- * lookup). Scratch directories go under $XDG_RUNTIME_DIR or $TMPDIR or /tmp. hooks may be
- * NULL (defaults). On failure returns -errno and writes a one-line reason into reterr (if not
- * NULL): -ENOENT/-ENOTDIR for a missing source, -EINVAL for duplicate or relative mount paths.
+ * lookup). Scratch directories go under $XDG_RUNTIME_DIR or $TMPDIR or /tmp. host (borrowed:
+ * it must outlive the view) is what the walk asks which pids and ptys the tree has; NULL:
+ * sbx_view_default_host(). On failure returns -errno and writes a one-line reason into reterr (if
+ * not NULL): -ENOENT/-ENOTDIR for a missing source, -EINVAL for duplicate or relative mount paths.
  */
-int sbx_view_new(const Policy *policy, const SbxHooks *hooks, unsigned flags, SbxView **ret_view,
+int sbx_view_new(const Policy *policy, const EmuHost *host, unsigned flags, SbxView **ret_view,
 		 char *reterr, size_t reterr_size);
 
 /**
@@ -134,7 +113,6 @@ static inline void sbx_view_freep(SbxView **v)
 		(void) sbx_view_free(*v);
 }
 
-const SbxHooks *sbx_view_hooks(const SbxView *v);
 const Policy *sbx_view_policy(const SbxView *v);
 /** The supervisor's umask when the view was made (creating handlers correct for it). */
 mode_t sbx_view_supervisor_umask(const SbxView *v);
@@ -299,7 +277,7 @@ int sbx_view_vpath_of_child(const SbxView *v, const char *path, char *ret_vpath,
  * Removes, in place, the entries of a getdents64 buffer (struct linux_dirent64 records) of
  * the directory dir_vpath that the view hides: hidden by a rule, or, in the root of a proc
  * mount, the pids that are neither tgid (the caller; 0: none) nor in the tree
- * (SbxHooks.in_tree). Returns the new length.
+ * (EmuHost.in_tree of the view's host). Returns the new length.
  */
 size_t sbx_view_filter_dirents(const SbxView *v, const char *dir_vpath, pid_t tgid, void *buf,
 			       size_t len);

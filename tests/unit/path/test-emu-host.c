@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The handlers' one door to the supervisor, EmuHost (common/handler.h), driven with a fake:
+ * The handlers' one door to the supervisor, EmuHost (common/handler.h), driven with a fake
+ * (the view's walk asks the same fake: it is given at sbx_view_new()):
  * each test gives a handler a host that records what it was asked and answers as the test
  * wants, and checks both the decision and the calls. This is what the interface is for:
  * a handler is tested without a tracer, a process tree or a network runtime behind it, and
@@ -50,7 +51,16 @@ typedef struct FakeHost {
 	unsigned unix_calls;
 	char unix_path[108];
 	bool unix_bind;
+	/* the caller's files: FAKE_FD, a descriptor this process does not have, names the
+	 * directory fd_dir; the others are this process's own (the view's defaults) */
+	char fd_dir[1024];
+	unsigned fd_calls, path_calls, umask_calls, tree_calls;
+	int last_fd;
+	int umask;
+	pid_t tree_pid; /* the one pid the fake's tree has (0: none) */
 } FakeHost;
+
+#define FAKE_FD 1000
 
 static int fake_sensitive_open(void *userdata, const EmuRequest *req, Sensitivity level,
 			       const char *vpath)
@@ -126,6 +136,47 @@ static int fake_unix_resolve(const EmuRequest *req, const char *path, bool bind,
 	return -ENOENT;
 }
 
+static int fake_get_fd(void *userdata, pid_t pid, int fd)
+{
+	FakeHost *f = userdata;
+	int r;
+
+	f->fd_calls++;
+	f->last_fd = fd;
+	if (fd != FAKE_FD)
+		return sbx_default_get_fd(NULL, pid, fd);
+	r = open(f->fd_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return r < 0 ? -errno : r;
+}
+
+static int fake_get_path(void *userdata, pid_t pid, int fd, char *buf, size_t size)
+{
+	FakeHost *f = userdata;
+
+	f->path_calls++;
+	f->last_fd = fd;
+	if (fd != FAKE_FD)
+		return sbx_default_get_path(NULL, pid, fd, buf, size);
+	return snprintf(buf, size, "%s", f->fd_dir) < (int) size ? 0 : -ENAMETOOLONG;
+}
+
+static int fake_get_umask(void *userdata, pid_t pid)
+{
+	FakeHost *f = userdata;
+
+	(void) pid;
+	f->umask_calls++;
+	return f->umask;
+}
+
+static bool fake_in_tree(void *userdata, pid_t pid)
+{
+	FakeHost *f = userdata;
+
+	f->tree_calls++;
+	return f->tree_pid > 0 && pid == f->tree_pid;
+}
+
 static void fake_init(FakeHost *f)
 {
 	*f = (FakeHost){
@@ -134,14 +185,19 @@ static void fake_init(FakeHost *f)
 			 .check_target = fake_check_target,
 			 .fcntl_dup = fake_fcntl_dup,
 			 .disk_full = fake_disk_full,
-			 .net_runtime = fake_net_runtime},
+			 .net_runtime = fake_net_runtime,
+			 .get_fd = fake_get_fd,
+			 .get_umask = fake_get_umask,
+			 .in_tree = fake_in_tree,
+			 .get_path = fake_get_path},
+		.umask = 022,
 	};
 	f->unix_names = (EmuUnixNames){.resolve = fake_unix_resolve};
 	f->host.unix_names = &f->unix_names;
 	f->host.userdata = f;
 }
 
-/* ---- the fs view: /workspace with one secret directory ---- */
+/* ---- the fs view: /workspace with one secret directory, and the host's /proc ---- */
 
 typedef struct Env {
 	Fixture fx;
@@ -167,11 +223,15 @@ static Env *env_new(void)
 		.access = RULE_ACCESS_UNSET,
 		.level = SENSITIVITY_SECRET,
 	};
-	if (sbx_view_new(&e->fx.policy, NULL, 0, &e->v, err, sizeof(err)) < 0) {
+	fx_mount(&e->fx, "/proc", NULL, MOUNT_RO);
+	e->fx.mounts[1].source = (char *) "/proc";
+	/* the view asks the same host as the requests (tracer/ gives both the run's) */
+	fake_init(&e->fake);
+	(void) snprintf(e->fake.fd_dir, sizeof(e->fake.fd_dir), "%s/ws/dir", e->fx.base);
+	if (sbx_view_new(&e->fx.policy, &e->fake.host, 0, &e->v, err, sizeof(err)) < 0) {
 		fprintf(stderr, "view: %s\n", err);
 		exit(99);
 	}
-	fake_init(&e->fake);
 	return e;
 }
 
@@ -422,6 +482,87 @@ TEST(unix_names_resolve_through_the_host)
 	ASSERT_EQ(connect_unix(e, fd, "/workspace/a.txt", true), 0);
 	EXPECT_EQ(e->d.verdict, EMU_FAIL);
 	EXPECT_EQ(e->d.error, ECONNREFUSED);
+	env_free(e);
+}
+
+TEST(relative_open_starts_where_the_host_says)
+{
+	Env *e = env_new();
+
+	/* openat(FAKE_FD, "sub.txt"): this process has no such fd, so only an answer of the
+	 * fake can make the open work, and it names /workspace/dir */
+	ASSERT_EQ(fcntl(FAKE_FD, F_GETFD), -1);
+	ASSERT_EQ(run(e, emu_handle_open, SYS_openat, true, FAKE_FD, A("sub.txt"), O_RDONLY), 0);
+	EXPECT_EQ(e->d.verdict, EMU_RETURN);
+	EXPECT_GE(e->d.inject_fd, 0);
+	EXPECT_EQ(e->fake.path_calls, 1);
+	EXPECT_EQ(e->fake.fd_calls, 0);
+	EXPECT_EQ(e->fake.last_fd, FAKE_FD);
+	EXPECT_STREQ(e->fake.ratchet_path, "/workspace/dir/sub.txt");
+
+	/* a host without get_path: the start is a dup of the caller's fd, from get_fd */
+	e->fake.host.get_path = NULL;
+	ASSERT_EQ(run(e, emu_handle_open, SYS_openat, true, FAKE_FD, A("sub.txt"), O_RDONLY), 0);
+	EXPECT_EQ(e->d.verdict, EMU_RETURN);
+	EXPECT_GE(e->d.inject_fd, 0);
+	EXPECT_EQ(e->fake.fd_calls, 1);
+	EXPECT_EQ(e->fake.path_calls, 1);
+	EXPECT_EQ(e->fake.last_fd, FAKE_FD);
+	EXPECT_EQ(e->fake.ratchet_calls, 2);
+
+	/* no host: the view's default host asks this process, which has no fd FAKE_FD */
+	ASSERT_EQ(run(e, emu_handle_open, SYS_openat, false, FAKE_FD, A("sub.txt"), O_RDONLY), 0);
+	EXPECT_EQ(e->d.verdict, EMU_FAIL);
+	EXPECT_EQ(e->d.error, EBADF);
+	EXPECT_EQ(e->fake.fd_calls + e->fake.path_calls, 2);
+	env_free(e);
+}
+
+TEST(creations_take_the_umask_the_host_says)
+{
+	Env *e = env_new();
+	struct stat st;
+
+	e->fake.umask = 077;
+	ASSERT_EQ(run(e, emu_handle_mkdir, SYS_mkdir, true, A("/workspace/d077"), 0777, 0), 0);
+	EXPECT_EQ(e->d.verdict, EMU_RETURN);
+	EXPECT_GE(e->fake.umask_calls, 1);
+	ASSERT_EQ(fx_stat(&e->fx, "ws/d077", &st), 0);
+	EXPECT_EQ(st.st_mode & 07777, 0700);
+
+	e->fake.umask = 002;
+	ASSERT_EQ(run(e, emu_handle_open, SYS_open, true, A("/workspace/f002"),
+		      O_CREAT | O_WRONLY | O_CLOEXEC, 0666),
+		  0);
+	EXPECT_EQ(e->d.verdict, EMU_RETURN);
+	ASSERT_EQ(fx_stat(&e->fx, "ws/f002", &st), 0);
+	EXPECT_EQ(st.st_mode & 07777, 0664);
+	env_free(e);
+}
+
+TEST(proc_shows_the_pids_the_host_says_are_in_the_tree)
+{
+	Env *e = env_new();
+	SbxResolved r;
+	pid_t other = getppid();
+	char p[64];
+
+	/* the walk of the view asks the host it was made with (no request in reach) */
+	ASSERT_TRUE(other > 1 && other != getpid());
+	(void) snprintf(p, sizeof(p), "/proc/%d", (int) other);
+	EXPECT_EQ(fx_resolve(e->v, p, 0, &r), -ENOENT);
+	EXPECT_GE(e->fake.tree_calls, 1);
+	e->fake.tree_pid = other;
+	ASSERT_EQ(fx_resolve(e->v, p, 0, &r), 0);
+	EXPECT_TRUE(r.exists);
+	sbx_resolved_done(&r);
+	/* the caller's own entry needs no answer */
+	e->fake.tree_pid = 0;
+	e->fake.tree_calls = 0;
+	(void) snprintf(p, sizeof(p), "/proc/%d", (int) getpid());
+	ASSERT_EQ(fx_resolve(e->v, p, 0, &r), 0);
+	sbx_resolved_done(&r);
+	EXPECT_EQ(e->fake.tree_calls, 0);
 	env_free(e);
 }
 

@@ -30,15 +30,16 @@
 
 static int fake_umask = 027;
 
-static int get_umask(void *ctx, pid_t pid)
+static int get_umask(void *userdata, pid_t pid)
 {
-	(void) ctx;
+	(void) userdata;
 	(void) pid;
 	return fake_umask;
 }
 
-/* get_path is what the tracer is expected to use; one test runs without it (get_fd only) */
-static SbxHooks hooks = {
+/* The host of every request and view here. get_path is what the tracer is expected to use;
+ * one test runs without it (get_fd only) */
+static EmuHost test_host = {
 	.get_fd = sbx_default_get_fd,
 	.get_umask = get_umask,
 	.get_path = sbx_default_get_path,
@@ -63,7 +64,7 @@ static Env *env_new(void)
 	fx_mount(&e->fx, "/etc", "etc", MOUNT_RO);
 	fx_mount(&e->fx, "/tmp", NULL, MOUNT_TMP);
 	fx_rules(&e->fx);
-	r = sbx_view_new(&e->fx.policy, &hooks, 0, &e->v, err, sizeof(err));
+	r = sbx_view_new(&e->fx.policy, &test_host, 0, &e->v, err, sizeof(err));
 	if (r < 0) {
 		fprintf(stderr, "view: %s\n", err);
 		exit(99);
@@ -93,6 +94,7 @@ static int64_t call(Env *e, EmuHandler h, int nr, uint64_t a0, uint64_t a1, uint
 		.tgid = getpid(),
 		.nr = nr,
 		.args = {a0, a1, a2, a3, a4, 0},
+		.host = &test_host,
 	};
 	int r;
 
@@ -660,10 +662,10 @@ TEST(cwd_getcwd_chdir_getdents)
 
 TEST(relative_lookups_through_get_fd)
 {
-	hooks.get_path = NULL;
+	test_host.get_path = NULL;
 	relative_and_openat2(_tap_failed);
 	cwd_getcwd_chdir_getdents(_tap_failed);
-	hooks.get_path = sbx_default_get_path;
+	test_host.get_path = sbx_default_get_path;
 }
 
 static void write_exec(const char *base, const char *rel, const char *text)
@@ -685,7 +687,7 @@ TEST(chdir_identity_mapped_continues)
 	fx_tree(&fx);
 	snprintf(vpath, sizeof(vpath), "%s/ws", fx.base);
 	fx_mount(&fx, vpath, "ws", MOUNT_RW);
-	ASSERT_EQ(sbx_view_new(&fx.policy, &hooks, 0, &v, err, sizeof(err)), 0);
+	ASSERT_EQ(sbx_view_new(&fx.policy, &test_host, 0, &v, err, sizeof(err)), 0);
 	e->fx = fx;
 	e->v = v;
 	e->d.inject_fd = -1;
@@ -734,7 +736,7 @@ TEST(proc_fd_reopen_never_grants_more)
 	fx_mount(&e->fx, "/workspace", "ws", MOUNT_RW);
 	fx_mount(&e->fx, "/proc", NULL, MOUNT_RO);
 	e->fx.mounts[1].source = (char *) "/proc";
-	ASSERT_EQ(sbx_view_new(&e->fx.policy, &hooks, 0, &e->v, err, sizeof(err)), 0);
+	ASSERT_EQ(sbx_view_new(&e->fx.policy, &test_host, 0, &e->v, err, sizeof(err)), 0);
 	ASSERT_EQ(pipe2(pp, O_CLOEXEC), 0);
 	ASSERT_EQ(write(pp[1], "hi", 2), 2);
 
@@ -874,7 +876,11 @@ TEST(exec_checks)
 	EmuExecTarget *t = calloc(1, sizeof(*t));
 	char host[1200];
 	char *deny[] = {(char *) "/workspace/*.denied", NULL};
-	EmuRequest req = {.view = e->v, .mem = &self_mem, .pid = getpid(), .tgid = getpid()};
+	EmuRequest req = {.view = e->v,
+			  .mem = &self_mem,
+			  .pid = getpid(),
+			  .tgid = getpid(),
+			  .host = &test_host};
 
 	fx_mkdir(e->fx.base, "sys/bin");
 	write_exec(e->fx.base, "sys/bin/interp", "ELF");

@@ -96,7 +96,7 @@ static void run_case(int *_tap_failed, const char *link_target, unsigned rflags)
 			"/workspace/race/secret", "/workspace/race/sub/secret",
 			"/workspace/race/../race/secret", "race/sub/secret", "race/../race/secret"};
 		/* relative ones start from /workspace given by its virtual path only (no fd),
-		 * as with the get_path hook */
+		 * as with the host's get_path */
 		SbxLookup l = {.path = paths[i % 5],
 			       .dirfd = -1,
 			       .dir_vpath = "/workspace",
@@ -149,9 +149,9 @@ TEST(swap_with_relative_dotdot_symlink)
 	run_case(_tap_failed, "../sub/..", 0);
 }
 
-static int umask022(void *ctx, pid_t pid)
+static int umask022(void *userdata, pid_t pid)
 {
-	(void) ctx;
+	(void) userdata;
 	(void) pid;
 	return 022;
 }
@@ -160,7 +160,7 @@ static int umask022(void *ctx, pid_t pid)
  * around the workspace must come out untouched. */
 TEST(handlers_under_swap_never_touch_the_host)
 {
-	SbxHooks hooks = {.get_umask = umask022, .get_path = sbx_default_get_path};
+	EmuHost host = {.get_umask = umask022, .get_path = sbx_default_get_path};
 	Fixture fx = {0};
 	SbxView *v;
 	char err[256], p[1200];
@@ -171,7 +171,7 @@ TEST(handlers_under_swap_never_touch_the_host)
 
 	fx_tree(&fx);
 	fx_mount(&fx, "/workspace", "ws", MOUNT_RW);
-	ASSERT_EQ(sbx_view_new(&fx.policy, &hooks, 0, &v, err, sizeof(err)), 0);
+	ASSERT_EQ(sbx_view_new(&fx.policy, &host, 0, &v, err, sizeof(err)), 0);
 	fx_mkdir(fx.base, "ws/race");
 	fx_write(fx.base, "ws/race/secret", "decoy\n");
 	fx_symlink(fx.base, "ws/alt", fx.base);
@@ -186,7 +186,11 @@ TEST(handlers_under_swap_never_touch_the_host)
 	race2.wsfd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	ASSERT_EQ(pthread_create(&th2, NULL, swapper, &race2), 0);
 	for (unsigned i = 0; i < n; i++) {
-		EmuRequest req = {.view = v, .mem = &self_mem, .pid = getpid(), .tgid = getpid()};
+		EmuRequest req = {.view = v,
+				  .mem = &self_mem,
+				  .pid = getpid(),
+				  .tgid = getpid(),
+				  .host = &host};
 		EmuDecision d;
 
 		emu_decision_init(&d);

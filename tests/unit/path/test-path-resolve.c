@@ -631,12 +631,12 @@ TEST(tmp_mount_is_private_and_removed)
 	EXPECT_EQ(errno, ENOENT);
 }
 
-/* process.pty: the hook says which pty numbers the tree holds; only those exist. */
-static int fake_open_pts(void *ctx, pid_t pid, unsigned n, int flags)
+/* process.pty: the host says which pty numbers the tree holds; only those exist. */
+static int fake_open_pts(void *userdata, pid_t pid, unsigned n, int flags)
 {
 	(void) pid;
 	(void) flags;
-	return n == *(unsigned *) ctx ? 0 : -ENOENT;
+	return n == *(unsigned *) userdata ? 0 : -ENOENT;
 }
 
 TEST(dev_ptys)
@@ -644,7 +644,7 @@ TEST(dev_ptys)
 	Fixture fx = {0};
 	SbxView *v = NULL;
 	SbxResolved r;
-	SbxHooks hooks = {0};
+	EmuHost host = {0};
 	unsigned mine, other;
 	int m1, m2;
 	char p[64], vp[64], err[256];
@@ -664,20 +664,20 @@ TEST(dev_ptys)
 	ASSERT_EQ(unlockpt(m1), 0);
 	ASSERT_EQ(ioctl(m1, TIOCGPTN, &mine), 0);
 	ASSERT_EQ(ioctl(m2, TIOCGPTN, &other), 0);
-	hooks.ctx = &mine;
-	hooks.open_pts = fake_open_pts;
+	host.userdata = &mine;
+	host.open_pts = fake_open_pts;
 
 	/* without process.pty: neither ptmx nor pts */
 	fx_tree(&fx);
 	fx_mount(&fx, "/workspace", "ws", MOUNT_RW);
-	ASSERT_EQ(sbx_view_new(&fx.policy, &hooks, 0, &v, err, sizeof(err)), 0);
+	ASSERT_EQ(sbx_view_new(&fx.policy, &host, 0, &v, err, sizeof(err)), 0);
 	EXPECT_EQ(fx_resolve(v, "/dev/ptmx", F, &r), -ENOENT);
 	snprintf(p, sizeof(p), "/dev/pts/%u", mine);
 	EXPECT_EQ(fx_resolve(v, p, F, &r), -ENOENT);
 	sbx_view_free(v);
 
 	fx.policy.process.pty = true;
-	ASSERT_EQ(sbx_view_new(&fx.policy, &hooks, 0, &v, err, sizeof(err)), 0);
+	ASSERT_EQ(sbx_view_new(&fx.policy, &host, 0, &v, err, sizeof(err)), 0);
 	ASSERT_EQ(fx_resolve(v, "/dev/ptmx", F, &r), 0);
 	EXPECT_EQ(r.type, S_IFCHR);
 	EXPECT_EQ(r.access, SBX_ACCESS_RW);
