@@ -24,6 +24,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <limits.h>
 #include <sys/types.h>
 
@@ -46,15 +48,30 @@ typedef enum EmuVerdict {
 	_EMU_VERDICT_INVALID = -EINVAL,
 } EmuVerdict;
 
-/* Data the handler wants written back into the child before the reply (stat buffers…). */
+/*
+ * Data the handler wants written back into the child before the reply (stat buffers, the
+ * name getsockname() answers, a datagram recvfrom() received…). A handler never writes child
+ * memory itself: tracer/dispatch.c is the only writer (respond()), after the handler returned
+ * and before the reply, entry by entry in the order they were added, and only for a decision
+ * that returns (EMU_RETURN, EMU_CONTINUE). The first write that fails turns the decision into
+ * EMU_FAIL with EFAULT (ESRCH: the thread is gone) and the later entries are not written: the
+ * kernel's answer to a copy_to_user() that faults at the end of a call, whatever the call did
+ * (an accepted connection or a received datagram is then lost, as in the kernel).
+ *
+ * TOCTOU: the data is the supervisor's copy, made while the handler ran; the child's threads
+ * may change or unmap the destination meanwhile, which only makes the write fail (EFAULT) or
+ * land where the child now has its buffer, as a kernel write at the end of the call would.
+ * Nothing the supervisor decides reads the destination back.
+ */
 typedef struct EmuWriteBack {
 	uint64_t addr;
-	const void *data; /* points into the decision's scratch */
+	const void *data; /* points into the decision's scratch or into its heap buffer */
 	size_t len;
 } EmuWriteBack;
 
-#define EMU_SCRATCH_SIZE  4096
-#define EMU_MAX_WRITEBACK 2
+#define EMU_SCRATCH_SIZE 4096
+/* sendmmsg writes one msg_len per message it sent (NET_MMSG_MAX, net/handlers.c) */
+#define EMU_MAX_WRITEBACK 8
 
 typedef struct EmuDecision {
 	EmuVerdict verdict;
@@ -68,6 +85,9 @@ typedef struct EmuDecision {
 	const char *why;       /* static string, copied into the audit record */
 	EmuWriteBack writeback[EMU_MAX_WRITEBACK];
 	size_t n_writeback;
+	/* owned: one buffer too large for the scratch (recvfrom's datagram, up to its length)
+	 * that a write-back points into; freed by emu_decision_release() */
+	void *heap;
 	char path[4096]; /* virtual path the call was about, for audit ("" if none) */
 	char host_path[4096];
 	unsigned char scratch[EMU_SCRATCH_SIZE] __attribute__((aligned(16)));
@@ -270,8 +290,67 @@ static inline void emu_decision_init(EmuDecision *d)
 	d->denied = false;
 	d->why = NULL;
 	d->n_writeback = 0;
+	d->heap = NULL;
 	d->path[0] = 0;
 	d->host_path[0] = 0;
+}
+
+/*
+ * Frees what a decision owns past its reply (the heap buffer of its write-backs) and forgets
+ * the write-backs. tracer/dispatch.c calls it once a decision was answered and audited, and
+ * before it initialises a decision again: emu_decision_init() on a decision that still owns a
+ * buffer would leak it. Idempotent.
+ */
+static inline void emu_decision_release(EmuDecision *d)
+{
+	free(d->heap);
+	d->heap = NULL;
+	d->n_writeback = 0;
+}
+
+/*
+ * Adds a write-back of len bytes of data (copied into the decision's scratch, 16-byte
+ * aligned) to addr in the child. 0, or -E2BIG when the entries or the scratch are full: a
+ * handler bug (the sizes are bounded by each call), which fails the call closed.
+ */
+static inline int emu_writeback(EmuDecision *d, uint64_t addr, const void *data, size_t len)
+{
+	size_t used = 0;
+
+	for (size_t i = 0; i < d->n_writeback; i++)
+		if (d->writeback[i].data != d->heap)
+			used += (d->writeback[i].len + 15) & ~(size_t) 15;
+	if (d->n_writeback >= EMU_MAX_WRITEBACK || len > EMU_SCRATCH_SIZE - used)
+		return -E2BIG;
+	if (len > 0)
+		memcpy(d->scratch + used, data, len);
+	d->writeback[d->n_writeback++] = (EmuWriteBack){
+		.addr = addr,
+		.data = d->scratch + used,
+		.len = len,
+	};
+	return 0;
+}
+
+/*
+ * Adds a write-back of the first len bytes of buf, a malloc()ed buffer the decision takes
+ * over (its heap; one per decision): for data larger than the scratch, received straight
+ * into buf without another copy. buf is freed with the decision in every case, also when this
+ * fails (-E2BIG: the entries are full, or the decision owns a buffer already).
+ */
+static inline int emu_writeback_own(EmuDecision *d, uint64_t addr, void *buf, size_t len)
+{
+	if (d->heap || d->n_writeback >= EMU_MAX_WRITEBACK) {
+		free(buf);
+		return -E2BIG;
+	}
+	d->heap = buf;
+	d->writeback[d->n_writeback++] = (EmuWriteBack){
+		.addr = addr,
+		.data = buf,
+		.len = len,
+	};
+	return 0;
 }
 
 /* The ratchet hook of EmuHost: 0 when there is no host or no ratchet. */

@@ -198,17 +198,5 @@ void fs_note(EmuDecision *d, const SbxResolved *r)
 
 int fs_writeback(EmuDecision *d, uint64_t addr, const void *data, size_t len)
 {
-	size_t used = 0;
-
-	for (size_t i = 0; i < d->n_writeback; i++)
-		used += (d->writeback[i].len + 15) & ~(size_t) 15;
-	if (d->n_writeback >= EMU_MAX_WRITEBACK || used + len > EMU_SCRATCH_SIZE)
-		return -E2BIG;
-	memcpy(d->scratch + used, data, len);
-	d->writeback[d->n_writeback++] = (EmuWriteBack){
-		.addr = addr,
-		.data = d->scratch + used,
-		.len = len,
-	};
-	return 0;
+	return emu_writeback(d, addr, data, len);
 }

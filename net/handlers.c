@@ -16,6 +16,16 @@
  * registers alone: socket(2)'s arguments, and every call when the mode is "full" and no
  * ratchet can lower it and no file-system view decides AF_UNIX paths.
  *
+ * Results the child gets in its memory (socketpair's fds, accept's and getsockname's
+ * address, sendmmsg's msg_len of each message, recvfrom's datagram and sender) are never
+ * written here: each is a write-back of the decision (common/handler.h), which tracer/
+ * dispatch.c writes after the handler and before the reply, as this file did itself until
+ * then; a write that fails is the call's EFAULT there, as it was here. TOCTOU: the handler
+ * only reads the destination (to refuse an unmapped one before an irrevocable step: an
+ * install, the next message), so another thread can unmap it between that check and the
+ * write: then the call fails with EFAULT after the step, as in the kernel when its own
+ * copy_to_user() at the end of the call faults.
+ *
  * With network.unshare = true in mode "loopback" and the view in the kernel these handlers
  * are mostly not called at all: the tree has a network namespace of its own with only lo,
  * where every inet address reaches the tree's own sockets or nothing, AF_UNIX paths resolve
@@ -76,6 +86,9 @@
 #define NET_CONTROL_MAX 4096
 #define NET_MMSG_MAX	8
 #define NET_IOV_MAX	1024 /* UIO_MAXIOV */
+
+/* sendmmsg answers each message's msg_len through a write-back of its decision */
+_Static_assert(NET_MMSG_MAX <= EMU_MAX_WRITEBACK, "a write-back per message of sendmmsg");
 
 /* ---- helpers ---- */
 
@@ -185,28 +198,24 @@ static int socket_fail(EmuDecision *d, int r)
 	return fail(d, r, "not a socket of the caller", false);
 }
 
-static int child_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
+/* Whether the run bound a socket under an alias (NetRuntime.any_unix_alias): only then are
+ * the AF_UNIX names the kernel answers looked at. No run, no alias (bind_alias()). */
+static bool unix_aliased(NetRuntime *rt)
 {
-	struct iovec local = {(void *) buf, len}, remote = {(void *) (uintptr_t) addr, len};
-	_cleanup_close_ int fd = -1;
-	char path[64];
-
-	if (len == 0)
-		return 0;
-	if (process_vm_writev(pid, &local, 1, &remote, 1, 0) == (ssize_t) len)
-		return 0;
-	/* COMPAT: /proc/PID/mem also writes read-only mappings; only used as a fallback */
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int) pid);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0 || pwrite(fd, buf, len, (off_t) addr) != (ssize_t) len)
-		return -EFAULT;
-	return 0;
+	return rt && atomic_load(&rt->any_unix_alias);
 }
 
-/* Set once a socket was bound under an alias (EmuUnixNames.alias): from then on
- * getsockname(), getpeername() and accept() of AF_UNIX sockets translate it back. */
-static atomic_bool any_unix_alias;
-static atomic_uint unix_alias_seq;
+/* The write-back of a socket address the kernel answered (accept, getsockname, recvfrom):
+ * MIN(child_len, have) bytes of addr (have: what there is of it) at uaddr, then len, the
+ * address's length, at ulen, as move_addr_to_user() writes them; tracer/dispatch.c writes
+ * both after the handler (common/handler.h). */
+static int writeback_addr(EmuDecision *d, uint64_t uaddr, uint64_t ulen, const void *addr,
+			  socklen_t have, socklen_t len, int child_len)
+{
+	int r = emu_writeback(d, uaddr, addr, MIN((size_t) child_len, (size_t) have));
+
+	return r < 0 ? r : emu_writeback(d, ulen, &len, sizeof(len));
+}
 
 /* The stub's address for a socket of (domain, type), in the socket's own family. */
 static int stub_target(NetRuntime *rt, int domain, int type, struct sockaddr_storage *ret,
@@ -615,8 +624,11 @@ static int own_socketpair(NetRuntime *rt, const EmuRequest *req, EmuDecision *d)
 {
 	int type = (int) req->args[1], sv[2] = {-1, -1}, num[2] = {-1, -1}, r = 0;
 
-	/* the pointer first, so that nothing is installed for a bad one */
-	if (child_write(req->pid, req->args[3], num, sizeof(num)) < 0)
+	/* The pointer first, so that nothing is installed for an unmapped one: read, as the
+	 * handler writes nothing (common/handler.h). Deviation: a mapping that reads but does
+	 * not write gets both fds installed and the call's EFAULT from the write-back (the
+	 * kernel installs none); it got the numbers through /proc/PID/mem before. */
+	if (req->mem->read(req->mem, req->args[3], num, sizeof(num)) < 0)
 		return fail(d, EFAULT, NULL, false);
 	if (socketpair(AF_UNIX, type | SOCK_CLOEXEC, (int) req->args[2], sv) < 0)
 		return fail(d, errno, NULL, false);
@@ -630,8 +642,11 @@ static int own_socketpair(NetRuntime *rt, const EmuRequest *req, EmuDecision *d)
 	/* a failure after the first install leaves that fd in the caller (unnamed, harmless) */
 	if (r < 0)
 		return install_fail(d, r);
-	if (child_write(req->pid, req->args[3], num, sizeof(num)) < 0)
-		return fail(d, EFAULT, NULL, false);
+	/* tracer/dispatch.c writes the numbers before the reply; a failure there is the
+	 * call's EFAULT, the fds staying in the caller, as after a failed install above */
+	r = emu_writeback(d, req->args[3], num, sizeof(num));
+	if (r < 0)
+		return r;
 	return ret_val(d, 0, NULL);
 }
 
@@ -702,17 +717,21 @@ int net_handle_accept(const EmuRequest *req, EmuDecision *d)
 	r = install_new(rt, req, nfd, domain, type, flags & SOCK_CLOEXEC);
 	if (r < 0)
 		return install_fail(d, r);
-	if (domain == AF_UNIX && atomic_load(&any_unix_alias) && emu_host_unix_names(req) &&
-	    sl <= sizeof(ss)) {
+	if (domain == AF_UNIX && unix_aliased(rt) && emu_host_unix_names(req) && sl <= sizeof(ss)) {
 		unsigned ul = sl;
 
 		if (emu_host_unix_names(req)->unalias(req, (struct sockaddr_un *) &ss, &ul))
 			sl = ul;
 	}
-	if (req->args[1] &&
-	    (child_write(req->pid, req->args[1], &ss, MIN((size_t) child_len, (size_t) sl)) < 0 ||
-	     child_write(req->pid, req->args[2], &sl, sizeof(sl)) < 0))
-		return fail(d, EFAULT, NULL, false); /* accepted and lost, as in the kernel */
+	/* Written by tracer/dispatch.c after the install: a failure there is the call's EFAULT,
+	 * the connection accepted and lost, as in the kernel (the fd stays in the caller). */
+	if (req->args[1]) {
+		int w = writeback_addr(d, req->args[1], req->args[2], &ss,
+				       MIN(sl, (socklen_t) sizeof(ss)), sl, child_len);
+
+		if (w < 0)
+			return w;
+	}
 	return ret_val(d, r, NULL);
 }
 
@@ -1090,9 +1109,14 @@ static int bind_alias(const EmuRequest *req, int fd, const Target *t)
 		MIN((size_t) t->len - offsetof(struct sockaddr_un, sun_path), sizeof(u->sun_path));
 	char name[sizeof(u->sun_path) + 1];
 	struct sockaddr_un alias;
-	unsigned alen = 0, n = atomic_fetch_add(&unix_alias_seq, 1);
+	NetRuntime *rt = net_runtime_of(req);
+	unsigned alen = 0, n;
 	int r, e = 0;
 
+	/* the run's alias state: without a run, no alias (the caller falls back) */
+	if (!rt)
+		return 1;
+	n = atomic_fetch_add(&rt->unix_alias_seq, 1);
 	memcpy(name, u->sun_path, plen);
 	name[plen] = 0;
 	if (!t->names || t->names->alias(req, name, &t->res, n, &alias, &alen) < 0) {
@@ -1101,7 +1125,7 @@ static int bind_alias(const EmuRequest *req, int fd, const Target *t)
 		return 1;
 	}
 	/* before the bind: a getsockname() that can see the name must translate it */
-	atomic_store(&any_unix_alias, true);
+	atomic_store(&rt->any_unix_alias, true);
 	r = bind(fd, (const struct sockaddr *) &alias, alen);
 	if (r < 0)
 		e = errno;
@@ -1151,7 +1175,7 @@ int net_handle_sockname(const EmuRequest *req, EmuDecision *d)
 	int domain, type, r, child_len = 0;
 
 	d->verdict = EMU_CONTINUE;
-	if (!atomic_load(&any_unix_alias) || !names)
+	if (!unix_aliased(net_runtime_of(req)) || !names)
 		return 0;
 	if (caller_socket(req, req->args[0], &fd, &domain, &type) != 0 || domain != AF_UNIX)
 		return 0;
@@ -1165,9 +1189,10 @@ int net_handle_sockname(const EmuRequest *req, EmuDecision *d)
 		return fail(d, EFAULT, NULL, false);
 	if (child_len < 0)
 		return fail(d, EINVAL, NULL, false);
-	if (child_write(req->pid, req->args[1], &u, MIN((size_t) child_len, (size_t) sl)) < 0 ||
-	    child_write(req->pid, req->args[2], &sl, sizeof(sl)) < 0)
-		return fail(d, EFAULT, NULL, false);
+	/* name and length written by tracer/dispatch.c; EFAULT when that fails */
+	r = writeback_addr(d, req->args[1], req->args[2], &u, sl, sl, child_len);
+	if (r < 0)
+		return r;
 	return ret_val(d, 0, "the name the program bound");
 }
 
@@ -1699,20 +1724,55 @@ int net_handle_sendmmsg(const EmuRequest *req, EmuDecision *d)
 			return r;
 		if (r > 0) {
 			if (sent > 0) {
-				emu_decision_init(d);
+				/* the count of those sent; their msg_len write-backs stay */
+				d->verdict = EMU_CONTINUE;
+				d->error = 0;
+				d->why = NULL;
+				d->denied = false;
 				break;
 			}
 			return 0;
 		}
-		msg_len = (uint32_t) n;
-		if (child_write(req->pid, entry + NET_MSGHDR_SIZE, &msg_len, sizeof(msg_len)) < 0)
+		/* The entry's msg_len is written by tracer/dispatch.c with the others before the
+		 * reply (common/handler.h). An unmapped one stops the loop after this message
+		 * with EFAULT, as the direct write did; one that reads but does not write fails
+		 * the call only there, after the later messages went too. */
+		if (req->mem->read(req->mem, entry + NET_MSGHDR_SIZE, &msg_len, sizeof(msg_len)) <
+		    0)
 			return fail(d, EFAULT, NULL, false);
+		msg_len = (uint32_t) n;
+		r = emu_writeback(d, entry + NET_MSGHDR_SIZE, &msg_len, sizeof(msg_len));
+		if (r < 0)
+			return r;
 		sent++;
 	}
 	return ret_val(d, sent, d->why);
 }
 
 /* ---- recvfrom: the resolver's address for replies of the stub ---- */
+
+/*
+ * The answer of a recvfrom() made here: the datagram (len bytes of *buf, which the decision
+ * takes over: up to NET_SEND_MAX bytes, or a whole AF_UNIX datagram, more than the scratch),
+ * then addr_len bytes of from cut to the caller's child_len, then from_len: written by
+ * tracer/dispatch.c in that order before the reply, as the kernel's recvfrom() copies them.
+ * A failed write is the call's EFAULT and the datagram is lost, as it was when the handler
+ * wrote and as in the kernel (move_addr_to_user() after the data). n is the call's value.
+ */
+static int recv_result(EmuDecision *d, const EmuRequest *req, uint8_t **buf, size_t len,
+		       const void *from, socklen_t addr_len, socklen_t from_len, int child_len,
+		       ssize_t n, const char *why)
+{
+	int r;
+
+	r = emu_writeback_own(d, req->args[1], TAKE_PTR(*buf), len);
+	if (r >= 0)
+		r = writeback_addr(d, req->args[4], req->args[5], from, addr_len, from_len,
+				   child_len);
+	if (r < 0)
+		return r;
+	return ret_val(d, n, why);
+}
 
 /*
  * COMPAT (aliases, bind_alias()): a datagram from a socket bound under an alias shows its
@@ -1753,13 +1813,9 @@ static int unix_recvfrom(const EmuRequest *req, int fd, EmuDecision *d)
 	ul = MIN(from_len, (socklen_t) sizeof(from));
 	if (names->unalias(req, &from, &ul))
 		from_len = ul;
-	if (child_write(req->pid, req->args[1], buf, MIN((size_t) n, want)) < 0 ||
-	    child_write(req->pid, req->args[4], &from,
-			MIN((size_t) child_len, (size_t) MIN(from_len, (socklen_t) sizeof(from)))) <
-		    0 ||
-	    child_write(req->pid, req->args[5], &from_len, sizeof(from_len)) < 0)
-		return fail(d, EFAULT, NULL, false);
-	return ret_val(d, n, "the name the sender bound");
+	return recv_result(d, req, &buf, (size_t) MIN((size_t) n, want), &from,
+			   MIN(from_len, (socklen_t) sizeof(from)), from_len, child_len, n,
+			   "the name the sender bound");
 }
 
 int net_handle_recvfrom(const EmuRequest *req, EmuDecision *d)
@@ -1778,7 +1834,7 @@ int net_handle_recvfrom(const EmuRequest *req, EmuDecision *d)
 	/* Not a security decision: receiving does not reach anywhere new. Any socket that was
 	 * not redirected runs in the kernel (a thread swapping the fd only makes its own DNS
 	 * reply look foreign). */
-	bool alias = atomic_load(&any_unix_alias) && emu_host_unix_names(req);
+	bool alias = unix_aliased(rt) && emu_host_unix_names(req);
 
 	if ((!rt || !atomic_load(&rt->any_redirect)) && !alias) {
 		d->verdict = EMU_CONTINUE;
@@ -1815,10 +1871,7 @@ int net_handle_recvfrom(const EmuRequest *req, EmuDecision *d)
 		memcpy(&from, orig, orig_len);
 		from_len = orig_len;
 	}
-	if (child_write(req->pid, req->args[1], buf, MIN((size_t) n, want)) < 0 ||
-	    child_write(req->pid, req->args[4], &from, MIN((size_t) child_len, (size_t) from_len)) <
-		    0 ||
-	    child_write(req->pid, req->args[5], &from_len, sizeof(from_len)) < 0)
-		return fail(d, EFAULT, NULL, false);
-	return ret_val(d, n, "reply of the DNS stub");
+	return recv_result(d, req, &buf, MIN((size_t) n, want), &from,
+			   MIN(from_len, (socklen_t) sizeof(from)), from_len, child_len, n,
+			   "reply of the DNS stub");
 }

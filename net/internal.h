@@ -82,6 +82,15 @@ typedef struct NetRuntime {
 	NetAddr *ask_allowed; /* NET_MAX_ASK_ALLOWED, allocated on the first allow_session */
 	size_t n_ask_allowed;
 
+	/* AF_UNIX names bound under an alias (bind_alias() in net/handlers.c, the COMPAT of
+	 * EmuUnixNames.alias): set once one was, from then on getsockname(), getpeername(),
+	 * accept() and recvfrom() of AF_UNIX sockets translate aliases back; the sequence
+	 * numbers the binds in progress in the run's private directory. The run's, not the
+	 * process's: another run (the MCP server runs many) has a directory of its own, and its
+	 * calls need not pay for our aliases. */
+	atomic_bool any_unix_alias;
+	atomic_uint unix_alias_seq;
+
 	pthread_mutex_t redirect_lock;
 	NetRedirect *redirects; /* NET_MAX_REDIRECTS, allocated on the first redirect */
 	size_t n_redirects, next_redirect;

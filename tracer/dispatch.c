@@ -65,6 +65,10 @@ static void respond(Tracer *t, const struct seccomp_notif *n, EmuDecision *d, bo
 	struct seccomp_notif_resp resp = {.id = n->id};
 	int r;
 
+	/* The only writer of handler results into the child (common/handler.h, EmuWriteBack):
+	 * after the handler, before the reply, in order; the first failure is the call's
+	 * EFAULT. TOCTOU: the data is the handler's copy; the child's other threads may have
+	 * changed the destination since, as they may during a kernel's copy_to_user(). */
 	if (d->verdict == EMU_RETURN || d->verdict == EMU_CONTINUE) {
 		for (size_t i = 0; i < d->n_writeback; i++) {
 			r = child_mem_write(n->pid, d->writeback[i].addr, d->writeback[i].data,
@@ -259,14 +263,17 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 		if (r == -EWOULDBLOCK && !blocking) {
 			/* an open that can block (a FIFO): a worker opens it, the receiver goes
 			 * on (emulation/fs.h) */
-			if (enqueue(t, n, true))
+			if (enqueue(t, n, true)) {
+				emu_decision_release(d);
 				return;
+			}
 			r = -EAGAIN;
 		}
 		if (r < 0) {
 			/* the supervisor failed: fail the call closed */
 			if (d->inject_fd >= 0)
 				(void) close(d->inject_fd);
+			emu_decision_release(d);
 			emu_decision_init(d);
 			d->verdict = EMU_FAIL;
 			d->error = r == -ENOMEM ? ENOMEM : r == -EAGAIN ? EAGAIN : EPERM;
@@ -298,6 +305,7 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 				  syscall_name(s, n->data.nr, nb, sizeof(nb)),
 				  d->why ? d->why : "fail closed");
 	}
+	emu_decision_release(d); /* the write-backs' buffer: answered and audited */
 }
 
 /*

@@ -8,7 +8,10 @@
  * nothing it needs from the supervisor can arrive by another way without this test (or the
  * layer check) noticing.
  */
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/stat.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -21,6 +24,7 @@
 #include "emulation/path/view.h"
 #include "emulation/process.h"
 #include "net/handlers.h"
+#include "net/internal.h" /* NetRuntime's alias flag and redirects, set as a run would */
 #include "tests/unit/path/fixture.h"
 #include "tests/unit/path/self-mem.h"
 #include "tests/unit/tap.h"
@@ -239,6 +243,7 @@ static void env_free(Env *e)
 {
 	if (e->d.inject_fd >= 0)
 		(void) close(e->d.inject_fd);
+	emu_decision_release(&e->d);
 	fx_done(&e->fx, e->v);
 	free(e);
 }
@@ -259,6 +264,7 @@ static int run(Env *e, EmuHandler h, int nr, bool with_host, uint64_t a0, uint64
 
 	if (e->d.inject_fd >= 0)
 		(void) close(e->d.inject_fd);
+	emu_decision_release(&e->d);
 	emu_decision_init(&e->d);
 	return h(&req, &e->d);
 }
@@ -563,6 +569,222 @@ TEST(proc_shows_the_pids_the_host_says_are_in_the_tree)
 	ASSERT_EQ(fx_resolve(e->v, p, 0, &r), 0);
 	sbx_resolved_done(&r);
 	EXPECT_EQ(e->fake.tree_calls, 0);
+	env_free(e);
+}
+
+/* ---- results through the decision: net/ writes nothing into the child itself ---- */
+
+/* What tracer/dispatch.c does with the write-backs (here the child is this process). */
+static void apply_writebacks(const EmuDecision *d)
+{
+	for (size_t i = 0; i < d->n_writeback; i++)
+		memcpy((void *) (uintptr_t) d->writeback[i].addr, d->writeback[i].data,
+		       d->writeback[i].len);
+}
+
+static bool all_bytes(const void *p, size_t len, unsigned char c)
+{
+	for (size_t i = 0; i < len; i++)
+		if (((const unsigned char *) p)[i] != c)
+			return false;
+	return true;
+}
+
+#define ALIAS_NAME "/workspace/named.sock"
+
+/* An unalias that knows one alias: the abstract name "\0sbx-alias-PID" stands for ALIAS_NAME */
+static int unalias_calls;
+static bool fake_unalias(const EmuRequest *req, struct sockaddr_un *addr, unsigned *len)
+{
+	char want[64];
+	size_t n;
+
+	(void) req;
+	unalias_calls++;
+	n = (size_t) snprintf(want, sizeof(want), "sbx-alias-%d", (int) getpid());
+	if (*len != offsetof(struct sockaddr_un, sun_path) + 1 + n || addr->sun_path[0] ||
+	    memcmp(addr->sun_path + 1, want, n) != 0)
+		return false;
+	memset(addr->sun_path, 0, sizeof(addr->sun_path));
+	memcpy(addr->sun_path, ALIAS_NAME, sizeof(ALIAS_NAME));
+	*len = (unsigned) (offsetof(struct sockaddr_un, sun_path) + sizeof(ALIAS_NAME));
+	return true;
+}
+
+TEST(alias_state_is_the_runs_and_getsockname_answers_through_the_decision)
+{
+	Env *e = env_new();
+	NetRuntime *a = NULL, *b = NULL;
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_un u = {.sun_family = AF_UNIX}, out;
+	socklen_t ul, out_len;
+	int n;
+
+	ASSERT_GE(fd, 0);
+	n = snprintf(u.sun_path + 1, sizeof(u.sun_path) - 1, "sbx-alias-%d", (int) getpid());
+	ul = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + 1 + (size_t) n);
+	ASSERT_EQ(bind(fd, (struct sockaddr *) &u, ul), 0);
+	ASSERT_EQ(net_runtime_start(&e->fx.policy, getpid(), NULL, &a), 0);
+	ASSERT_EQ(net_runtime_start(&e->fx.policy, getpid(), NULL, &b), 0);
+	if (a->own_sockets) {
+		net_runtime_stop(a);
+		net_runtime_stop(b);
+		env_free(e);
+		SKIP("pidfd_getfd refused: the handler cannot reach this process's socket");
+	}
+	e->fake.unix_names.unalias = fake_unalias;
+	/* run a bound a socket under an alias (bind_alias() sets this), run b did not */
+	atomic_store(&a->any_unix_alias, true);
+	unalias_calls = 0;
+
+	/* b: its own state says no alias, so the kernel answers; a's flag is not b's */
+	e->fake.net = b;
+	memset(&out, 0xAA, sizeof(out));
+	out_len = sizeof(out);
+	ASSERT_EQ(run(e, net_handle_sockname, SYS_getsockname, true, (uint64_t) fd, A(&out),
+		      A(&out_len)),
+		  0);
+	EXPECT_EQ(e->d.verdict, EMU_CONTINUE);
+	EXPECT_EQ(e->d.n_writeback, 0);
+	EXPECT_EQ(unalias_calls, 0);
+	EXPECT_FALSE(atomic_load(&b->any_unix_alias));
+
+	/* a: the alias becomes the bound name, in the decision only */
+	e->fake.net = a;
+	ASSERT_EQ(run(e, net_handle_sockname, SYS_getsockname, true, (uint64_t) fd, A(&out),
+		      A(&out_len)),
+		  0);
+	EXPECT_EQ(unalias_calls, 1);
+	EXPECT_EQ(e->d.verdict, EMU_RETURN);
+	EXPECT_EQ(e->d.val, 0);
+	/* the handler wrote nothing into the "child" (this process): its buffers are as they
+	 * were, and the answer is in the write-backs tracer/dispatch.c makes */
+	EXPECT_TRUE(all_bytes(&out, sizeof(out), 0xAA));
+	EXPECT_EQ(out_len, sizeof(out));
+	ASSERT_EQ(e->d.n_writeback, 2);
+	EXPECT_EQ(e->d.writeback[0].addr, A(&out));
+	EXPECT_EQ(e->d.writeback[0].len,
+		  offsetof(struct sockaddr_un, sun_path) + sizeof(ALIAS_NAME));
+	EXPECT_EQ(e->d.writeback[1].addr, A(&out_len));
+	EXPECT_EQ(e->d.writeback[1].len, sizeof(socklen_t));
+	apply_writebacks(&e->d);
+	EXPECT_EQ(out.sun_family, AF_UNIX);
+	EXPECT_STREQ(out.sun_path, ALIAS_NAME);
+	EXPECT_EQ(out_len, offsetof(struct sockaddr_un, sun_path) + sizeof(ALIAS_NAME));
+
+	/* a caller's buffer shorter than the name: cut to it, the full length answered */
+	memset(&out, 0xAA, sizeof(out));
+	out_len = 6;
+	ASSERT_EQ(run(e, net_handle_sockname, SYS_getpeername, true, (uint64_t) fd, A(&out),
+		      A(&out_len)),
+		  0);
+	/* getpeername of an unconnected datagram socket: the kernel's ENOTCONN, left to it */
+	EXPECT_EQ(e->d.verdict, EMU_CONTINUE);
+	EXPECT_EQ(e->d.n_writeback, 0);
+	ASSERT_EQ(run(e, net_handle_sockname, SYS_getsockname, true, (uint64_t) fd, A(&out),
+		      A(&out_len)),
+		  0);
+	ASSERT_EQ(e->d.n_writeback, 2);
+	EXPECT_EQ(e->d.writeback[0].len, 6);
+	apply_writebacks(&e->d);
+	EXPECT_EQ(out_len, offsetof(struct sockaddr_un, sun_path) + sizeof(ALIAS_NAME));
+	EXPECT_TRUE(all_bytes((const char *) &out + 6, sizeof(out) - 6, 0xAA));
+
+	net_runtime_stop(a);
+	net_runtime_stop(b);
+	env_free(e);
+}
+
+TEST(recvfrom_of_a_redirected_socket_answers_through_the_decision)
+{
+	Env *e = env_new();
+	NetRuntime *rt = NULL;
+	_cleanup_close_ int rfd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	_cleanup_close_ int sfd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in lo = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_in resolver = {.sin_family = AF_INET, .sin_port = htons(53)};
+	struct sockaddr_in rfd_addr, sfd_addr, from;
+	socklen_t l = sizeof(rfd_addr), from_len;
+	/* larger than the decision's scratch: the datagram goes into a buffer it owns */
+	static unsigned char msg[10000], got[20000];
+	struct stat st;
+	EmuRequest req;
+
+	ASSERT_GE(rfd, 0);
+	ASSERT_GE(sfd, 0);
+	ASSERT_EQ(bind(rfd, (struct sockaddr *) &lo, sizeof(lo)), 0);
+	ASSERT_EQ(getsockname(rfd, (struct sockaddr *) &rfd_addr, &l), 0);
+	ASSERT_EQ(bind(sfd, (struct sockaddr *) &lo, sizeof(lo)), 0);
+	l = sizeof(sfd_addr);
+	ASSERT_EQ(getsockname(sfd, (struct sockaddr *) &sfd_addr, &l), 0);
+	ASSERT_EQ(net_runtime_start(&e->fx.policy, getpid(), NULL, &rt), 0);
+	if (rt->own_sockets) {
+		net_runtime_stop(rt);
+		env_free(e);
+		SKIP("pidfd_getfd refused: the handler cannot reach this process's socket");
+	}
+	/* the socket was redirected to the stub when it sent to 192.0.2.53:53 */
+	resolver.sin_addr.s_addr = htonl(0xC0000235);
+	ASSERT_EQ(fstat(rfd, &st), 0);
+	net_redirect_add(rt, st.st_dev, st.st_ino, &resolver, sizeof(resolver));
+	e->fake.net = rt;
+	for (size_t i = 0; i < sizeof(msg); i++)
+		msg[i] = (unsigned char) (i * 7);
+	ASSERT_EQ(sendto(sfd, msg, sizeof(msg), 0, (struct sockaddr *) &rfd_addr, sizeof(rfd_addr)),
+		  (ssize_t) sizeof(msg));
+
+	memset(got, 0xAA, sizeof(got));
+	memset(&from, 0xAA, sizeof(from));
+	from_len = sizeof(from);
+	req = (EmuRequest){
+		.policy = &e->fx.policy,
+		.view = e->v,
+		.mem = &self_mem,
+		.pid = getpid(),
+		.tgid = getpid(),
+		.nr = SYS_recvfrom,
+		.args = {(uint64_t) rfd, A(got), sizeof(got), 0, A(&from), A(&from_len)},
+		.host = &e->fake.host,
+	};
+	emu_decision_release(&e->d);
+	emu_decision_init(&e->d);
+	ASSERT_EQ(net_handle_recvfrom(&req, &e->d), 0);
+	EXPECT_EQ(e->d.verdict, EMU_RETURN);
+	EXPECT_EQ(e->d.val, (int64_t) sizeof(msg));
+	/* received by the supervisor, and nothing of it in the "child" yet */
+	EXPECT_TRUE(all_bytes(got, sizeof(got), 0xAA));
+	EXPECT_TRUE(all_bytes(&from, sizeof(from), 0xAA));
+	EXPECT_EQ(from_len, sizeof(from));
+	ASSERT_EQ(e->d.n_writeback, 3);
+	EXPECT_EQ(e->d.writeback[0].addr, A(got));
+	EXPECT_EQ(e->d.writeback[0].len, sizeof(msg));
+	EXPECT_TRUE(e->d.heap != NULL && e->d.writeback[0].data == e->d.heap);
+	EXPECT_EQ(e->d.writeback[1].addr, A(&from));
+	EXPECT_EQ(e->d.writeback[2].addr, A(&from_len));
+	apply_writebacks(&e->d);
+	EXPECT_EQ(memcmp(got, msg, sizeof(msg)), 0);
+	EXPECT_TRUE(all_bytes(got + sizeof(msg), sizeof(got) - sizeof(msg), 0xAA));
+	/* the sender (not the stub here: its address would become the resolver's) */
+	EXPECT_EQ(from_len, sizeof(struct sockaddr_in));
+	EXPECT_EQ(from.sin_port, sfd_addr.sin_port);
+	EXPECT_EQ(from.sin_addr.s_addr, sfd_addr.sin_addr.s_addr);
+	emu_decision_release(&e->d);
+	EXPECT_TRUE(e->d.heap == NULL);
+	EXPECT_EQ(e->d.n_writeback, 0);
+
+	/* the same socket in another run: not redirected there, so the kernel receives */
+	{
+		NetRuntime *other = NULL;
+
+		ASSERT_EQ(net_runtime_start(&e->fx.policy, getpid(), NULL, &other), 0);
+		e->fake.net = other;
+		emu_decision_init(&e->d);
+		ASSERT_EQ(net_handle_recvfrom(&req, &e->d), 0);
+		EXPECT_EQ(e->d.verdict, EMU_CONTINUE);
+		EXPECT_EQ(e->d.n_writeback, 0);
+		net_runtime_stop(other);
+	}
+	net_runtime_stop(rt);
 	env_free(e);
 }
 
