@@ -37,19 +37,11 @@ ApprovalDecision approval_decision_from_string(const char *s)
  * anything); -1 when it cannot be read. */
 static pid_t parent_of(pid_t pid)
 {
-	char path[64], buf[512], *p;
-	_cleanup_close_ int fd = -1;
-	ssize_t n;
+	char buf[512], *p;
 	long ppid;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (proc_read((int) pid, "stat", buf, sizeof(buf)) < 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	p = strrchr(buf, ')');
 	if (!p || sscanf(p + 1, " %*c %ld", &ppid) != 1)
 		return -1;
