@@ -1013,6 +1013,13 @@ static void *ptrace_main(void *userdata)
 	if (r < 0)
 		return NULL;
 	/* st is gone from here on */
+	/* With a cpus limit the tree runs on known CPUs: so does this thread, as the receivers
+	 * do (tracer/dispatch.c). Every stop wakes it and every PTRACE_CONT wakes the tracee;
+	 * on this 2-core VM a wake-up that crosses CPUs costs tens of µs, and the tracer's
+	 * four stops per fork+exec+wait made it 1.25x native, against 1.03x with the whole
+	 * run on one CPU (docs/performance.md, "Processes in the kernel view"). Affinity only:
+	 * what the thread decides does not depend on where it runs. */
+	(void) budget_pin_cpus(t->budget);
 	tracer_bt_thread_ready(t, true);
 	if (t->policy->exec_ask_unlisted) {
 		sigset_t ss;
