@@ -94,6 +94,18 @@ static void notes(const Policy *p, bool quiet)
 		if (k > 0 && f.userns && !quiet)
 			log_info("  (`run --audit` or `--trace` emulate it: they see file-system "
 				 "calls only there)");
+		/* the tracer's stop after each exec (tracer_ptrace_exec_why, as `run` asks it:
+		 * its --json "layers" "exec_events") */
+		if (k >= 0 && tracer_fs_needs_ptrace(p) && !quiet) {
+			const char *ewhy = tracer_ptrace_exec_why(p, k > 0 && f.userns);
+
+			if (ewhy)
+				log_info("ptrace: each exec stops the tracer after it ran (%s)",
+					 ewhy);
+			else
+				log_info("ptrace: execs do not stop the tracer (exec runs in the "
+					 "kernel, in the view)");
+		}
 	}
 
 	/* network.unshare (docs/network.md "Network namespace") */

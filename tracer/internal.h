@@ -391,10 +391,6 @@ int tracer_fs_setup(Tracer *t, const Policy *p);
 int tracer_fs_write_files(Tracer *t);
 /** Frees the view: removes the run directory and tmp mounts (unless kept). */
 void tracer_fs_done(Tracer *t);
-/** Whether the policy needs the tracer thread (ptrace = "auto": a translated mount, backtraces,
- * a cpu_time, disk or tasks budget, held execs): chdir and exec then go through
- * SECCOMP_RET_TRACE. */
-bool tracer_fs_needs_ptrace(const Policy *p);
 /** Whether getdents64 must go through the supervisor: hide rules, or a procfs mount. */
 bool tracer_fs_filters_listings(const Policy *p);
 /** ptrace (tracer/ptrace.c): a thread of S seizes the command and traces the whole tree. */

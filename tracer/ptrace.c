@@ -17,6 +17,8 @@
  * argument rewritten to the host path when it differs, and the checked dev/ino remembered
  * per process; at PTRACE_EVENT_EXEC /proc/PID/exe must be that file (the interpreter for a
  * script), else the process is SIGKILLed before it runs an instruction of the new image.
+ * The event is asked for only where such a check is made (tracer_ptrace_exec_why): not in
+ * the kernel view, where exec runs in the kernel.
  * An exec exec.allow leaves out under exec.unlisted = "ask" is held at its stop while a
  * human decides ("Held execs" below).
  *
@@ -962,12 +964,43 @@ static void restart_unreceived(Tracer *t, pid_t pid, bool kernel_fixed)
 		log_debug_errno(-errno, "PTRACE_SETREGS of %d", (int) pid);
 }
 
+/*
+ * Whether the tracer asks for PTRACE_EVENT_EXEC (PTRACE_O_TRACEEXEC); NULL when no one reads
+ * it, else what reads it. Every stop costs the tracee two context switches and the tracer
+ * thread a wake-up, crossing CPUs on a small machine: at fork+exec+wait in the kernel view
+ * the exec event was a fifth of what the tracer added (docs/performance.md, "Processes in
+ * the kernel view"). It is read by on_exec_event() only, to check that what ran is what
+ * on_exec_stop() checked, and that holds only in the emulated view: in the kernel view exec
+ * runs in the kernel, in a mount namespace that holds the view alone (tracer/kview.c), and
+ * the policies that would want the event there (an [exec] list, exec.unlisted = "ask",
+ * backtraces, an audit log) do not qualify for it (tracer_kview_qualify()). The last three
+ * are tested here too, so that should the kernel view ever take them, the event comes back
+ * with them rather than silently going. Without the option a PTRACE_SEIZEd tracee gets no
+ * SIGTRAP after exec (ptrace(2), "execve(2) under ptrace"), and the tracer keeps nothing
+ * per tid that an exec by a non-leader thread would leave stale in the kernel view (the
+ * expectations and held execs are the emulated view's, the backtrace state needs
+ * [audit] backtrace). Decided once per run, here: run --json reports it ("layers",
+ * "exec_events") and `check` prints it.
+ */
+const char *tracer_ptrace_exec_why(const Policy *p, bool kview)
+{
+	if (!kview)
+		return "the emulated view checks after each exec that the file that ran is the "
+		       "one checked";
+	if (p->exec_allow || p->exec_deny || p->exec_ask_unlisted)
+		return "[exec] lists are checked after the exec";
+	if (p->audit.backtrace != AUDIT_SELECT_NONE)
+		return "backtraces follow the tracee across exec";
+	return NULL;
+}
+
 static void *ptrace_main(void *userdata)
 {
 	PtraceStart *st = userdata;
 	Tracer *t = st->t;
 	long opts = PTRACE_O_TRACESECCOMP | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK |
-		    PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL;
+		    PTRACE_O_TRACEVFORK | PTRACE_O_EXITKILL |
+		    (tracer_ptrace_exec_why(t->policy, t->kview) ? PTRACE_O_TRACEEXEC : 0);
 	bool restart_fixed = kernel_at_least(6, 17); /* restart_unreceived */
 	int r = 0;
 
@@ -980,6 +1013,13 @@ static void *ptrace_main(void *userdata)
 	if (r < 0)
 		return NULL;
 	/* st is gone from here on */
+	/* With a cpus limit the tree runs on known CPUs: so does this thread, as the receivers
+	 * do (tracer/dispatch.c). Every stop wakes it and every PTRACE_CONT wakes the tracee;
+	 * on this 2-core VM a wake-up that crosses CPUs costs tens of µs, and the tracer's
+	 * four stops per fork+exec+wait made it 1.25x native, against 1.03x with the whole
+	 * run on one CPU (docs/performance.md, "Processes in the kernel view"). Affinity only:
+	 * what the thread decides does not depend on where it runs. */
+	(void) budget_pin_cpus(t->budget);
 	tracer_bt_thread_ready(t, true);
 	if (t->policy->exec_ask_unlisted) {
 		sigset_t ss;

@@ -164,6 +164,8 @@ int tracer_result_write_json(const Policy *p, const TracerResult *r, FILE *f)
 	jw_bool(&w, r->pidns);
 	jw_key(&w, "ptrace");
 	jw_bool(&w, r->ptrace);
+	jw_key(&w, "exec_events");
+	jw_bool(&w, r->exec_events);
 	jw_end_object(&w);
 	/* added after "layers": where connect, bind, listen and the sends were decided */
 	jw_key(&w, "network_calls");

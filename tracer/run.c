@@ -798,6 +798,7 @@ static void run_result(Run *run)
 	res->landlock_abi =
 		p->landlock != TRI_OFF && run->l.landlock_abi >= 1 ? run->l.landlock_abi : 0;
 	res->ptrace = t->filter->ptrace;
+	res->exec_events = t->filter->ptrace && tracer_ptrace_exec_why(p, t->kview);
 	res->denied = atomic_load(&t->denied);
 	res->usage_known = b->samples > 0 || p->limits.tasks != LIMIT_UNSET;
 	res->cpu_time_ms = b->cpu_ms;

@@ -52,6 +52,7 @@ typedef struct TracerResult {
 	bool ipcns;	       /* in a private IPC namespace (else host IPC calls were denied) */
 	bool pidns;	       /* in a pid namespace of its own (a /proc mount, kernel view) */
 	bool ptrace;	       /* the supervisor traced the tree with ptrace */
+	bool exec_events;      /* ... and stopped each exec after it ran (PTRACE_EVENT_EXEC) */
 	/* connect, bind, listen, sendto, sendmsg and most socket calls ran in the kernel
 	 * (loopback in a network namespace of its own, the kernel view; docs/network.md) */
 	bool net_in_kernel;
@@ -87,6 +88,15 @@ int tracer_kview_verdict(const Policy *p, char *why, size_t size);
  * "Loopback in a namespace of its own"); else why not, a static string. `run` builds its
  * filter by it (tracer/filter.c) and `check` prints it. */
 const char *tracer_filter_net_why(const Policy *p);
+/** Whether the policy needs the tracer thread (ptrace = "auto": a translated mount, backtraces,
+ * a cpu_time, disk or tasks budget, held execs): chdir and exec then go through
+ * SECCOMP_RET_TRACE in the emulated view (tracer/fs.c). */
+bool tracer_fs_needs_ptrace(const Policy *p);
+/** Why the tracer thread asks for PTRACE_EVENT_EXEC in a traced run of policy p in this view
+ * (a static string), NULL when nothing reads it: the kernel view, where exec runs in the
+ * kernel (tracer/ptrace.c). `run --json` reports it ("layers", "exec_events"), `check`
+ * prints it. */
+const char *tracer_ptrace_exec_why(const Policy *p, bool kview);
 
 typedef struct TracerFeatures {
 	bool listener;	    /* SECCOMP_FILTER_FLAG_NEW_LISTENER (5.0) */

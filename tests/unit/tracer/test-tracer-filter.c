@@ -618,6 +618,51 @@ TEST(ids_policy_overrides_stay)
 	tracer_filter_free(f);
 }
 
+/*
+ * PTRACE_EVENT_EXEC is asked for only where on_exec_event() reads it (tracer/ptrace.c,
+ * tracer_ptrace_exec_why): the emulated view, whose execve stops at the tracer and is checked
+ * again after it ran. In the kernel view execve runs in the kernel, so there is nothing to
+ * check after it; an [exec] list, held execs or backtraces keep the event in any view.
+ */
+TEST(exec_events_only_where_an_exec_was_checked)
+{
+	uint64_t a[6] = {0};
+	char *globs[] = {"/usr/bin/*", NULL};
+	TracerFilter *f;
+
+	policy.limits.disk = 1 << 30; /* "auto" turns ptrace on for a disk budget */
+	policy.kernel_view = TRI_AUTO;
+	f = build();
+	ASSERT_TRUE(f != NULL);
+	EXPECT_TRUE(f->ptrace);
+	/* the emulated view stops execve at the tracer and checks it after it ran */
+	EXPECT_EQ(run(f, X86_64, SYS_execve, a), SECCOMP_RET_TRACE);
+	EXPECT_EQ(run(f, X86_64, SYS_execveat, a), SECCOMP_RET_TRACE);
+	EXPECT_TRUE(tracer_ptrace_exec_why(&policy, false) != NULL);
+	/* the kernel view runs it in the kernel: no check before, none after */
+	EXPECT_EQ(run_prog(f->kview_prog, f->kview_len, X86_64, SYS_execve, a), SECCOMP_RET_ALLOW);
+	EXPECT_EQ(run_prog(f->kview_prog, f->kview_len, X86_64, SYS_execveat, a),
+		  SECCOMP_RET_ALLOW);
+	EXPECT_TRUE(tracer_ptrace_exec_why(&policy, true) == NULL);
+	tracer_filter_free(f);
+
+	/* what would read the event keeps it, whatever the view */
+	policy.exec_allow = globs;
+	EXPECT_TRUE(tracer_ptrace_exec_why(&policy, true) != NULL);
+	policy.exec_allow = NULL;
+	policy.exec_deny = globs;
+	EXPECT_TRUE(tracer_ptrace_exec_why(&policy, true) != NULL);
+	policy.exec_deny = NULL;
+	policy.exec_ask_unlisted = true;
+	EXPECT_TRUE(tracer_ptrace_exec_why(&policy, true) != NULL);
+	policy.exec_ask_unlisted = false;
+	policy.audit.backtrace = AUDIT_SELECT_DENIED;
+	EXPECT_TRUE(tracer_ptrace_exec_why(&policy, true) != NULL);
+	policy.audit.backtrace = AUDIT_SELECT_NONE;
+	policy.limits.disk = 0;
+	policy.kernel_view = TRI_OFF;
+}
+
 int main(void)
 {
 	log_max_level = LOG_LEVEL_ERROR;
