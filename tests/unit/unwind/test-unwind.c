@@ -3,15 +3,18 @@
  * The unwinder (unwind/unwind.h) on a real stopped child, tests/helpers/bt-fp-child (main →
  * bt_outer → bt_middle → bt_inner → syscall(), built with frame pointers): the
  * frame-pointer backend names the chain in order, libunwind agrees with it frame for frame,
- * the session picks libunwind when it loads and gives the same frames after invalidate. And
- * the /proc/PID/maps parser on made-up text.
+ * the session picks libunwind when it loads and gives the same frames after invalidate, and a
+ * chain the program forged (a loop, a downward link, an endless chain, bad pointers) ends
+ * within max. And the /proc/PID/maps parser on made-up text.
  */
 #include "tests/unit/tap.h"
 
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/ptrace.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -298,6 +301,85 @@ TEST(maps_of_this_process)
 	}
 	EXPECT_EQ(pos, len); /* every line ends with a newline */
 	EXPECT_GE(exec, (size_t) 2);
+}
+
+/* ---- a chain the program forged: the walker must end, within max, without a crash ---- */
+
+/* Writes the frame record {rbp, ret} at addr in the stopped child. */
+static bool poke_link(pid_t pid, uint64_t addr, uint64_t next_fp, uint64_t ret)
+{
+	return ptrace(PTRACE_POKEDATA, pid, (void *) (uintptr_t) addr,
+		      (void *) (uintptr_t) next_fp) == 0 &&
+	       ptrace(PTRACE_POKEDATA, pid, (void *) (uintptr_t) (addr + 8),
+		      (void *) (uintptr_t) ret) == 0;
+}
+
+static size_t fp_walk_with_rbp(pid_t pid, const struct user_regs_struct *regs, uint64_t rbp,
+			       AuditFrame *f, size_t max)
+{
+	struct user_regs_struct r = *regs;
+	const char *err = NULL;
+	UnwindSession *s = unwind_session_new(NULL);
+	size_t n;
+
+	if (!s)
+		return (size_t) -1;
+	r.rbp = rbp;
+	if (ptrace(PTRACE_SETREGS, pid, NULL, &r) < 0) {
+		unwind_session_free(s);
+		return (size_t) -1;
+	}
+	n = unwinder_frame_pointer.unwind(s, pid, f, max, &err);
+	unwind_session_free(s);
+	return n;
+}
+
+TEST(frame_pointer_stops_on_forged_chains)
+{
+	AuditFrame f[MAX_FRAMES];
+	struct user_regs_struct regs;
+	uint64_t base, ret;
+	pid_t pid;
+	size_t n;
+
+	pid = start_child();
+	ASSERT_TRUE(pid > 0);
+	ASSERT_EQ(ptrace(PTRACE_GETREGS, pid, NULL, &regs), 0);
+	/* records above the stack pointer (the child is killed afterwards, its stack does not
+	 * matter), each with a return address inside a module: the syscall site itself */
+	base = (regs.rsp + 256) & ~(uint64_t) 15;
+	ret = regs.rip;
+
+	/* a record that links to itself: one frame from it, then the walk ends */
+	ASSERT_TRUE(poke_link(pid, base, base, ret));
+	n = fp_walk_with_rbp(pid, &regs, base, f, MAX_FRAMES);
+	EXPECT_TRUE(n >= 1 && n <= 3);
+
+	/* a link that goes down the stack */
+	ASSERT_TRUE(poke_link(pid, base + 64, base, ret));
+	ASSERT_TRUE(poke_link(pid, base, base - 64, ret));
+	n = fp_walk_with_rbp(pid, &regs, base + 64, f, MAX_FRAMES);
+	EXPECT_TRUE(n >= 1 && n <= 4);
+
+	/* a long chain that goes up forever: cut at max */
+	for (uint64_t k = 0; k < 3 * MAX_FRAMES; k++)
+		ASSERT_TRUE(poke_link(pid, base + 16 * k, base + 16 * (k + 1), ret));
+	n = fp_walk_with_rbp(pid, &regs, base, f, MAX_FRAMES);
+	EXPECT_EQ(n, (size_t) MAX_FRAMES);
+
+	/* a return address outside every module: the walk ends there */
+	ASSERT_TRUE(poke_link(pid, base, base + 16, 0x10));
+	n = fp_walk_with_rbp(pid, &regs, base, f, MAX_FRAMES);
+	EXPECT_TRUE(n >= 1 && n <= 2);
+
+	/* a frame pointer into unmapped memory, one below the stack, one unaligned */
+	n = fp_walk_with_rbp(pid, &regs, regs.rsp + (1ull << 36), f, MAX_FRAMES);
+	EXPECT_TRUE(n >= 1 && n <= 2);
+	n = fp_walk_with_rbp(pid, &regs, regs.rsp - 4096, f, MAX_FRAMES);
+	EXPECT_TRUE(n >= 1 && n <= 2);
+	n = fp_walk_with_rbp(pid, &regs, base + 3, f, MAX_FRAMES);
+	EXPECT_TRUE(n >= 1 && n <= 2);
+	end_child(pid);
 }
 
 int main(void)
