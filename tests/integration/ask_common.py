@@ -11,20 +11,7 @@ import tempfile
 import threading
 import time
 
-results = []
-
-
-def tap(ok, name, detail=''):
-    results.append(ok)
-    print(f"{'ok' if ok else 'not ok'} {len(results)} - {name}", flush=True)
-    if not ok and detail:
-        for line in str(detail).splitlines():
-            print(f'# {line}')
-
-
-def skip(name, why):
-    results.append(True)
-    print(f'ok {len(results)} - {name} # SKIP {why}', flush=True)
+from tap_common import results, skip, tap  # noqa: F401 (the ask tests import them from here)
 
 
 def fresh():

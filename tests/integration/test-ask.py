@@ -18,16 +18,10 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tap_common import results, tap  # noqa: E402
+
 SBX = os.path.abspath(sys.argv[1])
-results = []
-
-
-def tap(ok, name, detail=''):
-    results.append(ok)
-    print(f"{'ok' if ok else 'not ok'} {len(results)} - {name}")
-    if not ok and detail:
-        for line in str(detail).splitlines():
-            print(f'# {line}')
 
 
 class Listener:

@@ -14,17 +14,11 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tap_common import results, skip, tap  # noqa: E402
+
 SBX = os.path.abspath(sys.argv[1])
 PRESETS = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'policies')
-results = []
-
-
-def tap(ok, name, detail=''):
-    results.append(ok)
-    print(f"{'ok' if ok else 'not ok'} {len(results)} - {name}")
-    if not ok and detail:
-        for line in str(detail).splitlines():
-            print(f'# {line}')
 
 
 def check(ws, sets, policy):
@@ -135,8 +129,7 @@ def main():
             want, pidns = expect[name]
             got = (rview, (res.get('layers') or {}).get('pid_namespace'))
             if creason == 'host':
-                print(f'ok {len(results) + 1} - {name}: # SKIP no user namespace here')
-                results.append(True)
+                skip(f'{name}:', 'no user namespace here')
             else:
                 tap(got == (want, pidns), f'{name}: {want} view, pid namespace {pidns}',
                     f'run: {got}, {rreason}')

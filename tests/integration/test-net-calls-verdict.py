@@ -16,8 +16,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tap_common import results, skip, tap  # noqa: E402
+
 SBX = os.path.abspath(sys.argv[1])
-results = []
 
 PROG = r'''
 import socket, sys
@@ -29,19 +31,6 @@ try:
 except OSError as e:
     print(f'host=refused {e.errno}')
 '''
-
-
-def tap(ok, name, detail=''):
-    results.append(ok)
-    print(f"{'ok' if ok else 'not ok'} {len(results)} - {name}")
-    if not ok and detail:
-        for line in str(detail).splitlines():
-            print(f'# {line}')
-
-
-def skip(name, why):
-    results.append(True)
-    print(f'ok {len(results)} - {name} # SKIP {why}')
 
 
 def check(ws, sets, preset):
