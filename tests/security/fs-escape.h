@@ -35,11 +35,12 @@
 #include <unistd.h>
 
 #include "tests/helpers/sbx-namespaces.h"
+#include "tests/helpers/sbx-selftest.h"
 
 #define SECRET	"TOPSECRET-3141"
 #define RO_TEXT "read-only content\n"
 
-static const char *fs_base;	 /* the host scratch directory (inside: a host path, invisible) */
+static const char *fs_base; /* the host scratch directory (inside: a host path, invisible) */
 static __attribute__((unused)) char fs_secret[PATH_MAX]; /* host path of the secret */
 static int fs_failures;
 static bool fs_long;		 /* the slow variant: more iterations */
@@ -110,29 +111,6 @@ static __attribute__((unused)) int fs_read_file(const char *path, char *buf, siz
 	return 0;
 }
 
-static __attribute__((unused)) int fs_copy_self(const char *dst)
-{
-	char buf[65536];
-	int in = open("/proc/self/exe", O_RDONLY | O_CLOEXEC), out;
-	ssize_t n;
-
-	if (in < 0)
-		return -1;
-	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
-	if (out < 0) {
-		close(in);
-		return -1;
-	}
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, (size_t) n) != n) {
-			n = -1;
-			break;
-		}
-	close(in);
-	close(out);
-	return n < 0 ? -1 : 0;
-}
-
 static __attribute__((unused)) void fs_rm_rf(const char *path)
 {
 	char cmd[2 * PATH_MAX + 64];
@@ -156,7 +134,7 @@ static __attribute__((unused)) int fs_outside(bool landlock)
 {
 	const char *sbxtrace = getenv("SBXTRACE");
 	const char *policy = getenv(fs_kernel_view_proc ? "SBX_FS_POLICY_KERNEL_PROC"
-				    : fs_kernel_view    ? "SBX_FS_POLICY_KERNEL"
+				    : fs_kernel_view	? "SBX_FS_POLICY_KERNEL"
 							: "SBX_FS_POLICY");
 	const char *t = getenv("TMPDIR");
 	char base[PATH_MAX - 64], p[PATH_MAX + 64], ws[PATH_MAX], buf[256];
@@ -185,7 +163,7 @@ static __attribute__((unused)) int fs_outside(bool landlock)
 	if (fs_write_file(p, RO_TEXT) < 0 || stat(p, &st_before) < 0)
 		goto fail;
 	snprintf(p, sizeof(p), "%s/ws/prog", base);
-	if (fs_copy_self(p) < 0)
+	if (sbx_copy_self(p) < 0)
 		goto fail;
 	if (fs_kernel_view) {
 		const char *why = sbx_namespaces_refused();
@@ -195,7 +173,7 @@ static __attribute__((unused)) int fs_outside(bool landlock)
 			return 77;
 		}
 		(void) setenv("SBX_FS_KERNEL_VIEW", "1",
-			      1); /* for the attack: the policy keeps SBX_* */
+			      1);	 /* for the attack: the policy keeps SBX_* */
 		if (fs_kernel_view_proc) /* a pid namespace: outside pids do not exist */
 			(void) setenv("SBX_FS_PIDNS", "1", 1);
 	}

@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "tests/helpers/sbx-namespaces.h"
+#include "tests/helpers/sbx-selftest.h"
 
 #define ROUNDS 300
 
@@ -65,20 +66,7 @@ static int tcp_listener(int family, struct sockaddr_storage *ss, socklen_t *len)
 {
 	int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
-	memset(ss, 0, sizeof(*ss));
-	if (family == AF_INET6) {
-		struct sockaddr_in6 *a = (struct sockaddr_in6 *) ss;
-
-		a->sin6_family = AF_INET6;
-		a->sin6_addr = in6addr_loopback;
-		*len = sizeof(*a);
-	} else {
-		struct sockaddr_in *a = (struct sockaddr_in *) ss;
-
-		a->sin_family = AF_INET;
-		a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		*len = sizeof(*a);
-	}
+	sbx_loopback_addr(family, ss, len);
 	if (fd < 0 || bind(fd, (struct sockaddr *) ss, *len) < 0 || listen(fd, 512) < 0 ||
 	    getsockname(fd, (struct sockaddr *) ss, len) < 0)
 		return -1;
@@ -295,27 +283,6 @@ static void host_address(char *buf, size_t size)
 	freeifaddrs(ifa);
 }
 
-static int copy_self(const char *dst)
-{
-	char buf[65536];
-	ssize_t n;
-	int in = open("/proc/self/exe", O_RDONLY | O_CLOEXEC), out;
-
-	if (in < 0)
-		return -1;
-	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
-	if (out < 0) {
-		close(in);
-		return -1;
-	}
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, (size_t) n) != n)
-			n = -1;
-	close(in);
-	close(out);
-	return n < 0 ? -1 : 0;
-}
-
 /* Runs the inside part under sbxtrace run --json with the extra settings; its JSON result
  * (malloc'd) in *ret_json. The exit code of sbxtrace. */
 static int run_inside(const char *base, const char *const *sets, const char *audit, char **ret_json,
@@ -420,7 +387,7 @@ static int outside(void)
 	if (mkdir(p, 0755) < 0)
 		return 1;
 	snprintf(p, sizeof(p), "%s/ws/prog", base);
-	if (copy_self(p) < 0)
+	if (sbx_copy_self(p) < 0)
 		return 1;
 	/* let a plain user's sandbox read what root made (the workspace is ours) */
 	(void) chmod(base, 0755);

@@ -14,6 +14,7 @@
  */
 #define FS_OWN_MAIN
 #include "tests/security/fs-escape.h"
+#include "tests/helpers/sbx-selftest.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -68,20 +69,7 @@ static int udp_to_self(int family, struct sockaddr_storage *ss, socklen_t *len)
 {
 	int fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
-	memset(ss, 0, sizeof(*ss));
-	if (family == AF_INET6) {
-		struct sockaddr_in6 *a = (struct sockaddr_in6 *) ss;
-
-		a->sin6_family = AF_INET6;
-		a->sin6_addr = in6addr_loopback;
-		*len = sizeof(*a);
-	} else {
-		struct sockaddr_in *a = (struct sockaddr_in *) ss;
-
-		a->sin_family = AF_INET;
-		a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		*len = sizeof(*a);
-	}
+	sbx_loopback_addr(family, ss, len);
 	/* bind to loopback port 0 and send to ourselves: a destination every mode here allows */
 	if (fd < 0 || bind(fd, (struct sockaddr *) ss, *len) < 0 ||
 	    getsockname(fd, (struct sockaddr *) ss, len) < 0)
