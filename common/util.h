@@ -69,6 +69,18 @@ int child_fd_open(pid_t tid, int fd, int flags);
  */
 int child_fd_info(pid_t tid, int fd, int64_t *ret_pos, int *ret_flags, uint64_t *ret_ino);
 
+/** The value of one hex digit (either case), -1 for anything else (EOF included). */
+static inline int hex_digit_value(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 /** Writes all of buf, retrying on EINTR and short writes. */
 int write_all(int fd, const void *buf, size_t len);
 

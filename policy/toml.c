@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "common/macros.h"
+#include "common/util.h"
 
 enum {
 	ORIGIN_VALUE,	 /* scalars */
@@ -523,17 +524,6 @@ static int expect_eol(Parser *P)
 
 /* ---- strings ---- */
 
-static int hex_value(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* At a backslash in a basic string: appends the escaped character. */
 static int parse_escape(Parser *P, Buf *b)
 {
@@ -580,7 +570,7 @@ static int parse_escape(Parser *P, Buf *b)
 	}
 	uint32_t cp = 0;
 	for (int i = 0; i < n; i++) {
-		int h = hex_value(peek(P, 2 + i));
+		int h = hex_digit_value(peek(P, 2 + i));
 		if (h < 0)
 			return fail(P, at, "'\\%c' needs %d hexadecimal digits", c, n);
 		cp = cp << 4 | (uint32_t) h;
@@ -746,7 +736,7 @@ static bool is_base_digit(int c, int base)
 {
 	switch (base) {
 	case 16:
-		return hex_value(c) >= 0;
+		return hex_digit_value(c) >= 0;
 	case 8:
 		return c >= '0' && c <= '7';
 	case 2:
@@ -868,7 +858,7 @@ static int parse_number(Parser *P, TomlValue *v)
 	for (const char *q = int_start; q < int_end; q++) {
 		if (*q == '_')
 			continue;
-		uint64_t d = (uint64_t) hex_value((unsigned char) *q);
+		uint64_t d = (uint64_t) hex_digit_value((unsigned char) *q);
 		if (acc > (limit - d) / (uint64_t) base)
 			return fail(P, s, "integer out of range");
 		acc = acc * (uint64_t) base + d;

@@ -16,16 +16,7 @@
 
 #include <string.h>
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
+#include "common/util.h"
 
 /* A hex number at s[*i..end) ending at the character stop; false if malformed. */
 static bool parse_hex(const char *s, size_t end, size_t *i, char stop, uint64_t *ret)
@@ -33,10 +24,10 @@ static bool parse_hex(const char *s, size_t end, size_t *i, char stop, uint64_t 
 	uint64_t v = 0;
 	size_t digits = 0;
 
-	while (*i < end && hexval(s[*i]) >= 0) {
+	while (*i < end && hex_digit_value((unsigned char) s[*i]) >= 0) {
 		if (++digits > 16)
 			return false;
-		v = v << 4 | (uint64_t) hexval(s[*i]);
+		v = v << 4 | (uint64_t) hex_digit_value((unsigned char) s[*i]);
 		(*i)++;
 	}
 	if (digits == 0 || *i >= end || s[*i] != stop)
