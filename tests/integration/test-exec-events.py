@@ -9,35 +9,24 @@
 # "exec_events"), an [exec] list still gets it and still holds, and an exec without the
 # event (a thread that is not the leader execs, its tid becomes the leader's unreported)
 # runs as it does natively.
-import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tap_common import results, skip, tap  # noqa: E402
+from tap_common import check, results, run_json, skip, tap  # noqa: E402
 
 SBX = os.path.abspath(sys.argv[1])
 
 
 def run(ws, sets, argv):
-    args = [SBX, 'run', '--json', '-w', ws] + [a for s in sets for a in ('-s', s)]
-    args += ['standard', '--'] + argv
-    p = subprocess.run(args, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                       timeout=120)
-    try:
-        return json.loads(p.stdout.strip().splitlines()[-1]), p.stderr
-    except (ValueError, IndexError):
-        return None, f'exit {p.returncode}: {p.stdout} {p.stderr}'
+    return run_json(SBX, ws, sets, 'standard', argv)
 
 
 def check_says(ws, sets):
     """True/False: `check` says execs stop the tracer or not; None: it says neither."""
-    args = [SBX, 'check', '-w', ws] + [a for s in sets for a in ('-s', s)] + ['standard']
-    p = subprocess.run(args, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                       timeout=60)
+    p = check(SBX, ws, sets, 'standard')
     if 'each exec stops the tracer' in p.stderr:
         return True
     if 'execs do not stop the tracer' in p.stderr:

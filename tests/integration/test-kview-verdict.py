@@ -15,17 +15,15 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tap_common import results, skip, tap  # noqa: E402
+from tap_common import check, results, run_json, skip, tap  # noqa: E402
 
 SBX = os.path.abspath(sys.argv[1])
 PRESETS = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'policies')
 
 
-def check(ws, sets, policy):
+def check_view(ws, sets, policy):
     """(view, reason) as `check` prints them; reason None when it gives none."""
-    args = [SBX, 'check', '-w', ws] + [a for s in sets for a in ('-s', s)] + [policy]
-    p = subprocess.run(args, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                       timeout=60)
+    p = check(SBX, ws, sets, policy)
     if p.returncode != 0:
         return None, f'check exited {p.returncode}: {p.stderr}'
     m = re.search(r'file-system view: (in the kernel|emulated)', p.stderr)
@@ -41,14 +39,7 @@ def check(ws, sets, policy):
 
 
 def run(ws, sets, policy, audit=None):
-    args = [SBX, 'run', '--json', '-w', ws] + (['--audit', audit] if audit else [])
-    args += [a for s in sets for a in ('-s', s)] + [policy, '--', '/bin/true']
-    p = subprocess.run(args, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                       timeout=120)
-    try:
-        return json.loads(p.stdout.strip().splitlines()[-1]), p.stderr
-    except (ValueError, IndexError):
-        return None, f'exit {p.returncode}: {p.stdout} {p.stderr}'
+    return run_json(SBX, ws, sets, policy, ['/bin/true'], ['--audit', audit] if audit else [])
 
 
 def start_record(audit):
@@ -109,7 +100,7 @@ def main():
     }
     print(f'1..{2 * len(cases) + 1 + len([c for c in cases if c[0] in expect])}')
     for name, sets, policy in cases:
-        cview, creason = check(ws, sets, policy)
+        cview, creason = check_view(ws, sets, policy)
         res, err = run(ws, sets, policy)
         if cview is None or res is None:
             tap(False, f'{name}: check and run report a view', creason if cview is None

@@ -17,7 +17,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tap_common import results, skip, tap  # noqa: E402
+from tap_common import check, results, run_json, skip, tap  # noqa: E402
 
 SBX = os.path.abspath(sys.argv[1])
 
@@ -33,11 +33,9 @@ except OSError as e:
 '''
 
 
-def check(ws, sets, preset):
+def check_calls(ws, sets, preset):
     """('kernel' | 'supervisor', reason) as `check` prints them, or (None, error)."""
-    args = [SBX, 'check', '-w', ws] + [a for s in sets for a in ('-s', s)] + [preset]
-    p = subprocess.run(args, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                       timeout=60)
+    p = check(SBX, ws, sets, preset)
     if p.returncode != 0:
         return None, f'check exited {p.returncode}: {p.stderr}'
     if re.search(r'network calls: connect, bind, listen and the sends run in the kernel',
@@ -50,14 +48,7 @@ def check(ws, sets, preset):
 
 
 def run(ws, sets, port, preset):
-    args = [SBX, 'run', '--json', '-w', ws] + [a for s in sets for a in ('-s', s)]
-    args += [preset, '--', 'python3', 'prog.py', str(port)]
-    p = subprocess.run(args, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                       timeout=120)
-    try:
-        return json.loads(p.stdout.strip().splitlines()[-1]), p.stderr
-    except (ValueError, IndexError):
-        return None, f'exit {p.returncode}: {p.stdout} {p.stderr}'
+    return run_json(SBX, ws, sets, preset, ['python3', 'prog.py', str(port)])
 
 
 def netns_refused(ws):
@@ -104,7 +95,7 @@ def main():
     refused = netns_refused(ws)
     print(f'1..{3 * len(cases) + 1}')
     for name, sets, netns, in_kernel, preset in cases:
-        cwhere, creason = check(ws, sets, preset)
+        cwhere, creason = check_calls(ws, sets, preset)
         res, err = run(ws, sets, port, preset)
         if res is None:
             tap(False, f'{name}: run --json', err)
