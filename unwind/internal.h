@@ -46,6 +46,7 @@ typedef struct UnwindElfEntry {
 	struct timespec mtime;
 	ElfInfo *elf; /* NULL: not an ELF file we can use (remembered too) */
 	uint64_t used;
+	uint64_t pass; /* the unwind that last handed elf out: never freed during that one */
 	bool valid;
 } UnwindElfEntry;
 
@@ -56,6 +57,7 @@ struct UnwindSession {
 	/* the ELF facts of the modules seen, for the session */
 	UnwindElfEntry elf_cache[UNWIND_ELF_CACHE];
 	uint64_t elf_clock;
+	uint64_t pass; /* counts unwind_begin()s; an entry of this pass is in use */
 
 	/* the unwind under way (unwind_begin() to unwind_end()) */
 	pid_t pid;

@@ -133,9 +133,23 @@ static int open_mapped(const char *host, dev_t dev, ino_t ino, struct stat *ret_
 /* Bytes the cache may keep: symbol and string tables of every module seen. */
 #define ELF_CACHE_BYTES_MAX (64u << 20)
 
-/* Over the memory cap: the least recently used entries but keep go. False if keep alone is
- * over it. */
-static bool elf_cache_trim(UnwindSession *s, const UnwindElfEntry *keep)
+/*
+ * The cache outlives an unwind; a module's elf pointer (UnwindModule.elf) lives for one, from
+ * unwind_begin() to unwind_end(). An entry handed out during the unwind under way (its pass is
+ * the session's) is therefore never reused nor trimmed before that unwind ends: the program
+ * decides which modules its stack names, and a stack through more modules than the cache
+ * holds, or whose tables pass the memory cap, must cost symbols, never a pointer freed under
+ * an earlier frame. A module met when every entry is in use gets no ELF (no symbols, no
+ * unwind table) for this unwind.
+ */
+static bool in_use(const UnwindSession *s, const UnwindElfEntry *c)
+{
+	return c->valid && c->pass == s->pass;
+}
+
+/* Over the memory cap: the least recently used entries not in use go. False if those in use
+ * alone are over it. */
+static bool elf_cache_trim(UnwindSession *s)
 {
 	size_t total;
 
@@ -149,7 +163,7 @@ static bool elf_cache_trim(UnwindSession *s, const UnwindElfEntry *keep)
 			if (!c->valid || !c->elf)
 				continue;
 			total += elf_info_bytes(c->elf);
-			if (c != keep && (!old || c->used < old->used))
+			if (!in_use(s, c) && (!old || c->used < old->used))
 				old = c;
 		}
 		if (total <= ELF_CACHE_BYTES_MAX || !old)
@@ -162,7 +176,7 @@ static bool elf_cache_trim(UnwindSession *s, const UnwindElfEntry *keep)
 
 static const ElfInfo *elf_for(UnwindSession *s, const char *host, dev_t dev, ino_t ino)
 {
-	UnwindElfEntry *victim = &s->elf_cache[0];
+	UnwindElfEntry *victim = NULL;
 	struct stat st;
 	int fd;
 
@@ -176,11 +190,17 @@ static const ElfInfo *elf_for(UnwindSession *s, const char *host, dev_t dev, ino
 		    c->mtime.tv_sec == st.st_mtim.tv_sec &&
 		    c->mtime.tv_nsec == st.st_mtim.tv_nsec) {
 			c->used = ++s->elf_clock;
+			c->pass = s->pass;
 			(void) close(fd);
 			return c->elf;
 		}
-		if (!c->valid || c->used < victim->used)
+		if (!in_use(s, c) &&
+		    (!victim || !c->valid || (victim->valid && c->used < victim->used)))
 			victim = c;
+	}
+	if (!victim) {
+		(void) close(fd); /* every entry is in use by this unwind */
+		return NULL;
 	}
 	elf_info_free(victim->elf);
 	victim->elf = elf_info_load(fd);
@@ -191,8 +211,10 @@ static const ElfInfo *elf_for(UnwindSession *s, const char *host, dev_t dev, ino
 	victim->size = st.st_size;
 	victim->mtime = st.st_mtim;
 	victim->used = ++s->elf_clock;
-	if (!elf_cache_trim(s, victim)) {
-		/* one module alone is over the cap: not kept, not used */
+	victim->pass = s->pass;
+	if (!elf_cache_trim(s)) {
+		/* what this unwind uses is over the cap with this one: not kept, not used (no
+		 * module holds it yet) */
 		elf_info_free(victim->elf);
 		memset(victim, 0, sizeof(*victim));
 		return NULL;
@@ -365,6 +387,7 @@ int unwind_begin(UnwindSession *s, pid_t pid)
 		return -ENOMEM;
 	s->pid = pid;
 	s->n_mods = 0;
+	s->pass++;
 	read_modules(s);
 	s->n_pages = s->next_page = 0;
 	s->reads = 0;

@@ -9,16 +9,21 @@
  */
 #include "tests/unit/tap.h"
 
+#include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "audit/audit.h"
+#include "unwind/internal.h"
 #include "unwind/unwind.h"
 
 #define MAX_FRAMES 16
@@ -51,6 +56,28 @@ static pid_t start_child(void)
 		return -1;
 	}
 	return pid;
+}
+
+/* cp src dst */
+static int copy_file(const char *src, const char *dst)
+{
+	char buf[65536];
+	int in = open(src, O_RDONLY | O_CLOEXEC), out;
+	ssize_t n = -1;
+
+	if (in < 0)
+		return -1;
+	out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+	if (out >= 0)
+		while ((n = read(in, buf, sizeof(buf))) > 0)
+			if (write(out, buf, (size_t) n) != n) {
+				n = -1;
+				break;
+			}
+	close(in);
+	if (out >= 0)
+		close(out);
+	return out >= 0 && n == 0 ? 0 : -1;
 }
 
 static void end_child(pid_t pid)
@@ -380,6 +407,72 @@ TEST(frame_pointer_stops_on_forged_chains)
 	n = fp_walk_with_rbp(pid, &regs, base + 3, f, MAX_FRAMES);
 	EXPECT_TRUE(n >= 1 && n <= 2);
 	end_child(pid);
+}
+
+/* ---- the ELF cache: what one unwind holds is not freed under it ---- */
+
+/* A stack through more modules than the cache holds (the program chooses them): the first
+ * module's ELF, handed out at the start of the unwind, must still be the cache's when the
+ * last one is met, so that a later frame in it reads live memory (under ASan a freed one
+ * would abort here). The last module goes without symbols instead. */
+TEST(elf_cache_keeps_what_the_unwind_holds)
+{
+	const char *helper = getenv("BT_FP_CHILD");
+	char dir[] = "/tmp/test-unwind-XXXXXX", path[PATH_MAX];
+	enum { N = UNWIND_ELF_CACHE + 1 };
+	static void *map[N];
+	const UnwindModule *first, *last;
+	AuditFrame f = {0};
+	UnwindSession *s;
+	size_t size = 0;
+	bool kept = false;
+
+	ASSERT_TRUE(helper != NULL);
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	for (int k = 0; k < N; k++) {
+		struct stat st;
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/m%d", dir, k);
+		ASSERT_EQ(copy_file(helper, path), 0);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		ASSERT_GE(fd, 0);
+		ASSERT_EQ(fstat(fd, &st), 0);
+		size = (size_t) st.st_size;
+		map[k] = mmap(NULL, size, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+		close(fd);
+		ASSERT_TRUE(map[k] != MAP_FAILED);
+	}
+	s = unwind_session_new(NULL);
+	ASSERT_TRUE(s != NULL);
+	ASSERT_EQ(unwind_begin(s, getpid()), 0);
+	first = unwind_module_at(s, (uint64_t) (uintptr_t) map[0]);
+	ASSERT_TRUE(first != NULL && first->elf != NULL);
+	for (int k = 1; k < N; k++)
+		(void) unwind_module_at(s, (uint64_t) (uintptr_t) map[k]);
+	for (size_t i = 0; i < UNWIND_ELF_CACHE; i++)
+		if (s->elf_cache[i].valid && s->elf_cache[i].dev == first->dev &&
+		    s->elf_cache[i].ino == first->ino && s->elf_cache[i].elf == first->elf)
+			kept = true;
+	EXPECT_TRUE(kept);
+	last = unwind_module_at(s, (uint64_t) (uintptr_t) map[N - 1]);
+	ASSERT_TRUE(last != NULL);
+	EXPECT_TRUE(last->elf == NULL);
+	f.ip = (uint64_t) (uintptr_t) map[0] + 16;
+	unwind_symbolize(s, &f, false); /* reads first->elf */
+	unwind_end(s);
+	/* the next unwind may use every entry again */
+	ASSERT_EQ(unwind_begin(s, getpid()), 0);
+	last = unwind_module_at(s, (uint64_t) (uintptr_t) map[N - 1]);
+	EXPECT_TRUE(last != NULL && last->elf != NULL);
+	unwind_end(s);
+	unwind_session_free(s);
+	for (int k = 0; k < N; k++) {
+		munmap(map[k], size);
+		snprintf(path, sizeof(path), "%s/m%d", dir, k);
+		unlink(path);
+	}
+	rmdir(dir);
 }
 
 int main(void)
