@@ -1734,12 +1734,16 @@ int net_handle_sendmmsg(const EmuRequest *req, EmuDecision *d)
 			return 0;
 		}
 		/* The entry's msg_len is written by tracer/dispatch.c with the others before the
-		 * reply (common/handler.h). An unmapped one stops the loop after this message
-		 * with EFAULT, as the direct write did; one that reads but does not write fails
-		 * the call only there, after the later messages went too. */
+		 * reply (common/handler.h). An unmapped one stops the loop after this message,
+		 * which was sent and is not counted: the call answers the messages before it, or
+		 * EFAULT when there are none, as the kernel's sendmmsg does. One that reads but
+		 * does not write fails the call only there, after the later messages went too. */
 		if (req->mem->read(req->mem, entry + NET_MSGHDR_SIZE, &msg_len, sizeof(msg_len)) <
-		    0)
+		    0) {
+			if (sent > 0)
+				break;
 			return fail(d, EFAULT, NULL, false);
+		}
 		msg_len = (uint32_t) n;
 		r = emu_writeback(d, entry + NET_MSGHDR_SIZE, &msg_len, sizeof(msg_len));
 		if (r < 0)

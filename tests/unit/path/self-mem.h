@@ -2,22 +2,27 @@
 #pragma once
 
 /* The child's memory, for handler tests that play the child themselves: its "pointers" are
- * addresses in this process. NULL reads fail with EFAULT, as a bad child pointer does;
- * strings that do not fit fail with ENAMETOOLONG, as the supervisor's reader does. */
+ * addresses in this process. A read of memory that is not mapped (NULL included) fails with
+ * EFAULT, as a bad child pointer does (process_vm_readv of this process, as the supervisor
+ * reads a child); strings that do not fit fail with ENAMETOOLONG, as the supervisor's reader
+ * does. */
 
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "emulation/emu.h"
 
 static inline int self_mem_read(const ChildMem *m, uint64_t addr, void *buf, size_t len)
 {
+	struct iovec local = {buf, len}, remote = {(void *) (uintptr_t) addr, len};
+
 	(void) m;
 	if (!addr)
 		return -EFAULT;
-	memcpy(buf, (const void *) (uintptr_t) addr, len);
-	return 0;
+	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t) len ? 0 : -EFAULT;
 }
 
 static inline int self_mem_read_string(const ChildMem *m, uint64_t addr, char *buf, size_t size)

@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <stdint.h>
 #include <string.h>
@@ -784,6 +785,82 @@ TEST(recvfrom_of_a_redirected_socket_answers_through_the_decision)
 		EXPECT_EQ(e->d.n_writeback, 0);
 		net_runtime_stop(other);
 	}
+	net_runtime_stop(rt);
+	env_free(e);
+}
+
+/* sendmmsg whose second entry's msg_len lies on an unmapped page: the kernel sends both
+ * messages and answers 1 (the count it could report); the handler must answer the same,
+ * with the first msg_len as its one write-back, not EFAULT. */
+static struct mmsghdr *mmsg_with_unmapped_second_len(struct iovec *iov)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned char *p = mmap(NULL, (size_t) page * 2, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct mmsghdr *v;
+
+	if (p == MAP_FAILED || munmap(p + page, (size_t) page) < 0)
+		return NULL;
+	/* entry 1's msghdr ends where the page ends: its msg_len is beyond */
+	v = (struct mmsghdr *) (p + page - offsetof(struct mmsghdr, msg_len) - sizeof(*v));
+	memset(v, 0, sizeof(*v) + offsetof(struct mmsghdr, msg_len));
+	for (int i = 0; i < 2; i++) {
+		v[i].msg_hdr.msg_iov = &iov[i];
+		v[i].msg_hdr.msg_iovlen = 1;
+	}
+	return v;
+}
+
+TEST(sendmmsg_counts_what_it_can_report)
+{
+	Env *e = env_new();
+	NetRuntime *rt = NULL;
+	_cleanup_close_ int rfd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	_cleanup_close_ int sfd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in lo = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct iovec iov[2] = {{(void *) "one", 3}, {(void *) "two", 3}};
+	socklen_t l = sizeof(lo);
+	struct mmsghdr *v;
+	EmuRequest req;
+
+	ASSERT_GE(rfd, 0);
+	ASSERT_GE(sfd, 0);
+	ASSERT_EQ(bind(rfd, (struct sockaddr *) &lo, sizeof(lo)), 0);
+	ASSERT_EQ(getsockname(rfd, (struct sockaddr *) &lo, &l), 0);
+	ASSERT_EQ(connect(sfd, (struct sockaddr *) &lo, sizeof(lo)), 0);
+	v = mmsg_with_unmapped_second_len(iov);
+	ASSERT_TRUE(v != NULL);
+	/* natively */
+	EXPECT_EQ(sendmmsg(sfd, v, 2, 0), 1);
+	EXPECT_EQ(v[0].msg_len, 3u);
+	ASSERT_EQ(net_runtime_start(&e->fx.policy, getpid(), NULL, &rt), 0);
+	if (rt->own_sockets) {
+		net_runtime_stop(rt);
+		env_free(e);
+		SKIP("pidfd_getfd refused: the handler cannot reach this process's socket");
+	}
+	e->fake.net = rt;
+	v[0].msg_len = 0;
+	req = (EmuRequest){
+		.policy = &e->fx.policy,
+		.view = e->v,
+		.mem = &self_mem,
+		.pid = getpid(),
+		.tgid = getpid(),
+		.nr = SYS_sendmmsg,
+		.args = {(uint64_t) sfd, A(v), 2, 0},
+		.host = &e->fake.host,
+	};
+	emu_decision_release(&e->d);
+	emu_decision_init(&e->d);
+	ASSERT_EQ(net_handle_sendmmsg(&req, &e->d), 0);
+	EXPECT_EQ(e->d.verdict, EMU_RETURN);
+	EXPECT_EQ(e->d.val, 1);
+	ASSERT_EQ(e->d.n_writeback, 1);
+	EXPECT_EQ(e->d.writeback[0].addr, A(&v[0].msg_len));
+	apply_writebacks(&e->d);
+	EXPECT_EQ(v[0].msg_len, 3u);
+	emu_decision_release(&e->d);
 	net_runtime_stop(rt);
 	env_free(e);
 }
