@@ -548,7 +548,11 @@ bool tracer_filter_restartable(const TracerFilter *f, long nr, bool kernel_view)
 		return false;
 	if (kernel_view && f->pidns && tracer_filter_pid_in_kernel(s))
 		return false;
-	if (kernel_view && f->net_in_kernel && net_runs_in_kernel(s))
+	/* socket(2) in that program is still notified for what the filter does not answer
+	 * itself, and one the kernel runs never returns ERESTARTSYS (it does not block): an
+	 * ERESTARTSYS of socket() can only be a notification the supervisor never received */
+	if (kernel_view && f->net_in_kernel && net_runs_in_kernel(s) &&
+	    s->handler != net_handle_socket)
 		return false;
 	if (s->handler == emu_handle_log || (s->entry && (s->entry->flags & EMU_KERNEL_INTR)))
 		return false; /* a CONTINUE: the kernel ran it, its ERESTARTSYS is real */
