@@ -396,6 +396,11 @@ static int decide_ask(NetRuntime *rt, const EmuRequest *req, NetOp op, int domai
 	case NET_VERDICT_ALLOW:
 		memcpy(&t->ss, buf, len);
 		t->len = (socklen_t) len;
+		/* the stub's own address, named directly (a loopback address, allowed as such):
+		 * its thread starts before the child can send, as for a redirected query */
+		if (op != NET_OP_BIND && rt &&
+		    net_is_stub_addr(rt, (const struct sockaddr *) buf, (socklen_t) len))
+			(void) net_stub_wake(rt);
 		return 0;
 	case NET_VERDICT_DNS:
 		if (stub_target(rt, domain, type, &t->ss, &t->len) < 0) {

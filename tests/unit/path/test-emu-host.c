@@ -865,6 +865,46 @@ TEST(sendmmsg_counts_what_it_can_report)
 	env_free(e);
 }
 
+/* A connect that names the DNS stub's own loopback address (allowed in mode loopback as a
+ * loopback address, no redirect) starts the stub's thread, as a redirected query does:
+ * else the query would wait for a thread nobody started. */
+TEST(connect_to_the_stub_itself_starts_its_thread)
+{
+	Env *e = env_new();
+	NetRuntime *rt = NULL;
+	_cleanup_close_ int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	EmuRequest req;
+
+	ASSERT_GE(fd, 0);
+	e->fx.policy.network.mode = NET_MODE_LOOPBACK;
+	ASSERT_EQ(net_runtime_start(&e->fx.policy, getpid(), NULL, &rt), 0);
+	if (rt->own_sockets || !rt->stub_running) {
+		net_runtime_stop(rt);
+		env_free(e);
+		SKIP("no stub, or pidfd_getfd refused: the handler cannot reach this socket");
+	}
+	e->fake.net = rt;
+	EXPECT_FALSE(rt->stub_thread_started);
+	req = (EmuRequest){
+		.policy = &e->fx.policy,
+		.view = e->v,
+		.mem = &self_mem,
+		.pid = getpid(),
+		.tgid = getpid(),
+		.nr = SYS_connect,
+		.args = {(uint64_t) fd, A(&rt->stub_udp_addr), sizeof(rt->stub_udp_addr)},
+		.host = &e->fake.host,
+	};
+	emu_decision_release(&e->d);
+	emu_decision_init(&e->d);
+	ASSERT_EQ(net_handle_connect(&req, &e->d), 0);
+	EXPECT_TRUE(e->d.verdict == EMU_RETURN || e->d.verdict == EMU_CONTINUE);
+	EXPECT_TRUE(rt->stub_thread_started);
+	emu_decision_release(&e->d);
+	net_runtime_stop(rt);
+	env_free(e);
+}
+
 int main(void)
 {
 	return tap_run();
