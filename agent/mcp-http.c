@@ -50,8 +50,9 @@
  * GnuTLS, p11-kit, nettle, gmp and four more libraries whose loading and constructors cost
  * every start of sbxtrace about 1.4-1.8 ms on the 2-core VM (issue 20, docs/performance.md,
  * "Startup against bubblewrap"), `sbxtrace run` included, which never serves HTTP. The name
- * is the SONAME the build linked against, looked up as the dynamic loader would have at our
- * start (same search path, same trust), so nothing else can be loaded in its place.
+ * is the SONAME of libmicrohttpd12 (MHD_SONAME, set in agent/meson.build, the package
+ * debian/control depends on), looked up as the dynamic loader would have at our start (same
+ * search path, same trust), so nothing else can be loaded in its place.
  */
 #include "agent/mcp.h"
 

@@ -482,6 +482,9 @@ static int run_start(Run *run)
 	 * directories are made, and the kernel view binds and Landlock rules are on those) and
 	 * the disk budget's baseline walk (the keeper already shares its inotify instance).
 	 * Both are done before "go", and nothing of the tree runs code of its own before it.
+	 * One thing races: in the kernel view C makes the mount points of mounts nested in a
+	 * tmp mount, inside a directory the walk may be reading; such a directory is counted in
+	 * the baseline or not, and is watched either way (IN_CREATE): a few blocks of slack.
 	 * Before the umask below, as they were made before.
 	 */
 	if (r >= 0 && (r = tracer_fs_write_files(t)) >= 0)
