@@ -105,15 +105,27 @@ for arg in sys.argv[1:]:
         print(label)
         continue
     p = f = s = 0
+    failed = []
     try:
         for line in open(path):
-            r = json.loads(line).get("result")
+            t = json.loads(line)
+            r = t.get("result")
             if r in ("OK", "EXPECTEDFAIL"): p += 1
             elif r == "SKIP": s += 1
-            else: f += 1
+            else:
+                f += 1
+                failed.append(t)
     except OSError:
         f += 1
         print(f"{label}: no test log at {path}")
+    # A CI log is often read from its end only: each failure is named here, with the end
+    # of what it printed, so the reason is never only in the middle of the log.
+    for t in failed:
+        print(f"--- {label}: FAILED {t.get('name')} ({t.get('result')}, "
+              f"{t.get('duration', 0):.1f} s, exit {t.get('returncode')})")
+        out = (t.get("stdout") or "") + (t.get("stderr") or "")
+        for l in out.splitlines()[-25:]:
+            print(f"    {l}")
     print(f"{label}: {p} passed, {f} failed, {s} skipped")
     tp += p; tf += f; ts += s
 print(f"{tp} passed, {tf} failed, {ts} skipped")
