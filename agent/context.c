@@ -38,7 +38,6 @@
 #include "agent/internal.h"
 
 #include <fcntl.h>
-#include <nettle/base64.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -637,18 +636,6 @@ static void progress_stream(McpCall *call, uint64_t elapsed_ms, const char *labe
 	*sent += cut;
 }
 
-static char *b64(const char *s)
-{
-	size_t n = strlen(s);
-	char *out = malloc(BASE64_ENCODE_RAW_LENGTH(n) + 1);
-
-	if (!out)
-		return NULL;
-	base64_encode_raw(out, n, (const uint8_t *) s);
-	out[BASE64_ENCODE_RAW_LENGTH(n)] = 0;
-	return out;
-}
-
 typedef struct Interrupt {
 	Context *c;
 	bool cancelled;
@@ -738,7 +725,7 @@ int context_execute(Session *s, const char *context_id, const ExecParams *p, Mcp
 	}
 	intr.c = c;
 	P.id = E.id = ++c->count;
-	code64 = b64(p->code);
+	code64 = agent_base64_encode(p->code, strlen(p->code));
 	req = code64 ? strdup_printf("%llu %s\n", (unsigned long long) P.id, code64) : NULL;
 	if (!req) {
 		pthread_mutex_unlock(&c->lock);

@@ -237,5 +237,17 @@ char *record_run_log_path(Session *s, const char *execution_id);
 /** code_audit: the records after since_seq (of kinds, NULL: all), at most limit:
  * {session_id, events, next_seq, has_more}. */
 int record_page(Session *s, uint64_t since_seq, size_t limit, char *const *kinds, json_t **ret);
-/** Hex SHA-256 of data into out[65]. */
+/** Hex SHA-256 of data into out[65] (empty when libnettle cannot be loaded; a server has
+ * loaded it before it started, agent_new()). */
 void record_sha256(const void *data, size_t len, char out[65]);
+
+/* agent/nettle.c: libnettle, opened on first use (not linked: issue 20, the start of run) */
+#define AGENT_SHA256_SIZE 32
+/** Loads libnettle once; 0, or -ELIBACC/-ELIBBAD (logged). */
+int agent_nettle_load(void);
+/** SHA-256 of data; 0 or the load's error. */
+int agent_sha256(const void *data, size_t len, uint8_t ret[static AGENT_SHA256_SIZE]);
+/** Base64 (RFC 4648, padded) of data, NUL-terminated, owned; NULL on failure. */
+char *agent_base64_encode(const void *data, size_t len);
+/** Decodes base64 into *ret (owned) and *ret_len; -EINVAL when not base64. */
+int agent_base64_decode(const char *in, size_t len, uint8_t **ret, size_t *ret_len);

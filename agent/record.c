@@ -13,7 +13,6 @@
 #include "agent/internal.h"
 
 #include <fcntl.h>
-#include <nettle/sha2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,12 +24,11 @@
 
 void record_sha256(const void *data, size_t len, char out[65])
 {
-	struct sha256_ctx ctx;
-	uint8_t d[SHA256_DIGEST_SIZE];
+	uint8_t d[AGENT_SHA256_SIZE];
 
-	sha256_init(&ctx);
-	sha256_update(&ctx, len, data);
-	sha256_digest(&ctx, sizeof(d), d);
+	out[0] = 0;
+	if (agent_sha256(data, len, d) < 0)
+		return;
 	for (size_t i = 0; i < sizeof(d); i++)
 		snprintf(out + 2 * i, 3, "%02x", d[i]);
 }

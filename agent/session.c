@@ -975,6 +975,14 @@ int agent_new(const AgentConfig *config, const char *self_exe, Agent **ret, char
 
 	if (!a)
 		return -ENOMEM;
+	/* SHA-256 and base64 (agent/nettle.c): a server that cannot load them does not start */
+	r = agent_nettle_load();
+	if (r < 0) {
+		snprintf(reterr, errsize, "cannot load %s (install libnettle8): %s", NETTLE_SONAME,
+			 strerror(-r));
+		free(a);
+		return r;
+	}
 	a->config = config;
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_cond_init(&a->wake, NULL);

@@ -12,7 +12,6 @@
  */
 #include "agent/internal.h"
 
-#include <nettle/base64.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -310,36 +309,6 @@ static int tool_execute(McpCall *call, json_t *args, void *userdata, json_t **re
 
 /* ---- files ---- */
 
-static int b64_decode(const char *in, size_t len, uint8_t **ret, size_t *ret_len)
-{
-	struct base64_decode_ctx ctx;
-	uint8_t *out = malloc(BASE64_DECODE_LENGTH(len) + 1);
-	size_t n = 0;
-
-	if (!out)
-		return -ENOMEM;
-	base64_decode_init(&ctx);
-	n = BASE64_DECODE_LENGTH(len) + 1;
-	if (!base64_decode_update(&ctx, &n, out, len, in) || !base64_decode_final(&ctx)) {
-		free(out);
-		return -EINVAL;
-	}
-	*ret = out;
-	*ret_len = n;
-	return 0;
-}
-
-static char *b64_encode(const void *in, size_t len)
-{
-	char *out = malloc(BASE64_ENCODE_RAW_LENGTH(len) + 1);
-
-	if (!out)
-		return NULL;
-	base64_encode_raw(out, len, in);
-	out[BASE64_ENCODE_RAW_LENGTH(len)] = 0;
-	return out;
-}
-
 static int tool_write(McpCall *call, json_t *args, void *userdata, json_t **ret)
 {
 	Agent *a = userdata;
@@ -358,7 +327,7 @@ static int tool_write(McpCall *call, json_t *args, void *userdata, json_t **ret)
 	int r;
 
 	if (enc && streq(enc, "base64")) {
-		if (b64_decode(data, len, &bin, &len) < 0) {
+		if (agent_base64_decode(data, len, &bin, &len) < 0) {
 			*ret = mcp_result_error("content is not valid base64");
 			return 0;
 		}
@@ -428,7 +397,7 @@ static int tool_read(McpCall *call, json_t *args, void *userdata, json_t **ret)
 	if (str)
 		enc = "utf8";
 	else {
-		_cleanup_free_ char *b = b64_encode(data, len);
+		_cleanup_free_ char *b = agent_base64_encode(data, len);
 
 		if (!b)
 			return -ENOMEM;
