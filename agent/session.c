@@ -42,6 +42,7 @@
 #include "common/log.h"
 #include "common/macros.h"
 #include "common/util.h"
+#include "emulation/path/view.h"
 
 #define STATE_MAX_BYTES (256u << 10)
 
@@ -1000,6 +1001,8 @@ int agent_new(const AgentConfig *config, const char *self_exe, Agent **ret, char
 		return -ENOMEM;
 	}
 	sessions_load_all(a);
+	/* the scratch of runs and file-tool views a killed server left (emulation/path/scratch.c) */
+	sbx_scratch_sweep();
 	if (pthread_create(&a->reaper, NULL, reaper, a) == 0)
 		a->reaper_started = true;
 	*ret = a;

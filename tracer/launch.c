@@ -652,6 +652,9 @@ static _noreturn_ void keeper_remove_scratch(Launch *l, int sock_w, pid_t superv
 	if (l->view)
 		sbx_view_remove_scratch(l->view);
 	wall_trace("W scratch directories removed");
+	/* and those of runs that died with their keeper (emulation/path/scratch.c) */
+	if (l->view)
+		sbx_view_sweep_scratch(l->view);
 	_exit(0);
 }
 

@@ -19,6 +19,9 @@ struct SbxView {
 	bool run_hidden; /* run_path is below no mount's source: the program cannot reach it */
 	char **tmp_paths;	    /* tmp mounts the view made and removes at free */
 	bool scratch_disowned;	    /* another process removes run_path and tmp_paths */
+	int run_lock_fd;	    /* run_path, flock(LOCK_SH)ed while the run lives (scratch.c) */
+	int *tmp_locks;		    /* the same for each of tmp_paths */
+	size_t n_tmp_locks;
 	int root_fd; /* O_PATH of the skeleton root */
 	char *root_path;
 	int dev_fd; /* O_PATH of the host /dev, -1 without the built-in /dev */
@@ -54,3 +57,16 @@ SbxAccess view_access_rule(const SbxView *v, const char *vpath, Sensitivity *ret
 bool view_dev_allowed(const SbxView *v, const char *name);
 /* One of the /dev symlinks into /proc (fd, stdin, stdout, stderr), when a proc mount exists. */
 bool view_dev_link(const SbxView *v, const char *name);
+
+/* scratch.c: the run's scratch directories, their locks, the sweep of dead runs' ones */
+#define SCRATCH_BASES_MAX 5
+/* Where a skeleton may go, in order of preference, each a usable directory, no repeats
+ * ($XDG_RUNTIME_DIR, /dev/shm when a sticky tmpfs, $TMPDIR, /tmp, /var/tmp); the count. */
+size_t scratch_candidate_bases(const char *ret[static SCRATCH_BASES_MAX]);
+/* mkdtemp(BASE/PREFIXXXXXXX) into path, opened and flock(LOCK_SH)ed: *ret_lock. */
+int scratch_make(const char *base, const char *prefix, char *path, size_t size, int *ret_lock);
+/* The run directory's list of its tmp directories (written once, after their locks). */
+int scratch_write_list(int run_dfd, char *const *tmp_paths);
+/* Removes name below dfd recursively, never following symlinks. type: its d_type when known
+ * (DT_DIR skips the unlink that would fail), else DT_UNKNOWN. */
+int scratch_rm_rf_at(int dfd, const char *name, unsigned char type, unsigned depth);

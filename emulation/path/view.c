@@ -84,52 +84,6 @@ int sbx_path_normalize(const char *path, char *ret, size_t size)
 	return 0;
 }
 
-/* Removes name below dirfd recursively, never following symlinks. type: its d_type when
- * known (DT_DIR skips the unlink that would fail), else DT_UNKNOWN. */
-static int rm_rf_at(int dfd, const char *name, unsigned char type, unsigned depth)
-{
-	_cleanup_close_ int fd = -1;
-	DIR *d;
-	struct dirent *de;
-	int r = 0;
-
-	if (type != DT_DIR) {
-		if (unlinkat(dfd, name, 0) >= 0 || errno == ENOENT)
-			return 0;
-		if (errno != EISDIR && errno != EPERM)
-			return -errno;
-	}
-	/* an empty directory (the skeleton's mount points, most of a run's tree) goes at once */
-	if (unlinkat(dfd, name, AT_REMOVEDIR) >= 0 || errno == ENOENT)
-		return 0;
-	if (errno != ENOTEMPTY && errno != EEXIST && errno != EACCES && errno != EPERM)
-		return -errno;
-	if (depth > 256)
-		return -ELOOP;
-	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	/* a directory we could not list (mode 0) still belongs to us */
-	(void) fchmod(fd, 0700);
-	d = fdopendir(fd);
-	if (!d)
-		return -errno;
-	fd = -1;
-	while ((de = readdir(d))) {
-		int k;
-
-		if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-			continue;
-		k = rm_rf_at(dirfd(d), de->d_name, de->d_type, depth + 1);
-		if (k < 0 && r == 0)
-			r = k;
-	}
-	(void) closedir(d);
-	if (unlinkat(dfd, name, AT_REMOVEDIR) < 0 && r == 0)
-		r = -errno;
-	return r;
-}
-
 static int fd_host_path(int fd, char *buf, size_t size)
 {
 	char link[64];
@@ -561,26 +515,61 @@ static bool usable_dir(const char *d)
  * deleted inodes), on tmpfs 0.15 ms. When every candidate is in the view (a mount at /), the first
  * usable one: the skeleton then only holds the ancestors of nested mount points. tmp mounts hold
  * the program's data and stay on scratch_base(). */
-static const char *skeleton_base(const SbxView *v)
+size_t scratch_candidate_bases(const char *ret[static SCRATCH_BASES_MAX])
 {
 	struct statfs sfs;
 	struct stat st;
-	const char *cand[] = {getenv("XDG_RUNTIME_DIR"), NULL, getenv("TMPDIR"), "/tmp",
-			      "/var/tmp"};
-	const char *first = NULL;
+	const char *cand[SCRATCH_BASES_MAX] = {getenv("XDG_RUNTIME_DIR"), NULL, getenv("TMPDIR"),
+					       "/tmp", "/var/tmp"};
+	size_t n = 0;
 
 	if (statfs("/dev/shm", &sfs) >= 0 && sfs.f_type == TMPFS_MAGIC &&
 	    stat("/dev/shm", &st) >= 0 && (st.st_mode & S_ISVTX))
 		cand[1] = "/dev/shm";
 	for (size_t i = 0; i < ARRAY_SIZE(cand); i++) {
+		bool dup = false;
+
 		if (!usable_dir(cand[i]))
 			continue;
-		if (!first)
-			first = cand[i];
+		for (size_t j = 0; j < n; j++)
+			dup = dup || streq(ret[j], cand[i]);
+		if (!dup)
+			ret[n++] = cand[i];
+	}
+	return n;
+}
+
+static const char *skeleton_base(const SbxView *v)
+{
+	const char *cand[SCRATCH_BASES_MAX];
+	size_t n = scratch_candidate_bases(cand);
+
+	for (size_t i = 0; i < n; i++)
 		if (!host_dir_in_view(v, cand[i]))
 			return cand[i];
+	return n > 0 ? cand[0] : "/tmp";
+}
+
+/* A tmp directory the view removes: made and locked (scratch.c), its path and lock kept. */
+static int view_add_scratch(SbxView *v, const char *base, const char *prefix, char *path,
+			    size_t size)
+{
+	int *locks, fd, r;
+
+	locks = realloc(v->tmp_locks, (v->n_tmp_locks + 1) * sizeof(*locks));
+	if (!locks)
+		return -ENOMEM;
+	v->tmp_locks = locks;
+	r = scratch_make(base, prefix, path, size, &fd);
+	if (r < 0)
+		return r;
+	if (strv_push(&v->tmp_paths, path) < 0) {
+		(void) rmdir(path);
+		(void) close(fd);
+		return -ENOMEM;
 	}
-	return first ? first : "/tmp";
+	v->tmp_locks[v->n_tmp_locks++] = fd;
+	return 0;
 }
 
 static int add_mount(SbxView *v, const char *vpath, const char *source, int fd, MountMode mode,
@@ -817,7 +806,7 @@ int sbx_view_new(const Policy *policy, const EmuHost *host, unsigned flags, SbxV
 	v->flags = flags;
 	r = sbx_default_get_umask(NULL, getpid());
 	v->supervisor_umask = r >= 0 ? (mode_t) r : 0777; /* unknown: always fix modes up */
-	v->run_fd = v->root_fd = v->dev_fd = v->pts_fd = -1;
+	v->run_fd = v->run_lock_fd = v->root_fd = v->dev_fd = v->pts_fd = -1;
 	v->host = host ? host : &default_host;
 
 	for (size_t i = 0; i < policy->n_mounts; i++) {
@@ -836,17 +825,21 @@ int sbx_view_new(const Policy *policy, const EmuHost *host, unsigned flags, SbxV
 		if (streq(norm, "/dev"))
 			dev_mounted = true;
 		if (pm->mode == MOUNT_TMP) {
-			(void) snprintf(path, sizeof(path), "%s/sbxtrace-tmp-XXXXXX",
-					scratch_base());
-			if (!mkdtemp(path))
-				return -errno;
-			if ((!pm->keep || (flags & SBX_VIEW_PROBE)) &&
-			    !(flags & SBX_VIEW_KEEP_TMP)) {
-				if (strv_push(&v->tmp_paths, path) < 0) {
-					(void) rmdir(path);
-					return -ENOMEM;
-				}
+			bool removed = (!pm->keep || (flags & SBX_VIEW_PROBE)) &&
+				       !(flags & SBX_VIEW_KEEP_TMP);
+
+			/* one the run removes is locked while it lives (scratch.c) */
+			if (removed) {
+				r = view_add_scratch(v, scratch_base(), "sbxtrace-tmp-", path,
+						     sizeof(path));
+				if (r < 0)
+					return r;
 				owned = true;
+			} else {
+				(void) snprintf(path, sizeof(path), "%s/sbxtrace-tmp-XXXXXX",
+						scratch_base());
+				if (!mkdtemp(path))
+					return -errno;
 			}
 			fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (fd < 0)
@@ -871,9 +864,8 @@ int sbx_view_new(const Policy *policy, const EmuHost *host, unsigned flags, SbxV
 
 	/* One private directory per run for the skeleton root */
 	base = skeleton_base(v);
-	(void) snprintf(path, sizeof(path), "%s/sbxtrace-XXXXXX", base);
-	if (!mkdtemp(path)) {
-		r = -errno;
+	r = scratch_make(base, "sbxtrace-", path, sizeof(path), &v->run_lock_fd);
+	if (r < 0) {
 		ERR("cannot create a run directory under %s: %s", base, strerror(-r));
 		return r;
 	}
@@ -884,6 +876,12 @@ int sbx_view_new(const Policy *policy, const EmuHost *host, unsigned flags, SbxV
 	v->run_fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (v->run_fd < 0)
 		return -errno;
+	/* after every lock: a run directory with its list is a live run's or a dead one's */
+	if (!(flags & SBX_VIEW_KEEP_TMP)) {
+		r = scratch_write_list(v->run_lock_fd, v->tmp_paths);
+		if (r < 0)
+			return r;
+	}
 	if (mkdirat(v->run_fd, "root", 0755) < 0)
 		return -errno;
 	v->root_path = strdup_printf("%s/root", path);
@@ -1033,9 +1031,9 @@ int sbx_view_write_files(SbxView *v, char *reterr, size_t reterr_size)
 void sbx_view_remove_scratch(const SbxView *v)
 {
 	if (v->run_path && !(v->flags & SBX_VIEW_KEEP_TMP))
-		(void) rm_rf_at(AT_FDCWD, v->run_path, DT_DIR, 0);
+		(void) scratch_rm_rf_at(AT_FDCWD, v->run_path, DT_DIR, 0);
 	for (char **t = v->tmp_paths; t && *t; t++)
-		(void) rm_rf_at(AT_FDCWD, *t, DT_DIR, 0);
+		(void) scratch_rm_rf_at(AT_FDCWD, *t, DT_DIR, 0);
 }
 
 void sbx_view_disown_scratch(SbxView *v)
@@ -1068,6 +1066,12 @@ SbxView *sbx_view_free(SbxView *v)
 	strv_free(v->tmp_paths);
 	if (v->run_fd >= 0)
 		(void) close(v->run_fd);
+	/* the locks last: until here the scratch is ours, as a sweep sees it */
+	if (v->run_lock_fd >= 0)
+		(void) close(v->run_lock_fd);
+	for (size_t i = 0; i < v->n_tmp_locks; i++)
+		(void) close(v->tmp_locks[i]);
+	free(v->tmp_locks);
 	free(v->root_path);
 	free(v);
 	return NULL;

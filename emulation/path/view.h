@@ -107,6 +107,13 @@ SbxView *sbx_view_free(SbxView *v);
  * them to it. */
 void sbx_view_remove_scratch(const SbxView *v);
 void sbx_view_disown_scratch(SbxView *v);
+/* Removes the scratch directories of runs that died without removing theirs (both S and W
+ * killed): those whose lock nobody holds (emulation/path/scratch.c), in every directory a
+ * skeleton may go to; never another user's, never a kept tmp directory. */
+void sbx_scratch_sweep(void);
+/* The same in the directory of the view's own run directory (a keeper, after removing its
+ * own: its environment need not be the one the view was made in). */
+void sbx_view_sweep_scratch(const SbxView *v);
 static inline void sbx_view_freep(SbxView **v)
 {
 	if (*v)
