@@ -21,6 +21,7 @@
 #include <seccomp.h>
 
 #include "common/macros.h"
+#include "common/syscall-names.h"
 #include "policy/policy.h"
 
 static const struct {
@@ -93,7 +94,7 @@ static void build(void)
 	/* out of memory: the calls are shown raw */
 	infos = n_layouts ? calloc(n_layouts, sizeof(*infos)) : NULL;
 	for (size_t i = 0; infos && i < n_layouts; i++) {
-		int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, layouts[i].name);
+		int nr = sbx_syscall_number(layouts[i].name);
 
 		infos[i].name = layouts[i].name;
 		infos[i].category = layouts[i].category;

@@ -25,6 +25,7 @@
 
 #include "common/json-writer.h"
 #include "common/macros.h"
+#include "common/syscall-names.h"
 #include "common/util.h"
 #include "policy/policy.h"
 
@@ -231,7 +232,7 @@ static void append(Audit *a, const char *text, size_t n)
 static void select_bitmap(char *const *names, uint64_t nrs[16])
 {
 	for (size_t i = 0; names && names[i]; i++) {
-		int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, names[i]);
+		int nr = sbx_syscall_number(names[i]);
 
 		if (nr >= 0 && nr < 1024)
 			nrs[nr / 64] |= 1ULL << (nr % 64);

@@ -47,6 +47,7 @@
 
 #include "common/log.h"
 #include "common/missing-seccomp.h"
+#include "common/syscall-names.h"
 #include "common/util.h"
 #include "net/handlers.h"
 #include "policy/policy.h"
@@ -396,7 +397,7 @@ static int build_prog(const TracerFilter *f, const TracerSlot *slots, struct soc
 
 static int resolve(const char *name)
 {
-	int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, name);
+	int nr = sbx_syscall_number(name);
 
 	if (nr < 0 || nr >= TRACER_NR_MAX)
 		return -ENOENT;

@@ -5,12 +5,14 @@
  * can notify, a note for every partial or denied one, and flags only where they mean
  * something.
  */
+#include <errno.h>
 #include <string.h>
 
 #include <seccomp.h>
 
 #include "audit/audit.h"
 #include "common/macros.h"
+#include "common/syscall-names.h"
 #include "syscalls/syscalls.h"
 #include "tests/unit/tap.h"
 
@@ -58,6 +60,32 @@ TEST(every_name_known_to_libseccomp)
 		TAP_FAIL_(0, "'%s' is unknown to libseccomp %u.%u.%u", t[i].name, v->major,
 			  v->minor, v->micro);
 	}
+}
+
+/* The build-time name table (common/syscall-names.c) answers as libseccomp does, for every
+ * row and every name it holds, and it is sorted (the lookup is a binary search). */
+TEST(name_table_agrees_with_libseccomp)
+{
+	size_t n;
+	const SyscallRow *t = syscalls_table(&n);
+
+	ASSERT_TRUE(sbx_syscall_names_count > 300);
+	for (size_t i = 0; i < n; i++) {
+		int lib = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, t[i].name);
+
+		if (sbx_syscall_number(t[i].name) != (lib >= 0 ? lib : -ENOENT))
+			TAP_FAIL_(0, "'%s': table %d, libseccomp %d", t[i].name,
+				  sbx_syscall_number(t[i].name), lib);
+	}
+	for (size_t i = 0; i < sbx_syscall_names_count; i++) {
+		const SbxSyscallName *e = &sbx_syscall_names[i];
+
+		EXPECT_EQ(seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, e->name), e->nr);
+		if (i > 0 && strcmp(sbx_syscall_names[i - 1].name, e->name) >= 0)
+			TAP_FAIL_(0, "not sorted at '%s'", e->name);
+	}
+	EXPECT_EQ(sbx_syscall_number("no_such_call"), -ENOENT);
+	EXPECT_EQ(sbx_syscall_number("accept4"), 288);
 }
 
 /* "name:type name:type …" with types audit/decode.c knows, at most six */
