@@ -967,6 +967,13 @@ static void *reaper(void *userdata)
 	return NULL;
 }
 
+static void *sweep_main(void *userdata)
+{
+	(void) userdata;
+	sbx_scratch_sweep();
+	return NULL;
+}
+
 int agent_new(const AgentConfig *config, const char *self_exe, Agent **ret, char *reterr,
 	      size_t errsize)
 {
@@ -1001,8 +1008,14 @@ int agent_new(const AgentConfig *config, const char *self_exe, Agent **ret, char
 		return -ENOMEM;
 	}
 	sessions_load_all(a);
-	/* the scratch of runs and file-tool views a killed server left (emulation/path/scratch.c) */
-	sbx_scratch_sweep();
+	/* the scratch of runs and file-tool views a killed server left (emulation/path/scratch.c),
+	 * on a thread of its own: a large dead tree must not hold up the server's start */
+	{
+		pthread_t sweeper;
+
+		if (pthread_create(&sweeper, NULL, sweep_main, NULL) == 0)
+			(void) pthread_detach(sweeper);
+	}
 	if (pthread_create(&a->reaper, NULL, reaper, a) == 0)
 		a->reaper_started = true;
 	*ret = a;

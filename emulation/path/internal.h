@@ -20,7 +20,7 @@ struct SbxView {
 	char **tmp_paths;	    /* tmp mounts the view made and removes at free */
 	bool scratch_disowned;	    /* another process removes run_path and tmp_paths */
 	int run_lock_fd;	    /* run_path, flock(LOCK_SH)ed while the run lives (scratch.c) */
-	int *tmp_locks;		    /* the same for each of tmp_paths */
+	int *tmp_locks;		    /* the same for each of tmp_paths (-1: could not lock) */
 	size_t n_tmp_locks;
 	int root_fd; /* O_PATH of the skeleton root */
 	char *root_path;
@@ -63,10 +63,12 @@ bool view_dev_link(const SbxView *v, const char *name);
 /* Where a skeleton may go, in order of preference, each a usable directory, no repeats
  * ($XDG_RUNTIME_DIR, /dev/shm when a sticky tmpfs, $TMPDIR, /tmp, /var/tmp); the count. */
 size_t scratch_candidate_bases(const char *ret[static SCRATCH_BASES_MAX]);
-/* mkdtemp(BASE/PREFIXXXXXXX) into path, opened and flock(LOCK_SH)ed: *ret_lock. */
+/* mkdtemp(BASE/PREFIXXXXXXX) into path, opened and flock(LOCK_SH)ed: *ret_lock, or -1 where
+ * the file system cannot lock it (the directory is then never swept). */
 int scratch_make(const char *base, const char *prefix, char *path, size_t size, int *ret_lock);
-/* The run directory's list of its tmp directories (written once, after their locks). */
-int scratch_write_list(int run_dfd, char *const *tmp_paths);
+/* The run directory's list of its locked tmp directories (tmp_locks[i] for tmp_paths[i]),
+ * written once, after every lock; none when the run directory is unlocked. */
+int scratch_write_list(int run_lock, char *const *tmp_paths, const int *tmp_locks);
 /* Removes name below dfd recursively, never following symlinks. type: its d_type when known
  * (DT_DIR skips the unlink that would fail), else DT_UNKNOWN. */
 int scratch_rm_rf_at(int dfd, const char *name, unsigned char type, unsigned depth);

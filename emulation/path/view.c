@@ -565,7 +565,8 @@ static int view_add_scratch(SbxView *v, const char *base, const char *prefix, ch
 		return r;
 	if (strv_push(&v->tmp_paths, path) < 0) {
 		(void) rmdir(path);
-		(void) close(fd);
+		if (fd >= 0)
+			(void) close(fd);
 		return -ENOMEM;
 	}
 	v->tmp_locks[v->n_tmp_locks++] = fd;
@@ -836,7 +837,8 @@ int sbx_view_new(const Policy *policy, const EmuHost *host, unsigned flags, SbxV
 					return r;
 				owned = true;
 			} else {
-				(void) snprintf(path, sizeof(path), "%s/sbxtrace-tmp-XXXXXX",
+				/* kept: a name no run's list can name (scratch.c) */
+				(void) snprintf(path, sizeof(path), "%s/sbxtrace-keep-XXXXXX",
 						scratch_base());
 				if (!mkdtemp(path))
 					return -errno;
@@ -878,7 +880,7 @@ int sbx_view_new(const Policy *policy, const EmuHost *host, unsigned flags, SbxV
 		return -errno;
 	/* after every lock: a run directory with its list is a live run's or a dead one's */
 	if (!(flags & SBX_VIEW_KEEP_TMP)) {
-		r = scratch_write_list(v->run_lock_fd, v->tmp_paths);
+		r = scratch_write_list(v->run_lock_fd, v->tmp_paths, v->tmp_locks);
 		if (r < 0)
 			return r;
 	}
@@ -1070,7 +1072,8 @@ SbxView *sbx_view_free(SbxView *v)
 	if (v->run_lock_fd >= 0)
 		(void) close(v->run_lock_fd);
 	for (size_t i = 0; i < v->n_tmp_locks; i++)
-		(void) close(v->tmp_locks[i]);
+		if (v->tmp_locks[i] >= 0)
+			(void) close(v->tmp_locks[i]);
 	free(v->tmp_locks);
 	free(v->root_path);
 	free(v);
