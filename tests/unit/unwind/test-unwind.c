@@ -222,6 +222,49 @@ TEST(session_picks_libunwind_and_survives_invalidate)
 	unwind_session_free(s);
 }
 
+/* A primary backend that never finds a frame: what libunwind does when it cannot read the
+ * registers or make its address space. */
+static size_t no_frame_unwind(UnwindSession *s, pid_t pid, AuditFrame *frames, size_t max,
+			      const char **ret_err)
+{
+	(void) s;
+	(void) pid;
+	(void) frames;
+	(void) max;
+	*ret_err = "fake: no frame";
+	return 0;
+}
+
+/* unwind_backtrace()'s fallback: the primary finds nothing, the frame pointers give the
+ * chain, and the backend used is said; when both fail, the error is the primary's. */
+TEST(fallback_to_frame_pointers_when_the_primary_finds_nothing)
+{
+	const Unwinder fake = {
+		.name = "fake", .open = unwinder_frame_pointer.open, .unwind = no_frame_unwind};
+	AuditFrame f[MAX_FRAMES];
+	const Unwinder *used = NULL;
+	const char *err = NULL;
+	UnwindSession *s;
+	size_t n;
+	pid_t pid;
+
+	s = unwind_session_new(NULL);
+	ASSERT_TRUE(s != NULL);
+	s->primary = &fake;
+	pid = start_child();
+	ASSERT_TRUE(pid > 0);
+	n = unwind_backtrace(s, pid, f, MAX_FRAMES, &err, &used);
+	end_child(pid);
+	EXPECT_TRUE(used == &unwinder_frame_pointer);
+	ASSERT_GE(n, (size_t) 5);
+	EXPECT_EQ(frame_named(f, n, "bt_inner"), 1);
+	EXPECT_EQ(frame_named(f, n, "main"), 4);
+	err = NULL;
+	EXPECT_EQ(unwind_backtrace(s, getpid(), f, MAX_FRAMES, &err, &used), (size_t) 0);
+	EXPECT_STREQ(err, "fake: no frame");
+	unwind_session_free(s);
+}
+
 static int module_path(void *userdata, const char *host, char *ret, size_t size)
 {
 	(void) userdata;
