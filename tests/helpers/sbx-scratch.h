@@ -17,6 +17,11 @@
  * read-only are made writable first; the walk stays on the file system of the directory
  * (FTW_MOUNT) and does not follow symbolic links (FTW_PHYS), so an attack a security test
  * left behind (a link to /etc) removes the link, not its target.
+ *
+ * TOCTOU: nftw() works by path, so a process still running could swap a directory of the
+ * tree for a link between the walk's lstat() and its unlink(). Accepted: this is test
+ * scaffolding, run after the test has waited for the programs it sandboxed; a test whose
+ * attack may outlive it must stop it before it exits.
  */
 
 #include <ftw.h> /* FTW_MOUNT, FTW_PHYS: meson defines _GNU_SOURCE */
@@ -87,15 +92,15 @@ static inline char *sbx_scratch_add(const char *path)
 	SbxScratch *s = sbx_scratch();
 	char *copy;
 
-	if (s->n == SBX_SCRATCH_MAX || !(copy = strdup(path))) {
-		fprintf(stderr, "sbx-scratch: cannot register %s; it is not removed\n", path);
-		return NULL;
-	}
 	if (s->owner != getpid()) {
 		/* the first registration in this process (a fork starts a list of its own) */
 		s->owner = getpid();
 		s->n = 0;
 		atexit(sbx_scratch_remove);
+	}
+	if (s->n == SBX_SCRATCH_MAX || !(copy = strdup(path))) {
+		fprintf(stderr, "sbx-scratch: cannot register %s; it is not removed\n", path);
+		return NULL;
 	}
 	s->dirs[s->n++] = copy;
 	return copy;
