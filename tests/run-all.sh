@@ -17,6 +17,12 @@ ninja -C build -j"$(nproc)" || exit 1
 # come from npm; without npm or its registry the suite skips with the reason.
 tests/mcp/install.sh
 
+# What the tests leave in /tmp and $TMPDIR (tests/tmp-leaks.sh): listed now, compared after the
+# last step; a temporary directory left behind counts as a failure.
+leaks_before=$(mktemp "${TMPDIR:-/tmp}/run-all-leaks.XXXXXX") || exit 1
+trap 'rm -f "$leaks_before"' EXIT
+tests/tmp-leaks.sh --snapshot "$leaks_before"
+
 results=()
 run_suites() { # label, builddir, then meson test args
 	local label=$1 dir=$2
@@ -81,7 +87,7 @@ if [ "$(id -u)" -eq 0 ]; then
 	id "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
 	SUDO_USER_RUN="runuser -u $user --"
 	udir=$(mktemp -d /tmp/sbxtrace-usertest.XXXXXX)
-	trap 'rm -rf "$udir"' EXIT
+	trap 'rm -rf "$udir" "$leaks_before"' EXIT
 	chmod 755 "$udir"
 	# A copy owned by the user, with shared/ beside it as in the repository layout.
 	git ls-files -z --cached --others --exclude-standard | (cd "$top" && xargs -0 tar cf - ) | (mkdir -p "$udir/main" && cd "$udir/main" && tar xf -)
@@ -96,6 +102,13 @@ if [ "$(id -u)" -eq 0 ]; then
 	results+=("as $user:$udir/main/build/meson-logs/testlog.json")
 fi
 
+# the user's copy is still there (its test logs are read below); it goes at exit
+if TMP_LEAKS_IGNORE='^sbxtrace-usertest\.' tests/tmp-leaks.sh --compare "$leaks_before"; then
+	results+=("tmp-leaks: no test left a temporary directory:-")
+else
+	results+=("tmp-leaks: FAILED, tests left the temporary directories listed above:!")
+fi
+
 python3 - "${results[@]}" <<'PY'
 import json, sys
 tp = tf = ts = 0
@@ -103,6 +116,10 @@ for arg in sys.argv[1:]:
     label, path = arg.rsplit(":", 1)
     if path == "-":  # a step that did not run, and its reason
         print(label)
+        continue
+    if path == "!":  # a check of the run as a whole that failed, and what it found
+        print(label)
+        tf += 1
         continue
     p = f = s = 0
     failed = []

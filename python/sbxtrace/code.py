@@ -12,6 +12,8 @@ the environment:
 """
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import tempfile
 from typing import Any, Dict, Optional
@@ -88,6 +90,11 @@ class CodeSandbox:
 _configs: Dict[str, str] = {}
 
 
+def _remove_config(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
 def _store_code_config(store: str) -> Optional[str]:
     """A server config setting ``store_code`` (``None`` for the server's default)."""
     if store == "on_error":
@@ -96,6 +103,9 @@ def _store_code_config(store: str) -> Optional[str]:
         fd, path = tempfile.mkstemp(prefix="sbxtrace-store-", suffix=".toml")
         with os.fdopen(fd, "w") as f:
             f.write(f'[server]\nstore_code = "{store}"\n')
+        # one file per process and setting, read by each server this process spawns; it goes
+        # when the process exits (it was left in $TMPDIR on every run before)
+        atexit.register(_remove_config, path)
         _configs[store] = path
     return _configs[store]
 

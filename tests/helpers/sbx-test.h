@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/helpers/sbx-scratch.h"
+
 static inline const char *sbx_env(const char *name)
 {
 	const char *v = getenv(name);
@@ -246,12 +248,9 @@ static inline bool sbx_dir_empties(const char *dir, long ms)
 	}
 }
 
-/* A scratch directory under $TMPDIR (or /tmp); the caller removes what it creates. */
+/* A scratch directory under $TMPDIR (or /tmp), removed with what it holds when the test exits
+ * (tests/helpers/sbx-scratch.h), on failure too; NULL on failure. */
 static inline char *sbx_tmpdir(void)
 {
-	const char *t = getenv("TMPDIR");
-	static char buf[512];
-
-	snprintf(buf, sizeof(buf), "%s/sbxtest-XXXXXX", t && *t ? t : "/tmp");
-	return mkdtemp(buf);
+	return sbx_scratch_dir("sbxtest");
 }

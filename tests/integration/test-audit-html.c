@@ -15,6 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/helpers/sbx-scratch.h"
+
 static const char *find_chromium(char *buf, size_t size)
 {
 	static const char *const names[] = {"chromium", "chromium-browser", "google-chrome"};
@@ -60,7 +62,7 @@ static int run(char *const argv[], const char *home, const char *out)
 int main(int argc, char *argv_[])
 {
 	bool corpus = argc > 1 && strcmp(argv_[1], "corpus") == 0;
-	const char *sbxtrace = getenv("SBXTRACE"), *t = getenv("TMPDIR");
+	const char *sbxtrace = getenv("SBXTRACE"), *scratch;
 	char chromium[512], dir[512], html[600], png[600], shot[700], url[700], dom[600];
 	unsigned char sig[8];
 	struct stat st;
@@ -75,9 +77,11 @@ int main(int argc, char *argv_[])
 		fprintf(stderr, "skip: chromium is not installed (apt-get install chromium)\n");
 		return 77;
 	}
-	snprintf(dir, sizeof(dir), "%s/sbx-html-XXXXXX", t && *t ? t : "/tmp");
-	if (!mkdtemp(dir))
+	/* removed at exit, pass or fail, with the profile Chromium writes under HOME (.cache,
+	 * .config): SBX_KEEP_TMP=1 keeps it, to look at the screenshot */
+	if (!(scratch = sbx_scratch_dir("sbx-html")))
 		return 1;
+	snprintf(dir, sizeof(dir), "%s", scratch);
 	snprintf(html, sizeof(html), "%s/report.html", dir);
 	snprintf(png, sizeof(png), "%s/shot.png", dir);
 	if (corpus) {
@@ -157,8 +161,5 @@ int main(int argc, char *argv_[])
 		free(text);
 		unlink(dom);
 	}
-	unlink(png);
-	unlink(html);
-	/* chromium leaves its profile under HOME */
 	return 0;
 }

@@ -66,13 +66,13 @@ static const char *const workloads[][3] = {
 	 "up-to-date"},
 };
 
+/* A workspace, removed at exit if a check returns before its rm_rf(); the caller frees the
+ * copy it gets (the list of sbx-scratch.h keeps its own). */
 static char *mktmp(void)
 {
-	const char *t = getenv("TMPDIR");
-	char *p = malloc(PATH_MAX);
+	char *d = sbx_scratch_dir("sbxfsint");
 
-	snprintf(p, PATH_MAX, "%s/sbxfsint-XXXXXX", t && *t ? t : "/tmp");
-	return mkdtemp(p);
+	return d ? strdup(d) : NULL;
 }
 
 /* Runs argv with cwd and env; stdout+stderr into out. Returns the exit code. */

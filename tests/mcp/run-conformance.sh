@@ -9,7 +9,8 @@
 #   MCP_CONFORMANCE_SUITE      active (default) | all | pending
 #   MCP_CONFORMANCE_SCENARIOS  space-separated scenario names: run only these
 #                              (e.g. the fixture-free ones against the real server)
-#   MCP_CONFORMANCE_OUT        results directory (default: a new temp dir, kept)
+#   MCP_CONFORMANCE_OUT        results directory (default: a new temp dir, removed when the
+#                              run passes, kept for debugging when it fails)
 # Prints one line per scenario (PASS/FAIL/XFAIL/XPASS) and a closing line
 # "N passed, N failed" counting checks. Exit 0 when all failures are expected,
 # 1 on unexpected failures or stale baseline entries, 77 when the toolchain
@@ -33,7 +34,14 @@ if [ ! -x "$MCP_NODE22" ] || [ ! -f "$MCP_CONFORMANCE" ]; then
 	exit 77
 fi
 
-out=${MCP_CONFORMANCE_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/mcp-conformance.XXXXXX")}
+# Our own temp directory goes when the run passes (or stops on an error before any scenario);
+# after a failure it stays, on purpose: its checks.json files and the CLI log say what failed.
+# One named by MCP_CONFORMANCE_OUT is the caller's.
+out=${MCP_CONFORMANCE_OUT:-}
+if [ -z "$out" ]; then
+	out=$(mktemp -d "${TMPDIR:-/tmp}/mcp-conformance.XXXXXX") || exit 2
+	trap 'rm -rf "$out"' EXIT
+fi
 mkdir -p "$out" || exit 2
 log="$out/conformance.log"
 suite=${MCP_CONFORMANCE_SUITE:-active}
@@ -56,12 +64,15 @@ fi
 # shellcheck disable=SC2086
 "$MCP_NODE22" "$MCP_TEST_DIR/conformance-summary.mjs" "$out" "$baseline" $scenarios
 src=$?
-echo "results: $out (CLI log: $log)" >&2
-if [ "$src" -ne 0 ]; then
+if [ "$src" -ne 0 ] || { [ "$rc" -ne 0 ] && [ -z "$scenarios" ]; }; then
+	trap - EXIT # failed: the results stay for debugging
+	echo "results (kept): $out (CLI log: $log)" >&2
+	if [ "$src" -eq 0 ]; then
+		echo "run-conformance: the conformance CLI exited $rc; see $log" >&2
+	fi
 	exit 1
 fi
-if [ "$rc" -ne 0 ] && [ -z "$scenarios" ]; then
-	echo "run-conformance: the conformance CLI exited $rc; see $log" >&2
-	exit 1
+if [ -n "${MCP_CONFORMANCE_OUT:-}" ]; then
+	echo "results: $out (CLI log: $log)" >&2
 fi
 exit 0

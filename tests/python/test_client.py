@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -211,6 +212,8 @@ class Http(unittest.TestCase):
 
     def start_server(self, *extra):
         tmp = tempfile.mkdtemp(prefix="sbxtrace-py-http-")
+        # cleanups run last-in first-out: removed after the server below has stopped
+        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
         proc = subprocess.Popen([os.environ["SBXTRACE_BIN"], "mcp", "--http", "127.0.0.1:0",
                                  "--data-dir", os.path.join(tmp, "sessions"), *extra],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -279,6 +282,7 @@ class Http(unittest.TestCase):
 
     def test_tenants_with_tokens(self):
         tmp = tempfile.mkdtemp(prefix="sbxtrace-py-conf-")
+        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
         conf = os.path.join(tmp, "mcp.toml")
         with open(conf, "w") as f:
             f.write('[[tenant]]\nname = "alice"\ntoken = "alice-token-0123456789abcdef"\n'

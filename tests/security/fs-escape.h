@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "tests/helpers/sbx-namespaces.h"
+#include "tests/helpers/sbx-scratch.h"
 #include "tests/helpers/sbx-selftest.h"
 
 #define SECRET	"TOPSECRET-3141"
@@ -149,6 +150,8 @@ static __attribute__((unused)) int fs_outside(bool landlock)
 	snprintf(base, sizeof(base), "%s/sbxfs-XXXXXX", t && *t ? t : "/tmp");
 	if (!mkdtemp(base))
 		return 1;
+	/* removed at exit on the paths below that return without fs_rm_rf() (the skips) */
+	(void) sbx_scratch_add(base);
 	snprintf(ws, sizeof(ws), "%s/ws", base);
 	snprintf(p, sizeof(p), "%s/secret", base);
 	if (mkdir(ws, 0755) < 0 || mkdir(p, 0755) < 0)
