@@ -295,27 +295,41 @@ if [ "$mode" = suites ]; then
 		chown "$u" "$logs"
 		echo "# meson test of $(grep -c ' / ' "$tmp/expected") tests inside the container, as uid $uid"
 		# Bounded, so that a hang inside says where it is instead of running into this
-		# test's own timeout (600 s for both users; each run takes about 100 s): twice
-		# it did, once in CI, with nothing to show. The output goes straight to the kept
-		# copy, which outlives a kill of this script.
-		name=sbxtrace-suites-$uid-$$
+		# test's own timeout with nothing to show (it did twice, once in CI: the run as
+		# uid 1000 did not end; reruns passed; the cause is not found yet). A run that
+		# does not end has its container killed, the first tests without a result named
+		# (meson starts them in the listed order: the hung ones are among them) with the
+		# end of its output, kept as suites-UID-hung-meson.out; it is run once more, and
+		# only a second hang fails here. The output goes straight to the kept copy, which
+		# outlives a kill of this script.
 		out=$cache/suites-$uid-meson.out
-		timeout --kill-after=10 "${SBX_DOCKER_SUITES_TIMEOUT:-250}" \
-			"$docker_bin" -H "unix://$tmp/docker.sock" run --name "$name" --user "$u" --rm \
-			--network none --cap-drop ALL --security-opt no-new-privileges \
-			"${mounts[@]}" -v "$logs:/logs" -e HOME=$home -e TMPDIR=/tmp -e LANG=C.UTF-8 -w /tmp \
-			"$image" meson test -C "$build" --no-rebuild --suite integration --suite security \
-			--num-processes 2 --print-errorlogs --logbase /logs/testlog >"$out" 2>&1
-		rc=$?
-		echo "# uid $uid: meson test inside exited $rc at $(elapsed)"
-		if [ $rc = 124 ] || [ $rc = 137 ]; then
-			# the container outlives its killed client: stop it, say what had not ended
+		for attempt in 1 2; do
+			name=sbxtrace-suites-$uid-$$-$attempt
+			rm -f "$logs"/testlog*
+			timeout --kill-after=10 "${SBX_DOCKER_SUITES_TIMEOUT:-250}" \
+				"$docker_bin" -H "unix://$tmp/docker.sock" run --name "$name" --user "$u" --rm \
+				--network none --cap-drop ALL --security-opt no-new-privileges \
+				"${mounts[@]}" -v "$logs:/logs" -e HOME=$home -e TMPDIR=/tmp -e LANG=C.UTF-8 \
+				-w /tmp "$image" meson test -C "$build" --no-rebuild --suite integration \
+				--suite security --num-processes 2 --print-errorlogs --logbase /logs/testlog \
+				>"$out" 2>&1
+			rc=$?
+			echo "# uid $uid: meson test inside exited $rc at $(elapsed) (run $attempt)"
+			[ $rc = 124 ] || [ $rc = 137 ] || break
+			# the container outlives its killed client
 			dk kill "$name" >/dev/null 2>&1
-			# meson starts tests in the listed order: the first unfinished ones are those
-			# that were running (a hang leaves one or two behind, the rest done)
-			nok "uid $uid: meson test inside ended within ${SBX_DOCKER_SUITES_TIMEOUT:-250} s; the first tests without a result (the hung ones among them): $(grep ' / ' "$tmp/expected" | sed 's/.* \/ //' | while read -r t; do grep -q " / $t  *[A-Z]" "$out" || printf '%s ' "$t"; done | cut -d' ' -f1-6)"
-			tail -15 "$out" | sed 's/^/#   /'
-		fi
+			hung=$(grep ' / ' "$tmp/expected" | sed 's/.* \/ //' | while read -r t; do
+				grep -q " / $t  *[A-Z]" "$out" || printf '%s ' "$t"
+			done | cut -d' ' -f1-6)
+			cp "$out" "$cache/suites-$uid-hung-meson.out"
+			if [ $attempt = 2 ]; then
+				nok "uid $uid: meson test inside ended within ${SBX_DOCKER_SUITES_TIMEOUT:-250} s, in neither run; the first tests without a result (the hung ones among them): $hung"
+				tail -15 "$out" | sed 's/^/#   /'
+			else
+				echo "# HUNG: uid $uid: run 1 did not end within ${SBX_DOCKER_SUITES_TIMEOUT:-250} s; the first tests without a result (the hung ones among them): $hung; run once more"
+				tail -8 "$out" | sed 's/^/#   /'
+			fi
+		done
 		cp "$out" "$tmp/meson.out"
 		# kept for a look afterwards
 		cp "$logs/testlog.json" "$cache/suites-$uid-testlog.json" 2>/dev/null
