@@ -4,9 +4,11 @@
 # pip of a local wheel, node), each natively and inside sbxtrace in each view, with a
 # pass/fail/skip line per module (docs/compatibility.md records the results).
 #
-# Usage: tests/compat/run.sh [-b BUILDDIR] [-t SECONDS] [-V emulated,kernel] [-u USER] [-q]
+# Usage: tests/compat/run.sh [-b BUILDDIR] [-t SECONDS] [-V emulated,kernel] [-u USER] [-q] [-C]
 #                            [MODULE|scenario:NAME…]
 #   -q          the quick subset (CI: meson test --suite slow runs it in both views)
+#   -C          remove the results directory when nothing fails only inside (the meson test
+#               does: a test leaves no temporary directory, tests/tmp-leaks.sh)
 #   -u USER     run everything as USER (from root: through runuser), the plain-user case
 #   -V VIEWS    comma-separated, default both; a view this host cannot make is reported
 # Results (JUnit XML, logs, summary.txt) in $OUT (default: a new temporary directory).
@@ -18,14 +20,16 @@ tmo=900
 views=emulated,kernel
 user=
 quick=0
-while getopts b:t:V:u:q opt; do
+clean=0
+while getopts b:t:V:u:qC opt; do
 	case $opt in
 	b) build=$OPTARG ;;
 	t) tmo=$OPTARG ;;
 	V) views=$OPTARG ;;
 	u) user=$OPTARG ;;
 	q) quick=1 ;;
-	*) sed -n '7,12p' "$0" >&2; exit 2 ;;
+	C) clean=1 ;;
+	*) sed -n '7,14p' "$0" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -36,8 +40,9 @@ if [ -n "$user" ] && [ "$(id -u)" = 0 ] && [ "$(id -un)" != "$user" ]; then
 	OUT=${OUT:-$(mktemp -d /tmp/sbx-compat.XXXXXX)}
 	mkdir -p "$OUT" && chown "$user" "$OUT"
 	q=; [ $quick = 1 ] && q=-q
+	c=; [ $clean = 1 ] && c=-C
 	exec runuser -u "$user" -- env OUT="$OUT" PATH=/usr/local/bin:/usr/bin:/bin \
-		sh "$here/run.sh" -b "$build" -t "$tmo" -V "$views" $q "$@"
+		sh "$here/run.sh" -b "$build" -t "$tmo" -V "$views" $q $c "$@"
 fi
 
 py=/usr/bin/python3
@@ -369,5 +374,10 @@ if [ -s "$OUT/new-differences.txt" ]; then
 	status=1
 else
 	echo "nothing else fails only inside"
+fi
+if [ $clean = 1 ] && [ "$status" = 0 ]; then
+	rm -rf "$OUT"
+elif [ $clean = 1 ]; then
+	echo "results (kept): $OUT"
 fi
 exit $status
