@@ -21,7 +21,6 @@
 #include <nettle/base64.h>
 #include <nettle/sha2.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "common/log.h"

@@ -185,13 +185,13 @@ int scratch_write_list(int run_lock, char *const *tmp_paths, const int *tmp_lock
 	return write_all(fd, buf, n);
 }
 
-/* "PREFIX" followed by exactly mkdtemp's six characters, nothing else. */
+/* "PREFIX" followed by exactly mkdtemp's six characters, nothing else (names come from
+ * readdir() or after the last '/' of a listed path: never with a '/'). */
 static bool scratch_name(const char *name, const char *prefix)
 {
 	size_t pl = strlen(prefix);
 
-	return strncmp(name, prefix, pl) == 0 && strlen(name + pl) == MKDTEMP_SUFFIX_LENGTH &&
-	       !strchr(name + pl, '/');
+	return strncmp(name, prefix, pl) == 0 && strlen(name + pl) == MKDTEMP_SUFFIX_LENGTH;
 }
 
 /* Opens name below dfd if it is a directory of ours (no symlink) that nothing holds: the

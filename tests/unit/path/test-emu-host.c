@@ -250,7 +250,8 @@ static void env_free(Env *e)
 }
 
 /* Runs h for nr on behalf of this process, with the fake host (or none); returns h's value. */
-static int run(Env *e, EmuHandler h, int nr, bool with_host, uint64_t a0, uint64_t a1, uint64_t a2)
+/* The handler h on a request of this process with all six arguments, into e->d. */
+static int run_args(Env *e, EmuHandler h, int nr, bool with_host, const uint64_t args[6])
 {
 	EmuRequest req = {
 		.policy = &e->fx.policy,
@@ -259,15 +260,20 @@ static int run(Env *e, EmuHandler h, int nr, bool with_host, uint64_t a0, uint64
 		.pid = getpid(),
 		.tgid = getpid(),
 		.nr = nr,
-		.args = {a0, a1, a2},
 		.host = with_host ? &e->fake.host : NULL,
 	};
 
+	memcpy(req.args, args, sizeof(req.args));
 	if (e->d.inject_fd >= 0)
 		(void) close(e->d.inject_fd);
 	emu_decision_release(&e->d);
 	emu_decision_init(&e->d);
 	return h(&req, &e->d);
+}
+
+static int run(Env *e, EmuHandler h, int nr, bool with_host, uint64_t a0, uint64_t a1, uint64_t a2)
+{
+	return run_args(e, h, nr, with_host, (const uint64_t[6]){a0, a1, a2});
 }
 
 #define A(x) ((uint64_t) (uintptr_t) (x))
@@ -709,7 +715,7 @@ TEST(recvfrom_of_a_redirected_socket_answers_through_the_decision)
 	/* larger than the decision's scratch: the datagram goes into a buffer it owns */
 	static unsigned char msg[10000], got[20000];
 	struct stat st;
-	EmuRequest req;
+	const uint64_t args[6] = {(uint64_t) rfd, A(got), sizeof(got), 0, A(&from), A(&from_len)};
 
 	ASSERT_GE(rfd, 0);
 	ASSERT_GE(sfd, 0);
@@ -737,19 +743,7 @@ TEST(recvfrom_of_a_redirected_socket_answers_through_the_decision)
 	memset(got, 0xAA, sizeof(got));
 	memset(&from, 0xAA, sizeof(from));
 	from_len = sizeof(from);
-	req = (EmuRequest){
-		.policy = &e->fx.policy,
-		.view = e->v,
-		.mem = &self_mem,
-		.pid = getpid(),
-		.tgid = getpid(),
-		.nr = SYS_recvfrom,
-		.args = {(uint64_t) rfd, A(got), sizeof(got), 0, A(&from), A(&from_len)},
-		.host = &e->fake.host,
-	};
-	emu_decision_release(&e->d);
-	emu_decision_init(&e->d);
-	ASSERT_EQ(net_handle_recvfrom(&req, &e->d), 0);
+	ASSERT_EQ(run_args(e, net_handle_recvfrom, SYS_recvfrom, true, args), 0);
 	EXPECT_EQ(e->d.verdict, EMU_RETURN);
 	EXPECT_EQ(e->d.val, (int64_t) sizeof(msg));
 	/* received by the supervisor, and nothing of it in the "child" yet */
@@ -779,8 +773,7 @@ TEST(recvfrom_of_a_redirected_socket_answers_through_the_decision)
 
 		ASSERT_EQ(net_runtime_start(&e->fx.policy, getpid(), NULL, &other), 0);
 		e->fake.net = other;
-		emu_decision_init(&e->d);
-		ASSERT_EQ(net_handle_recvfrom(&req, &e->d), 0);
+		ASSERT_EQ(run_args(e, net_handle_recvfrom, SYS_recvfrom, true, args), 0);
 		EXPECT_EQ(e->d.verdict, EMU_CONTINUE);
 		EXPECT_EQ(e->d.n_writeback, 0);
 		net_runtime_stop(other);
@@ -821,7 +814,6 @@ TEST(sendmmsg_counts_what_it_can_report)
 	struct iovec iov[2] = {{(void *) "one", 3}, {(void *) "two", 3}};
 	socklen_t l = sizeof(lo);
 	struct mmsghdr *v;
-	EmuRequest req;
 
 	ASSERT_GE(rfd, 0);
 	ASSERT_GE(sfd, 0);
@@ -841,19 +833,7 @@ TEST(sendmmsg_counts_what_it_can_report)
 	}
 	e->fake.net = rt;
 	v[0].msg_len = 0;
-	req = (EmuRequest){
-		.policy = &e->fx.policy,
-		.view = e->v,
-		.mem = &self_mem,
-		.pid = getpid(),
-		.tgid = getpid(),
-		.nr = SYS_sendmmsg,
-		.args = {(uint64_t) sfd, A(v), 2, 0},
-		.host = &e->fake.host,
-	};
-	emu_decision_release(&e->d);
-	emu_decision_init(&e->d);
-	ASSERT_EQ(net_handle_sendmmsg(&req, &e->d), 0);
+	ASSERT_EQ(run(e, net_handle_sendmmsg, SYS_sendmmsg, true, (uint64_t) sfd, A(v), 2), 0);
 	EXPECT_EQ(e->d.verdict, EMU_RETURN);
 	EXPECT_EQ(e->d.val, 1);
 	ASSERT_EQ(e->d.n_writeback, 1);
@@ -873,7 +853,6 @@ TEST(connect_to_the_stub_itself_starts_its_thread)
 	Env *e = env_new();
 	NetRuntime *rt = NULL;
 	_cleanup_close_ int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	EmuRequest req;
 
 	ASSERT_GE(fd, 0);
 	e->fx.policy.network.mode = NET_MODE_LOOPBACK;
@@ -885,19 +864,9 @@ TEST(connect_to_the_stub_itself_starts_its_thread)
 	}
 	e->fake.net = rt;
 	EXPECT_FALSE(rt->stub_thread_started);
-	req = (EmuRequest){
-		.policy = &e->fx.policy,
-		.view = e->v,
-		.mem = &self_mem,
-		.pid = getpid(),
-		.tgid = getpid(),
-		.nr = SYS_connect,
-		.args = {(uint64_t) fd, A(&rt->stub_udp_addr), sizeof(rt->stub_udp_addr)},
-		.host = &e->fake.host,
-	};
-	emu_decision_release(&e->d);
-	emu_decision_init(&e->d);
-	ASSERT_EQ(net_handle_connect(&req, &e->d), 0);
+	ASSERT_EQ(run(e, net_handle_connect, SYS_connect, true, (uint64_t) fd,
+		      A(&rt->stub_udp_addr), sizeof(rt->stub_udp_addr)),
+		  0);
 	EXPECT_TRUE(e->d.verdict == EMU_RETURN || e->d.verdict == EMU_CONTINUE);
 	EXPECT_TRUE(rt->stub_thread_started);
 	emu_decision_release(&e->d);
