@@ -138,22 +138,24 @@ static void id_check(Prog *p, unsigned i, uint32_t own)
 }
 
 /*
- * socket(2) in the program of a tree in a network namespace of its own, mode "loopback"
- * (VARIANT_NETNS): the decision net_decide_socket() makes there (net/allow.c), on the same
- * registers, made by the filter. family, type and protocol are ints: the low halves, as
- * the handler reads them ((int) args[i]). Allowed: AF_UNIX; AF_INET and AF_INET6 with a
- * type that is SOCK_STREAM or SOCK_DGRAM once SOCK_NONBLOCK and SOCK_CLOEXEC are masked
- * off, and protocol 0 or TCP (stream), 0, UDP or ICMP/ICMPV6 of the family (datagram).
- * Everything else is notified, and the handler denies it as before (with its errno and
- * reason).
+ * socket(2) decided by the filter (SLOT_SOCKET_INET, SLOT_SOCKET_UNIX): the decision
+ * net_decide_socket() makes (net/allow.c) on the same registers, where it cannot change
+ * during the run (tracer_filter_socket_why()) or in a network namespace of the tree's own
+ * (VARIANT_NETNS). family, type and protocol are ints: the low halves, as the handler reads
+ * them ((int) args[i]). Allowed: AF_UNIX; with inet, AF_INET and AF_INET6 with a type that
+ * is SOCK_STREAM or SOCK_DGRAM once SOCK_NONBLOCK and SOCK_CLOEXEC are masked off, and
+ * protocol 0 or TCP (stream), 0, UDP or ICMP/ICMPV6 of the family (datagram): a subset of
+ * what the handler allows in every mode but none. Everything else is notified, and the
+ * handler decides it as before (with its errno, reason and audit record). TOCTOU: none, the
+ * arguments are registers.
  */
-static void emit_socket_loopback(Prog *p)
+static void emit_socket(Prog *p, bool inet)
 {
 	const uint32_t notify = SECCOMP_RET_USER_NOTIF, allow = SECCOMP_RET_ALLOW;
 
 	ld(p, ARG_LO(0));
 	jeq_ret(p, AF_UNIX, allow);
-	for (int fam = 0; fam < 2; fam++) {
+	for (int fam = 0; inet && fam < 2; fam++) {
 		uint32_t family = fam ? AF_INET6 : AF_INET;
 		uint32_t icmp = fam ? IPPROTO_ICMPV6 : IPPROTO_ICMP;
 
@@ -281,8 +283,9 @@ static void emit_special(Prog *p, const TracerSlot *s, const TracerFilter *f)
 		jeq_ret(p, 0xffffffff, s->action);
 		ret(p, deny);
 		return;
-	case SLOT_SOCKET_LOOPBACK:
-		emit_socket_loopback(p);
+	case SLOT_SOCKET_INET:
+	case SLOT_SOCKET_UNIX:
+		emit_socket(p, s->special == SLOT_SOCKET_INET);
 		return;
 	case SLOT_IDS:
 		/* in a user namespace's program (the rows' uid_args, gid_args): EPERM, not the
@@ -536,6 +539,44 @@ const char *tracer_filter_net_why(const Policy *p)
 	return NULL;
 }
 
+/*
+ * socket(2) decided by the filter (emit_socket()) in every program of a run, emulated view
+ * included. The handler's verdict depends on the registers and on the network mode only
+ * (net_decide_socket()), and the mode is the policy's for the whole run unless a rule sets
+ * a sensitivity level (the ratchet lowers it when such a file is opened). What the filter
+ * allows, the handler would have allowed with a CONTINUE, so the kernel makes the same socket
+ * either way; what it does not allow is notified as before. Not where the supervisor makes
+ * the tree's sockets itself (pidfd_getfd refused: net/socktab.c), nor with an audit log or
+ * --trace, which record a socket call only when it is notified.
+ */
+const char *tracer_filter_socket_why(const Policy *p, bool getfd)
+{
+	if (!getfd)
+		return "pidfd_getfd is refused here: the supervisor makes the tree's sockets";
+	for (size_t i = 0; i < p->n_rules; i++)
+		if (p->rules[i].level > SENSITIVITY_NONE)
+			return "a rule sets a sensitivity level: the ratchet may lower the mode";
+	if (p->audit.log || p->audit.trace)
+		return "the audit log or --trace records socket calls only when notified";
+	return NULL;
+}
+
+/* The socket slot once tracer_filter_socket_why() allows: decided in the filter unless the
+ * policy's [syscalls] denies, kills or logs it. */
+static void socket_in_filter(TracerFilter *f, const Policy *p)
+{
+	for (int nr = 0; nr < TRACER_NR_MAX; nr++) {
+		TracerSlot *s = &f->slots[nr];
+
+		if (!s->entry || s->entry->handler != net_handle_socket || s->handler != net_handle_socket ||
+		    s->action != SECCOMP_RET_USER_NOTIF || s->special != SLOT_PLAIN || s->deny_error ||
+		    s->kill || s->log)
+			continue;
+		s->special = p->network.mode == NET_MODE_NONE ? SLOT_SOCKET_UNIX : SLOT_SOCKET_INET;
+		f->socket_in_filter = true;
+	}
+}
+
 bool tracer_filter_restartable(const TracerFilter *f, long nr, bool kernel_view)
 {
 	const TracerSlot *s;
@@ -543,7 +584,10 @@ bool tracer_filter_restartable(const TracerFilter *f, long nr, bool kernel_view)
 	if (nr < 0 || nr >= TRACER_NR_MAX)
 		return false;
 	s = &f->slots[nr];
-	if (s->special != SLOT_PLAIN || s->action != SECCOMP_RET_USER_NOTIF)
+	/* the socket slots: see below */
+	if ((s->special != SLOT_PLAIN && s->special != SLOT_SOCKET_INET &&
+	     s->special != SLOT_SOCKET_UNIX) ||
+	    s->action != SECCOMP_RET_USER_NOTIF)
 		return false; /* not every call notified: the kernel may have run this one */
 	if (kernel_view && kview_runs_in_kernel(s))
 		return false;
@@ -605,7 +649,7 @@ static int build_variant(TracerFilter *f, Variant v, struct sock_filter **ret, s
 			s->handler = NULL;
 		} else if (netns && net_runs_in_kernel(s)) {
 			if (s->entry->handler == net_handle_socket) {
-				s->special = SLOT_SOCKET_LOOPBACK;
+				s->special = SLOT_SOCKET_INET;
 			} else {
 				s->action = SECCOMP_RET_ALLOW;
 				s->special = SLOT_PLAIN;
@@ -733,6 +777,8 @@ int tracer_filter_build(const Policy *p, uid_t uid, gid_t gid, TracerFilter **re
 
 	mark_host_ipc(f);
 	budget_filter_apply(f, p);
+	if (!tracer_filter_socket_why(p, getfd))
+		socket_in_filter(f, p);
 	r = build_prog(f, f->slots, &f->prog, &f->len);
 	if (r >= 0)
 		r = build_variant(f, VARIANT_NOIPC, &f->noipc_prog, &f->noipc_len);

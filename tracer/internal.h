@@ -38,8 +38,10 @@ typedef enum SlotSpecial {
 	SLOT_FALLOCATE = _SYSCALL_CHECK_MAX, /* disk budget: only the modes that free blocks
 					      * (budget_filter_apply) */
 	SLOT_IDS,	      /* in a user namespace's program: EPERM for an id the map lacks */
-	SLOT_SOCKET_LOOPBACK, /* socket(2) in a network namespace of the tree's own, mode
-			       * loopback: the handler's allowed set in the kernel */
+	SLOT_SOCKET_INET, /* socket(2) where the network mode cannot change during the run and
+			   * is not none (tracer_filter_socket_why()), or in a network namespace
+			   * of the tree's own: the handler's allowed set in the kernel */
+	SLOT_SOCKET_UNIX, /* the same in mode none: AF_UNIX in the kernel */
 	_SLOT_SPECIAL_MAX,
 	_SLOT_SPECIAL_INVALID = -EINVAL,
 } SlotSpecial;
@@ -83,6 +85,8 @@ typedef struct TracerFilter {
 		      * the calls that name a process run in the kernel (tracer_filter_set_pidns) */
 	bool net_in_kernel; /* the kernel view's programs let the address calls run in the
 			     * kernel (tracer_filter_net_why(): loopback in a namespace) */
+	bool socket_in_filter; /* every program decides socket(2) itself where the handler
+				* would allow it (tracer_filter_socket_why()) */
 } TracerFilter;
 
 /** Builds the filter program and the dispatch slots from the table and the policy, for a

@@ -88,6 +88,11 @@ int tracer_kview_verdict(const Policy *p, char *why, size_t size);
  * "Loopback in a namespace of its own"); else why not, a static string. `run` builds its
  * filter by it (tracer/filter.c) and `check` prints it. */
 const char *tracer_filter_net_why(const Policy *p);
+/** NULL when every program of a run of policy p decides socket(2) in the filter where the
+ * handler would allow it (the network mode cannot change during the run, no audit log or
+ * --trace, and getfd: pidfd_getfd is usable, so the tree makes its own sockets); else why
+ * not, a static string (tracer/filter.c). */
+const char *tracer_filter_socket_why(const Policy *p, bool getfd);
 /** Whether the policy needs the tracer thread (ptrace = "auto": a translated mount, backtraces,
  * a cpu_time, disk or tasks budget, held execs): chdir and exec then go through
  * SECCOMP_RET_TRACE in the emulated view (tracer/fs.c). */

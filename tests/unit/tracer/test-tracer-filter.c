@@ -19,6 +19,7 @@
 #include <sys/syscall.h>
 
 #include "common/log.h"
+#include "common/util.h"
 #include "net/allow.h"
 #include "policy/policy.h"
 #include "tests/unit/tap.h"
@@ -329,6 +330,59 @@ static uint32_t call(const struct sock_filter *prog, size_t len, int nr, uint64_
 	return run_prog(prog, len, X86_64, (uint32_t) nr, a);
 }
 
+/* The filter's answer to socket(2) in program prog is the handler's in mode, on every mix
+ * of arguments (the low halves, as both read them): allowed where the handler allows,
+ * notified elsewhere, and some of each. */
+static void socket_matches_handler(int *_tap_failed, const struct sock_filter *prog, size_t len,
+				   const Policy *p, NetMode mode)
+{
+	static const uint64_t families[] = {AF_UNSPEC, AF_UNIX,	 AF_INET,      AF_INET6,
+					    AF_NETLINK, AF_PACKET, AF_VSOCK,	 AF_INET | HI,
+					    AF_UNIX | HI, 0xffffffff};
+	static const uint64_t protos[] = {0,		 IPPROTO_TCP,	IPPROTO_UDP,
+					  IPPROTO_ICMP,	 IPPROTO_ICMPV6, IPPROTO_SCTP,
+					  IPPROTO_MPTCP, 255,		IPPROTO_TCP | HI};
+	static const uint64_t flags[] = {
+		0, SOCK_NONBLOCK, SOCK_CLOEXEC, SOCK_NONBLOCK | SOCK_CLOEXEC, 0x100, HI};
+	NetContext ctx = {.policy = &p->network, .mode = mode};
+	unsigned checked = 0, allowed = 0;
+
+	for (size_t a = 0; a < ARRAY_SIZE(families); a++)
+		for (uint64_t t = 0; t <= 11; t++)
+			for (size_t fl = 0; fl < ARRAY_SIZE(flags); fl++)
+				for (size_t pr = 0; pr < ARRAY_SIZE(protos); pr++) {
+					uint64_t type = t | flags[fl];
+					NetDecision d;
+					uint32_t got;
+
+					ASSERT_EQ(net_decide_socket(&ctx, (int) families[a],
+								    (int) type, (int) protos[pr],
+								    &d),
+						  0);
+					got = call(prog, len, SYS_socket, families[a], type,
+						   protos[pr], 0, 0);
+					/* the filter may leave an allowed call to the handler, never
+					 * allow one the handler denies */
+					if (got == SECCOMP_RET_ALLOW && d.verdict != NET_VERDICT_ALLOW)
+						fprintf(stderr, "# socket(%#llx, %#llx, %#llx)\n",
+							(unsigned long long) families[a],
+							(unsigned long long) type,
+							(unsigned long long) protos[pr]);
+					EXPECT_TRUE(got == SECCOMP_RET_ALLOW ||
+						    got == SECCOMP_RET_USER_NOTIF);
+					EXPECT_FALSE(got == SECCOMP_RET_ALLOW &&
+						     d.verdict != NET_VERDICT_ALLOW);
+					checked++;
+					allowed += got == SECCOMP_RET_ALLOW;
+				}
+	EXPECT_TRUE(allowed > 0 && allowed < checked);
+	/* what programs create every day runs in the kernel */
+	EXPECT_EQ(call(prog, len, SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, 0, 0),
+		  SECCOMP_RET_ALLOW);
+	EXPECT_EQ(call(prog, len, SYS_socket, AF_INET6, SOCK_DGRAM, 0, 0, 0),
+		  mode == NET_MODE_NONE ? SECCOMP_RET_USER_NOTIF : SECCOMP_RET_ALLOW);
+}
+
 TEST(loopback_in_a_namespace_runs_the_address_calls_in_the_kernel)
 {
 	Policy p = {.deny_errno = EPERM,
@@ -358,55 +412,8 @@ TEST(loopback_in_a_namespace_runs_the_address_calls_in_the_kernel)
 		EXPECT_EQ(call(k, n, SYS_recvfrom, 3, 0, 0, 0, 0x2000), SECCOMP_RET_USER_NOTIF);
 		EXPECT_EQ(call(k, n, SYS_getsockname, 3, 0, 0, 0, 0), SECCOMP_RET_USER_NOTIF);
 	}
-	/* socket(2): the filter's answer is the handler's, on every mix of arguments (the low
-	 * halves, as both read them) */
-	{
-		static const uint64_t families[] = {AF_UNSPEC,	  AF_UNIX,   AF_INET,  AF_INET6,
-						    AF_NETLINK,	  AF_PACKET, AF_VSOCK, AF_INET | HI,
-						    AF_UNIX | HI, 0xffffffff};
-		static const uint64_t protos[] = {0,
-						  IPPROTO_TCP,
-						  IPPROTO_UDP,
-						  IPPROTO_ICMP,
-						  IPPROTO_ICMPV6,
-						  IPPROTO_SCTP,
-						  IPPROTO_MPTCP,
-						  255,
-						  IPPROTO_TCP | HI};
-		static const uint64_t flags[] = {
-			0, SOCK_NONBLOCK, SOCK_CLOEXEC, SOCK_NONBLOCK | SOCK_CLOEXEC, 0x100, HI};
-		NetContext ctx = {.policy = &p.network, .mode = NET_MODE_LOOPBACK};
-		unsigned checked = 0, allowed = 0;
-
-		for (size_t a = 0; a < ARRAY_SIZE(families); a++)
-			for (uint64_t t = 0; t <= 11; t++)
-				for (size_t fl = 0; fl < ARRAY_SIZE(flags); fl++)
-					for (size_t pr = 0; pr < ARRAY_SIZE(protos); pr++) {
-						uint64_t type = t | flags[fl];
-						NetDecision d;
-						uint32_t want, got;
-
-						ASSERT_EQ(net_decide_socket(&ctx, (int) families[a],
-									    (int) type,
-									    (int) protos[pr], &d),
-							  0);
-						want = d.verdict == NET_VERDICT_ALLOW
-							       ? SECCOMP_RET_ALLOW
-							       : SECCOMP_RET_USER_NOTIF;
-						got = call(f->kview_prog, f->kview_len, SYS_socket,
-							   families[a], type, protos[pr], 0, 0);
-						if (got != want)
-							fprintf(stderr,
-								"# socket(%#llx, %#llx, %#llx)\n",
-								(unsigned long long) families[a],
-								(unsigned long long) type,
-								(unsigned long long) protos[pr]);
-						EXPECT_EQ(got, want);
-						checked++;
-						allowed += want == SECCOMP_RET_ALLOW;
-					}
-		EXPECT_TRUE(allowed > 0 && allowed < checked);
-	}
+	/* socket(2): the filter's answer is the handler's */
+	socket_matches_handler(_tap_failed, f->kview_prog, f->kview_len, &p, NET_MODE_LOOPBACK);
 	/* a plain user's namespace in the emulated view is a user namespace too: its program
 	 * answers ids outside the map with EPERM, and notifies the address calls */
 	ASSERT_TRUE(f->userns_prog != NULL);
@@ -463,6 +470,85 @@ TEST(loopback_namespace_conditions_keep_the_calls_notified)
 			  SECCOMP_RET_USER_NOTIF);
 		EXPECT_EQ(call(f->kview_prog, f->kview_len, SYS_bind, 3, 0x1000, 16, 0, 0),
 			  c == 5 ? SECCOMP_RET_ALLOW : SECCOMP_RET_USER_NOTIF);
+		tracer_filter_free(f);
+		f = NULL;
+	}
+}
+
+/* socket(2) in every program of a run, the emulated view's included, where the network mode
+ * cannot change: the handler's allowed set in the filter (tracer_filter_socket_why()) */
+TEST(socket_is_decided_in_the_filter_where_the_mode_is_fixed)
+{
+	static const NetMode modes[] = {NET_MODE_NONE, NET_MODE_LOOPBACK, NET_MODE_ALLOWLIST,
+					NET_MODE_FULL};
+
+	if (!pidfd_getfd_usable()) {
+		Policy p = {.deny_errno = EPERM, .network = {.mode = NET_MODE_LOOPBACK}};
+		TracerFilter *f = NULL;
+
+		/* the supervisor makes the tree's sockets: every socket call is its own */
+		EXPECT_TRUE(tracer_filter_socket_why(&p, false) != NULL);
+		ASSERT_EQ(tracer_filter_build(&p, 1000, 1000, &f), 0);
+		EXPECT_EQ(call(f->prog, f->len, SYS_socket, AF_UNIX, SOCK_STREAM, 0, 0, 0),
+			  SECCOMP_RET_USER_NOTIF);
+		tracer_filter_free(f);
+		SKIP("pidfd_getfd is refused here: only the notified case was checked");
+	}
+	for (size_t m = 0; m < ARRAY_SIZE(modes); m++) {
+		Policy p = {.deny_errno = EPERM,
+			    .kernel_view = TRI_AUTO,
+			    .network = {.mode = modes[m], .unshare_netns = 0}};
+		TracerFilter *f = NULL;
+
+		ASSERT_TRUE(tracer_filter_socket_why(&p, true) == NULL);
+		ASSERT_EQ(tracer_filter_build(&p, 1000, 1000, &f), 0);
+		EXPECT_TRUE(f->socket_in_filter);
+		socket_matches_handler(_tap_failed, f->prog, f->len, &p, modes[m]);
+		socket_matches_handler(_tap_failed, f->noipc_prog, f->noipc_len, &p, modes[m]);
+		socket_matches_handler(_tap_failed, f->kview_prog, f->kview_len, &p, modes[m]);
+		/* one the kernel never ran: a notification never received, restarted */
+		EXPECT_TRUE(tracer_filter_restartable(f, SYS_socket, false));
+		tracer_filter_free(f);
+	}
+}
+
+TEST(socket_stays_notified_where_the_mode_may_change_or_is_recorded)
+{
+	PolicyRule rule = {.glob = (char *) "/workspace/x.key", .level = SENSITIVITY_SECRET};
+	PolicySyscall logged = {.name = (char *) "socket", .action = SYSCALL_ACTION_LOG};
+	TracerFilter *f = NULL;
+
+	for (int c = 0; c < 4; c++) {
+		Policy p = {.deny_errno = EPERM,
+			    .kernel_view = TRI_AUTO,
+			    .network = {.mode = NET_MODE_LOOPBACK}};
+		bool getfd = true;
+
+		switch (c) {
+		case 0:
+			p.rules = &rule; /* the ratchet may lower the mode */
+			p.n_rules = 1;
+			break;
+		case 1:
+			p.audit.log = (char *) "/tmp/x";
+			break;
+		case 2:
+			getfd = false;
+			break;
+		default:
+			p.syscalls = &logged; /* what [syscalls] logs stays notified */
+			p.n_syscalls = 1;
+			break;
+		}
+		EXPECT_EQ(tracer_filter_socket_why(&p, getfd) != NULL, c < 3);
+		if (c == 2)
+			continue; /* the build asks the host; the reason is what is checked */
+		ASSERT_EQ(tracer_filter_build(&p, 1000, 1000, &f), 0);
+		EXPECT_EQ(call(f->prog, f->len, SYS_socket, AF_UNIX, SOCK_STREAM, 0, 0, 0),
+			  SECCOMP_RET_USER_NOTIF);
+		EXPECT_EQ(call(f->kview_prog, f->kview_len, SYS_socket, AF_INET, SOCK_STREAM, 0, 0,
+			       0),
+			  SECCOMP_RET_USER_NOTIF);
 		tracer_filter_free(f);
 		f = NULL;
 	}
