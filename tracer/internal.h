@@ -292,7 +292,8 @@ typedef struct Tracer {
 	int kill_eventfd; /* a handler asked to kill the tree: wakes the main loop */
 	Budget *budget;	  /* tracer/budget.c */
 
-	pthread_t receiver; /* one: docs/supervisor.md, "Notifications" */
+	pthread_t receiver; /* the first of the threads that take turns receiving (one at a
+			     * time: docs/supervisor.md, "Notifications") */
 	bool has_receiver;
 
 	/* worker pool for EMU_MAY_BLOCK handlers */
@@ -300,7 +301,15 @@ typedef struct Tracer {
 	pthread_cond_t cond;
 	struct WorkItem *queue_head, *queue_tail;
 	size_t queue_len;
-	size_t idle_workers;
+	size_t idle_workers; /* in serve()'s wait, or made and not yet there */
+	bool leading;	     /* a thread receives (dispatch.c, "Leader and followers") */
+	uint64_t lead_epoch; /* counts the times a thread took the lead */
+	bool lead_busy;	     /* the leader runs a handler that may block, its timer armed */
+	pthread_t watchdog;  /* hands the lead on when that handler outlasts its grace */
+	int lead_timer;	     /* the watchdog's timerfd; valid while has_watchdog */
+	bool has_watchdog, watchdog_failed;
+	bool lead_timer_armed;	  /* its expiry not yet read by the watchdog */
+	uint64_t lead_busy_since; /* CLOCK_MONOTONIC ns: when that handler began */
 	pthread_t workers[16]; /* MAX_WORKERS of dispatch.c */
 
 	struct TracerBt *bt;	 /* tracer/backtrace.c; NULL: no backtraces asked for */

@@ -16,8 +16,10 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -412,6 +414,100 @@ static int mode_supervisor_mem(void)
 	return bad ? 1 : 0;
 }
 
+/*
+ * connect-blocked DIR: a thread's connect to a unix listener whose backlog is full waits in
+ * the supervisor (which connects for the caller: the name is resolved in the view), and the
+ * main thread's notified calls meanwhile must still be answered (tracer/dispatch.c, "Leader
+ * and followers"). Then the backlog drains and the thread's connect completes. Exit 0; a
+ * supervisor that holds every call while one connect waits hangs here until the wall-time
+ * limit.
+ */
+static atomic_int cb_started;
+static atomic_int cb_result = -2;
+static struct sockaddr_un cb_addr;
+
+static void *cb_thread(void *arg)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	(void) arg;
+	atomic_store(&cb_started, 1);
+	atomic_store(&cb_result, connect(fd, (struct sockaddr *) &cb_addr, sizeof(cb_addr)) == 0
+					 ? 0
+					 : errno);
+	close(fd);
+	return NULL;
+}
+
+static int mode_connect_blocked(const char *dir)
+{
+	int lfd, fill[16], nfill = 0, full = 0;
+	pthread_t th;
+	struct stat st;
+
+	cb_addr.sun_family = AF_UNIX;
+	if (snprintf(cb_addr.sun_path, sizeof(cb_addr.sun_path), "%s/probe.sock", dir) >=
+	    (int) sizeof(cb_addr.sun_path))
+		return 2;
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *) &cb_addr, sizeof(cb_addr)) < 0 ||
+	    listen(lfd, 0) < 0) {
+		perror("listener");
+		return 2;
+	}
+	/* backlog 0 queues one connection: the next blocks, or fails with EAGAIN non-blocking */
+	while (nfill < 16 && !full) {
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+		if (connect(fd, (struct sockaddr *) &cb_addr, sizeof(cb_addr)) == 0) {
+			fill[nfill++] = fd;
+			continue;
+		}
+		full = errno == EAGAIN;
+		if (!full)
+			perror("filling connect");
+		close(fd);
+		if (!full)
+			return 2;
+	}
+	if (!full) {
+		printf("the backlog never filled\n");
+		return 2;
+	}
+	if (pthread_create(&th, NULL, cb_thread, NULL) != 0)
+		return 2;
+	while (!atomic_load(&cb_started))
+		usleep(1000);
+	usleep(200 * 1000); /* its connect is waiting by now */
+	if (atomic_load(&cb_result) != -2) {
+		printf("the connect did not wait (%d)\n", atomic_load(&cb_result));
+		return 1;
+	}
+	for (int i = 0; i < 200; i++)
+		if (stat(dir, &st) != 0) {
+			perror("stat");
+			return 1;
+		}
+	printf("200 calls answered while a connect waited\n");
+	/* drain: the thread's connection gets its place and its connect returns */
+	(void) fcntl(lfd, F_SETFL, O_NONBLOCK);
+	while (atomic_load(&cb_result) == -2) {
+		int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+		if (c >= 0)
+			close(c);
+		else
+			usleep(1000);
+	}
+	pthread_join(th, NULL);
+	for (int i = 0; i < nfill; i++)
+		close(fill[i]);
+	close(lfd);
+	unlink(cb_addr.sun_path);
+	printf("connect after the drain: %d\n", atomic_load(&cb_result));
+	return atomic_load(&cb_result) == 0 ? 0 : 1;
+}
+
 int main(int argc, char *argv[])
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -454,6 +550,8 @@ int main(int argc, char *argv[])
 		return mode_fg();
 	if (strcmp(m, "supervisor-mem") == 0)
 		return mode_supervisor_mem();
+	if (strcmp(m, "connect-blocked") == 0 && argc > 2)
+		return mode_connect_blocked(argv[2]);
 	fprintf(stderr, "sbx-probe: unknown mode '%s'\n", m);
 	return 2;
 }

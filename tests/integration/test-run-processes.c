@@ -126,6 +126,32 @@ TEST(emulated_calls_never_fail_with_eintr)
 	EXPECT_EQ(sbx_run_argv(argv, NULL), 0);
 }
 
+/*
+ * A connect that waits (a unix listener's backlog full) runs in the supervisor, which
+ * connects for the caller. The other calls of the tree must still be answered meanwhile:
+ * the thread that took the connect hands the lead on when it outlasts its grace
+ * (tracer/dispatch.c, "Leader and followers"). Without that, the probe's stat calls wait
+ * for the connect, which waits for the probe: the wall-time limit ends the run (exit 124).
+ */
+TEST(a_connect_that_waits_does_not_hold_up_the_other_calls)
+{
+	char *dir = sbx_tmpdir();
+
+	ASSERT_TRUE(dir != NULL);
+	const char *argv[] = {sbx_env("SBXTRACE"),
+			      "run",
+			      "-s",
+			      "limits.wall_time=\"30s\"",
+			      sbx_env("SBX_POLICY"),
+			      "--",
+			      sbx_probe(),
+			      "connect-blocked",
+			      dir,
+			      NULL};
+
+	EXPECT_EQ(sbx_run_argv(argv, NULL), 0);
+}
+
 int main(void)
 {
 	return tap_run();
