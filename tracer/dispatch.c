@@ -336,6 +336,7 @@ static int drop_effective_capabilities(void)
 }
 
 static void serve(Tracer *t, struct seccomp_notif *n, EmuDecision *d, bool counted);
+static void rearm(Tracer *t, long ns);
 
 static void *worker_main(void *userdata)
 {
@@ -349,6 +350,9 @@ static void *worker_main(void *userdata)
 			log_error("cannot drop the capabilities of a worker thread");
 		pthread_mutex_lock(&t->lock);
 		t->idle_workers--; /* counted by its maker */
+		/* made to take the lead, maybe: the watchdog makes another (watch_expired()) */
+		if (t->has_watchdog && !t->watchdog_failed)
+			rearm(t, LEAD_GRACE_NS);
 		pthread_mutex_unlock(&t->lock);
 		free(n);
 		free(d);
@@ -469,34 +473,61 @@ static void arm(int fd, long ns)
 	(void) timerfd_settime(fd, 0, &its, NULL);
 }
 
+/* Under t->lock: the timer armed for ns from now. */
+static void rearm(Tracer *t, long ns)
+{
+	arm(t->lead_timer, ns);
+	t->lead_timer_armed = true;
+}
+
+/* Under t->lock, at an expiry: the lead to an idle thread when the leader's call that may
+ * block is older than the grace; a new thread when a hand-over found no taker (the thread
+ * made for it failed to start: worker_main); else the timer re-armed for what is younger. */
+static void watch_expired(Tracer *t)
+{
+	/* read under the lock: a leader's lead_busy_since is never later than now */
+	uint64_t now = now_monotonic_ns();
+
+	t->lead_timer_armed = false;
+	if (atomic_load(&t->stopping))
+		return;
+	if (!t->leading && t->notify_fd >= 0 && t->idle_workers == 0) {
+		if (!hand_over_lead(t))
+			rearm(t, LEAD_GRACE_NS); /* pool full or no thread: later */
+		return;
+	}
+	if (!t->lead_busy)
+		return; /* that call ended before we got the lock; its leader leads on */
+	if ((int64_t) (now - t->lead_busy_since) < LEAD_GRACE_NS)
+		rearm(t, (long) (t->lead_busy_since + LEAD_GRACE_NS - now)); /* a later call */
+	else if (hand_over_lead(t))
+		t->lead_busy = false;
+	else
+		rearm(t, LEAD_GRACE_NS); /* pool full: later */
+}
+
 static void *watchdog_main(void *userdata)
 {
 	Tracer *t = userdata;
 
 	if (drop_effective_capabilities() < 0) {
+		/* leaders no longer keep a call that may block (watch_lead()); one that does now
+		 * gives the lead up at once */
 		log_error("cannot drop the capabilities of the dispatch watchdog");
-		return NULL; /* the leader keeps the lead through its blocking calls */
+		pthread_mutex_lock(&t->lock);
+		t->watchdog_failed = true;
+		if (t->lead_busy && hand_over_lead(t))
+			t->lead_busy = false;
+		pthread_mutex_unlock(&t->lock);
+		return NULL;
 	}
 	while (!atomic_load(&t->stopping)) {
-		uint64_t ticks, now;
+		uint64_t ticks;
 
 		if (read(t->lead_timer, &ticks, sizeof(ticks)) != sizeof(ticks))
 			continue; /* EINTR: the stop signal; the loop reads the flag */
-		now = now_monotonic_ns();
 		pthread_mutex_lock(&t->lock);
-		t->lead_timer_armed = false;
-		if (t->lead_busy && !atomic_load(&t->stopping)) {
-			if (now - t->lead_busy_since < LEAD_GRACE_NS) {
-				/* a later call than the one the timer was armed for */
-				arm(t->lead_timer, (long) (t->lead_busy_since + LEAD_GRACE_NS - now));
-				t->lead_timer_armed = true;
-			} else if (hand_over_lead(t)) {
-				t->lead_busy = false;
-			} else {
-				arm(t->lead_timer, LEAD_GRACE_NS); /* pool full: later */
-				t->lead_timer_armed = true;
-			}
-		}
+		watch_expired(t);
 		pthread_mutex_unlock(&t->lock);
 	}
 	return NULL;
@@ -524,14 +555,15 @@ static bool watch_lead(Tracer *t)
 			t->watchdog_failed = true;
 		}
 	}
-	ok = t->has_watchdog;
+	/* only while a successor can be had: with every thread of the pool busy (MAX_WORKERS
+	 * calls that wait) the call goes to the queue, as before, and the leader stays free */
+	ok = t->has_watchdog && !t->watchdog_failed &&
+	     (t->idle_workers > 0 || t->n_workers < MAX_WORKERS);
 	if (ok) {
 		t->lead_busy = true;
 		t->lead_busy_since = now_monotonic_ns();
-		if (!t->lead_timer_armed) {
-			arm(t->lead_timer, LEAD_GRACE_NS);
-			t->lead_timer_armed = true;
-		}
+		if (!t->lead_timer_armed)
+			rearm(t, LEAD_GRACE_NS);
 	}
 	pthread_mutex_unlock(&t->lock);
 	return ok;
@@ -755,16 +787,17 @@ void tracer_dispatch_stop(Tracer *t)
 	t->has_receiver = false;
 	/* none is made once the flag is set: its maker checks it under the lock, as the
 	 * workers' makers do */
-	if (t->has_watchdog) {
+	if (t->has_watchdog)
 		interrupt_and_join(t->watchdog);
-		close(t->lead_timer);
-	}
-	t->has_watchdog = false;
 	/* no worker is made any more: every maker (a leader, the watchdog) checks the flag
 	 * under the lock taken above */
 	for (size_t i = 0; i < t->n_workers; i++)
 		interrupt_and_join(t->workers[i]);
 	t->n_workers = 0;
+	/* after the workers: a leader among them may still arm it */
+	if (t->has_watchdog)
+		close(t->lead_timer);
+	t->has_watchdog = false;
 	while (t->queue_head) {
 		WorkItem *w = t->queue_head;
 

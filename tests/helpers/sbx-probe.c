@@ -415,15 +415,17 @@ static int mode_supervisor_mem(void)
 }
 
 /*
- * connect-blocked DIR: a thread's connect to a unix listener whose backlog is full waits in
- * the supervisor (which connects for the caller: the name is resolved in the view), and the
- * main thread's notified calls meanwhile must still be answered (tracer/dispatch.c, "Leader
- * and followers"). Then the backlog drains and the thread's connect completes. Exit 0; a
- * supervisor that holds every call while one connect waits hangs here until the wall-time
- * limit.
+ * connect-blocked DIR N: N threads' connects to a unix listener whose backlog is full wait
+ * in the supervisor (which connects for the caller: the name is resolved in the view), and
+ * the main thread's notified calls meanwhile must still be answered (tracer/dispatch.c,
+ * "Leader and followers"); with N above the supervisor's 16 workers too. Then the backlog
+ * drains and every connect completes. Exit 0; a supervisor that holds every call while
+ * connects wait hangs here until the wall-time limit.
  */
+#define CB_MAX 64
 static atomic_int cb_started;
-static atomic_int cb_result = -2;
+static atomic_int cb_done;
+static atomic_int cb_failed;
 static struct sockaddr_un cb_addr;
 
 static void *cb_thread(void *arg)
@@ -431,20 +433,24 @@ static void *cb_thread(void *arg)
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	(void) arg;
-	atomic_store(&cb_started, 1);
-	atomic_store(&cb_result, connect(fd, (struct sockaddr *) &cb_addr, sizeof(cb_addr)) == 0
-					 ? 0
-					 : errno);
+	atomic_fetch_add(&cb_started, 1);
+	if (connect(fd, (struct sockaddr *) &cb_addr, sizeof(cb_addr)) != 0) {
+		perror("connect");
+		atomic_fetch_add(&cb_failed, 1);
+	}
 	close(fd);
+	atomic_fetch_add(&cb_done, 1);
 	return NULL;
 }
 
-static int mode_connect_blocked(const char *dir)
+static int mode_connect_blocked(const char *dir, int n)
 {
 	int lfd, fill[16], nfill = 0, full = 0;
-	pthread_t th;
+	pthread_t th[CB_MAX];
 	struct stat st;
 
+	if (n < 1 || n > CB_MAX)
+		return 2;
 	cb_addr.sun_family = AF_UNIX;
 	if (snprintf(cb_addr.sun_path, sizeof(cb_addr.sun_path), "%s/probe.sock", dir) >=
 	    (int) sizeof(cb_addr.sun_path))
@@ -474,13 +480,14 @@ static int mode_connect_blocked(const char *dir)
 		printf("the backlog never filled\n");
 		return 2;
 	}
-	if (pthread_create(&th, NULL, cb_thread, NULL) != 0)
-		return 2;
-	while (!atomic_load(&cb_started))
+	for (int i = 0; i < n; i++)
+		if (pthread_create(&th[i], NULL, cb_thread, NULL) != 0)
+			return 2;
+	while (atomic_load(&cb_started) < n)
 		usleep(1000);
-	usleep(200 * 1000); /* its connect is waiting by now */
-	if (atomic_load(&cb_result) != -2) {
-		printf("the connect did not wait (%d)\n", atomic_load(&cb_result));
+	usleep(300 * 1000); /* their connects are waiting by now */
+	if (atomic_load(&cb_done) != 0) {
+		printf("%d connects did not wait\n", atomic_load(&cb_done));
 		return 1;
 	}
 	for (int i = 0; i < 200; i++)
@@ -488,10 +495,10 @@ static int mode_connect_blocked(const char *dir)
 			perror("stat");
 			return 1;
 		}
-	printf("200 calls answered while a connect waited\n");
-	/* drain: the thread's connection gets its place and its connect returns */
+	printf("200 calls answered while %d connects waited\n", n);
+	/* drain: each waiting connection gets its place in turn and its connect returns */
 	(void) fcntl(lfd, F_SETFL, O_NONBLOCK);
-	while (atomic_load(&cb_result) == -2) {
+	while (atomic_load(&cb_done) < n) {
 		int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 
 		if (c >= 0)
@@ -499,13 +506,15 @@ static int mode_connect_blocked(const char *dir)
 		else
 			usleep(1000);
 	}
-	pthread_join(th, NULL);
+	for (int i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
 	for (int i = 0; i < nfill; i++)
 		close(fill[i]);
 	close(lfd);
 	unlink(cb_addr.sun_path);
-	printf("connect after the drain: %d\n", atomic_load(&cb_result));
-	return atomic_load(&cb_result) == 0 ? 0 : 1;
+	printf("connects after the drain: %d done, %d failed\n", atomic_load(&cb_done),
+	       atomic_load(&cb_failed));
+	return atomic_load(&cb_failed) == 0 ? 0 : 1;
 }
 
 int main(int argc, char *argv[])
@@ -550,8 +559,8 @@ int main(int argc, char *argv[])
 		return mode_fg();
 	if (strcmp(m, "supervisor-mem") == 0)
 		return mode_supervisor_mem();
-	if (strcmp(m, "connect-blocked") == 0 && argc > 2)
-		return mode_connect_blocked(argv[2]);
+	if (strcmp(m, "connect-blocked") == 0 && argc > 3)
+		return mode_connect_blocked(argv[2], atoi(argv[3]));
 	fprintf(stderr, "sbx-probe: unknown mode '%s'\n", m);
 	return 2;
 }

@@ -127,17 +127,16 @@ TEST(emulated_calls_never_fail_with_eintr)
 }
 
 /*
- * A connect that waits (a unix listener's backlog full) runs in the supervisor, which
- * connects for the caller. The other calls of the tree must still be answered meanwhile:
- * the thread that took the connect hands the lead on when it outlasts its grace
- * (tracer/dispatch.c, "Leader and followers"). Without that, the probe's stat calls wait
- * for the connect, which waits for the probe: the wall-time limit ends the run (exit 124).
+ * Connects that wait (a unix listener's backlog full) run in the supervisor, which connects
+ * for the caller. The other calls of the tree must still be answered meanwhile: the thread
+ * that took such a connect hands the lead on when it outlasts its grace (tracer/dispatch.c,
+ * "Leader and followers"); with more waiting connects than the pool has threads (16), the
+ * rest are queued and the leader stays free. Without either, the probe's stat calls wait
+ * for the connects, which wait for the probe: the wall-time limit ends the run (exit 124).
  */
-TEST(a_connect_that_waits_does_not_hold_up_the_other_calls)
+static int connects_wait(const char *threads)
 {
 	char *dir = sbx_tmpdir();
-
-	ASSERT_TRUE(dir != NULL);
 	const char *argv[] = {sbx_env("SBXTRACE"),
 			      "run",
 			      "-s",
@@ -147,9 +146,22 @@ TEST(a_connect_that_waits_does_not_hold_up_the_other_calls)
 			      sbx_probe(),
 			      "connect-blocked",
 			      dir,
+			      threads,
 			      NULL};
 
-	EXPECT_EQ(sbx_run_argv(argv, NULL), 0);
+	if (!dir)
+		return -1;
+	return sbx_run_argv(argv, NULL);
+}
+
+TEST(a_connect_that_waits_does_not_hold_up_the_other_calls)
+{
+	EXPECT_EQ(connects_wait("1"), 0);
+}
+
+TEST(more_waiting_connects_than_workers_do_not_hold_up_the_other_calls)
+{
+	EXPECT_EQ(connects_wait("20"), 0);
 }
 
 int main(void)
