@@ -468,7 +468,8 @@ static bool hand_over_lead(Tracer *t)
 
 static void arm(int fd, long ns)
 {
-	struct itimerspec its = {.it_value = {.tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000}};
+	struct itimerspec its = {
+		.it_value = {.tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000}};
 
 	(void) timerfd_settime(fd, 0, &its, NULL);
 }
@@ -603,7 +604,8 @@ static int lead(Tracer *t, struct seccomp_notif *n, EmuDecision *d, uint64_t epo
 		memset(n, 0, t->notif_size);
 		if (ioctl(t->notify_fd, SECCOMP_IOCTL_NOTIF_RECV, n) < 0) {
 			if (errno == ENOENT && listener_orphaned(t->notify_fd))
-				return -1; /* no process has the filter any more: nothing can come */
+				return -1; /* no process has the filter any more: nothing can come
+					    */
 			if (errno == EINTR || errno == ENOENT)
 				continue; /* stop signal, or the caller died before we got it */
 			if (!atomic_load(&t->stopping))

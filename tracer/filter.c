@@ -568,9 +568,9 @@ static void socket_in_filter(TracerFilter *f, const Policy *p)
 	for (int nr = 0; nr < TRACER_NR_MAX; nr++) {
 		TracerSlot *s = &f->slots[nr];
 
-		if (!s->entry || s->entry->handler != net_handle_socket || s->handler != net_handle_socket ||
-		    s->action != SECCOMP_RET_USER_NOTIF || s->special != SLOT_PLAIN || s->deny_error ||
-		    s->kill || s->log)
+		if (!s->entry || s->entry->handler != net_handle_socket ||
+		    s->handler != net_handle_socket || s->action != SECCOMP_RET_USER_NOTIF ||
+		    s->special != SLOT_PLAIN || s->deny_error || s->kill || s->log)
 			continue;
 		s->special = p->network.mode == NET_MODE_NONE ? SLOT_SOCKET_UNIX : SLOT_SOCKET_INET;
 		f->socket_in_filter = true;

@@ -37,7 +37,7 @@ typedef enum SlotSpecial {
 	SLOT_SETSOCKOPT = SYSCALL_CHECK_SETSOCKOPT,
 	SLOT_FALLOCATE = _SYSCALL_CHECK_MAX, /* disk budget: only the modes that free blocks
 					      * (budget_filter_apply) */
-	SLOT_IDS,	      /* in a user namespace's program: EPERM for an id the map lacks */
+	SLOT_IDS,	  /* in a user namespace's program: EPERM for an id the map lacks */
 	SLOT_SOCKET_INET, /* socket(2) where the network mode cannot change during the run and
 			   * is not none (tracer_filter_socket_why()), or in a network namespace
 			   * of the tree's own: the handler's allowed set in the kernel */
@@ -83,8 +83,8 @@ typedef struct TracerFilter {
 	bool ptrace; /* chdir, exec, clone under a tasks budget go through SECCOMP_RET_TRACE */
 	bool pidns;  /* the kernel view's programs are for a tree in a pid namespace of its own:
 		      * the calls that name a process run in the kernel (tracer_filter_set_pidns) */
-	bool net_in_kernel; /* the kernel view's programs let the address calls run in the
-			     * kernel (tracer_filter_net_why(): loopback in a namespace) */
+	bool net_in_kernel;    /* the kernel view's programs let the address calls run in the
+				* kernel (tracer_filter_net_why(): loopback in a namespace) */
 	bool socket_in_filter; /* every program decides socket(2) itself where the handler
 				* would allow it (tracer_filter_socket_why()) */
 } TracerFilter;
@@ -310,7 +310,7 @@ typedef struct Tracer {
 	bool has_watchdog, watchdog_failed;
 	bool lead_timer_armed;	  /* its expiry not yet read by the watchdog */
 	uint64_t lead_busy_since; /* CLOCK_MONOTONIC ns: when that handler began */
-	pthread_t workers[16]; /* MAX_WORKERS of dispatch.c */
+	pthread_t workers[16];	  /* MAX_WORKERS of dispatch.c */
 
 	struct TracerBt *bt;	 /* tracer/backtrace.c; NULL: no backtraces asked for */
 	pthread_t ptrace_thread; /* tracer/ptrace.c */

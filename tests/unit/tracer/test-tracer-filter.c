@@ -336,12 +336,18 @@ static uint32_t call(const struct sock_filter *prog, size_t len, int nr, uint64_
 static void socket_matches_handler(int *_tap_failed, const struct sock_filter *prog, size_t len,
 				   const Policy *p, NetMode mode)
 {
-	static const uint64_t families[] = {AF_UNSPEC, AF_UNIX,	 AF_INET,      AF_INET6,
-					    AF_NETLINK, AF_PACKET, AF_VSOCK,	 AF_INET | HI,
+	static const uint64_t families[] = {AF_UNSPEC,	  AF_UNIX,   AF_INET,  AF_INET6,
+					    AF_NETLINK,	  AF_PACKET, AF_VSOCK, AF_INET | HI,
 					    AF_UNIX | HI, 0xffffffff};
-	static const uint64_t protos[] = {0,		 IPPROTO_TCP,	IPPROTO_UDP,
-					  IPPROTO_ICMP,	 IPPROTO_ICMPV6, IPPROTO_SCTP,
-					  IPPROTO_MPTCP, 255,		IPPROTO_TCP | HI};
+	static const uint64_t protos[] = {0,
+					  IPPROTO_TCP,
+					  IPPROTO_UDP,
+					  IPPROTO_ICMP,
+					  IPPROTO_ICMPV6,
+					  IPPROTO_SCTP,
+					  IPPROTO_MPTCP,
+					  255,
+					  IPPROTO_TCP | HI};
 	static const uint64_t flags[] = {
 		0, SOCK_NONBLOCK, SOCK_CLOEXEC, SOCK_NONBLOCK | SOCK_CLOEXEC, 0x100, HI};
 	NetContext ctx = {.policy = &p->network, .mode = mode};
@@ -361,9 +367,10 @@ static void socket_matches_handler(int *_tap_failed, const struct sock_filter *p
 						  0);
 					got = call(prog, len, SYS_socket, families[a], type,
 						   protos[pr], 0, 0);
-					/* the filter may leave an allowed call to the handler, never
-					 * allow one the handler denies */
-					if (got == SECCOMP_RET_ALLOW && d.verdict != NET_VERDICT_ALLOW)
+					/* the filter may leave an allowed call to the handler,
+					 * never allow one the handler denies */
+					if (got == SECCOMP_RET_ALLOW &&
+					    d.verdict != NET_VERDICT_ALLOW)
 						fprintf(stderr, "# socket(%#llx, %#llx, %#llx)\n",
 							(unsigned long long) families[a],
 							(unsigned long long) type,
