@@ -38,7 +38,7 @@
 #include "policy/policy.h"
 
 #define STOP_SIGNAL (SIGRTMIN + 2)
-#define MAX_WORKERS 16
+#define MAX_WORKERS TRACER_MAX_WORKERS
 #define MAX_QUEUE   1024
 /* how long a call that may block holds the lead before another thread takes it */
 #define LEAD_GRACE_NS (1000 * 1000)

@@ -21,6 +21,16 @@
 
 /* x86_64 syscall numbers are below this; anything above is ENOSYS in the filter. */
 #define TRACER_NR_MAX 1024
+/*
+ * Dispatch threads beyond the first (tracer/dispatch.c). Each call that may block and does
+ * (a connect to a full backlog, an accept where the supervisor holds the tree's sockets, a
+ * held call) keeps one until it returns; when all are taken, such calls wait in a queue, and
+ * if what they wait for is itself such a call behind them (a waiting connect and the accept
+ * that would take it), the tree waits until its wall-time limit. So the pool is larger than
+ * the threads a tree under the presets' tasks budgets (at most 256) can have blocked at once;
+ * idle, a thread costs its stack's touched pages.
+ */
+#define TRACER_MAX_WORKERS 512
 
 /* The argument checks of the program: a row's check (SyscallCheck, syscalls/syscalls.h),
  * and those the run's state adds. */
@@ -310,7 +320,7 @@ typedef struct Tracer {
 	bool has_watchdog, watchdog_failed;
 	bool lead_timer_armed;	  /* its expiry not yet read by the watchdog */
 	uint64_t lead_busy_since; /* CLOCK_MONOTONIC ns: when that handler began */
-	pthread_t workers[16];	  /* MAX_WORKERS of dispatch.c */
+	pthread_t workers[TRACER_MAX_WORKERS];
 
 	struct TracerBt *bt;	 /* tracer/backtrace.c; NULL: no backtraces asked for */
 	pthread_t ptrace_thread; /* tracer/ptrace.c */

@@ -418,11 +418,11 @@ static int mode_supervisor_mem(void)
  * connect-blocked DIR N: N threads' connects to a unix listener whose backlog is full wait
  * in the supervisor (which connects for the caller: the name is resolved in the view), and
  * the main thread's notified calls meanwhile must still be answered (tracer/dispatch.c,
- * "Leader and followers"); with N above the supervisor's 16 workers too. Then the backlog
+ * "Leader and followers"); with N above the supervisor's pool of threads too. Then the backlog
  * drains and every connect completes. Exit 0; a supervisor that holds every call while
  * connects wait hangs here until the wall-time limit.
  */
-#define CB_MAX 64
+#define CB_MAX 1024
 static atomic_int cb_started;
 static atomic_int cb_done;
 static atomic_int cb_failed;
@@ -480,9 +480,16 @@ static int mode_connect_blocked(const char *dir, int n)
 		printf("the backlog never filled\n");
 		return 2;
 	}
+	pthread_attr_t attr;
+
+	pthread_attr_init(&attr);
+	(void) pthread_attr_setstacksize(&attr, 64 * 1024);
 	for (int i = 0; i < n; i++)
-		if (pthread_create(&th[i], NULL, cb_thread, NULL) != 0)
+		if (pthread_create(&th[i], &attr, cb_thread, NULL) != 0) {
+			perror("pthread_create");
 			return 2;
+		}
+	pthread_attr_destroy(&attr);
 	while (atomic_load(&cb_started) < n)
 		usleep(1000);
 	usleep(300 * 1000); /* their connects are waiting by now */
