@@ -97,6 +97,38 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
+/*
+ * S holds descriptors for the tree's calls that wait: per connect, a duplicate of the socket
+ * and the checked name's parent (a unix path); where pidfd_getfd is refused, the tree's own
+ * sockets. Up to TRACER_MAX_WORKERS calls can wait at once, which passes 1024, the usual soft
+ * RLIMIT_NOFILE (it exists for select(), which nothing here uses): 186 of 520 waiting connects
+ * failed for a plain user before this. So S's soft limit goes up to its hard one, once per
+ * process, and C gives the tree the soft limit S had (budget_child_setup()), so that the
+ * tree sees what it would natively. Returns that limit.
+ */
+static rlim_t nofile_native = RLIM_INFINITY;
+
+static void raise_nofile_once(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	nofile_native = rl.rlim_cur;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void) setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static uint64_t raise_own_nofile(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	(void) pthread_once(&once, raise_nofile_once);
+	return nofile_native;
+}
+
 int budget_init(Budget *b, const Policy *p, const SbxView *view, bool disk_walk_later)
 {
 	const PolicyLimits *l = &p->limits;
@@ -113,6 +145,7 @@ int budget_init(Budget *b, const Policy *p, const SbxView *view, bool disk_walk_
 	};
 	pthread_mutex_init(&b->lock, NULL);
 	pthread_mutex_init(&b->disk_lock, NULL);
+	b->nofile_native = raise_own_nofile();
 	b->clk_tck = sysconf(_SC_CLK_TCK);
 	if (b->clk_tck <= 0)
 		b->clk_tck = 100;
@@ -204,7 +237,17 @@ void budget_child_setup(const Budget *b)
 {
 	(void) budget_pin_cpus(b);
 	child_limit(RLIMIT_FSIZE, b->rl_fsize, b->rl_fsize);
-	child_limit(RLIMIT_NOFILE, b->rl_nofile, b->rl_nofile);
+	if (b->rl_nofile != RLIM_INFINITY) {
+		child_limit(RLIMIT_NOFILE, b->rl_nofile, b->rl_nofile);
+	} else if (b->nofile_native != RLIM_INFINITY) {
+		/* the soft limit S had before raising its own (raise_own_nofile()) */
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > b->nofile_native) {
+			rl.rlim_cur = (rlim_t) b->nofile_native;
+			(void) setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	/* SIGXCPU at the soft limit, SIGKILL at the hard one */
 	child_limit(RLIMIT_CPU, b->rl_cpu_s,
 		    b->rl_cpu_s == RLIM_INFINITY ? RLIM_INFINITY : b->rl_cpu_s + 1);

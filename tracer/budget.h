@@ -40,6 +40,7 @@ typedef struct Budget {
 
 	/* per-process rlimits set in the command (RLIM_INFINITY: leave alone) */
 	uint64_t rl_fsize, rl_nofile, rl_cpu_s, rl_data;
+	uint64_t nofile_native; /* S's soft RLIMIT_NOFILE before it raised its own: the tree's */
 	bool ignore_sigxfsz;
 
 	/* sampling */

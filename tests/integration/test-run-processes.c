@@ -2,6 +2,7 @@
 /* Threads making notified syscalls at once, fork/exec chains, many short-lived processes,
  * fork and emulated calls while SIGCHLD handlers without SA_RESTART run. */
 #include <limits.h>
+#include <sys/resource.h>
 
 #include "common/util.h"
 #include "tests/helpers/sbx-test.h"
@@ -177,6 +178,29 @@ TEST(more_waiting_connects_than_pool_threads_do_not_hold_up_the_other_calls)
 		SKIP("pidfd_getfd is refused here: the supervisor's accept would queue behind the "
 		     "connects it drains");
 	EXPECT_EQ(connects_wait(TRACER_MAX_WORKERS + 8), 0);
+}
+
+/* The supervisor raises its own soft RLIMIT_NOFILE (it holds descriptors for the tree's
+ * waiting calls); the tree gets the caller's soft limit back (tracer/budget.c). An unusual
+ * soft limit of ours, then `ulimit -Sn` inside. */
+TEST(the_tree_gets_the_callers_soft_open_files_limit)
+{
+	const char *cmd[] = {"sh", "-c", "ulimit -Sn; ulimit -Hn", NULL};
+	struct rlimit old, rl;
+	char out[128], want[64];
+
+	ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
+	if (old.rlim_max != RLIM_INFINITY && old.rlim_max < 600)
+		SKIP("the hard RLIMIT_NOFILE is below 600 here");
+	rl = (struct rlimit){.rlim_cur = 517, .rlim_max = old.rlim_max};
+	ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	EXPECT_EQ(sbx_run(NULL, cmd, NULL, out, sizeof(out)), 0);
+	(void) setrlimit(RLIMIT_NOFILE, &old);
+	if (old.rlim_max == RLIM_INFINITY)
+		snprintf(want, sizeof(want), "517\nunlimited\n");
+	else
+		snprintf(want, sizeof(want), "517\n%llu\n", (unsigned long long) old.rlim_max);
+	EXPECT_STREQ(out, want);
 }
 
 int main(void)
