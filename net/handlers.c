@@ -170,12 +170,21 @@ static int caller_socket(const EmuRequest *req, uint64_t fdarg, int *ret_fd, int
 		}
 		return r;
 	}
-	pidfd = (int) syscall(SYS_pidfd_open, req->tgid, 0);
-	if (pidfd < 0)
-		return errno == ESRCH ? ESRCH : -errno;
-	fd = (int) syscall(SYS_pidfd_getfd, pidfd, (int) fdarg, 0);
-	if (fd < 0)
-		return errno == EBADF ? EBADF : -errno;
+	if (req->host && req->host->get_fd) {
+		/* the host's: its handler threads keep their callers' pidfds
+		 * (tracer/pidfd-cache.c), two syscalls less per call than a pidfd opened and closed
+		 * here */
+		fd = req->host->get_fd(req->host->userdata, req->pid, (int) fdarg);
+		if (fd < 0)
+			return fd == -EBADF || fd == -ESRCH ? -fd : fd;
+	} else {
+		pidfd = (int) syscall(SYS_pidfd_open, req->tgid, 0);
+		if (pidfd < 0)
+			return errno == ESRCH ? ESRCH : -errno;
+		fd = (int) syscall(SYS_pidfd_getfd, pidfd, (int) fdarg, 0);
+		if (fd < 0)
+			return errno == EBADF ? EBADF : -errno;
+	}
 	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &l) < 0)
 		return errno == ENOTSOCK ? ENOTSOCK : -errno;
 	l = sizeof(int);
