@@ -22,7 +22,7 @@ typedef enum EmuSupport {
 
 /* What the dispatch must know of a handler (flags of its row in syscalls/table.c). */
 typedef enum EmuFlags {
-	EMU_MAY_BLOCK = 1 << 0, /* the handler may block (FIFO open, connect): run on a worker */
+	EMU_MAY_BLOCK = 1 << 0, /* may block (connect, a held call): dispatch.c moves the lead */
 	EMU_TRACE = 1 << 2,	/* route through ptrace (SCMP_ACT_TRACE) when the tracer is on */
 	/* the handler may answer CONTINUE for a call that can sleep interruptibly in the kernel
 	 * (connect, sendto): an ERESTARTSYS from it is the kernel's (tracer/ptrace.c) */

@@ -30,7 +30,7 @@ static const struct {
 	unsigned flag;
 	const char *text;
 } flag_names[] = {
-	{EMU_MAY_BLOCK, "may block: a worker thread"},
+	{EMU_MAY_BLOCK, "may block: another thread takes the lead after 1 ms"},
 	{EMU_TRACE, "ptrace stop when the tracer is on"},
 	{EMU_KERNEL_INTR, "may continue into the kernel"},
 	{SYSCALL_PATH, "path-taking"},

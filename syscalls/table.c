@@ -206,7 +206,7 @@ static const SyscallRow table[] = {
 	       PARTIAL("AF_UNIX only")),
 	NOTIFY("connect", net_handle_connect, .flags = NET_BLOCKING,
 	       AUDIT(N, "fd:fd addr:sockaddr addrlen:int"),
-	       PARTIAL("runs on a worker thread; interrupted before the supervisor read it, it "
+	       PARTIAL("may wait in the supervisor; interrupted before the supervisor read it, it "
 		       "fails with EINTR (as it may natively)")),
 	ALLOW("accept", NOGETFD(net_handle_accept), .flags = EMU_MAY_BLOCK,
 	      AUDIT(N, "fd:fd addr:ptr addrlen:ptr"),

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Notification dispatch: receiver threads block in SECCOMP_IOCTL_NOTIF_RECV, look the number
- * up in the slots built from the table, call the handler and apply its decision (write-backs,
- * ADDFD+SEND, SEND). Handlers flagged EMU_MAY_BLOCK go to a worker pool so a receiver never
- * waits on a FIFO or a connect. ENOENT from SEND/ADDFD means the thread is gone (killed while
- * waiting): not an error. docs/supervisor.md explains why receivers block in RECV rather than
- * in epoll.
+ * Notification dispatch: the leading thread blocks in SECCOMP_IOCTL_NOTIF_RECV, looks the
+ * number up in the slots built from the table, calls the handler and applies its decision
+ * (write-backs, ADDFD+SEND, SEND). A handler flagged EMU_MAY_BLOCK runs on the leader, which
+ * hands the lead on when it outlasts a grace ("Leader and followers" below); an open found
+ * to block (a FIFO) goes to the pool's queue. ENOENT from SEND/ADDFD means the thread is
+ * gone (killed while waiting): not an error. docs/supervisor.md explains why receivers block
+ * in RECV rather than in epoll.
  */
 #include "tracer/internal.h"
 #include "tracer/budget.h"
@@ -727,8 +728,8 @@ static void stop_handler(int sig)
 /* One receiver, not one per CPU: every thread blocked in RECV is woken for each notification
  * (the kernel's wait there is not exclusive), and the one that finds nothing costs the caller
  * two more context switches. Measured with a loop of emulated stat calls: 23 µs per call with
- * two receivers, 18.7 µs with one; a make -j2 build the same within noise. Calls that can
- * block go to the workers, so one receiver never waits on a FIFO or a connect. */
+ * two receivers, 18.7 µs with one; a make -j2 build the same within noise. Calls that wait
+ * give the lead to another thread of the pool ("Leader and followers"). */
 int tracer_dispatch_start(Tracer *t)
 {
 	struct sigaction sa = {.sa_handler = stop_handler}; /* no SA_RESTART: RECV gets EINTR */
