@@ -517,6 +517,16 @@ static bool net_runs_in_kernel(const TracerSlot *s)
 	       h == net_handle_sendmmsg;
 }
 
+/* Whether the network mode can change during a run of p: a rule with a sensitivity level
+ * lets the ratchet lower it when such a file is opened. */
+static bool ratchet_may_drop(const Policy *p)
+{
+	for (size_t i = 0; i < p->n_rules; i++)
+		if (p->rules[i].level > SENSITIVITY_NONE)
+			return true;
+	return false;
+}
+
 const char *tracer_filter_net_why(const Policy *p)
 {
 	if (p->network.mode != NET_MODE_LOOPBACK)
@@ -527,10 +537,9 @@ const char *tracer_filter_net_why(const Policy *p)
 		       "only the supervisor can keep to the tree's own addresses";
 	if (p->network.ask_unlisted)
 		return "network.unlisted = \"ask\": a held connect needs the supervisor";
-	for (size_t i = 0; i < p->n_rules; i++)
-		if (p->rules[i].level > SENSITIVITY_NONE)
-			return "a rule sets a sensitivity level: the ratchet may lower the mode, "
-			       "which the supervisor enforces";
+	if (ratchet_may_drop(p))
+		return "a rule sets a sensitivity level: the ratchet may lower the mode, "
+		       "which the supervisor enforces";
 	if (p->audit.log || p->audit.trace)
 		return "the audit log or --trace records network calls only when notified";
 	if (p->kernel_view == TRI_OFF)
@@ -553,9 +562,8 @@ const char *tracer_filter_socket_why(const Policy *p, bool getfd)
 {
 	if (!getfd)
 		return "pidfd_getfd is refused here: the supervisor makes the tree's sockets";
-	for (size_t i = 0; i < p->n_rules; i++)
-		if (p->rules[i].level > SENSITIVITY_NONE)
-			return "a rule sets a sensitivity level: the ratchet may lower the mode";
+	if (ratchet_may_drop(p))
+		return "a rule sets a sensitivity level: the ratchet may lower the mode";
 	if (p->audit.log || p->audit.trace)
 		return "the audit log or --trace records socket calls only when notified";
 	return NULL;
