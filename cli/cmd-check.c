@@ -91,6 +91,18 @@ static void notes(const Policy *p, bool quiet)
 			log_info("file-system view: %s", views[k > 1 ? 2 : k]);
 		if (k == 0 && !quiet)
 			log_info("  (not in the kernel: %s)", why);
+		/* the emulated view's opens (emulation/fs-open.c "Opens the kernel makes"), as
+		 * `run --json` reports them ("file_opens") */
+		if (k >= 0 && (k == 0 || !f.userns) && !quiet) {
+			const char *owhy = tracer_opens_verdict(p, f.landlock_abi);
+
+			if (owhy)
+				log_info("file opens: by the supervisor (%s)", owhy);
+			else
+				log_info(
+					"file opens: checked by the supervisor, made by the kernel "
+					"(Landlock holds exactly the view)");
+		}
 		if (k > 0 && f.userns && !quiet)
 			log_info("  (`run --audit` or `--trace` emulate it: they see file-system "
 				 "calls only there)");

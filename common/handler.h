@@ -215,6 +215,16 @@ typedef struct EmuHost {
 	 * answering NULL): no network supervision, as in unit tests. */
 	NetRuntime *(*net_runtime)(void *userdata);
 
+	/*
+	 * Landlock holds every process of the tree to exactly what the view shows: read beneath
+	 * each ro mount's source, everything beneath each rw and tmp one, nothing else, and the
+	 * view narrows none of it (no rules, no mount beneath another, no procfs or /dev
+	 * source; tracer_landlock_exact_why(), tracer/landlock.c). An open the view resolved
+	 * where the kernel's own walk of the caller's string ends too (SbxResolved.kernel_same)
+	 * may then be made by the kernel after the checks (emulation/fs-open.c). false: never.
+	 */
+	bool landlock_exact;
+
 	/* AF_UNIX path names in the request's view (above): tracer/ gives the view's table. A
 	 * handler with a view but no table refuses path names (EACCES): never around the view. */
 	const EmuUnixNames *unix_names;

@@ -190,6 +190,13 @@ int fs_ok(EmuDecision *d, int64_t val)
 	return 0;
 }
 
+int fs_continue(EmuDecision *d)
+{
+	d->verdict = EMU_CONTINUE;
+	d->val = 0;
+	return 0;
+}
+
 void fs_note(EmuDecision *d, const SbxResolved *r)
 {
 	(void) snprintf(d->path, sizeof(d->path), "%s", r->vpath);

@@ -76,6 +76,9 @@ void fs_fd_path(int fd, char buf[64]);
 /* Decision helpers; they return 0 so that handlers can "return fs_fail(d, …)". */
 int fs_fail(EmuDecision *d, int negative_errno, const char *why);
 int fs_ok(EmuDecision *d, int64_t val);
+/* The kernel runs the call with the caller's own arguments (each caller says why that is
+ * safe, TOCTOU included). */
+int fs_continue(EmuDecision *d);
 void fs_note(EmuDecision *d, const SbxResolved *r);
 /* Copies len bytes into the scratch and queues them for writing at addr (-E2BIG if full). */
 int fs_writeback(EmuDecision *d, uint64_t addr, const void *data, size_t len);

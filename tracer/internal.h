@@ -260,6 +260,9 @@ int tracer_landlock_abi(void);
  * rules; kview: the view is in the kernel, tracer/kview.c); 0, or -errno. Call after
  * NO_NEW_PRIVS (and after pivot_root). */
 int tracer_landlock_apply(const Policy *p, const SbxView *view, const KView *kview, int abi);
+/* NULL when Landlock in an emulated view's run allows exactly what the view shows (the
+ * kernel may then make the opens the view checked: EmuHost.landlock_exact); else why not. */
+const char *tracer_landlock_exact_why(const Policy *p, const SbxView *view, int abi);
 
 typedef struct Budget Budget; /* tracer/budget.h */
 

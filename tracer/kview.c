@@ -359,6 +359,16 @@ int tracer_kview_verdict(const Policy *p, char *why, size_t size)
 	return r > 0 && k->n_procs ? 2 : r;
 }
 
+const char *tracer_opens_verdict(const Policy *p, int landlock_abi)
+{
+	_cleanup_(sbx_view_freep) SbxView *v = NULL;
+	char err[256] = "";
+
+	if (sbx_view_new(p, NULL, SBX_VIEW_PROBE, &v, err, sizeof(err)) < 0)
+		return "the view cannot be built";
+	return tracer_landlock_exact_why(p, v, landlock_abi);
+}
+
 KView *tracer_kview_free(KView *k)
 {
 	if (!k)

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <linux/landlock.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -84,8 +85,13 @@ static int add_fs_rules(int ruleset, const SbxView *view, uint64_t handled)
 		struct landlock_path_beneath_attr pb = {.parent_fd = m->fd};
 		struct stat st;
 
-		if (m->fd < 0 || m->kind == SBX_MOUNT_DEV)
-			continue; /* /dev nodes are opened by the supervisor */
+		/* /dev nodes are opened by the supervisor, and so are the files of a procfs
+		 * mount, which the view narrows to the tree's processes: a grant beneath the
+		 * host's /proc would reach every process of this user through whatever the kernel
+		 * resolves itself (a continued exec or open; an fd from outside). The kernel checks
+		 * a magic link's target (/proc/self/exe), not the link. */
+		if (m->fd < 0 || m->kind == SBX_MOUNT_DEV || m->kind == SBX_MOUNT_PROC)
+			continue;
 		pb.allowed_access = m->mode == MOUNT_RO ? handled & FS_READ : handled;
 		if (fstat(m->fd, &st) < 0)
 			return -errno;
@@ -127,6 +133,48 @@ static int add_kview_rules(int ruleset, const KView *k, uint64_t handled)
 	if (r >= 0 && k->pts)
 		r = add_path_rule(ruleset, "/dev/pts", handled & (FS_FILE_RIGHTS | FS_READ));
 	return r;
+}
+
+/*
+ * Whether the Landlock layer of an emulated view's run allows exactly what the view shows,
+ * so that the kernel may make an open the view checked (EmuHost.landlock_exact,
+ * emulation/fs-open.c "Opens the kernel makes"); NULL when it does, else why not. The rules
+ * above (add_fs_rules) grant each mount's source its mode beneath; the view shows more
+ * narrowly where a rule hides, denies or makes read-only part of a mount (Landlock only
+ * grants, and beneath), where a mount lies beneath another (the outer source's own
+ * directory there is hidden by the view, granted by Landlock), and for a procfs source (the
+ * view hides processes outside the tree). /dev's files are opened by the supervisor, which
+ * adds O_NOCTTY; a mount of them would let the kernel open a terminal without it. Truncation
+ * is checked from ABI 3 on. An audit log or --trace records each open's result, which a
+ * continued call does not give the supervisor.
+ */
+const char *tracer_landlock_exact_why(const Policy *p, const SbxView *view, int abi)
+{
+	if (p->landlock == TRI_OFF)
+		return "Landlock is off (tracer.landlock = false)";
+	if (abi < 1)
+		return "this kernel has no Landlock";
+	if (abi < 3)
+		return "this kernel's Landlock (ABI < 3) does not check truncation";
+	if (p->audit.log || p->audit.trace)
+		return "the audit log or --trace records what each open returned";
+	if (sbx_view_rules_outside_proc(view))
+		return "a [[rule]] narrows a mount, and Landlock can only grant beneath a source";
+	for (size_t i = 0; i < sbx_view_n_mounts(view); i++) {
+		const SbxMount *m = sbx_view_mount(view, i);
+
+		if (m->kind != SBX_MOUNT_DIR)
+			continue; /* /dev and procfs mounts: Landlock grants nothing (add_fs_rules)
+				   */
+		/* a tmp directory holds only the mount points the view made in it, and whatever
+		 * the tree itself writes there */
+		if (m->nested && !m->tmp)
+			return "a mount lies beneath another: the view hides what the outer source "
+			       "holds there";
+		if (streq(m->source, "/dev") || strncmp(m->source, "/dev/", 5) == 0)
+			return "a mount of /dev's files: the supervisor opens them (O_NOCTTY)";
+	}
+	return NULL;
 }
 
 int tracer_landlock_apply(const Policy *p, const SbxView *view, const KView *kview, int abi)

@@ -175,6 +175,14 @@ int tracer_result_write_json(const Policy *p, const TracerResult *r, FILE *f)
 		jw_string(&w, r->net_reason);
 	else
 		jw_null(&w);
+	/* added after "network_calls": who made the file opens (docs/json-result.md) */
+	jw_key(&w, "file_opens");
+	jw_string(&w, r->file_opens ? r->file_opens : "supervisor");
+	jw_key(&w, "file_opens_reason");
+	if (r->file_opens_reason[0])
+		jw_string(&w, r->file_opens_reason);
+	else
+		jw_null(&w);
 	jw_end_object(&w);
 	e = jw_finish(&w, &text, &len);
 	if (e < 0)

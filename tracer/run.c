@@ -367,6 +367,12 @@ static int prepare_launch(Run *run)
 	l->wait_killable = true;
 	l->courier = !pidfd_getfd_usable();
 	l->landlock_abi = tracer_landlock_abi();
+	/* the emulated view's opens made by the kernel after the checks, where Landlock holds
+	 * exactly the view (emulation/fs-open.c); set before the receiver starts */
+	run->opens_why = run->kview ? "the view was planned in the kernel: the emulated view it "
+				      "fell back to keeps every open in the supervisor"
+				    : tracer_landlock_exact_why(p, t->view, l->landlock_abi);
+	t->host.landlock_exact = !run->opens_why;
 	l->sock_c = run->sp_c[1];
 	return 0;
 }
@@ -541,6 +547,10 @@ static void command_prepared(Run *run, const Msg *m)
 	if (t->kview)
 		/* relative AF_UNIX addresses: /proc/PID/cwd reads as the program's path */
 		sbx_view_set_kernel_paths(t->view);
+	res->file_opens = t->kview ? "kernel" : t->host.landlock_exact ? "checked" : "supervisor";
+	if (!t->kview && run->opens_why)
+		snprintf(res->file_opens_reason, sizeof(res->file_opens_reason), "%s",
+			 run->opens_why);
 	/* which program C loaded: the kernel view's carries the network's choice */
 	res->net_in_kernel = t->kview && t->filter->net_in_kernel;
 	if (!t->filter->net_in_kernel)

@@ -83,7 +83,8 @@ typedef struct Run {
 	char **envp;
 	char *cwd, *exec_path;
 	KView *kview;
-	bool relay_output; /* an output limit without --json: the output passes through us */
+	const char *opens_why; /* static: why the kernel makes no checked opens, or NULL */
+	bool relay_output;     /* an output limit without --json: the output passes through us */
 	/* both ends, until the keeper is forked; then S's ends move to sock_* and out/err */
 	int sp_c[2], sp_w[2], po[2], pe[2];
 	sigset_t ss, old_mask; /* the signals the loop reads (blocked), and the caller's mask */

@@ -57,6 +57,11 @@ typedef struct TracerResult {
 	 * (loopback in a network namespace of its own, the kernel view; docs/network.md) */
 	bool net_in_kernel;
 	char net_reason[256]; /* why not, "" when they did */
+	/* who opened files: "kernel" (the view in the kernel), "checked" (the emulated view
+	 * checks each open and the kernel makes those it resolved in place: Landlock holds
+	 * exactly the view, emulation/fs-open.c), "supervisor" (it opens and injects each) */
+	const char *file_opens;
+	char file_opens_reason[160]; /* why not "checked" in the emulated view, else "" */
 } TracerResult;
 
 void tracer_result_done(TracerResult *r);
@@ -82,6 +87,10 @@ int tracer_result_write_json(const Policy *p, const TracerResult *r, FILE *f);
  * 0: emulated, why not in why; -errno: the view cannot be built (why says why; `run` fails).
  */
 int tracer_kview_verdict(const Policy *p, char *why, size_t size);
+/** Where the view is emulated: NULL when the kernel makes the opens the supervisor checked
+ * (Landlock of this ABI holds exactly the view of policy p: EmuHost.landlock_exact), else why
+ * not, a static string. `run` decides by the same function (`--json` "file_opens"). */
+const char *tracer_opens_verdict(const Policy *p, int landlock_abi);
 /** NULL when policy p lets the network's address calls (socket, connect, bind, listen,
  * sendto, sendmsg, sendmmsg) run in the kernel once the view is in the kernel: mode
  * "loopback", network.unshare = true, no ratchet, no asking, no audit (docs/network.md,

@@ -799,6 +799,30 @@ static int follow_from(const SbxView *v, const SbxLookup *l, int pfd, const char
 	return r < 0 ? r : 1;
 }
 
+/*
+ * SbxResolved.kernel_same for a fast walk that ended in mount m: the kernel, walking the
+ * caller's own string, starts where the view's walk started and meets what it met. The fast
+ * path already refused symlinks on the way and ".." after a real component; a leading ".."
+ * of a relative path it resolves from the start's virtual path, which the host need not
+ * share (the start may be a mount's root), so here no ".." at all. A mount with another
+ * beneath it is left out: the host holds the outer source's own directory there.
+ */
+static bool kernel_walk_same(const SbxLookup *l, const SbxMount *m)
+{
+	const char *d = l->dir_vpath;
+
+	if (m->nested)
+		return false;
+	for (const char *p = strstr(l->path, ".."); p; p = strstr(p + 1, ".."))
+		if ((p == l->path || p[-1] == '/') && (p[2] == 0 || p[2] == '/'))
+			return false;
+	if (l->path[0] == '/')
+		return m->host_same;
+	/* relative: from the caller's real cwd or dirfd, which lies in this mount */
+	return d && (m->vlen == 1 || (strncmp(d, m->vpath, m->vlen) == 0 &&
+				      (d[m->vlen] == '/' || d[m->vlen] == 0)));
+}
+
 /* 1: answered; 0: not applicable, use the walk; < 0: the answer is this error. */
 static int resolve_fast(const SbxView *v, const SbxLookup *l, SbxResolved *ret)
 {
@@ -875,6 +899,7 @@ static int resolve_fast(const SbxView *v, const SbxLookup *l, SbxResolved *ret)
 		ret->trailing_slash = trailing && norm[1]; /* "/" has no trailing slash */
 		ret->mount = m;
 		ret->fast = true;
+		ret->kernel_same = kernel_walk_same(l, m);
 		memcpy(ret->vpath, norm, strlen(norm) + 1);
 		finish(v, ret, false, false);
 		return 1;
@@ -976,6 +1001,7 @@ static int resolve_fast(const SbxView *v, const SbxLookup *l, SbxResolved *ret)
 	ret->trailing_slash = trailing;
 	ret->mount = m;
 	ret->fast = true;
+	ret->kernel_same = kernel_walk_same(l, m);
 	memcpy(ret->vpath, norm, strlen(norm) + 1);
 	finish(v, ret, false, false);
 	return 1;

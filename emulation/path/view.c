@@ -468,6 +468,20 @@ static int cmp_mount(const void *a, const void *b)
 	return strcmp(((const SbxMount *) a)->vpath, ((const SbxMount *) b)->vpath);
 }
 
+/* SbxMount.host_same: a directory mount whose virtual path the host resolves to its source.
+ * The source is canonical (readlink of its fd), so a vpath spelled the same needs no call;
+ * another (/bin of /usr/bin on a merged-/usr host) costs one stat, once per run. */
+static bool mount_host_same(const SbxMount *m)
+{
+	struct stat a, b;
+
+	if (m->kind != SBX_MOUNT_DIR || m->fd < 0 || m->tmp)
+		return false;
+	if (streq(m->vpath, m->source))
+		return true;
+	return stat(m->vpath, &a) == 0 && fstat(m->fd, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
 static const char *scratch_base(void)
 {
 	const char *e = getenv("XDG_RUNTIME_DIR");
@@ -989,6 +1003,7 @@ int sbx_view_new(const Policy *policy, const EmuHost *host, unsigned flags, SbxV
 			if (j != i && v->mounts[j].vlen > m->vlen &&
 			    vpath_has_prefix(v->mounts[j].vpath, m->vpath, m->vlen))
 				m->nested = true;
+		m->host_same = mount_host_same(m);
 	}
 
 	for (size_t i = 0; i < policy->n_rules; i++) {
@@ -1397,6 +1412,30 @@ int sbx_view_vpath_of_fd(const SbxView *v, int fd, char *ret_vpath, size_t size,
 bool sbx_view_has_hide_rules(const SbxView *v)
 {
 	return v->has_hide_rules;
+}
+
+bool sbx_view_rules_outside_proc(const SbxView *v)
+{
+	for (size_t i = 0; v->has_rules && i < v->policy->n_rules; i++) {
+		const PolicyRule *r = &v->policy->rules[i];
+		char dir[PATH_MAX];
+		size_t n = strcspn(r->glob, "*?[");
+		const SbxMount *m;
+
+		if (r->access == RULE_ACCESS_UNSET && !r->level)
+			continue;
+		/* the directory that holds every path the glob can match */
+		if (n >= sizeof(dir))
+			return true;
+		memcpy(dir, r->glob, n);
+		dir[n] = 0;
+		if (r->glob[n] && strrchr(dir, '/'))
+			*strrchr(dir, '/') = 0; /* "/proc/X" matches beneath "/proc" */
+		m = view_mount_of(v, dir[0] ? dir : "/");
+		if (!m || m->kind != SBX_MOUNT_PROC)
+			return true;
+	}
+	return false;
 }
 
 struct dirent64_hdr {

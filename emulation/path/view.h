@@ -42,8 +42,12 @@ typedef struct SbxMount {
 	MountMode mode;
 	SbxMountKind kind;
 	bool nested; /* another mount lies beneath this one */
-	bool owned;  /* a tmp directory the view created (removed at free unless keep) */
-	bool tmp;    /* a tmp mount: a directory the view created, empty at the start */
+	/* the host resolves vpath itself to this source (identity-mapped, or /bin where the
+	 * host's /bin is a symlink to the source /usr/bin): the kernel's walk of an absolute
+	 * path into this mount reaches what the view's does (SbxResolved.kernel_same) */
+	bool host_same;
+	bool owned; /* a tmp directory the view created (removed at free unless keep) */
+	bool tmp;   /* a tmp mount: a directory the view created, empty at the start */
 	bool keep;
 } SbxMount;
 
@@ -225,7 +229,13 @@ typedef struct SbxResolved {
 		      * renamable nor writable as a directory entry */
 	bool dot;    /* the path ended in "." or "..": rmdir EINVAL, mkdir EEXIST */
 	bool trailing_slash;
-	bool fast;	       /* answered by the openat2() fast path (for bench/tests) */
+	bool fast; /* answered by the openat2() fast path (for bench/tests) */
+	/* The kernel's own walk of the caller's string, from the caller's root (an absolute
+	 * path) or start directory (a relative one), ends at parent_fd/name as this walk did:
+	 * the fast path's walk (no symlink followed, one mount), no ".." in the string, a
+	 * mount with none beneath it, host_same for an absolute path, the start directory in
+	 * the mount for a relative one. It says nothing of what may change afterwards. */
+	bool kernel_same;
 	const SbxMount *mount; /* NULL: the skeleton */
 	SbxAccess access;
 	Sensitivity level;
@@ -291,6 +301,11 @@ size_t sbx_view_filter_dirents(const SbxView *v, const char *dir_vpath, pid_t tg
 
 /** Whether any rule can hide something. */
 bool sbx_view_has_hide_rules(const SbxView *v);
+/** Whether a rule that changes access or sets a level (hide, deny, ro, ask, level) may
+ * match a path outside the procfs mounts (the presets' rules hide /proc/net only): judged by
+ * the glob's part before its first wildcard, so a glob that starts with a wildcard counts as
+ * outside. */
+bool sbx_view_rules_outside_proc(const SbxView *v);
 /** Whether listings need filtering at all (hide rules or a proc mount): route getdents64. */
 bool sbx_view_filters_listings(const SbxView *v);
 

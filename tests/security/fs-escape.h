@@ -11,7 +11,10 @@
  * /workspace/prog inside BASE (with -s tracer.landlock=false for the --no-landlock
  * variant; --kernel-view runs under tests/data/fs-security-kernel.toml instead, whose view
  * the kernel holds: tracer.kernel_view; --kernel-view-proc under
- * tests/data/fs-security-kernel-proc.toml, the same with a /proc mount: a pid namespace).
+ * tests/data/fs-security-kernel-proc.toml, the same with a /proc mount: a pid namespace;
+ * --kernel-open under tests/data/fs-security-kernel.toml with the view emulated, where the
+ * kernel makes the opens the supervisor checked: emulation/fs-open.c, "Opens the kernel
+ * makes"; it skips, saying why, where `run --json` does not report "file_opens":"checked").
  * Inside, attack() tries its technique and returns 0 when every attempt failed closed, 1
  * when one reached the secret (saying which on stderr). Outside, the test then checks that
  * the secret and the read-only file are unchanged.
@@ -48,6 +51,7 @@ static bool fs_long;		 /* the slow variant: more iterations */
 static const char *fs_extra_set; /* one more "-s KEY=VALUE" for the run, set by a test */
 static bool fs_kernel_view;	 /* --kernel-view: SBX_FS_POLICY_KERNEL, the view in the kernel */
 static bool fs_kernel_view_proc; /* --kernel-view-proc: SBX_FS_POLICY_KERNEL_PROC, with /proc */
+static bool fs_kernel_open;	 /* --kernel-open: SBX_FS_POLICY_KERNEL emulated, opens continued */
 /* more "-s KEY=VALUE" (NULL-terminated), e.g. set by fs_prepare() */
 static const char *fs_extra_sets[6];
 
@@ -131,12 +135,43 @@ static __attribute__((unused)) void fs_prepare(const char *ws);
 static int fs_check(void);
 #endif
 
+/* --kernel-open: whether a run of the policy, the view emulated, has the kernel make the opens
+ * the supervisor checked ("file_opens":"checked" in `run --json`); else why not in why. */
+static bool fs_opens_checked(const char *sbxtrace, const char *policy, const char *base,
+			     const char *ws, char *why, size_t size)
+{
+	char cmd[4 * PATH_MAX], out[8192];
+	size_t n;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && '%s' run --json -q -w '%s' -s tracer.kernel_view=false '%s' -- "
+		 "/bin/true 2>&1",
+		 base, sbxtrace, ws, policy);
+	f = popen(cmd, "r");
+	if (!f) {
+		snprintf(why, size, "popen: %s", strerror(errno));
+		return false;
+	}
+	n = fread(out, 1, sizeof(out) - 1, f);
+	out[n] = 0;
+	(void) pclose(f);
+	if (strstr(out, "\"file_opens\":\"checked\""))
+		return true;
+	{
+		const char *r = strstr(out, "\"file_opens_reason\":");
+
+		snprintf(why, size, "%.400s", r ? r : out);
+	}
+	return false;
+}
+
 static __attribute__((unused)) int fs_outside(bool landlock)
 {
 	const char *sbxtrace = getenv("SBXTRACE");
-	const char *policy = getenv(fs_kernel_view_proc ? "SBX_FS_POLICY_KERNEL_PROC"
-				    : fs_kernel_view	? "SBX_FS_POLICY_KERNEL"
-							: "SBX_FS_POLICY");
+	const char *policy = getenv(fs_kernel_view_proc		       ? "SBX_FS_POLICY_KERNEL_PROC"
+				    : fs_kernel_view || fs_kernel_open ? "SBX_FS_POLICY_KERNEL"
+								       : "SBX_FS_POLICY");
 	const char *t = getenv("TMPDIR");
 	char base[PATH_MAX - 64], p[PATH_MAX + 64], ws[PATH_MAX], buf[256];
 	struct stat st_before, st_after;
@@ -180,6 +215,15 @@ static __attribute__((unused)) int fs_outside(bool landlock)
 		if (fs_kernel_view_proc) /* a pid namespace: outside pids do not exist */
 			(void) setenv("SBX_FS_PIDNS", "1", 1);
 	}
+	if (fs_kernel_open) {
+		char why[512];
+
+		if (!fs_opens_checked(sbxtrace, policy, base, ws, why, sizeof(why))) {
+			fprintf(stderr, "skip: the kernel makes no checked opens here: %s\n", why);
+			fs_rm_rf(base);
+			return 77;
+		}
+	}
 	/* after the skips above: what it starts (a helper process holding our stdout) would
 	 * outlive a skip */
 #ifdef FS_HAVE_PREPARE
@@ -205,6 +249,10 @@ static __attribute__((unused)) int fs_outside(bool landlock)
 		if (fs_extra_set) {
 			argv[n++] = "-s";
 			argv[n++] = fs_extra_set;
+		}
+		if (fs_kernel_open) {
+			argv[n++] = "-s";
+			argv[n++] = "tracer.kernel_view=false";
 		}
 		for (size_t i = 0; i < sizeof(fs_extra_sets) / sizeof(char *) && fs_extra_sets[i];
 		     i++) {
@@ -262,6 +310,22 @@ static __attribute__((unused)) int fs_outside(bool landlock)
 			code = 1;
 		}
 	}
+	snprintf(p, sizeof(p), "%s/secret", base);
+	{
+		DIR *d = opendir(p);
+		struct dirent *de;
+		int entries = 0;
+
+		while (d && (de = readdir(d)))
+			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+				entries++;
+		if (d)
+			closedir(d);
+		if (entries != 1) {
+			fprintf(stderr, "ESCAPE: the secret's directory gained entries\n");
+			code = 1;
+		}
+	}
 	fs_rm_rf(base);
 	return code;
 fail:
@@ -293,6 +357,8 @@ int main(int argc, char *argv[])
 			fs_kernel_view = true;
 		if (strcmp(argv[i], "--kernel-view-proc") == 0)
 			fs_kernel_view = fs_kernel_view_proc = true;
+		if (strcmp(argv[i], "--kernel-open") == 0)
+			fs_kernel_open = true;
 	}
 	return fs_outside(!(argc > 1 && strcmp(argv[1], "--no-landlock") == 0));
 }

@@ -471,6 +471,105 @@ TEST(relative_fast_path_and_walk_agree)
 	fx_done(&fx, v);
 }
 
+/* SbxResolved.kernel_same (emulation/fs-open.c, "Opens the kernel makes"): set exactly where
+ * the kernel's own walk of the caller's string ends where the view's did. */
+TEST(kernel_same_only_where_the_host_walk_agrees)
+{
+	Fixture fx = {0};
+	SbxView *v = NULL;
+	char err[256] = "", ws[600], lnk[600], p[1200], vp[4096];
+	struct {
+		const char *rel; /* after "<base>/" for an absolute path, else as it is */
+		bool absolute;
+		bool want;
+	} cases[] = {
+		{"ws/a.txt", true, true}, /* a mount at its own host path */
+		{"ws/dir/sub.txt", true, true},
+		{"ws/dir/", true, true},
+		{"ws", true, true},		  /* the mount's root */
+		{"ws/link_rel", true, false},	  /* a symlink followed */
+		{"ws/dir/../a.txt", true, false}, /* ".." */
+		{"ws/dir/./sub.txt", true, true},
+		{"lnk/lib/libx.so", true, true}, /* vpath a host symlink to the source (/bin) */
+	};
+	struct {
+		const char *path;
+		bool want;
+	} rel[] = {
+		{"sub.txt", true},
+		{"./sub.txt", true},
+		{"../a.txt", false},
+		{"../dir/sub.txt", false},
+	};
+	int dfd;
+
+	fx_tree(&fx);
+	fx_symlink(fx.base, "lnk", "sys");
+	snprintf(ws, sizeof(ws), "%s/ws", fx.base);
+	snprintf(lnk, sizeof(lnk), "%s/lnk", fx.base);
+	fx_mount(&fx, ws, "ws", MOUNT_RW);
+	fx_mount(&fx, lnk, "sys", MOUNT_RO);
+	fx_mount(&fx, "/usr", "sys", MOUNT_RO); /* translated */
+	fx_mount(&fx, "/tmp", NULL, MOUNT_TMP);
+	ASSERT_EQ(sbx_view_new(&fx.policy, NULL, 0, &v, err, sizeof(err)), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		SbxResolved r;
+
+		snprintf(p, sizeof(p), "%s/%s", fx.base, cases[i].rel);
+		ASSERT_EQ(fx_resolve(v, p, F | SBX_RESOLVE_NO_FD, &r), 0);
+		EXPECT_EQ(r.kernel_same, cases[i].want);
+		if (r.kernel_same != cases[i].want)
+			printf("#   %s: kernel_same %d\n", cases[i].rel, r.kernel_same);
+		sbx_resolved_done(&r);
+	}
+	/* translated mounts never: the host has something else (or nothing) at /usr, /tmp */
+	{
+		SbxResolved r;
+
+		ASSERT_EQ(fx_resolve(v, "/usr/lib/libx.so", F | SBX_RESOLVE_NO_FD, &r), 0);
+		EXPECT_FALSE(r.kernel_same);
+		sbx_resolved_done(&r);
+		ASSERT_EQ(fx_resolve(v, "/tmp/new", F | SBX_RESOLVE_NO_FD | SBX_RESOLVE_CREATE, &r),
+			  0);
+		EXPECT_FALSE(r.kernel_same);
+		sbx_resolved_done(&r);
+	}
+	/* relative, from a directory in the mount: no ".." (the host's parent of a mount root is
+	 * not the view's) */
+	snprintf(p, sizeof(p), "%s/ws/dir", fx.base);
+	dfd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_GE(dfd, 0);
+	ASSERT_EQ(sbx_view_vpath_of_fd(v, dfd, vp, sizeof(vp), NULL), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(rel); i++) {
+		SbxLookup l = {.path = rel[i].path,
+			       .dirfd = dfd,
+			       .dir_vpath = vp,
+			       .flags = F | SBX_RESOLVE_NO_FD};
+		SbxResolved r;
+
+		ASSERT_EQ(sbx_view_resolve(v, &l, &r), 0);
+		EXPECT_EQ(r.kernel_same, rel[i].want);
+		if (r.kernel_same != rel[i].want)
+			printf("#   %s: kernel_same %d\n", rel[i].path, r.kernel_same);
+		sbx_resolved_done(&r);
+	}
+	close(dfd);
+	fx_done(&fx, v);
+
+	/* a mount with another beneath it: the host holds the outer source's own directory */
+	{
+		Fixture fn = {0};
+		SbxView *vn = fx_view_nested(&fn, 0);
+		SbxResolved r;
+
+		ASSERT_EQ(fx_resolve(vn, "/usr/lib/libx.so", F | SBX_RESOLVE_NO_FD, &r), 0);
+		EXPECT_TRUE(r.fast);
+		EXPECT_FALSE(r.kernel_same);
+		sbx_resolved_done(&r);
+		fx_done(&fn, vn);
+	}
+}
+
 TEST(rules_hide_deny_and_restrict)
 {
 	Fixture fx = {0};
