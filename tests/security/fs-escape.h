@@ -135,6 +135,22 @@ static __attribute__((unused)) void fs_prepare(const char *ws);
 static int fs_check(void);
 #endif
 
+/* The number of entries of directory path but "." and "..", -1 when it cannot be listed. */
+static int fs_entries(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			n++;
+	closedir(d);
+	return n;
+}
+
 /* --kernel-open: whether a run of the policy, the view emulated, has the kernel make the opens
  * the supervisor checked ("file_opens":"checked" in `run --json`); else why not in why. */
 static bool fs_opens_checked(const char *sbxtrace, const char *policy, const char *base,
@@ -294,37 +310,16 @@ static __attribute__((unused)) int fs_outside(bool landlock)
 		fprintf(stderr, "ESCAPE: the read-only file was changed\n");
 		code = 1;
 	}
+	/* each holds its one file still: nothing was created beside it */
 	snprintf(p, sizeof(p), "%s/ro", base);
-	{
-		DIR *d = opendir(p);
-		struct dirent *de;
-		int entries = 0;
-
-		while (d && (de = readdir(d)))
-			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-				entries++;
-		if (d)
-			closedir(d);
-		if (entries != 1) {
-			fprintf(stderr, "ESCAPE: the read-only directory gained entries\n");
-			code = 1;
-		}
+	if (fs_entries(p) != 1) {
+		fprintf(stderr, "ESCAPE: the read-only directory gained entries\n");
+		code = 1;
 	}
 	snprintf(p, sizeof(p), "%s/secret", base);
-	{
-		DIR *d = opendir(p);
-		struct dirent *de;
-		int entries = 0;
-
-		while (d && (de = readdir(d)))
-			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-				entries++;
-		if (d)
-			closedir(d);
-		if (entries != 1) {
-			fprintf(stderr, "ESCAPE: the secret's directory gained entries\n");
-			code = 1;
-		}
+	if (fs_entries(p) != 1) {
+		fprintf(stderr, "ESCAPE: the secret's directory gained entries\n");
+		code = 1;
 	}
 	fs_rm_rf(base);
 	return code;
