@@ -218,10 +218,11 @@ typedef struct EmuHost {
 	/*
 	 * Landlock holds every process of the tree to exactly what the view shows: read beneath
 	 * each ro mount's source, everything beneath each rw and tmp one, nothing else, and the
-	 * view narrows none of it (no rules, no mount beneath another, no procfs or /dev
-	 * source; tracer_landlock_exact_why(), tracer/landlock.c). An open the view resolved
-	 * where the kernel's own walk of the caller's string ends too (SbxResolved.kernel_same)
-	 * may then be made by the kernel after the checks (emulation/fs-open.c). false: never.
+	 * view narrows none of it (no rule outside the procfs mounts, no mount beneath another
+	 * but a tmp one, no source under /dev; tracer_landlock_exact_why(), tracer/landlock.c).
+	 * An open the view resolved where the kernel's own walk of the caller's string ends
+	 * too (SbxResolved.kernel_same) may then be made by the kernel after the checks
+	 * (emulation/fs-open.c). false: never.
 	 */
 	bool landlock_exact;
 

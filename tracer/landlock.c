@@ -139,14 +139,15 @@ static int add_kview_rules(int ruleset, const KView *k, uint64_t handled)
  * Whether the Landlock layer of an emulated view's run allows exactly what the view shows,
  * so that the kernel may make an open the view checked (EmuHost.landlock_exact,
  * emulation/fs-open.c "Opens the kernel makes"); NULL when it does, else why not. The rules
- * above (add_fs_rules) grant each mount's source its mode beneath; the view shows more
- * narrowly where a rule hides, denies or makes read-only part of a mount (Landlock only
- * grants, and beneath), where a mount lies beneath another (the outer source's own
- * directory there is hidden by the view, granted by Landlock), and for a procfs source (the
- * view hides processes outside the tree). /dev's files are opened by the supervisor, which
- * adds O_NOCTTY; a mount of them would let the kernel open a terminal without it. Truncation
- * is checked from ABI 3 on. An audit log or --trace records each open's result, which a
- * continued call does not give the supervisor.
+ * above (add_fs_rules) grant each directory mount's source its mode beneath, and nothing
+ * beneath /dev or a procfs mount; the view shows more narrowly where a rule hides, denies or
+ * makes read-only part of a directory mount (Landlock only grants, and beneath; a rule
+ * within a procfs mount narrows nothing Landlock grants) and where a mount lies beneath
+ * another that is not a tmp one (the outer source's own directory there is hidden by the
+ * view, granted by Landlock). A directory mount of /dev's files would let the kernel open a
+ * terminal without the O_NOCTTY the supervisor adds. Truncation is checked from ABI 3 on. An
+ * audit log or --trace records each open's result, which a continued call does not give the
+ * supervisor.
  */
 const char *tracer_landlock_exact_why(const Policy *p, const SbxView *view, int abi)
 {

@@ -482,6 +482,7 @@ static bool mount_host_same(const SbxMount *m)
 	return stat(m->vpath, &a) == 0 && fstat(m->fd, &b) == 0 && a.st_dev == b.st_dev &&
 	       a.st_ino == b.st_ino;
 }
+
 static const char *scratch_base(void)
 {
 	const char *e = getenv("XDG_RUNTIME_DIR");

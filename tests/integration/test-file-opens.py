@@ -100,6 +100,10 @@ def main():
         ('python (rules only in /proc)', emu, 'python'),
         ('a hide rule', emu + ['rule=[{path = "/workspace/.env", access = "hide"}]'],
          'standard'),
+        # a glob that starts with a wildcard may match outside /proc, beside the preset's
+        # rules within it
+        ('python with a rule matching anywhere',
+         emu + ['rule=[{path = "/**/secret", access = "hide"}]'], 'python'),
         ('Landlock off', emu + ['tracer.landlock=false'], 'standard'),
         ('an audit log', emu + ['audit.log="/dev/null"'], 'standard'),
         ('a mount beneath another', emu + [
