@@ -109,9 +109,17 @@ static void notes(const Policy *p, bool quiet)
 		/* the tracer's stop after each exec (tracer_ptrace_exec_why, as `run` asks it:
 		 * its --json "layers" "exec_events") */
 		if (k >= 0 && tracer_fs_needs_ptrace(p) && !quiet) {
-			const char *ewhy = tracer_ptrace_exec_why(p, k > 0 && f.userns);
+			bool emulated = !(k > 0 && f.userns);
+			const char *ewhy = tracer_ptrace_exec_why(p, !emulated);
 
-			if (ewhy)
+			/* the emulated view exec by exec (tracer/ptrace.c, exec_event_needed) */
+			if (ewhy && emulated && !tracer_ptrace_exec_why(p, true) &&
+			    !tracer_opens_verdict(p, f.landlock_abi))
+				log_info(
+					"ptrace: each exec stops the tracer after it ran where the "
+					"tracer rewrote its path (elsewhere Landlock holds exactly "
+					"the view)");
+			else if (ewhy)
 				log_info("ptrace: each exec stops the tracer after it ran (%s)",
 					 ewhy);
 			else

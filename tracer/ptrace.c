@@ -326,6 +326,47 @@ static void exec_go(pid_t pid, struct user_regs_struct *regs, pid_t tgid, const 
 }
 
 /*
+ * The emulated view, exec by exec: where Landlock holds the tree to exactly the view
+ * (EmuHost.landlock_exact, tracer/landlock.c) and the exec went to the kernel with the
+ * child's own string (et->identity: the path, and the "#!" interpreter's, name the checked
+ * files on the host as they are), the check after it would catch only a path another thread
+ * rewrote between our read and the kernel's. The file the kernel then runs is one Landlock
+ * lets it open for execution: beneath a mount's source, which the view shows (the same
+ * argument as for the opens the kernel makes: docs/filesystem.md), regular and executable
+ * by the kernel's own checks, and with no [exec] list, ask or backtrace (the policy keys
+ * tracer_ptrace_exec_why() names) the view would have let it run too. So that exec goes
+ * without PTRACE_EVENT_EXEC: a stop less per exec. Translated paths (the tracer wrote the
+ * host path into the stack, where another thread can reach it) keep the event.
+ * tests/security/fs-exec-flip.c races the path to a program outside the view.
+ */
+static bool exec_event_needed(const Tracer *t, const EmuExecTarget *et)
+{
+	return !t->host.landlock_exact || !et->identity ||
+	       tracer_ptrace_exec_why(t->policy, true) != NULL;
+}
+
+/* PTRACE_O_* of every tracee; PTRACE_O_TRACEEXEC as tracer_ptrace_exec_why() decides for the
+ * run, and in the emulated view per exec (exec_event_needed). Options are per thread, and a
+ * child the tracer attaches at fork inherits its parent's: each exec stop sets them anew. */
+static long ptrace_options(bool exec_event)
+{
+	return PTRACE_O_TRACESECCOMP | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK |
+	       PTRACE_O_TRACEVFORK | PTRACE_O_EXITKILL | (exec_event ? PTRACE_O_TRACEEXEC : 0);
+}
+
+/* After exec_go() let the exec go on: whether it stops again once it ran. */
+static void exec_event_choose(const Tracer *t, pid_t pid, const EmuExecTarget *et,
+			      const EmuDecision *d)
+{
+	long opts = ptrace_options(exec_event_needed(t, et));
+
+	if (d->verdict == EMU_FAIL || t->kview)
+		return;
+	if (ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *) opts) < 0)
+		log_debug_errno(-errno, "PTRACE_SETOPTIONS of %d", (int) pid);
+}
+
+/*
  * Held execs (exec.unlisted = "ask"; docs/policy.md "[exec]"). The exec's seccomp-trace stop
  * is the hold: the tracer thread leaves the thread stopped (no PTRACE_CONT) and goes on
  * serving the rest of the tree, while a thread of its own asks the run's channels
@@ -575,6 +616,7 @@ static void held_finish(Tracer *t, HeldExec *h)
 							    : "allowed when asked (once)";
 		child_mem_init(&mc, h->pid, -1, 0);
 		exec_go(h->pid, &h->regs, h->tgid, &mc.mem, h->path, h->et, d);
+		exec_event_choose(t, h->pid, h->et, d);
 	}
 	audit_end(t, &h->au, d);
 	if (!h->gone)
@@ -689,6 +731,7 @@ static bool on_exec_stop(Tracer *t, pid_t pid, struct user_regs_struct *regs, pi
 		}
 	}
 	exec_go(pid, regs, tgid, mem, path, et, d);
+	exec_event_choose(t, pid, et, d);
 out:
 	audit_end(t, &au, d);
 	free(d);
@@ -998,9 +1041,7 @@ static void *ptrace_main(void *userdata)
 {
 	PtraceStart *st = userdata;
 	Tracer *t = st->t;
-	long opts = PTRACE_O_TRACESECCOMP | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK |
-		    PTRACE_O_TRACEVFORK | PTRACE_O_EXITKILL |
-		    (tracer_ptrace_exec_why(t->policy, t->kview) ? PTRACE_O_TRACEEXEC : 0);
+	long opts = ptrace_options(tracer_ptrace_exec_why(t->policy, t->kview) != NULL);
 	bool restart_fixed = kernel_at_least(6, 17); /* restart_unreceived */
 	int r = 0;
 
