@@ -176,6 +176,20 @@ static void notes(const Policy *p, bool quiet)
 			log_info("network calls: decided by the supervisor (%s)", why);
 	}
 
+	/* mode full: connect and the sends in the kernel view without a namespace */
+	if (p->network.mode == NET_MODE_FULL && !quiet) {
+		const char *why = tracer_filter_net_full_why(p, f.landlock_abi);
+		char kwhy[256] = "";
+
+		if (!why && (tracer_kview_verdict(p, kwhy, sizeof(kwhy)) <= 0 || !f.userns))
+			log_info("network calls: decided by the supervisor (the view is emulated)");
+		else if (!why)
+			log_info("network calls: connect and the sends run in the kernel, bind and "
+				 "listen are decided by the supervisor (abstract unix names)");
+		else
+			log_info("network calls: decided by the supervisor (%s)", why);
+	}
+
 	if (p->audit.backtrace != AUDIT_SELECT_NONE && !p->audit.log && !quiet)
 		log_info("audit.backtrace: backtraces go into the audit log; without [audit] log, "
 			 "give `run --audit FILE`");

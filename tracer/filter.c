@@ -517,6 +517,28 @@ static bool net_runs_in_kernel(const TracerSlot *s)
 	       h == net_handle_sendmmsg;
 }
 
+/*
+ * Mode "full" in the kernel view, without a network namespace: every inet destination is
+ * allowed, so what the handlers of connect and the sends still decide is AF_UNIX, which the
+ * filter cannot tell from inet (the family is in the sockaddr, a pointer). A path resolves
+ * in the mount namespace, which in the kernel view is the view; an abstract name is the
+ * host's (no network namespace), and the handler refuses a name the policy does not list:
+ * Landlock's LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (ABI 6) refuses the same in the kernel, for
+ * a connect (unix_stream_connect) and a datagram send (unix_may_send) to a socket made
+ * outside the tree's domain, and it is on whenever the policy lists no abstract name
+ * (net_landlock_plan()). bind and listen stay notified: a bind to an abstract name is not
+ * scoped, and a tree could take a name a host service would later bind (the handler
+ * refuses unlisted names). TOCTOU: as for the namespace above, the kernel copies the
+ * sockaddr once and checks what it copied. tracer_filter_net_full_why() says when.
+ */
+static bool net_full_runs_in_kernel(const TracerSlot *s)
+{
+	EmuHandler h = s->entry ? s->entry->handler : NULL;
+
+	return net_runs_in_kernel(s) && (h == net_handle_connect || h == net_handle_sendto ||
+					 h == net_handle_sendmsg || h == net_handle_sendmmsg);
+}
+
 /* Whether the network mode can change during a run of p: a rule with a sensitivity level
  * lets the ratchet lower it when such a file is opened. */
 static bool ratchet_may_drop(const Policy *p)
@@ -546,6 +568,36 @@ const char *tracer_filter_net_why(const Policy *p)
 		return "tracer.kernel_view = false: an AF_UNIX path must be resolved in the "
 		       "emulated view, and the filter cannot tell it from an inet address";
 	return NULL;
+}
+
+const char *tracer_filter_net_full_why(const Policy *p, int landlock_abi)
+{
+	if (p->network.mode != NET_MODE_FULL)
+		return "not mode \"full\"";
+	if (p->network.ask_unlisted)
+		return "network.unlisted = \"ask\": a held connect needs the supervisor";
+	if (ratchet_may_drop(p))
+		return "a rule sets a sensitivity level: the ratchet may lower the mode, "
+		       "which the supervisor enforces";
+	if (p->audit.log || p->audit.trace)
+		return "the audit log or --trace records network calls only when notified";
+	if (p->kernel_view == TRI_OFF)
+		return "tracer.kernel_view = false: an AF_UNIX path must be resolved in the "
+		       "emulated view, and the filter cannot tell it from an inet address";
+	for (char **u = p->network.unix_sockets; u && *u; u++)
+		if ((*u)[0] == '@')
+			return "network.unix lists an abstract name: only the supervisor can tell "
+			       "it from the host's others";
+	if (p->landlock == TRI_OFF || landlock_abi < 6)
+		return "no Landlock of ABI 6 here to keep the host's abstract unix sockets out "
+		       "of reach";
+	return NULL;
+}
+
+const char *tracer_filter_net_calls_why(const Policy *p, int landlock_abi)
+{
+	return p->network.mode == NET_MODE_FULL ? tracer_filter_net_full_why(p, landlock_abi)
+						: tracer_filter_net_why(p);
 }
 
 /*
@@ -607,6 +659,8 @@ bool tracer_filter_restartable(const TracerFilter *f, long nr, bool kernel_view)
 	if (kernel_view && f->net_in_kernel && net_runs_in_kernel(s) &&
 	    s->handler != net_handle_socket)
 		return false;
+	if (kernel_view && f->net_full_in_kernel && net_full_runs_in_kernel(s))
+		return false;
 	if (s->handler == emu_handle_log || (s->entry && (s->entry->flags & EMU_KERNEL_INTR)))
 		return false; /* a CONTINUE: the kernel ran it, its ERESTARTSYS is real */
 	return true;
@@ -614,18 +668,20 @@ bool tracer_filter_restartable(const TracerFilter *f, long nr, bool kernel_view)
 
 /* What a variant of the program is for. */
 typedef enum Variant {
-	VARIANT_KVIEW = 1 << 0,	 /* the kernel view's: path calls in the kernel */
-	VARIANT_NOIPC = 1 << 1,	 /* no private IPC namespace: host_ipc slots notified, denied */
-	VARIANT_PIDNS = 1 << 2,	 /* a pid namespace of the tree's own: pid calls in the kernel */
-	VARIANT_USERNS = 1 << 3, /* a user namespace of ours: ids outside its map (uid_args) */
-	VARIANT_NETNS = 1 << 4,	 /* with KVIEW, mode loopback in a network namespace of the
-				  * tree's own: the address calls in the kernel */
+	VARIANT_KVIEW = 1 << 0,	  /* the kernel view's: path calls in the kernel */
+	VARIANT_NOIPC = 1 << 1,	  /* no private IPC namespace: host_ipc slots notified, denied */
+	VARIANT_PIDNS = 1 << 2,	  /* a pid namespace of the tree's own: pid calls in the kernel */
+	VARIANT_USERNS = 1 << 3,  /* a user namespace of ours: ids outside its map (uid_args) */
+	VARIANT_NETNS = 1 << 4,	  /* with KVIEW, mode loopback in a network namespace of the
+				   * tree's own: the address calls in the kernel */
+	VARIANT_NETFULL = 1 << 5, /* with KVIEW, mode full: connect, sends in the kernel */
 } Variant;
 
-/* The kernel view's variant, with the network namespace's when the policy qualifies. */
+/* The kernel view's variant, with the network's when the policy qualifies. */
 static Variant kview_variant(const TracerFilter *f)
 {
-	return VARIANT_KVIEW | (f->net_in_kernel ? VARIANT_NETNS : 0);
+	return VARIANT_KVIEW | (f->net_in_kernel ? VARIANT_NETNS : 0) |
+	       (f->net_full_in_kernel ? VARIANT_NETFULL : 0);
 }
 
 /* A variant of the program; the dispatch slots stay f->slots, for every variant. */
@@ -633,6 +689,7 @@ static int build_variant(TracerFilter *f, Variant v, struct sock_filter **ret, s
 {
 	bool kernel_view = v & VARIANT_KVIEW, noipc = v & VARIANT_NOIPC, pidns = v & VARIANT_PIDNS;
 	bool netns = (v & VARIANT_NETNS) && kernel_view;
+	bool netfull = (v & VARIANT_NETFULL) && kernel_view;
 	/* the kernel view is always in a user namespace of ours (tracer_kview_enter()) */
 	bool userns = v & (VARIANT_USERNS | VARIANT_KVIEW);
 	TracerSlot *slots = malloc(sizeof(f->slots));
@@ -663,6 +720,10 @@ static int build_variant(TracerFilter *f, Variant v, struct sock_filter **ret, s
 				s->special = SLOT_PLAIN;
 				s->handler = NULL;
 			}
+		} else if (netfull && net_full_runs_in_kernel(s)) {
+			s->action = SECCOMP_RET_ALLOW;
+			s->special = SLOT_PLAIN;
+			s->handler = NULL;
 		}
 		/* only a call that would run in the kernel as it is: notified ones (the
 		 * emulated view's chown, a policy's deny, kill or log) stay notified */
@@ -799,6 +860,7 @@ int tracer_filter_build(const Policy *p, uid_t uid, gid_t gid, TracerFilter **re
 	/* the kernel view's programs carry the network namespace's choice: C makes the
 	 * namespace (with lo up) whenever the policy qualifies (tracer/run.c) */
 	f->net_in_kernel = tracer_filter_net_why(p) == NULL;
+	f->net_full_in_kernel = tracer_filter_net_full_why(p, tracer_landlock_abi()) == NULL;
 	if (r >= 0 && p->kernel_view != TRI_OFF)
 		r = build_variant(f, kview_variant(f), &f->kview_prog, &f->kview_len);
 	if (r >= 0 && p->kernel_view != TRI_OFF)

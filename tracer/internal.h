@@ -93,10 +93,12 @@ typedef struct TracerFilter {
 	bool ptrace; /* chdir, exec, clone under a tasks budget go through SECCOMP_RET_TRACE */
 	bool pidns;  /* the kernel view's programs are for a tree in a pid namespace of its own:
 		      * the calls that name a process run in the kernel (tracer_filter_set_pidns) */
-	bool net_in_kernel;    /* the kernel view's programs let the address calls run in the
-				* kernel (tracer_filter_net_why(): loopback in a namespace) */
-	bool socket_in_filter; /* every program decides socket(2) itself where the handler
-				* would allow it (tracer_filter_socket_why()) */
+	bool net_in_kernel;	 /* the kernel view's programs let the address calls run in the
+				  * kernel (tracer_filter_net_why(): loopback in a namespace) */
+	bool net_full_in_kernel; /* ... connect and the sends, mode full without a namespace
+				  * (tracer_filter_net_full_why()) */
+	bool socket_in_filter;	 /* every program decides socket(2) itself where the handler
+				  * would allow it (tracer_filter_socket_why()) */
 } TracerFilter;
 
 /** Builds the filter program and the dispatch slots from the table and the policy, for a

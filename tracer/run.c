@@ -552,10 +552,12 @@ static void command_prepared(Run *run, const Msg *m)
 		snprintf(res->file_opens_reason, sizeof(res->file_opens_reason), "%s",
 			 run->opens_why);
 	/* which program C loaded: the kernel view's carries the network's choice */
-	res->net_in_kernel = t->kview && t->filter->net_in_kernel;
-	if (!t->filter->net_in_kernel)
+	bool net_kernel = t->filter->net_in_kernel || t->filter->net_full_in_kernel;
+
+	res->net_in_kernel = t->kview && net_kernel;
+	if (!net_kernel)
 		snprintf(res->net_reason, sizeof(res->net_reason), "%s",
-			 tracer_filter_net_why(run->p));
+			 tracer_filter_net_calls_why(run->p, run->l.landlock_abi));
 	else if (!t->kview)
 		/* an AF_UNIX path must then be resolved by the supervisor, and the filter cannot
 		 * tell it from an inet address; the same words as `check` */

@@ -97,6 +97,15 @@ const char *tracer_opens_verdict(const Policy *p, int landlock_abi);
  * "Loopback in a namespace of its own"); else why not, a static string. `run` builds its
  * filter by it (tracer/filter.c) and `check` prints it. */
 const char *tracer_filter_net_why(const Policy *p);
+/** NULL when policy p in mode "full" lets connect and the sends run in the kernel once the
+ * view is in the kernel, without a network namespace: no ratchet, no asking, no audit, no
+ * abstract name in network.unix, Landlock of ABI 6 or later (landlock_abi: the host's) to
+ * scope the host's abstract unix sockets; bind and listen stay notified (docs/network.md,
+ * "Mode full in the kernel"); else why not, a static string. */
+const char *tracer_filter_net_full_why(const Policy *p, int landlock_abi);
+/** Where the network calls of a run of p are decided, as `run --json` "network_calls"
+ * reports it: tracer_filter_net_full_why() in mode "full", else tracer_filter_net_why(). */
+const char *tracer_filter_net_calls_why(const Policy *p, int landlock_abi);
 /** NULL when every program of a run of policy p decides socket(2) in the filter where the
  * handler would allow it (the network mode cannot change during the run, no audit log or
  * --trace, and getfd: pidfd_getfd is usable, so the tree makes its own sockets); else why

@@ -482,6 +482,70 @@ TEST(loopback_namespace_conditions_keep_the_calls_notified)
 	}
 }
 
+/* Mode full in the kernel view without a namespace (tracer_filter_net_full_why()): connect and
+ * the sends in the kernel, bind and listen notified (abstract names), and each condition
+ * keeps them all notified; with this host's Landlock below ABI 6 nothing qualifies. */
+TEST(full_mode_runs_connect_and_the_sends_in_the_kernel)
+{
+	PolicyRule rule = {.glob = (char *) "/workspace/x.key", .level = SENSITIVITY_SECRET};
+	char *abstract[] = {(char *) "@listed", NULL};
+	static const int in_kernel[] = {SYS_connect, SYS_sendto, SYS_sendmsg, SYS_sendmmsg};
+	bool host_ok = tracer_landlock_abi() >= 6;
+	TracerFilter *f = NULL;
+
+	for (int c = 0; c < 6; c++) {
+		Policy p = {.deny_errno = EPERM,
+			    .kernel_view = TRI_AUTO,
+			    .landlock = TRI_AUTO,
+			    .network = {.mode = NET_MODE_FULL}};
+		bool qualifies = c == 0 && host_ok;
+
+		switch (c) {
+		case 1:
+			p.rules = &rule;
+			p.n_rules = 1;
+			break;
+		case 2:
+			p.audit.trace = true;
+			break;
+		case 3:
+			p.network.unix_sockets = abstract;
+			break;
+		case 4:
+			p.landlock = TRI_OFF;
+			break;
+		case 5:
+			p.kernel_view = TRI_OFF;
+			break;
+		}
+		EXPECT_EQ(tracer_filter_net_full_why(&p, 6) == NULL, c == 0);
+		EXPECT_TRUE(tracer_filter_net_full_why(&p, 5) != NULL);
+		ASSERT_EQ(tracer_filter_build(&p, 1000, 1000, &f), 0);
+		EXPECT_EQ(f->net_full_in_kernel, qualifies);
+		EXPECT_FALSE(f->net_in_kernel); /* no namespace for mode full */
+		if (c == 5) {
+			tracer_filter_free(f);
+			f = NULL;
+			continue; /* no kernel view's program */
+		}
+		for (size_t i = 0; i < ARRAY_SIZE(in_kernel); i++) {
+			EXPECT_EQ(call(f->kview_prog, f->kview_len, in_kernel[i], 3, 0x1000, 16, 0,
+				       0x2000),
+				  qualifies ? SECCOMP_RET_ALLOW : SECCOMP_RET_USER_NOTIF);
+			/* the emulated view's program: notified as ever */
+			EXPECT_EQ(call(f->prog, f->len, in_kernel[i], 3, 0x1000, 16, 0, 0x2000),
+				  SECCOMP_RET_USER_NOTIF);
+			EXPECT_FALSE(tracer_filter_restartable(f, in_kernel[i], true) && qualifies);
+		}
+		EXPECT_EQ(call(f->kview_prog, f->kview_len, SYS_bind, 3, 0x1000, 16, 0, 0),
+			  SECCOMP_RET_USER_NOTIF);
+		EXPECT_EQ(call(f->kview_prog, f->kview_len, SYS_listen, 3, 16, 0, 0, 0),
+			  SECCOMP_RET_USER_NOTIF);
+		tracer_filter_free(f);
+		f = NULL;
+	}
+}
+
 /* socket(2) in every program of a run, the emulated view's included, where the network mode
  * cannot change: the handler's allowed set in the filter (tracer_filter_socket_why()) */
 TEST(socket_is_decided_in_the_filter_where_the_mode_is_fixed)
