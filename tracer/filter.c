@@ -549,14 +549,10 @@ static bool ratchet_may_drop(const Policy *p)
 	return false;
 }
 
-const char *tracer_filter_net_why(const Policy *p)
+/* What keeps the network calls in the supervisor in every mode: asking, the ratchet, the
+ * records of notified calls, the emulated view's AF_UNIX paths. */
+static const char *net_checks_why(const Policy *p)
 {
-	if (p->network.mode != NET_MODE_LOOPBACK)
-		return "only mode \"loopback\" in a network namespace of its own lets the "
-		       "network calls run in the kernel";
-	if (p->network.unshare_netns <= 0)
-		return "network.unshare is not true: the tree shares the host's loopback, which "
-		       "only the supervisor can keep to the tree's own addresses";
 	if (p->network.ask_unlisted)
 		return "network.unlisted = \"ask\": a held connect needs the supervisor";
 	if (ratchet_may_drop(p))
@@ -570,20 +566,26 @@ const char *tracer_filter_net_why(const Policy *p)
 	return NULL;
 }
 
+const char *tracer_filter_net_why(const Policy *p)
+{
+	if (p->network.mode != NET_MODE_LOOPBACK)
+		return "only mode \"loopback\" in a network namespace of its own lets the "
+		       "network calls run in the kernel";
+	if (p->network.unshare_netns <= 0)
+		return "network.unshare is not true: the tree shares the host's loopback, which "
+		       "only the supervisor can keep to the tree's own addresses";
+	return net_checks_why(p);
+}
+
 const char *tracer_filter_net_full_why(const Policy *p, int landlock_abi)
 {
+	const char *why;
+
 	if (p->network.mode != NET_MODE_FULL)
 		return "not mode \"full\"";
-	if (p->network.ask_unlisted)
-		return "network.unlisted = \"ask\": a held connect needs the supervisor";
-	if (ratchet_may_drop(p))
-		return "a rule sets a sensitivity level: the ratchet may lower the mode, "
-		       "which the supervisor enforces";
-	if (p->audit.log || p->audit.trace)
-		return "the audit log or --trace records network calls only when notified";
-	if (p->kernel_view == TRI_OFF)
-		return "tracer.kernel_view = false: an AF_UNIX path must be resolved in the "
-		       "emulated view, and the filter cannot tell it from an inet address";
+	why = net_checks_why(p);
+	if (why)
+		return why;
 	for (char **u = p->network.unix_sockets; u && *u; u++)
 		if ((*u)[0] == '@')
 			return "network.unix lists an abstract name: only the supervisor can tell "

@@ -151,6 +151,27 @@ static int fs_entries(const char *path)
 	return n;
 }
 
+/* Inside: runs path in a child with no arguments and no environment (execveat on dirfd when
+ * at); its exit code, 126 when the exec failed. */
+static __attribute__((unused)) int fs_try_exec(const char *path, int dirfd, bool at)
+{
+	char *argv[] = {(char *) path, NULL};
+	char *envp[] = {NULL};
+	int st;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		if (at)
+			syscall(SYS_execveat, dirfd, path, argv, envp, 0);
+		else
+			execve(path, argv, envp);
+		_exit(126);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) < 0)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
 /* --kernel-open: whether a run of the policy, the view emulated, has the kernel make the opens
  * the supervisor checked ("file_opens":"checked" in `run --json`); else why not in why. */
 static bool fs_opens_checked(const char *sbxtrace, const char *policy, const char *base,

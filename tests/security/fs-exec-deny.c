@@ -22,26 +22,6 @@ static void *flipper(void *arg)
 	return NULL;
 }
 
-/* Runs argv[0] in a child; returns its exit code (126 for an exec error). */
-static int try_exec(const char *path, int dirfd, bool at)
-{
-	char *argv[] = {(char *) path, NULL};
-	char *envp[] = {NULL};
-	int st;
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		if (at)
-			syscall(SYS_execveat, dirfd, path, argv, envp, 0);
-		else
-			execve(path, argv, envp);
-		_exit(126);
-	}
-	if (pid < 0 || waitpid(pid, &st, 0) < 0)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 static int attack(void)
 {
 	int n = fs_long ? 2000 : 200, dfd, killed = 0;
@@ -59,19 +39,19 @@ static int attack(void)
 		perror("setup");
 		return 1;
 	}
-	if (try_exec("/usr/bin/false", -1, false) == 1)
+	if (fs_try_exec("/usr/bin/false", -1, false) == 1)
 		fs_bad("/usr/bin/false ran");
-	if (try_exec("/workspace/ok.sh", -1, false) != 0) {
+	if (fs_try_exec("/workspace/ok.sh", -1, false) != 0) {
 		fprintf(stderr, "an allowed script does not run\n");
 		return 1;
 	}
-	try_exec("/workspace/denied/s.sh", -1, false);
-	try_exec("denied/s.sh", -1, false);
-	try_exec("/workspace/link", -1, false);
-	try_exec("/workspace/via-interp", -1, false);
+	fs_try_exec("/workspace/denied/s.sh", -1, false);
+	fs_try_exec("denied/s.sh", -1, false);
+	fs_try_exec("/workspace/link", -1, false);
+	fs_try_exec("/workspace/via-interp", -1, false);
 	dfd = open("/workspace/denied", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd >= 0) {
-		try_exec("s.sh", dfd, true);
+		fs_try_exec("s.sh", dfd, true);
 		close(dfd);
 	}
 	if (access("/workspace/ran", F_OK) == 0) {

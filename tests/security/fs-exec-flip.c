@@ -81,26 +81,6 @@ static void *flipper(void *arg)
 	return NULL;
 }
 
-/* Runs path in a child (execveat on dirfd when at); its exit code, 126 for an exec error. */
-static int try_exec(const char *path, int dirfd, bool at)
-{
-	char *argv[] = {(char *) path, NULL};
-	char *envp[] = {NULL};
-	int st;
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		if (at)
-			syscall(SYS_execveat, dirfd, path, argv, envp, 0);
-		else
-			execve(path, argv, envp);
-		_exit(126);
-	}
-	if (pid < 0 || waitpid(pid, &st, 0) < 0)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 static int attack(void)
 {
 	int n = fs_long ? 2000 : 300, killed = 0, dfd;
@@ -110,21 +90,21 @@ static int attack(void)
 
 	snprintf(outside, sizeof(outside), "%s/outside/run-me", fs_base);
 	snprintf(dir, sizeof(dir), "%s/outside", fs_base);
-	if (try_exec(allowed, -1, false) != 0) {
+	if (fs_try_exec(allowed, -1, false) != 0) {
 		fprintf(stderr, "%s does not run\n", allowed);
 		return 1;
 	}
-	if (try_exec(outside, -1, false) == RAN_OUTSIDE)
+	if (fs_try_exec(outside, -1, false) == RAN_OUTSIDE)
 		fs_bad("the program outside ran by its path");
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd >= 0) {
 		fs_bad("the directory outside opened");
-		if (try_exec("run-me", dfd, true) == RAN_OUTSIDE)
+		if (fs_try_exec("run-me", dfd, true) == RAN_OUTSIDE)
 			fs_bad("the program outside ran by execveat on its directory");
 		close(dfd);
 	}
 	if (symlink(outside, "/workspace/to-outside") == 0 &&
-	    try_exec("/workspace/to-outside", -1, false) == RAN_OUTSIDE)
+	    fs_try_exec("/workspace/to-outside", -1, false) == RAN_OUTSIDE)
 		fs_bad("the program outside ran through a symlink");
 
 	/* the race: many children, each flipping its own buffer during execve */
