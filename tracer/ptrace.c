@@ -268,11 +268,12 @@ out:
 
 /*
  * The exec the check allowed goes on: the expected file is remembered for the post-exec
- * check, and a translated path is rewritten to the host path (a translated script by doing
- * the kernel's "#!" work). Fills d on failure (the call is then skipped).
+ * check (unless check_after is false: no PTRACE_EVENT_EXEC will read it), and a translated
+ * path is rewritten to the host path (a translated script by doing the kernel's "#!" work).
+ * Fills d on failure (the call is then skipped).
  */
 static void exec_go(pid_t pid, struct user_regs_struct *regs, pid_t tgid, const ChildMem *mem,
-		    const char *path, const EmuExecTarget *et, EmuDecision *d)
+		    const char *path, const EmuExecTarget *et, bool check_after, EmuDecision *d)
 {
 	bool at = regs->orig_rax == SYS_execveat;
 	const char *host;
@@ -282,6 +283,9 @@ static void exec_go(pid_t pid, struct user_regs_struct *regs, pid_t tgid, const 
 
 	snprintf(d->path, sizeof(d->path), "%s", et->vpath);
 	snprintf(d->host_path, sizeof(d->host_path), "%s", et->host_path);
+	if (!check_after && et->identity)
+		/* no event will come to free an expectation (exec_event_needed): none taken */
+		return;
 	e = expect_slot(tgid, true);
 	if (!e) {
 		skip_syscall(pid, regs, EAGAIN);
@@ -615,7 +619,8 @@ static void held_finish(Tracer *t, HeldExec *h)
 		d->why = h->answer == NET_ASK_ALLOW_SESSION ? "allowed when asked (for the session)"
 							    : "allowed when asked (once)";
 		child_mem_init(&mc, h->pid, -1, 0);
-		exec_go(h->pid, &h->regs, h->tgid, &mc.mem, h->path, h->et, d);
+		exec_go(h->pid, &h->regs, h->tgid, &mc.mem, h->path, h->et,
+			exec_event_needed(t, h->et), d);
 		exec_event_choose(t, h->pid, h->et, d);
 	}
 	audit_end(t, &h->au, d);
@@ -730,7 +735,7 @@ static bool on_exec_stop(Tracer *t, pid_t pid, struct user_regs_struct *regs, pi
 			goto out;
 		}
 	}
-	exec_go(pid, regs, tgid, mem, path, et, d);
+	exec_go(pid, regs, tgid, mem, path, et, exec_event_needed(t, et), d);
 	exec_event_choose(t, pid, et, d);
 out:
 	audit_end(t, &au, d);
