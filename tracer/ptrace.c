@@ -343,10 +343,15 @@ static void exec_go(pid_t pid, struct user_regs_struct *regs, pid_t tgid, const 
  * host path into the stack, where another thread can reach it) keep the event.
  * tests/security/fs-exec-flip.c races the path to a program outside the view.
  */
+/* Whether an exec may go without the event at all in this run: decided by the run alone */
+static bool exec_events_per_exec(const Tracer *t)
+{
+	return !t->kview && t->host.landlock_exact && !tracer_ptrace_exec_why(t->policy, true);
+}
+
 static bool exec_event_needed(const Tracer *t, const EmuExecTarget *et)
 {
-	return !t->host.landlock_exact || !et->identity ||
-	       tracer_ptrace_exec_why(t->policy, true) != NULL;
+	return !exec_events_per_exec(t) || !et->identity;
 }
 
 /* PTRACE_O_* of every tracee; PTRACE_O_TRACEEXEC as tracer_ptrace_exec_why() decides for the
@@ -358,15 +363,13 @@ static long ptrace_options(bool exec_event)
 	       PTRACE_O_TRACEVFORK | PTRACE_O_EXITKILL | (exec_event ? PTRACE_O_TRACEEXEC : 0);
 }
 
-/* After exec_go() let the exec go on: whether it stops again once it ran. */
-static void exec_event_choose(const Tracer *t, pid_t pid, const EmuExecTarget *et,
-			      const EmuDecision *d)
+/* After exec_go() let the exec go on: whether it stops again once it ran. Where the run
+ * decides for every exec the options never change, and no call is made. */
+static void exec_event_choose(const Tracer *t, pid_t pid, bool check_after, const EmuDecision *d)
 {
-	long opts = ptrace_options(exec_event_needed(t, et));
-
-	if (d->verdict == EMU_FAIL || t->kview)
+	if (d->verdict == EMU_FAIL || !exec_events_per_exec(t))
 		return;
-	if (ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *) opts) < 0)
+	if (ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *) ptrace_options(check_after)) < 0)
 		log_debug_errno(-errno, "PTRACE_SETOPTIONS of %d", (int) pid);
 }
 
@@ -619,9 +622,9 @@ static void held_finish(Tracer *t, HeldExec *h)
 		d->why = h->answer == NET_ASK_ALLOW_SESSION ? "allowed when asked (for the session)"
 							    : "allowed when asked (once)";
 		child_mem_init(&mc, h->pid, -1, 0);
-		exec_go(h->pid, &h->regs, h->tgid, &mc.mem, h->path, h->et,
-			exec_event_needed(t, h->et), d);
-		exec_event_choose(t, h->pid, h->et, d);
+		/* a run that holds execs asks for the event after every one
+		 * (tracer_ptrace_exec_why): a human's answer is tied to the file that runs */
+		exec_go(h->pid, &h->regs, h->tgid, &mc.mem, h->path, h->et, true, d);
 	}
 	audit_end(t, &h->au, d);
 	if (!h->gone)
@@ -675,6 +678,7 @@ static bool on_exec_stop(Tracer *t, pid_t pid, struct user_regs_struct *regs, pi
 	EmuExecTarget *et = NULL;
 	EmuDecision *d;
 	PtraceAudit au = {};
+	bool check_after;
 	int r;
 
 	d = malloc(sizeof(*d));
@@ -735,8 +739,9 @@ static bool on_exec_stop(Tracer *t, pid_t pid, struct user_regs_struct *regs, pi
 			goto out;
 		}
 	}
-	exec_go(pid, regs, tgid, mem, path, et, exec_event_needed(t, et), d);
-	exec_event_choose(t, pid, et, d);
+	check_after = exec_event_needed(t, et);
+	exec_go(pid, regs, tgid, mem, path, et, check_after, d);
+	exec_event_choose(t, pid, check_after, d);
 out:
 	audit_end(t, &au, d);
 	free(d);
