@@ -4,7 +4,8 @@
 
     bench/ab.py N :: CMD_A ARGS... :: CMD_B ARGS... [:: CMD_C ARGS...]...
 
-Runs the commands one after the other, N rounds (output discarded), and prints the median,
+Runs the commands one after the other, N rounds (output discarded; the order rotates from
+round to round), and prints the median,
 the first quartile and the minimum wall time of each, and each one's median difference to
 the first command's time in the same round (with /bin/true first: the time each adds to a
 start). Alternating cancels most of a noisy machine's drift, which on the 2-core VM exceeds
@@ -33,8 +34,11 @@ def main(argv):
     times = [[] for _ in cmds]
     la = os.getloadavg()
     print(f'load average before {la[0]:.2f} {la[1]:.2f} {la[2]:.2f}')
-    for _ in range(n):
-        for j, cmd in enumerate(cmds):
+    for i in range(n):
+        # the order rotates from round to round: a run can leave work behind (a namespace's
+        # teardown, a directory's removal) that slows whichever command comes next
+        for j in [(i + k) % len(cmds) for k in range(len(cmds))]:
+            cmd = cmds[j]
             t = time.perf_counter()
             subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             times[j].append((time.perf_counter() - t) * 1e3)
