@@ -329,6 +329,7 @@ typedef struct Tracer {
 
 	struct TracerBt *bt;	 /* tracer/backtrace.c; NULL: no backtraces asked for */
 	pthread_t ptrace_thread; /* tracer/ptrace.c */
+	struct PtraceStart *ptrace_start;
 	bool ptrace_started;
 	size_t n_workers;
 	struct TracerAsk *ask; /* tracer/ask.c: held calls; NULL unless an unlisted = "ask" */
@@ -421,8 +422,11 @@ int tracer_fs_write_files(Tracer *t);
 void tracer_fs_done(Tracer *t);
 /** Whether getdents64 must go through the supervisor: hide rules, or a procfs mount. */
 bool tracer_fs_filters_listings(const Policy *p);
-/** ptrace (tracer/ptrace.c): a thread of S seizes the command and traces the whole tree. */
+/** ptrace (tracer/ptrace.c): a thread of S seizes the command and traces the whole tree.
+ * Returns once the thread is made; tracer_ptrace_seized() waits for the seize: 0, or why it
+ * failed (the thread has then ended). */
 int tracer_ptrace_start(Tracer *t, pid_t child);
+int tracer_ptrace_seized(Tracer *t);
 /** Waits for the tracer thread, which ends when no tracee is left. */
 void tracer_ptrace_stop(Tracer *t);
 

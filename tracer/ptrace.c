@@ -66,6 +66,15 @@ typedef struct PtraceStart {
 	pthread_cond_t cond;
 } PtraceStart;
 
+static void ptrace_start_free(PtraceStart *st)
+{
+	if (!st)
+		return;
+	pthread_mutex_destroy(&st->lock);
+	pthread_cond_destroy(&st->cond);
+	free(st);
+}
+
 /* Expected executables, per thread group: written at the exec's seccomp stop, checked at
  * its PTRACE_EVENT_EXEC (reported with the thread-group leader's pid). Only the tracer
  * thread touches it. */
@@ -1063,7 +1072,7 @@ static void *ptrace_main(void *userdata)
 	pthread_mutex_unlock(&st->lock);
 	if (r < 0)
 		return NULL;
-	/* st is gone from here on */
+	/* st stays until tracer_ptrace_stop(), but nothing here needs it any more */
 	/* With a cpus limit the tree runs on known CPUs: so does this thread, as the receivers
 	 * do (tracer/dispatch.c). Every stop wakes it and every PTRACE_CONT wakes the tracee;
 	 * on this 2-core VM a wake-up that crosses CPUs costs tens of µs, and the tracer's
@@ -1145,12 +1154,15 @@ static void *ptrace_main(void *userdata)
 
 int tracer_ptrace_start(Tracer *t, pid_t child)
 {
-	PtraceStart st = {.t = t, .child = child};
+	PtraceStart *st = calloc(1, sizeof(*st));
 	sigset_t all, old;
 	int r;
 
-	pthread_mutex_init(&st.lock, NULL);
-	pthread_cond_init(&st.cond, NULL);
+	if (!st)
+		return -ENOMEM;
+	*st = (PtraceStart){.t = t, .child = child};
+	pthread_mutex_init(&st->lock, NULL);
+	pthread_cond_init(&st->cond, NULL);
 	if (t->policy->exec_ask_unlisted) {
 		struct sigaction sa = {.sa_handler = ask_signal_handler}; /* no SA_RESTART */
 
@@ -1158,21 +1170,33 @@ int tracer_ptrace_start(Tracer *t, pid_t child)
 	}
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	r = -pthread_create(&t->ptrace_thread, NULL, ptrace_main, &st);
+	r = -pthread_create(&t->ptrace_thread, NULL, ptrace_main, st);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (r < 0)
+	if (r < 0) {
+		ptrace_start_free(st);
 		return r;
-	pthread_mutex_lock(&st.lock);
-	while (st.result == 0)
-		pthread_cond_wait(&st.cond, &st.lock);
-	pthread_mutex_unlock(&st.lock);
-	t->ptrace_started = true;
-	if (st.result < 0) {
-		(void) pthread_join(t->ptrace_thread, NULL);
-		t->ptrace_started = false;
-		return st.result;
 	}
+	t->ptrace_start = st;
+	t->ptrace_started = true;
 	return 0;
+}
+
+int tracer_ptrace_seized(Tracer *t)
+{
+	PtraceStart *st = t->ptrace_start;
+	int r;
+
+	pthread_mutex_lock(&st->lock);
+	while (st->result == 0)
+		pthread_cond_wait(&st->cond, &st->lock);
+	r = st->result;
+	pthread_mutex_unlock(&st->lock);
+	if (r > 0)
+		return 0;
+	/* the thread has returned */
+	(void) pthread_join(t->ptrace_thread, NULL);
+	t->ptrace_started = false;
+	return r;
 }
 
 void tracer_ptrace_stop(Tracer *t)
@@ -1181,6 +1205,7 @@ void tracer_ptrace_stop(Tracer *t)
 	if (t->ptrace_started)
 		(void) pthread_join(t->ptrace_thread, NULL);
 	t->ptrace_started = false;
+	ptrace_start_free(TAKE_PTR(t->ptrace_start));
 	/* held execs whose threads died: their asks end now (the run is ending), and what
 	 * they leave is freed; the tracees are gone, nothing is continued */
 	pthread_mutex_lock(&held.lock);

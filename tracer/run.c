@@ -504,11 +504,6 @@ static int run_start(Run *run)
 		run->setup_errno = -r;
 		return r;
 	}
-	/* the receiver starts while C sets itself up */
-	r = tracer_dispatch_start(t);
-	if (r < 0)
-		return log_error_errno(r, "starting the receiver threads");
-	run->started_dispatch = true;
 	return 0;
 }
 
@@ -572,8 +567,9 @@ static void command_prepared(Run *run, const Msg *m)
 	audit_process_start(t->audit, t->child, t->keeper, opts->argv);
 }
 
-/* The tracer thread could not seize C (r). */
-static int seize_failed(Run *run, int r)
+/* The tracer thread could not seize C (r). C may have failed its setup meanwhile, unless
+ * it has sent its listener already. */
+static int seize_failed(Run *run, int r, bool listener_taken)
 {
 	Msg m2 = {};
 	struct pollfd pf = {.fd = run->sock_c, .events = POLLIN};
@@ -581,7 +577,7 @@ static int seize_failed(Run *run, int r)
 	/* C may have failed its setup (a namespace the host refuses, issue 19):
 	 * gone before the seize (ESRCH) or not yet dumpable (EPERM). Its
 	 * reason, not ptrace's */
-	if ((r == -ESRCH || r == -EPERM) && poll(&pf, 1, 1000) > 0 &&
+	if (!listener_taken && (r == -ESRCH || r == -EPERM) && poll(&pf, 1, 1000) > 0 &&
 	    tracer_recv_msg(run->sock_c, MSG_CHILD_PID, &m2) < 0 && m2.kind == MSG_SETUP_FAILED)
 		return setup_failed(run, -EPROTO, &m2);
 	log_error("cannot trace the command (ptrace serves chdir into "
@@ -593,7 +589,7 @@ static int seize_failed(Run *run, int r)
 	return r;
 }
 
-/* C's listener, after the tracer thread has seized C when the policy needs ptrace. < 0: the
+/* C's listener, and the tracer thread's seize of C when the policy needs ptrace. < 0: the
  * run cannot go on, and setup_errno says why. */
 static int take_listener(Run *run)
 {
@@ -601,16 +597,20 @@ static int take_listener(Run *run)
 	Msg m = {};
 	int r;
 
-	/* the tracer thread seizes C while C goes on with its setup; with a cpu_time
-	 * budget it reports the end of every process of the tree (tracer/budget-cpu.c) */
+	/* the tracer thread seizes C while C goes on with its setup and we take its listener
+	 * (the thread's start and our wait for it, mostly wake-ups across CPUs, were on the
+	 * start's path: docs/performance.md); "go" waits for both. With a cpu_time budget it
+	 * reports the end of every process of the tree (tracer/budget-cpu.c). */
 	if (t->filter->ptrace)
 		(void) budget_count_ends(&run->budget);
 	if (t->filter->ptrace && (r = tracer_ptrace_start(t, t->child)) < 0)
-		return seize_failed(run, r);
+		return seize_failed(run, r, false);
 	r = tracer_recv_fd(run->sock_c, &run->notify_fd, &m);
 	wall_trace("S listener received");
 	if (r < 0)
 		return setup_failed(run, r, &m);
+	if (t->filter->ptrace && (r = tracer_ptrace_seized(t)) < 0)
+		return seize_failed(run, r, true);
 	/* read by the tracer thread at stops, all after C's exec, which follows "go" */
 	atomic_store(&t->wait_killable, m.what[sizeof(int)] != 0);
 	run->res.userns = m.what[sizeof(int) + 1] != 0;
@@ -672,6 +672,17 @@ static int run_handshake(Run *run)
 		log_error("the command went away before it could start");
 		return -EPIPE;
 	}
+	/* The receiver starts now: nothing of C is notified before "go" (its listener comes
+	 * by number with a send() that runs in the kernel, or by its courier: tracer/launch.c),
+	 * and the first notification (the emulated view's loader, after C's exec) waits in the
+	 * listener's queue until the receiver is there. Its start (the thread, its arena, its
+	 * warm stack: 0.1 ms on the 2-core VM) then overlaps C's exec; made before the
+	 * handshake, it ran on our CPU while we waited for C's messages and put itself on the
+	 * start's path (docs/performance.md). */
+	r = tracer_dispatch_start(t);
+	if (r < 0)
+		return log_error_errno(r, "starting the receiver threads");
+	run->started_dispatch = true;
 	return 0;
 }
 
