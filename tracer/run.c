@@ -666,8 +666,6 @@ static int run_handshake(Run *run)
 	uint64_t fl = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
 	t->sync_wakeup = ioctl(run->notify_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, fl) == 0;
 
-	tracer_dispatch_set_fd(t, run->notify_fd);
-
 	if (send(run->sock_c, "g", 1, MSG_NOSIGNAL) != 1) {
 		log_error("the command went away before it could start");
 		return -EPIPE;
@@ -683,6 +681,8 @@ static int run_handshake(Run *run)
 	if (r < 0)
 		return log_error_errno(r, "starting the receiver threads");
 	run->started_dispatch = true;
+	/* after the start, which initializes the lock this takes */
+	tracer_dispatch_set_fd(t, run->notify_fd);
 	return 0;
 }
 
