@@ -388,9 +388,9 @@ static int build_prog(const TracerFilter *f, const TracerSlot *slots, struct soc
 	 *   ja right
 	 *   left…
 	 *   right…
-	 * Two thirds of the nodes take the first form (549 → 430 instructions for bench's
-	 * policy): the kernel's load (its conversion to eBPF and the JIT) costs about 0.2 µs
-	 * an instruction on C's path to its exec (docs/performance.md). */
+	 * Every node of bench's policy takes the first form (549 → 417 instructions): the
+	 * kernel's load (its conversion to eBPF and the JIT) is on C's path to its exec
+	 * (docs/performance.md). */
 	struct Frame {
 		const Run *runs;
 		size_t n;

@@ -19,6 +19,7 @@
 #include <sys/syscall.h>
 
 #include "common/log.h"
+#include "common/syscall-names.h"
 #include "common/util.h"
 #include "net/allow.h"
 #include "policy/policy.h"
@@ -317,6 +318,43 @@ TEST(policy_overrides)
 	/* the built-in denied set takes the policy's errno */
 	EXPECT_EQ(f->slots[SYS_bpf].deny_error, EACCES);
 	tracer_filter_free(f);
+}
+
+/* The search's two node forms (tracer/filter.c, build_prog()): a policy that alternates
+ * allow and deny over every number makes a run per number, so the halves near the root are
+ * longer than a conditional jump reaches and take the ja; the others jump over their left
+ * half. Every plain number still gets its slot's action. */
+TEST(a_long_program_decides_as_its_slots)
+{
+	PolicySyscall *sys = calloc(sbx_syscall_names_count, sizeof(*sys));
+	TracerFilter *f = NULL;
+	size_t ja = 0, jge = 0;
+
+	ASSERT_TRUE(sys != NULL);
+	for (size_t i = 0; i < sbx_syscall_names_count; i++)
+		sys[i] =
+			(PolicySyscall){.name = (char *) sbx_syscall_names[i].name,
+					.action = sbx_syscall_names[i].nr % 2 ? SYSCALL_ACTION_ALLOW
+									      : SYSCALL_ACTION_DENY,
+					.error = EACCES};
+	Policy p = {.deny_errno = EACCES, .syscalls = sys, .n_syscalls = sbx_syscall_names_count};
+
+	ASSERT_EQ(tracer_filter_build(&p, 1000, 1000, &f), 0);
+	for (size_t i = 0; i < f->len; i++) {
+		ja += f->prog[i].code == (BPF_JMP | BPF_JA);
+		jge += f->prog[i].code == (BPF_JMP | BPF_JGE | BPF_K);
+	}
+	EXPECT_GE(ja, 1);
+	EXPECT_GE(jge, ja + 100);
+	for (uint32_t nr = 0; nr < TRACER_NR_MAX; nr++) {
+		const TracerSlot *s = &f->slots[nr];
+
+		if (s->special == SLOT_PLAIN)
+			EXPECT_EQ(run(f, X86_64, nr, NULL),
+				  s->entry || s->action ? s->action : ERRNO(ENOSYS));
+	}
+	tracer_filter_free(f);
+	free(sys);
 }
 
 /* Issue 20: loopback in a network namespace of the tree's own, the view in the kernel: the
