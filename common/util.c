@@ -354,21 +354,41 @@ static long raw_syscall3(long nr, long a, long b, long c)
 #define CLOSE_RANGE(lo, hi) syscall(SYS_close_range, (unsigned) (lo), (unsigned) (hi), 0U)
 #endif
 
+void close_all_except(const int *keep, size_t n)
+{
+	int k[CLOSE_KEEP_MAX];
+	size_t m = 0;
+	long lo = 0;
+
+	/* the kept ones in order, without -1 and repeats: a plain insertion (n is tiny, and
+	 * nothing here may allocate) */
+	for (size_t i = 0; i < n && m < CLOSE_KEEP_MAX; i++) {
+		size_t j = m;
+
+		if (keep[i] < 0)
+			continue;
+		while (j > 0 && k[j - 1] > keep[i])
+			j--;
+		if (j > 0 && k[j - 1] == keep[i])
+			continue;
+		for (size_t x = m; x > j; x--)
+			k[x] = k[x - 1];
+		k[j] = keep[i];
+		m++;
+	}
+	for (size_t i = 0; i < m; i++) {
+		if (k[i] > lo)
+			(void) CLOSE_RANGE(lo, k[i] - 1);
+		lo = (long) k[i] + 1;
+	}
+	(void) CLOSE_RANGE(lo, ~0U);
+}
+
 void close_all_but(int a, int b)
 {
-	long lo = MIN(a, b), hi = MAX(a, b);
+	int keep[] = {a, b};
 
-	if (lo < 0)
-		lo = hi; /* one to keep, or none */
-	if (hi < 0) {
-		(void) CLOSE_RANGE(0, ~0U);
-		return;
-	}
-	if (lo > 0)
-		(void) CLOSE_RANGE(0, lo - 1);
-	if (hi - lo > 1)
-		(void) CLOSE_RANGE(lo + 1, hi - 1);
-	(void) CLOSE_RANGE(hi + 1, ~0U);
+	close_all_except(keep, 2);
 }
 
 #if defined(__x86_64__)

@@ -130,6 +130,9 @@ void close_detached(int fd);
 /* Closes every descriptor but a and b (either may be -1). Makes its calls directly on x86_64:
  * safe in a child that shares our memory (close_detached's). */
 void close_all_but(int a, int b);
+/* The same for up to CLOSE_KEEP_MAX descriptors (-1 and repeats are skipped). */
+#define CLOSE_KEEP_MAX 8
+void close_all_except(const int *keep, size_t n);
 
 /* Whether the running kernel's release (uname) is at least major.minor. */
 bool kernel_at_least(unsigned major, unsigned minor);

@@ -258,6 +258,29 @@ static int drop_capabilities(void)
  * keeper, whose memory C shares until then (vfork). */
 static volatile pid_t spawned_command;
 
+/*
+ * The keeper's hold on the command's mount namespace (kernel view), or -1. The namespace's
+ * end unmounts its tree, and the unmount waits for an RCU grace period (namespace_unlock):
+ * 50-80 µs on the 2-core VM, in the exit of the namespace's last process, before its parent
+ * (and so S) learns of it. With our descriptor open the tree goes when we close it, after S
+ * is done (keeper_remove_scratch), and the command's end is reported that much sooner.
+ * Opened from /proc/PID/ns/mnt once C has exec'd; a command that is already gone by then
+ * (the open fails) just ends as before. The namespace holds nothing we could be made to
+ * use: we never enter it, and the descriptor is closed before the scratch directories are
+ * removed, so none of them is still a mount point anywhere.
+ */
+static int held_mnt_ns = -1;
+
+static void keeper_hold_mnt_ns(const Launch *l, pid_t child)
+{
+	char path[64];
+
+	if (!l->kview || child <= 0)
+		return;
+	(void) snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int) child);
+	held_mnt_ns = open(path, O_RDONLY | O_CLOEXEC);
+}
+
 /* In the command's process in a pid namespace: its own group and the terminal again (C's
  * were made for C), and its pid as S sees it, from C. */
 static pid_t spawned_setup(const Launch *l, int from_c)
@@ -567,6 +590,15 @@ static int keeper_setup(Launch *l, pid_t supervisor)
 	return sfd;
 }
 
+/* Every descriptor but S's socket, the disk budget's inotify instance and the held mount
+ * namespace. */
+static void close_keeper_fds(const Launch *l, int sock_w)
+{
+	int keep[] = {sock_w, budget_disk_fd(l->budget), held_mnt_ns};
+
+	close_all_except(keep, sizeof(keep) / sizeof(keep[0]));
+}
+
 /* The command ended with status: the rest of the tree goes, then S is told. Whether it was. */
 static bool keeper_report_end(Launch *l, int sock_w, int status)
 {
@@ -580,7 +612,7 @@ static bool keeper_report_end(Launch *l, int sock_w, int status)
 	/* Our copies of the caller's descriptors go now: S exits as soon as it
 	 * is told, and a caller that reads S's output to EOF (a pipe, `$(…)`,
 	 * subprocess) waits for these too (issue 21, docs/budgets.md). */
-	close_all_but(sock_w, budget_disk_fd(l->budget));
+	close_keeper_fds(l, sock_w);
 	wall_trace("W descriptors closed");
 	m.what[0] = 1; /* and the keeper removes the scratch directories */
 	if (send(sock_w, &m, sizeof(m), MSG_NOSIGNAL) == sizeof(m)) {
@@ -646,8 +678,10 @@ static _noreturn_ void keeper_remove_scratch(Launch *l, int sock_w, pid_t superv
 	 * The disk budget's inotify instance stays open until S is done: the last close
 	 * waits for an RCU grace period (docs/performance.md), and it is then ours, not S's.
 	 */
-	close_all_but(sock_w, budget_disk_fd(l->budget));
+	close_keeper_fds(l, sock_w);
 	keeper_wait_supervisor(sock_w, supervisor);
+	if (held_mnt_ns >= 0)
+		(void) close(held_mnt_ns); /* the view's tree is unmounted here */
 	wall_trace("W S is done: removing the scratch directories");
 	if (l->view)
 		sbx_view_remove_scratch(l->view);
@@ -674,6 +708,7 @@ _noreturn_ void tracer_keeper_main(Launch *l, int sock_w, pid_t supervisor)
 		child_main(l, sock_w, sfd);
 	if (spawned_command > 0)
 		child = spawned_command; /* C's sibling in a pid namespace; C has exited */
+	keeper_hold_mnt_ns(l, child);
 	/* C shared our memory until its exec and may have made it dumpable */
 	(void) prctl(PR_SET_DUMPABLE, 0);
 	(void) close(l->sock_c);
