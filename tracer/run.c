@@ -392,6 +392,42 @@ static int run_prepare(Run *run)
 
 /* ---- fork: the keeper, which forks the command ---- */
 
+/*
+ * W's CPU. A new process is queued where the kernel's fork balancing puts it, and on the
+ * 2-core VM that was S's own CPU in about half the starts: W then waited for S to block,
+ * 0.38 ms (median), while S did its work after the fork (the skeleton's files, the disk
+ * budget's baseline), against 0.04 ms when it was put on the other CPU; and W, then C, is
+ * the start's longer path (docs/performance.md, "The keeper's CPU"). So S moves W, still
+ * queued, to the CPUs it may use but the one S runs on. Both take the caller's CPUs back
+ * (tracer_keeper_cpus_restore()): C first thing, whichever mask it inherited from W, and W
+ * once C has exec'd, which is after S's "go" and so after this move. Affinity only: nothing
+ * decided depends on it. With a single CPU allowed there is nowhere to move W.
+ */
+static void plan_keeper_cpu(Launch *l)
+{
+	int cpu = sched_getcpu();
+
+	l->keeper_moved = false;
+	if (cpu < 0 || cpu >= CPU_SETSIZE ||
+	    sched_getaffinity(0, sizeof(l->caller_cpus), &l->caller_cpus) < 0 ||
+	    !CPU_ISSET(cpu, &l->caller_cpus) || CPU_COUNT(&l->caller_cpus) < 2)
+		return;
+	l->keeper_moved = true; /* before the fork: W and C read their copy */
+}
+
+static void move_keeper(const Launch *l, pid_t keeper)
+{
+	cpu_set_t other;
+	int cpu = sched_getcpu();
+
+	if (!l->keeper_moved || cpu < 0 || cpu >= CPU_SETSIZE)
+		return;
+	other = l->caller_cpus;
+	CPU_CLR(cpu, &other);
+	if (CPU_COUNT(&other) > 0)
+		(void) sched_setaffinity(keeper, sizeof(other), &other);
+}
+
 static int run_fork_keeper(Run *run)
 {
 	pid_t keeper;
@@ -418,6 +454,7 @@ static int run_fork_keeper(Run *run)
 	sigaddset(&run->ss, SIGTTOU);
 	sigprocmask(SIG_BLOCK, &run->ss, &run->old_mask);
 
+	plan_keeper_cpu(&run->l);
 	wall_trace("S forking the keeper");
 	keeper = fork();
 	if (keeper < 0) {
@@ -434,6 +471,7 @@ static int run_fork_keeper(Run *run)
 		}
 		tracer_keeper_main(&run->l, run->sp_w[1], getppid());
 	}
+	move_keeper(&run->l, keeper);
 	run->t.keeper = keeper;
 	return 0;
 }

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -504,6 +505,44 @@ TEST(chown_and_setuid_to_ids_outside_the_map)
 	 * user), and in the kernel view a pid namespace, whose program is rebuilt */
 	EXPECT_EQ(check("standard", cmd, 0, want), 0);
 	EXPECT_EQ(check("python", cmd, 0, want), 0);
+}
+
+/*
+ * The command runs on the CPUs its caller gave: `nproc`, os.sched_getaffinity() and thread
+ * pools size themselves by it. The supervisor moves its keeper off its own CPU while it
+ * starts (tracer/run.c, plan_keeper_cpu()), and C inherits the keeper's CPUs; without the
+ * restore the command saw the supervisor's CPU taken away. With `cpus = 1` (python's) the
+ * one CPU is the first of the caller's, the one the supervisor's threads pin themselves to.
+ */
+static const char cpus_py[] = "import os; print(sorted(os.sched_getaffinity(0)))\n";
+
+TEST(the_command_runs_on_the_callers_cpus)
+{
+	const char *cmd[] = {"python3", "-c", cpus_py, NULL};
+	char all[512] = "[", first[32];
+	cpu_set_t set;
+	size_t len = 1;
+	int n = 0;
+
+	if (!have("/usr/bin/python3"))
+		return;
+	ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+	if (CPU_COUNT(&set) < 2) {
+		TAP_SKIP("one CPU here: the supervisor has no other CPU to move its keeper to");
+		return;
+	}
+	for (int c = 0; c < CPU_SETSIZE && len + 16 < sizeof(all); c++)
+		if (CPU_ISSET(c, &set)) {
+			if (n++ == 0)
+				snprintf(first, sizeof(first), "[%d]\n", c);
+			len += (size_t) snprintf(all + len, sizeof(all) - len, "%s%d",
+						 n > 1 ? ", " : "", c);
+		}
+	snprintf(all + len, sizeof(all) - len, "]\n");
+	extra_set = "limits.cpus=\"unlimited\"";
+	EXPECT_EQ(check("python", cmd, 0, all), 0);
+	extra_set = NULL;
+	EXPECT_EQ(check("python", cmd, 0, first), 0);
 }
 
 int main(int argc, char *argv[])
