@@ -316,7 +316,9 @@ typedef struct ChildSetup {
 	bool wait_killable;	/* our filter has WAIT_KILLABLE_RECV */
 } ChildSetup;
 
-void tracer_keeper_cpus_restore(const Launch *l)
+/* W and C: back on the CPUs the caller gave us, when S moved W (tracer/run.c,
+ * plan_keeper_cpu()); a no-op otherwise */
+static void keeper_cpus_restore(const Launch *l)
 {
 	if (l->keeper_moved)
 		(void) sched_setaffinity(0, sizeof(l->caller_cpus), &l->caller_cpus);
@@ -328,7 +330,7 @@ static void child_reset(const Launch *l)
 {
 	sigset_t none;
 
-	tracer_keeper_cpus_restore(l);
+	keeper_cpus_restore(l);
 	if (l->sched_policy >= 0)
 		(void) sched_setscheduler(0, l->sched_policy, &l->sched_param);
 	sigemptyset(&none);
@@ -716,7 +718,7 @@ _noreturn_ void tracer_keeper_main(Launch *l, int sock_w, pid_t supervisor)
 	if (spawned_command > 0)
 		child = spawned_command; /* C's sibling in a pid namespace; C has exited */
 	keeper_hold_mnt_ns(l, child);
-	tracer_keeper_cpus_restore(l); /* S moved us before its "go", so before C's exec */
+	keeper_cpus_restore(l); /* S moved us before its "go", so before C's exec */
 	/* C shared our memory until its exec and may have made it dumpable */
 	(void) prctl(PR_SET_DUMPABLE, 0);
 	(void) close(l->sock_c);

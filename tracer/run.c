@@ -399,9 +399,9 @@ static int run_prepare(Run *run)
  * budget's baseline), against 0.04 ms when it was put on the other CPU; and W, then C, is
  * the start's longer path (docs/performance.md, "The keeper's CPU"). So S moves W, still
  * queued, to the CPUs it may use but the one S runs on. Both take the caller's CPUs back
- * (tracer_keeper_cpus_restore()): C first thing, whichever mask it inherited from W, and W
- * once C has exec'd, which is after S's "go" and so after this move. Affinity only: nothing
- * decided depends on it. With a single CPU allowed there is nowhere to move W.
+ * (keeper_cpus_restore() in tracer/launch.c): C first thing, whichever mask it inherited
+ * from W, and W once C has exec'd, which is after S's "go" and so after this move. Affinity
+ * only: nothing decided depends on it. With a single CPU allowed there is nowhere to move W.
  */
 static void plan_keeper_cpu(Launch *l)
 {

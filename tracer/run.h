@@ -112,8 +112,6 @@ typedef struct Run {
 /* tracer/launch.c */
 /** W: forks C, reaps the tree and reports to S over sock_w; never returns. */
 _noreturn_ void tracer_keeper_main(Launch *l, int sock_w, pid_t supervisor);
-/** W and C: back on the CPUs the caller gave us, when S moved W (a no-op otherwise). */
-void tracer_keeper_cpus_restore(const Launch *l);
 /** One message of the kind expected from C; anything else (C's MSG_SETUP_FAILED, say) is
  * returned in *ret_msg with -EBADMSG; -EPIPE at EOF. */
 int tracer_recv_msg(int sock, int kind, Msg *ret_msg);
