@@ -225,6 +225,14 @@ int tracer_kview_qualify(const Policy *p, const SbxView *v, bool audited, KView 
 			 char *why, size_t size);
 KView *tracer_kview_free(KView *k);
 DEFINE_FREEP(KView, tracer_kview_free)
+/** In S, after the fork: the mount points C needs below tmp mounts, made in the tmp
+ * directories while C makes its namespaces (C checks them without following a symlink, and
+ * makes what is missing itself). Failures are left to C. */
+void tracer_kview_make_points(const KView *k);
+/** In S, when C could not enter the planned kernel view ("auto"), before "go": the points
+ * tracer_kview_make_points() made, removed (empty directories only, never following a
+ * symlink), so that the emulated view shows their place as it would have. */
+void tracer_kview_unmake_points(const KView *k);
 /** In C: enters the namespaces, builds the view, pivots into it and changes to its working
  * directory. 0, or -errno with *what set; *entered tells whether the user namespace was
  * made (after that, falling back to the emulated view is no longer possible). With proc

@@ -803,18 +803,15 @@ static int mount_below(int rootfd, const char *source, const char *fstype, const
 }
 
 /*
- * The mount points S planned below the tmp mount b, now bound (mount_point): each path made
- * a component at a time, from the mount's root, never following a symlink (the tmp
- * directory's base may be writable by other processes of the user: what they planted there
- * fails the run rather than redirect a mkdir). An existing directory is fine.
+ * The mount points S planned below a tmp mount (mount_point), in its directory base: each
+ * path made a component at a time, never following a symlink (the tmp directory's base may
+ * be writable by other processes of the user: what they planted there fails the run rather
+ * than redirect a mkdir). An existing directory is fine: S makes them first, after the fork
+ * (tracer_kview_make_points()), and C then only checks them (make_points()).
  */
-static int make_points(int rootfd, const KViewBind *b)
+static int make_points_at(int base, const char *mkdirs)
 {
-	int base = open_below(rootfd, b->vpath, true);
-
-	if (base < 0)
-		return base;
-	for (const char *p = b->mkdirs; *p; p += strlen(p) + 1) {
+	for (const char *p = mkdirs; *p; p += strlen(p) + 1) {
 		char comp[NAME_MAX + 1];
 		const char *c = p;
 		int dir = base;
@@ -826,7 +823,6 @@ static int make_points(int rootfd, const KViewBind *b)
 			if (n == 0 || n > NAME_MAX) {
 				if (dir != base)
 					(void) close(dir);
-				(void) close(base);
 				return -EINVAL;
 			}
 			memcpy(comp, c, n);
@@ -842,17 +838,95 @@ static int make_points(int rootfd, const KViewBind *b)
 			}
 			if (dir != base)
 				(void) close(dir);
-			if (next < 0) {
-				(void) close(base);
+			if (next < 0)
 				return next;
-			}
 			dir = next;
 		}
 		if (dir != base)
 			(void) close(dir);
 	}
-	(void) close(base);
 	return 0;
+}
+
+/* In C: the points below the tmp mount b, now bound, from the mount's root. */
+static int make_points(int rootfd, const KViewBind *b)
+{
+	int base = open_below(rootfd, b->vpath, true), r;
+
+	if (base < 0)
+		return base;
+	r = make_points_at(base, b->mkdirs);
+	(void) close(base);
+	return r;
+}
+
+void tracer_kview_make_points(const KView *k)
+{
+	for (size_t i = 0; k && i < k->n_binds; i++) {
+		const KViewBind *b = &k->binds[i];
+		struct stat st;
+		int base;
+
+		if (!b->mkdirs || !b->source)
+			continue;
+		base = open(b->source, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (base < 0)
+			continue;
+		/* the tmp directory this run made, or nothing: C fails on a swapped one */
+		if (fstat(base, &st) == 0 && st.st_dev == b->dev && st.st_ino == b->ino)
+			(void) make_points_at(base, b->mkdirs);
+		(void) close(base);
+	}
+}
+
+/* rel and then each of its ancestors below base, while each is an empty directory. */
+static void unmake_point(int base, const char *rel)
+{
+	char path[PATH_MAX];
+
+	if (snprintf(path, sizeof(path), "%s", rel) >= (int) sizeof(path))
+		return;
+	for (;;) {
+		char *slash = strrchr(path, '/');
+		int parent = slash ? (*slash = 0, open_below(base, path, true)) : base;
+		int r;
+
+		if (parent < 0)
+			return;
+		r = unlinkat(parent, slash ? slash + 1 : path, AT_REMOVEDIR);
+		if (parent != base)
+			(void) close(parent);
+		if (r < 0 || !slash)
+			return;
+	}
+}
+
+void tracer_kview_unmake_points(const KView *k)
+{
+	for (size_t i = 0; k && i < k->n_binds; i++) {
+		const KViewBind *b = &k->binds[i];
+		struct stat st;
+		size_t n = 0;
+		int base;
+
+		if (!b->mkdirs || !b->source)
+			continue;
+		base = open(b->source, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (base < 0)
+			continue;
+		if (fstat(base, &st) == 0 && st.st_dev == b->dev && st.st_ino == b->ino) {
+			const char *rels[64];
+
+			/* the last first: an ancestor shared with an earlier one is not empty
+			 * until that one is gone, and goes with it */
+			for (const char *p = b->mkdirs; *p && n < ARRAY_SIZE(rels);
+			     p += strlen(p) + 1)
+				rels[n++] = p;
+			while (n > 0)
+				unmake_point(base, rels[--n]);
+		}
+		(void) close(base);
+	}
 }
 
 /*

@@ -473,6 +473,9 @@ static int run_fork_keeper(Run *run)
 	}
 	move_keeper(&run->l, keeper);
 	run->t.keeper = keeper;
+	/* first: C needs them after its user namespace and the binds above them (a mkdir in
+	 * /tmp cost C 30 µs each on the 2-core VM, whose ext4 has no journal) */
+	tracer_kview_make_points(run->kview);
 	return 0;
 }
 
@@ -526,8 +529,8 @@ static int run_start(Run *run)
 	 * directories are made, and the kernel view binds and Landlock rules are on those) and
 	 * the disk budget's baseline walk (the keeper already shares its inotify instance).
 	 * Both are done before "go", and nothing of the tree runs code of its own before it.
-	 * One thing races: in the kernel view C makes the mount points of mounts nested in a
-	 * tmp mount, inside a directory the walk may be reading; such a directory is counted in
+	 * The mount points of mounts nested in a tmp mount are made before the walk
+	 * (tracer_kview_make_points()); one C has to make itself (ours failed) is counted in
 	 * the baseline or not, and is watched either way (IN_CREATE): a few blocks of slack.
 	 * Before the umask below, as they were made before.
 	 */
@@ -571,12 +574,16 @@ static void command_prepared(Run *run, const Msg *m)
 	t->kview = m->what[0] != 0;
 	t->pidns = t->kview && run->kview->n_procs > 0;
 	res->pidns = t->pidns;
-	if (run->kview && !t->kview)
+	if (run->kview && !t->kview) {
 		/* planned, but C could not enter it ("auto"): a host that refuses this
 		 * user a user namespace, a directory on stdin… */
 		snprintf(res->view_reason, sizeof(res->view_reason),
 			 "the kernel view could not be made here (%.46s: %s)", m->what + 2,
 			 strerror((unsigned char) m->what[1]));
+		/* there the mount points' ancestors in a tmp mount are read-only skeleton
+		 * directories, not the ones made for the binds */
+		tracer_kview_unmake_points(run->kview);
+	}
 	if (t->kview)
 		/* relative AF_UNIX addresses: /proc/PID/cwd reads as the program's path */
 		sbx_view_set_kernel_paths(t->view);

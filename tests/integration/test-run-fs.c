@@ -322,6 +322,65 @@ static int kernel_view(const char *sbxtrace)
 }
 
 /*
+ * A kernel view planned but not entered ("auto", stdin a directory: C refuses before its
+ * namespaces) runs emulated, and shows a mount nested in the tmp mount as the emulated view
+ * does: its missing ancestor /tmp/nest is a read-only skeleton directory. S makes the mount
+ * points in the tmp directory early for the kernel view (tracer_kview_make_points()) and
+ * must take them back here, or /tmp/nest would be a real, writable directory.
+ */
+static int kernel_view_fallback(const char *sbxtrace)
+{
+	char *ws = mktmp(), *out = malloc(OUT_MAX);
+	char *envp[] = {"PATH=/usr/bin:/bin", NULL};
+	char *argv[] = {
+		(char *) sbxtrace,
+		"run",
+		"-s",
+		"tracer.kernel_view=auto",
+		"-s",
+		"mount=[{path = \"/tmp/nest/ws\", source = \"${WORKSPACE}\", mode = \"rw\"}]",
+		"--json",
+		"-w",
+		ws,
+		"standard",
+		"--",
+		"/bin/sh",
+		"-c",
+		"test -d /tmp/nest/ws && echo nest-there; "
+		"mkdir /tmp/nest/other 2>/dev/null && echo nest-writable; ls /tmp/nest",
+		NULL};
+	int code, bad = 0, saved, dir;
+
+	if (!ws || !out)
+		return 1;
+	if (sbx_namespaces_refused()) {
+		fprintf(stderr, "skip: the view in the kernel needs namespaces: %s\n",
+			sbx_namespaces_refused());
+		return 77;
+	}
+	saved = dup(0);
+	dir = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (saved < 0 || dir < 0 || dup2(dir, 0) < 0)
+		return 1;
+	code = run(ws, argv, envp, out);
+	(void) dup2(saved, 0);
+	close(saved);
+	close(dir);
+	if (code != 0 || !strstr(out, "nest-there") || !strstr(out, "could not be made here")) {
+		fprintf(stderr, "the fallback run: exit %d, output:\n%s", code, out);
+		bad = 1;
+	}
+	if (strstr(out, "nest-writable")) {
+		fprintf(stderr, "/tmp/nest was writable in the emulated fallback:\n%s", out);
+		bad = 1;
+	}
+	free(out);
+	rm_rf(ws);
+	free(ws);
+	return bad;
+}
+
+/*
  * The run's scratch directories: the skeleton and the tmp mount's directory (standard mounts
  * /tmp as tmp), made in $XDG_RUNTIME_DIR, are gone once sbxtrace has exited, in the view of
  * view_mode; the keeper removes them after S exits, so this waits up to 10 s for it.
@@ -370,6 +429,8 @@ int main(int argc, char *argv[])
 		return view(sbxtrace);
 	if (strcmp(name, "kernel-view") == 0)
 		return kernel_view(sbxtrace);
+	if (strcmp(name, "kernel-view-fallback") == 0)
+		return kernel_view_fallback(sbxtrace);
 	if (strcmp(name, "scratch") == 0)
 		return scratch(sbxtrace);
 	for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++) {
