@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -22,7 +23,17 @@ int read_full_fd(int fd, size_t max, char **ret_buf, size_t *ret_len)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0, cap = 0;
+	struct stat st;
 
+	/* a regular file: its size at once (one allocation, one read), with room to see
+	 * the end or growth; anything else grows as it reads */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    (size_t) st.st_size <= max) {
+		cap = (size_t) st.st_size + 4096;
+		buf = malloc(cap + 1);
+		if (!buf)
+			return -ENOMEM;
+	}
 	for (;;) {
 		if (cap - len < 4096) {
 			size_t ncap = cap ? cap * 2 : 8192;

@@ -227,23 +227,13 @@ static int synth_passwd(SbxView *v, const char *home)
 static ssize_t read_small_file(const char *path, char **ret)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	size_t len = 0, cap = 1 << 20;
-	char *buf;
-	ssize_t n;
+	size_t len;
+	int r;
 
 	if (fd < 0)
 		return -errno;
-	buf = malloc(cap);
-	if (!buf)
-		return -ENOMEM;
-	while (len < cap && (n = read(fd, buf + len, cap - len)) > 0)
-		len += (size_t) n;
-	if (len == cap) {
-		free(buf);
-		return -EFBIG;
-	}
-	*ret = buf;
-	return (ssize_t) len;
+	r = read_full_fd(fd, (1 << 20) - 1, ret, &len);
+	return r < 0 ? r : (ssize_t) len;
 }
 
 /*
