@@ -860,21 +860,31 @@ static int make_points(int rootfd, const KViewBind *b)
 	return r;
 }
 
+/* In S: the tmp directory of b, a tmp mount with points to make, as this run made it (the
+ * plan's dev/ino), or -1 (none, or swapped: C then fails on it). */
+static int open_tmp_dir(const KViewBind *b)
+{
+	struct stat st;
+	int fd;
+
+	if (!b->mkdirs || !b->source)
+		return -1;
+	fd = open(b->source, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_dev != b->dev || st.st_ino != b->ino)) {
+		(void) close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 void tracer_kview_make_points(const KView *k)
 {
 	for (size_t i = 0; k && i < k->n_binds; i++) {
-		const KViewBind *b = &k->binds[i];
-		struct stat st;
-		int base;
+		int base = open_tmp_dir(&k->binds[i]);
 
-		if (!b->mkdirs || !b->source)
-			continue;
-		base = open(b->source, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (base < 0)
 			continue;
-		/* the tmp directory this run made, or nothing: C fails on a swapped one */
-		if (fstat(base, &st) == 0 && st.st_dev == b->dev && st.st_ino == b->ino)
-			(void) make_points_at(base, b->mkdirs);
+		(void) make_points_at(base, k->binds[i].mkdirs);
 		(void) close(base);
 	}
 }
@@ -904,27 +914,19 @@ static void unmake_point(int base, const char *rel)
 void tracer_kview_unmake_points(const KView *k)
 {
 	for (size_t i = 0; k && i < k->n_binds; i++) {
-		const KViewBind *b = &k->binds[i];
-		struct stat st;
+		int base = open_tmp_dir(&k->binds[i]);
+		const char *rels[64];
 		size_t n = 0;
-		int base;
 
-		if (!b->mkdirs || !b->source)
-			continue;
-		base = open(b->source, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (base < 0)
 			continue;
-		if (fstat(base, &st) == 0 && st.st_dev == b->dev && st.st_ino == b->ino) {
-			const char *rels[64];
-
-			/* the last first: an ancestor shared with an earlier one is not empty
-			 * until that one is gone, and goes with it */
-			for (const char *p = b->mkdirs; *p && n < ARRAY_SIZE(rels);
-			     p += strlen(p) + 1)
-				rels[n++] = p;
-			while (n > 0)
-				unmake_point(base, rels[--n]);
-		}
+		/* the last first: an ancestor shared with an earlier one is not empty until that
+		 * one is gone, and goes with it */
+		for (const char *p = k->binds[i].mkdirs; *p && n < ARRAY_SIZE(rels);
+		     p += strlen(p) + 1)
+			rels[n++] = p;
+		while (n > 0)
+			unmake_point(base, rels[--n]);
 		(void) close(base);
 	}
 }
