@@ -915,18 +915,13 @@ void tracer_kview_unmake_points(const KView *k)
 {
 	for (size_t i = 0; k && i < k->n_binds; i++) {
 		int base = open_tmp_dir(&k->binds[i]);
-		const char *rels[64];
-		size_t n = 0;
 
 		if (base < 0)
 			continue;
-		/* the last first: an ancestor shared with an earlier one is not empty until that
-		 * one is gone, and goes with it */
-		for (const char *p = k->binds[i].mkdirs; *p && n < ARRAY_SIZE(rels);
-		     p += strlen(p) + 1)
-			rels[n++] = p;
-		while (n > 0)
-			unmake_point(base, rels[--n]);
+		/* in any order: an ancestor shared by two points is not empty until the second
+		 * is gone, and goes with it */
+		for (const char *p = k->binds[i].mkdirs; *p; p += strlen(p) + 1)
+			unmake_point(base, p);
 		(void) close(base);
 	}
 }
