@@ -121,6 +121,31 @@ struct NetLearned {
 			    * run that learns nothing does not touch the whole array (1.2 MB) */
 };
 
+/* entries and buckets are made by the first add (storage_make()): most runs learn nothing,
+ * and the buckets' 16 KiB, set to -1, were a dozen page faults of the supervisor's start,
+ * each a copy of a page it shares with the keeper after the fork (docs/performance.md,
+ * "Page faults after the fork"). Until then every chain is empty. */
+static int32_t chain_of(const NetLearned *l, size_t b)
+{
+	return l->buckets ? l->buckets[b] : -1;
+}
+
+static int storage_make(NetLearned *l)
+{
+	l->entries = calloc(l->max, sizeof(LearnedEntry));
+	l->buckets = malloc(l->n_buckets * sizeof(int32_t));
+	if (!l->entries || !l->buckets) {
+		free(l->entries);
+		free(l->buckets);
+		l->entries = NULL;
+		l->buckets = NULL;
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < l->n_buckets; i++)
+		l->buckets[i] = -1;
+	return 0;
+}
+
 static uint64_t default_clock(void *userdata)
 {
 	(void) userdata;
@@ -144,21 +169,9 @@ NetLearned *net_learned_new(size_t max, NetClockFn clock, void *userdata)
 	l->n_buckets = 16;
 	while (l->n_buckets < max)
 		l->n_buckets <<= 1;
-	l->entries = calloc(max, sizeof(LearnedEntry));
-	l->buckets = malloc(l->n_buckets * sizeof(int32_t));
-	if (!l->entries || !l->buckets) {
-		free(l->entries);
-		free(l->buckets);
-		return NULL;
-	}
-	for (size_t i = 0; i < l->n_buckets; i++)
-		l->buckets[i] = -1;
 	l->free_head = -1;
-	if (pthread_rwlock_init(&l->lock, NULL) != 0) {
-		free(l->entries);
-		free(l->buckets);
+	if (pthread_rwlock_init(&l->lock, NULL) != 0)
 		return NULL;
-	}
 	return TAKE_PTR(l);
 }
 
@@ -263,6 +276,10 @@ int net_learned_add(NetLearned *l, const char *name, int family, const void *ip,
 
 	if (pthread_rwlock_wrlock(&l->lock) != 0)
 		return -EDEADLK;
+	if (!l->buckets && storage_make(l) < 0) {
+		(void) pthread_rwlock_unlock(&l->lock);
+		return -ENOMEM;
+	}
 	now = l->clock(l->userdata);
 	expiry = now + (uint64_t) ttl * 1000000000ULL;
 	b = bucket_of(l, family, ip);
@@ -314,7 +331,7 @@ bool net_learned_match(NetLearned *l, const PolicyNetAllow *entry, int family, c
 	if (pthread_rwlock_rdlock(&l->lock) != 0)
 		return false;
 	now = l->clock(l->userdata);
-	for (int32_t idx = l->buckets[bucket_of(l, family, ip)]; idx >= 0;
+	for (int32_t idx = chain_of(l, bucket_of(l, family, ip)); idx >= 0;
 	     idx = l->entries[idx].next) {
 		const LearnedEntry *e = &l->entries[idx];
 
@@ -338,7 +355,7 @@ bool net_learned_name_of(NetLearned *l, int family, const void *ip, char *buf, s
 	if (pthread_rwlock_rdlock(&l->lock) != 0)
 		return false;
 	now = l->clock(l->userdata);
-	for (int32_t idx = l->buckets[bucket_of(l, family, ip)]; idx >= 0;
+	for (int32_t idx = chain_of(l, bucket_of(l, family, ip)); idx >= 0;
 	     idx = l->entries[idx].next) {
 		const LearnedEntry *e = &l->entries[idx];
 
@@ -361,7 +378,7 @@ size_t net_learned_count(NetLearned *l)
 	if (!l || pthread_rwlock_rdlock(&l->lock) != 0)
 		return 0;
 	now = l->clock(l->userdata);
-	for (size_t i = 0; i < l->max; i++)
+	for (size_t i = 0; l->entries && i < l->max; i++)
 		if (l->entries[i].used && l->entries[i].expiry_ns > now)
 			n++;
 	(void) pthread_rwlock_unlock(&l->lock);
@@ -413,7 +430,7 @@ static bool learned_allows(const NetContext *ctx, const NetAddr *a)
 	if (pthread_rwlock_rdlock(&l->lock) != 0)
 		return false;
 	now = l->clock(l->userdata);
-	for (int32_t idx = l->buckets[bucket_of(l, a->ip_family, a->addr)]; idx >= 0 && !found;
+	for (int32_t idx = chain_of(l, bucket_of(l, a->ip_family, a->addr)); idx >= 0 && !found;
 	     idx = l->entries[idx].next) {
 		const LearnedEntry *e = &l->entries[idx];
 

@@ -234,15 +234,12 @@ static int stub_target(NetRuntime *rt, int domain, int type, struct sockaddr_sto
 
 	if (!rt || !rt->stub_running)
 		return -ENOENT;
-	if (type == SOCK_DGRAM)
-		sin = &rt->stub_udp_addr;
-	else if (type == SOCK_STREAM)
-		sin = &rt->stub_tcp_addr;
-	else
+	if (type != SOCK_DGRAM && type != SOCK_STREAM)
 		return -EPROTOTYPE;
-	/* the stub's thread, before the child can send it anything */
+	/* the stub's sockets and thread, before the child can send it anything */
 	if (net_stub_wake(rt) < 0)
 		return -ENOENT;
+	sin = type == SOCK_DGRAM ? &rt->stub_udp_addr : &rt->stub_tcp_addr;
 	memset(ret, 0, sizeof(*ret));
 	if (domain == AF_INET) {
 		memcpy(ret, sin, sizeof(*sin));

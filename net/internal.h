@@ -62,10 +62,12 @@ typedef struct NetRuntime {
 	NetAddr resolvers[NET_MAX_RESOLVERS];
 	size_t n_resolvers;
 
-	/* the stub: its sockets exist from the start (stub_running), its thread from the first
-	 * query redirected to it (net_stub_wake()) */
+	/* the stub: it serves the run unless it starts in none (stub_running); its sockets and
+	 * thread are made by the first query redirected to it (net_stub_wake(), under
+	 * stub_lock); stub_ready says the addresses below are set */
 	bool stub_running;
 	pthread_mutex_t stub_lock;
+	atomic_bool stub_ready;
 	bool stub_thread_started;
 	pthread_t stub_thread;
 	int stub_udp, stub_tcp, stub_stop; /* stub_stop: eventfd */

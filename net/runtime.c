@@ -7,13 +7,16 @@
  * net_dns_stub_answer(); a TCP client gets a thread of its own (at most STUB_TCP_CLIENTS).
  * docs/network.md has the reasons.
  *
- * The stub's sockets are made at the start, its thread only when the first query is
- * redirected to it (net_stub_wake(), from the connect/sendto handler, before the child's call
- * goes on): most runs ask no DNS, and the thread cost every run its creation and, at the
- * end, a cross-CPU wake-up and a join, 0.3-1.5 ms on the 2-core VM (docs/performance.md,
- * "Startup against bubblewrap"). A query that reaches the stub's sockets before the thread
- * runs waits in their queues (a datagram, a pending connection), as one does while the
- * thread is busy: nothing is answered without the thread, nothing is lost.
+ * The stub's sockets and thread are made when the first query is redirected to it
+ * (net_stub_wake(), from the connect/sendto handler, before the child's call goes on): most
+ * runs ask no DNS, and the thread cost every run its creation and, at the end, a cross-CPU
+ * wake-up and a join, 0.3-1.5 ms on the 2-core VM (docs/performance.md, "Startup against
+ * bubblewrap"); the two sockets (a bind each to an ephemeral loopback port) cost the start
+ * 18 µs more ("Page faults after the fork"). Only a redirect names the stub to the child: the
+ * handler asks net_stub_wake() for the address it redirects to, and the sockets exist, their
+ * thread started, before the child's call goes on. A query that reaches the sockets before
+ * the thread runs waits in their queues (a datagram, a pending connection), as one does while
+ * the thread is busy: nothing is answered without the thread, nothing is lost.
  */
 #include "net/handlers.h"
 
@@ -138,7 +141,8 @@ bool net_is_stub_addr(NetRuntime *rt, const struct sockaddr *sa, socklen_t len)
 {
 	NetAddr a, s;
 
-	if (!rt->stub_running || net_sockaddr_decode(sa, len, &a) < 0 ||
+	/* before the stub is made no address is its own */
+	if (!atomic_load(&rt->stub_ready) || net_sockaddr_decode(sa, len, &a) < 0 ||
 	    (a.family != AF_INET && a.family != AF_INET6))
 		return false;
 	for (int i = 0; i < 2; i++) {
@@ -322,18 +326,25 @@ static int stub_socket(int type, struct sockaddr_in *ret_addr)
 	return TAKE_FD(fd);
 }
 
-static int stub_start(NetRuntime *rt)
+/* The stub's sockets and its stop eventfd, under stub_lock; a failure leaves none of them,
+ * and the next query tries again. */
+static int stub_make(NetRuntime *rt)
 {
-	rt->stub_udp = stub_socket(SOCK_DGRAM, &rt->stub_udp_addr);
-	if (rt->stub_udp < 0)
-		return rt->stub_udp;
-	rt->stub_tcp = stub_socket(SOCK_STREAM, &rt->stub_tcp_addr);
-	if (rt->stub_tcp < 0)
-		return rt->stub_tcp;
-	rt->stub_stop = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (rt->stub_stop < 0)
+	_cleanup_close_ int udp = -1, tcp = -1, stop = -1;
+
+	udp = stub_socket(SOCK_DGRAM, &rt->stub_udp_addr);
+	if (udp < 0)
+		return udp;
+	tcp = stub_socket(SOCK_STREAM, &rt->stub_tcp_addr);
+	if (tcp < 0)
+		return tcp;
+	stop = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (stop < 0)
 		return -errno;
-	rt->stub_running = true;
+	rt->stub_udp = TAKE_FD(udp);
+	rt->stub_tcp = TAKE_FD(tcp);
+	rt->stub_stop = TAKE_FD(stop);
+	atomic_store(&rt->stub_ready, true);
 	return 0;
 }
 
@@ -344,7 +355,9 @@ int net_stub_wake(NetRuntime *rt)
 	if (!rt->stub_running)
 		return -ENOENT;
 	pthread_mutex_lock(&rt->stub_lock);
-	if (!rt->stub_thread_started) {
+	if (!atomic_load(&rt->stub_ready))
+		r = stub_make(rt);
+	if (r == 0 && !rt->stub_thread_started) {
 		r = -pthread_create(&rt->stub_thread, NULL, stub_main, rt);
 		rt->stub_thread_started = r == 0;
 	}
@@ -468,11 +481,7 @@ int net_runtime_start(const Policy *p, pid_t root, NetTreeWalk walk, NetRuntime 
 	load_resolvers(rt);
 	/* The stub answers in every mode but none (where no inet socket exists to ask it);
 	 * a ratchet drop to none makes it refuse (net_dns_decide) */
-	if (p->network.mode != NET_MODE_NONE) {
-		r = stub_start(rt);
-		if (r < 0)
-			goto fail;
-	}
+	rt->stub_running = p->network.mode != NET_MODE_NONE;
 	*ret_rt = rt;
 	return 0;
 fail:

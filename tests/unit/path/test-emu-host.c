@@ -845,14 +845,19 @@ TEST(sendmmsg_counts_what_it_can_report)
 	env_free(e);
 }
 
-/* A connect that names the DNS stub's own loopback address (allowed in mode loopback as a
- * loopback address, no redirect) starts the stub's thread, as a redirected query does:
- * else the query would wait for a thread nobody started. */
-TEST(connect_to_the_stub_itself_starts_its_thread)
+/* The DNS stub has no sockets until a query is redirected to it: then the handler makes
+ * them and starts its thread before the child's call goes on (else the query would wait
+ * for a thread nobody started), the socket is connected to the stub, and from then on the
+ * stub's address is its own (a later connect that names it directly is recognized). */
+TEST(a_redirected_query_makes_the_stub_and_its_thread_first)
 {
 	Env *e = env_new();
 	NetRuntime *rt = NULL;
 	_cleanup_close_ int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in resolver = {
+		.sin_family = AF_INET, .sin_port = htons(53), .sin_addr.s_addr = htonl(0xC0000235)};
+	struct sockaddr_in peer;
+	socklen_t l = sizeof(peer);
 
 	ASSERT_GE(fd, 0);
 	e->fx.policy.network.mode = NET_MODE_LOOPBACK;
@@ -862,13 +867,29 @@ TEST(connect_to_the_stub_itself_starts_its_thread)
 		env_free(e);
 		SKIP("no stub, or pidfd_getfd refused: the handler cannot reach this socket");
 	}
-	e->fake.net = rt;
-	EXPECT_FALSE(rt->stub_thread_started);
-	ASSERT_EQ(run(e, net_handle_connect, SYS_connect, true, (uint64_t) fd,
-		      A(&rt->stub_udp_addr), sizeof(rt->stub_udp_addr)),
+	/* the child believes in 192.0.2.53:53 */
+	ASSERT_EQ(net_sockaddr_decode((struct sockaddr_storage *) &resolver, sizeof(resolver),
+				      &rt->resolvers[0]),
 		  0);
-	EXPECT_TRUE(e->d.verdict == EMU_RETURN || e->d.verdict == EMU_CONTINUE);
+	rt->n_resolvers = 1;
+	e->fake.net = rt;
+	EXPECT_FALSE(atomic_load(&rt->stub_ready));
+	EXPECT_TRUE(rt->stub_udp < 0 && rt->stub_tcp < 0);
+	EXPECT_FALSE(rt->stub_thread_started);
+
+	ASSERT_EQ(run(e, net_handle_connect, SYS_connect, true, (uint64_t) fd, A(&resolver),
+		      sizeof(resolver)),
+		  0);
+	EXPECT_EQ(e->d.verdict, EMU_RETURN);
+	EXPECT_EQ(e->d.val, 0);
+	EXPECT_TRUE(atomic_load(&rt->stub_ready));
 	EXPECT_TRUE(rt->stub_thread_started);
+	ASSERT_EQ(getpeername(fd, (struct sockaddr *) &peer, &l), 0);
+	EXPECT_EQ(peer.sin_port, rt->stub_udp_addr.sin_port);
+	EXPECT_EQ(peer.sin_addr.s_addr, htonl(INADDR_LOOPBACK));
+	EXPECT_TRUE(net_is_stub_addr(rt, (struct sockaddr *) &rt->stub_tcp_addr,
+				     sizeof(rt->stub_tcp_addr)));
+	EXPECT_FALSE(net_is_stub_addr(rt, (struct sockaddr *) &resolver, sizeof(resolver)));
 	emu_decision_release(&e->d);
 	net_runtime_stop(rt);
 	env_free(e);
