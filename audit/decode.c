@@ -18,8 +18,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <seccomp.h>
-
 #include "common/macros.h"
 #include "common/syscall-names.h"
 #include "policy/policy.h"
@@ -103,15 +101,15 @@ static void build(void)
 			by_nr[nr] = &infos[i];
 	}
 	for (int nr = 0; nr < NR_MAX; nr++) {
-		char *n;
+		const char *n;
 
 		if (by_nr[nr])
 			continue;
-		n = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, nr);
-		snprintf(unknown_names[nr], sizeof(unknown_names[nr]), "%s", n ? n : "");
-		if (!n)
+		n = sbx_syscall_name(nr);
+		if (n)
+			snprintf(unknown_names[nr], sizeof(unknown_names[nr]), "%s", n);
+		else
 			snprintf(unknown_names[nr], sizeof(unknown_names[nr]), "syscall_%d", nr);
-		free(n);
 		unknown[nr].name = unknown_names[nr];
 		unknown[nr].category = AUDIT_EVENT_SYSCALL;
 		unknown[nr].n_args = 6;

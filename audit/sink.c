@@ -21,7 +21,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <seccomp.h>
 
 #include "common/json-writer.h"
 #include "common/macros.h"

@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: MIT */
-/* Lookups in the generated name table (common/syscall-names.h). */
+/* Lookups in the generated name tables (common/syscall-names.h). */
 #include "common/syscall-names.h"
 
 #include <errno.h>
-#include <seccomp.h>
 #include <stdlib.h>
 #include <string.h>
 
 static int by_name(const void *key, const void *entry)
 {
 	return strcmp(key, ((const SbxSyscallName *) entry)->name);
+}
+
+static int by_string(const void *key, const void *entry)
+{
+	return strcmp(key, *(const char *const *) entry);
 }
 
 int sbx_syscall_number(const char *name)
@@ -19,10 +23,16 @@ int sbx_syscall_number(const char *name)
 	if (!name)
 		return -ENOENT;
 	e = bsearch(name, sbx_syscall_names, sbx_syscall_names_count, sizeof(*e), by_name);
-	if (e)
-		return e->nr;
-	/* a name the build's libseccomp did not know: this one may (a newer library) */
-	int nr = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, name);
+	return e ? e->nr : -ENOENT;
+}
 
-	return nr >= 0 ? nr : -ENOENT;
+const char *sbx_syscall_name(int nr)
+{
+	return nr >= 0 && nr <= sbx_syscall_names_nr_max ? sbx_syscall_names_by_nr[nr] : NULL;
+}
+
+bool sbx_syscall_foreign(const char *name)
+{
+	return name && bsearch(name, sbx_syscall_foreign_names, sbx_syscall_foreign_names_count,
+			       sizeof(sbx_syscall_foreign_names[0]), by_string);
 }

@@ -122,9 +122,9 @@ struct NetLearned {
 };
 
 /* entries and buckets are made by the first add (storage_make()): most runs learn nothing,
- * and the buckets' 16 KiB, set to -1, were a dozen page faults of the supervisor's start,
- * each a copy of a page it shares with the keeper after the fork (docs/performance.md,
- * "Page faults after the fork"). Until then every chain is empty. */
+ * and every start set the buckets' 16 KiB to -1, in S after the fork of the keeper, on the
+ * start's path (docs/performance.md, "Less work in S after the fork"). Until then every
+ * chain is empty. */
 static int32_t chain_of(const NetLearned *l, size_t b)
 {
 	return l->buckets ? l->buckets[b] : -1;

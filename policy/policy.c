@@ -24,9 +24,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <seccomp.h>
 
 #include "common/macros.h"
+#include "common/syscall-names.h"
 #include "common/util.h"
 #include "policy/internal.h"
 #include "policy/schema.h"
@@ -1198,12 +1198,10 @@ static const char *suggest_syscall(const char *name, char *buf, size_t size)
 	unsigned best_d = UINT_MAX;
 
 	*buf = '\0';
-	for (int nr = 0; nr < 1024; nr++) {
-		_cleanup_free_ char *s = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+	for (size_t i = 0; i < sbx_syscall_names_count; i++) {
+		const char *s = sbx_syscall_names[i].name;
 		unsigned dist;
 
-		if (!s)
-			continue;
 		dist = edit_distance(name, s) * 2 + (strlen(s) != strlen(name));
 		if (dist < best_d) {
 			best_d = dist;

@@ -6,10 +6,10 @@
  */
 #include "policy/policy.h"
 
-#include <seccomp.h>
 #include <string.h>
 
 #include "common/macros.h"
+#include "common/syscall-names.h"
 #include "policy/internal.h"
 
 #define G(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -59,12 +59,10 @@ const PolicySyscallGroup *policy_syscall_group_find(const char *name)
 
 int policy_syscall_resolve(const char *name)
 {
-	int nr = seccomp_syscall_resolve_name(name);
+	int nr = sbx_syscall_number(name);
 
-	if (nr == __NR_SCMP_ERROR)
-		return -ENOENT;
-	/* libseccomp knows it, but not on this architecture (a negative pseudo number) */
-	if (nr < 0)
+	/* libseccomp knows it, but not on this architecture */
+	if (nr < 0 && sbx_syscall_foreign(name))
 		return -EDOM;
 	return nr;
 }

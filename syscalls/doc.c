@@ -123,7 +123,7 @@ void syscalls_write_markdown(FILE *out)
 		"denied,\n"
 		"%zu answered with ENOSYS by the filter; %zu are supported partially (see their "
 		"notes).\n"
-		"A row whose name the libseccomp in use does not know (a syscall newer than it) is "
+		"A row whose name the build's libseccomp did not know (a syscall newer than it) is "
 		"left\n"
 		"out of the filter: ENOSYS.\n\n",
 		n, counts[SYSCALL_ALLOW], counts[SYSCALL_NOTIFY], counts[SYSCALL_DENY],

@@ -28,10 +28,9 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#include <seccomp.h>
-
 #include "common/log.h"
 #include "common/missing-seccomp.h"
+#include "common/syscall-names.h"
 #include "common/util.h"
 #include "emulation/fs.h"
 #include "emulation/path/view.h" /* sbx_view_unix_names, for the host */
@@ -52,13 +51,12 @@ typedef struct WorkItem {
 
 static const char *syscall_name(const TracerSlot *s, int nr, char *buf, size_t size)
 {
-	char *n;
+	const char *n;
 
 	if (s && s->entry)
 		return s->entry->name;
-	n = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, nr);
+	n = sbx_syscall_name(nr);
 	snprintf(buf, size, "%s", n ? n : "?");
-	free(n);
 	return buf;
 }
 

@@ -43,8 +43,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <seccomp.h>
-
 #include "common/log.h"
 #include "common/missing-seccomp.h"
 #include "common/syscall-names.h"

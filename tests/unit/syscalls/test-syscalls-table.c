@@ -6,6 +6,7 @@
  * something.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <seccomp.h>
@@ -86,6 +87,48 @@ TEST(name_table_agrees_with_libseccomp)
 	}
 	EXPECT_EQ(sbx_syscall_number("no_such_call"), -ENOENT);
 	EXPECT_EQ(sbx_syscall_number("accept4"), 288);
+}
+
+/* The numbers' names answer as libseccomp does for every number (the binary does not load
+ * libseccomp: audit records and traces name calls from this table). */
+TEST(number_table_agrees_with_libseccomp)
+{
+	for (int nr = -1; nr < 1024; nr++) {
+		char *lib = nr >= 0 ? seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, nr) : NULL;
+		const char *ours = sbx_syscall_name(nr);
+
+		/* the name table holds what survives the round trip; so must this one */
+		if (lib && seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, lib) != nr) {
+			free(lib);
+			lib = NULL;
+		}
+		if (!lib != !ours || (lib && strcmp(lib, ours) != 0))
+			TAP_FAIL_(0, "%d: table '%s', libseccomp '%s'", nr, ours ? ours : "(none)",
+				  lib ? lib : "(none)");
+		free(lib);
+	}
+	EXPECT_STREQ(sbx_syscall_name(0), "read");
+	EXPECT_TRUE(sbx_syscall_name(100000) == NULL);
+}
+
+/* A name libseccomp knows only on other architectures is "foreign" (a policy may name it,
+ * with nothing to filter here); an x86_64 name or an unknown one is not. */
+TEST(foreign_names_agree_with_libseccomp)
+{
+	ASSERT_TRUE(sbx_syscall_foreign_names_count > 50);
+	for (size_t i = 0; i < sbx_syscall_foreign_names_count; i++) {
+		const char *n = sbx_syscall_foreign_names[i];
+		int lib = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, n);
+
+		if (lib >= 0 || lib == __NR_SCMP_ERROR)
+			TAP_FAIL_(0, "'%s' is foreign here, libseccomp says %d", n, lib);
+		if (i > 0 && strcmp(sbx_syscall_foreign_names[i - 1], n) >= 0)
+			TAP_FAIL_(0, "not sorted at '%s'", n);
+	}
+	EXPECT_TRUE(sbx_syscall_foreign("socketcall"));
+	EXPECT_TRUE(sbx_syscall_foreign("_llseek"));
+	EXPECT_FALSE(sbx_syscall_foreign("read"));
+	EXPECT_FALSE(sbx_syscall_foreign("no_such_call"));
 }
 
 /* "name:type name:type …" with types audit/decode.c knows, at most six */
