@@ -43,6 +43,34 @@ TEST(shell_pipeline_and_background_job)
 	EXPECT_EQ(atoi(out), 2);
 }
 
+/* The command exits and leaves processes behind (its background job, a busy child, a
+ * setsid()+double-forked daemon): the run ends with the command's status and with none of
+ * them alive. The keeper's end skips its walk of /proc only when it has no child left; here
+ * all three were reparented to it. */
+TEST(processes_left_behind_end_with_the_command)
+{
+	char *dir = sbx_tmpdir(), file[600], script[1400];
+	const char *cmd[] = {"sh", "-c", script, NULL};
+	int daemon_pid = 0, busy_pid = 0;
+	FILE *f;
+
+	ASSERT_TRUE(dir != NULL);
+	snprintf(file, sizeof(file), "%s/pids", dir);
+	snprintf(script, sizeof(script),
+		 "'%s' daemon '%s' & while [ ! -s '%s' ]; do sleep 0.01; done; exit 7", sbx_probe(),
+		 file, file);
+	EXPECT_EQ(sbx_run(NULL, cmd, NULL, NULL, 0), 7);
+	f = fopen(file, "re");
+	ASSERT_TRUE(f != NULL);
+	ASSERT_EQ(fscanf(f, "%d %d", &daemon_pid, &busy_pid), 2);
+	fclose(f);
+	/* the supervisor returns only after the tree is gone: no waiting needed */
+	EXPECT_FALSE(sbx_alive(daemon_pid));
+	EXPECT_FALSE(sbx_alive(busy_pid));
+	unlink(file);
+	rmdir(dir);
+}
+
 /*
  * A tasks budget sends every fork to the supervisor. If that is a seccomp notification, a
  * SIGCHLD that arrives before the supervisor has read it ends the wait with EINTR for a
