@@ -9,7 +9,7 @@
  * the 2-core VM; docs/performance.md, "The supervisor's own start"). The same answers, taken
  * from the same library once at build time, cost a binary search; and with the numbers' names
  * and the other architectures' names here too, the binary does not load libseccomp at all
- * (its loading and relocation cost every start; "Less work in S after the fork"). A syscall
+ * (its loading and relocation cost every start; "Less work after the fork"). A syscall
  * newer than the build's libseccomp is unknown to the binary until it is rebuilt against a
  * newer one: its row is left out of the filter (ENOSYS), as docs/syscalls.md says.
  * usage: gen-syscall-names OUTPUT.c

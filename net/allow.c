@@ -123,7 +123,7 @@ struct NetLearned {
 
 /* entries and buckets are made by the first add (storage_make()): most runs learn nothing,
  * and every start set the buckets' 16 KiB to -1, in S after the fork of the keeper, on the
- * start's path (docs/performance.md, "Less work in S after the fork"). Until then every
+ * start's path (docs/performance.md, "Less work after the fork"). Until then every
  * chain is empty. */
 static int32_t chain_of(const NetLearned *l, size_t b)
 {

@@ -12,7 +12,7 @@
  * runs ask no DNS, and the thread cost every run its creation and, at the end, a cross-CPU
  * wake-up and a join, 0.3-1.5 ms on the 2-core VM (docs/performance.md, "Startup against
  * bubblewrap"); the two sockets (a bind each to an ephemeral loopback port) cost the start
- * 18 µs more ("Less work in S after the fork"). Only a redirect names the stub to the child: the
+ * 18 µs more ("Less work after the fork"). Only a redirect names the stub to the child: the
  * handler asks net_stub_wake() for the address it redirects to, and the sockets exist, their
  * thread started, before the child's call goes on. A query that reaches the sockets before
  * the thread runs waits in their queues (a datagram, a pending connection), as one does while

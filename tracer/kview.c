@@ -753,6 +753,64 @@ static void fd_path(char *buf, size_t size, int fd)
 	(void) snprintf(buf, size, "/proc/self/fd/%d", fd);
 }
 
+/* Whether a bind's root (st) is the object the plan names: dev/ino, or a device's rdev. A
+ * self bind with no ino in the plan takes what is there. */
+static bool bind_is_planned(const KViewBind *b, const struct stat *st, dev_t dev, ino_t ino)
+{
+	return b->device ? S_ISCHR(st->st_mode) && st->st_rdev == dev
+			 : st->st_dev == dev && st->st_ino == ino;
+}
+
+/*
+ * The bind b with the new mount API: a detached copy of the source (open_tree(), recursive
+ * for a directory), checked and given its attributes while still detached, then attached at
+ * vpath (move_mount(), fd to fd). What gets attached is the checked tree with its attributes
+ * set: no window in which the target shows it writable, and no path is resolved after the
+ * check. One walk below the skeleton and no /proc/self/fd lookup, against two of each for
+ * mount(2) and the check after it: 17 binds took C 190 µs on the 2-core VM
+ * (docs/performance.md, "Less work after the fork"). -ENOSYS when open_tree() fails with
+ * ENOSYS or EPERM: a seccomp filter around us that allows mount(2) but not the new calls
+ * (nothing is attached then); the caller binds the old way.
+ */
+static int bind_detached(int rootfd, const KViewBind *b, const char *vpath, bool dir)
+{
+	_cleanup_close_ int target = -1, tree = -1;
+	unsigned clone = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (dir ? AT_RECURSIVE : 0);
+	dev_t dev = b->dev;
+	ino_t ino = b->ino;
+	struct stat st;
+	long r;
+
+	target = open_below(rootfd, vpath, dir);
+	if (target < 0)
+		return target;
+	if (b->self) {
+		/* onto itself: what S saw, or (no ino) whatever is there */
+		if (fstat(target, &st) < 0)
+			return -errno;
+		if (b->ino && (st.st_dev != b->dev || st.st_ino != b->ino))
+			return -ESTALE;
+		dev = st.st_dev;
+		ino = st.st_ino;
+		r = syscall(SYS_open_tree, target, "", clone | AT_EMPTY_PATH);
+	} else
+		r = syscall(SYS_open_tree, AT_FDCWD, b->source, clone);
+	if (r < 0)
+		return errno == EPERM ? -ENOSYS : -errno;
+	tree = (int) r;
+	if (fstat(tree, &st) < 0)
+		return -errno;
+	if (!bind_is_planned(b, &st, dev, ino))
+		return -ESTALE; /* not the object S opened: swapped meanwhile */
+	r = set_attr(tree, b->attr, dir);
+	if (r < 0)
+		return (int) r;
+	if (syscall(SYS_move_mount, tree, "", target, "",
+		    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return -errno;
+	return 0;
+}
+
 /* mount source (a host path, or "devpts" with fstype) onto vpath below rootfd, then the
  * attributes on what is there now, which must be dev/ino (or the device rdev) */
 static int mount_below(int rootfd, const char *source, const char *fstype, const char *data,
@@ -793,8 +851,7 @@ static int mount_below(int rootfd, const char *source, const char *fstype, const
 		return fd;
 	if (fstat(fd, &st) < 0)
 		r = -errno;
-	else if (b->device ? !S_ISCHR(st.st_mode) || st.st_rdev != dev
-			   : st.st_dev != dev || st.st_ino != ino)
+	else if (!bind_is_planned(b, &st, dev, ino))
 		r = -ESTALE; /* not the object S opened: swapped meanwhile */
 	else
 		r = set_attr(fd, b->attr, dir);
@@ -1084,6 +1141,7 @@ int tracer_kview_enter(const KView *k, bool netns, const char **what, bool *ente
 	struct stat st;
 	int rootfd, fd, r, also = CLONE_NEWNS;
 	_cleanup_close_ int keeper_pidfd = -1;
+	bool new_api = true; /* open_tree() and move_mount() (bind_detached()) */
 
 	*entered = false;
 	*ret_netns = false;
@@ -1131,7 +1189,12 @@ int tracer_kview_enter(const KView *k, bool netns, const char **what, bool *ente
 		const KViewBind *b = &k->binds[i];
 
 		*what = b->vpath;
-		r = mount_below(rootfd, b->source, NULL, NULL, b, b->vpath, !b->device && !b->file);
+		r = new_api ? bind_detached(rootfd, b, b->vpath, !b->device && !b->file) : -ENOSYS;
+		if (r == -ENOSYS) {
+			new_api = false;
+			r = mount_below(rootfd, b->source, NULL, NULL, b, b->vpath,
+					!b->device && !b->file);
+		}
 		if (r == 0 && b->mkdirs)
 			r = make_points(rootfd, b);
 		if (r < 0)
