@@ -203,6 +203,23 @@ static inline bool sbx_alive(pid_t pid)
 	return alive;
 }
 
+/* The pids sbx-probe's daemon mode wrote to file ("DAEMON BUSY"), which is then removed: how
+ * many of the two are still alive, or -1 when the file holds no such pair. */
+static inline int sbx_daemon_pids_alive(const char *file)
+{
+	int daemon_pid = 0, busy_pid = 0, n;
+	FILE *f = fopen(file, "re");
+
+	if (!f)
+		return -1;
+	n = fscanf(f, "%d %d", &daemon_pid, &busy_pid);
+	fclose(f);
+	unlink(file);
+	if (n != 2)
+		return -1;
+	return sbx_alive(daemon_pid) + sbx_alive(busy_pid);
+}
+
 static inline void sbx_sleep_ms(long ms)
 {
 	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
