@@ -546,6 +546,41 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
 
 /* ---- the keeper (W) ---- */
 
+/*
+ * Whether S is dead or dying: we were reparented away from it, its /proc entry is gone, or
+ * its main thread is exiting (PF_EXITING in the flags of /proc/S/stat). Why not getppid()
+ * alone: the EOF (or EPIPE) on our socket comes when S's last thread closes its
+ * descriptors, a moment before the kernel reparents us, and a keeper that got there first
+ * took S for alive and left the scratch directories to it (supervisor-sigkill, 1 run in
+ * 600 under load, once the end of an empty tree got fast: tracer/tree.c). Every thread of
+ * S, the main one included, is marked exiting before the last one closes the descriptors,
+ * and a live S never is while it can still tell us to end (it then waits for us).
+ */
+static bool supervisor_gone(pid_t supervisor)
+{
+	char path[64], buf[512], *p;
+	unsigned long flags;
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+
+	if (getppid() != supervisor)
+		return true;
+	(void) snprintf(path, sizeof(path), "/proc/%d/stat", (int) supervisor);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return n == 0 || errno == ESRCH;
+	buf[n] = 0;
+	/* after the name: state ppid pgrp session tty_nr tpgid flags */
+	p = strrchr(buf, ')');
+	/* unreadable: as before, by getppid() alone */
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+		return false;
+	return flags & 0x00000004; /* PF_EXITING */
+}
+
 /* Returns once S is done with us: EOF on our socket, which S closes when it returns from
  * tracer_run() (at its exit, in effect) after a status it has read, or as soon as it leaves
  * its loop otherwise (it may then wait for us), and which its death closes too. S sends us
@@ -734,7 +769,7 @@ _noreturn_ void tracer_keeper_main(Launch *l, int sock_w, pid_t supervisor)
 		keeper_remove_scratch(l, sock_w, supervisor);
 	wall_trace("W told to end");
 	tree_kill_all(getpid(), true);
-	if (getppid() != supervisor)
+	if (supervisor_gone(supervisor))
 		keeper_remove_scratch(l, sock_w, supervisor); /* S died: no one else will */
 	_exit(0);
 }
