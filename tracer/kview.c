@@ -761,6 +761,21 @@ static bool bind_is_planned(const KViewBind *b, const struct stat *st, dev_t dev
 			 : st->st_dev == dev && st->st_ino == ino;
 }
 
+/* A self bind's target fd: it must still be what S saw (the plan's dev/ino, when it has
+ * one); *dev and *ino become what it is. */
+static int self_target(int fd, const KViewBind *b, dev_t *dev, ino_t *ino)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (b->ino && (st.st_dev != b->dev || st.st_ino != b->ino))
+		return -ESTALE;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	return 0;
+}
+
 /*
  * The bind b with the new mount API: a detached copy of the source (open_tree(), recursive
  * for a directory), checked and given its attributes while still detached, then attached at
@@ -772,26 +787,24 @@ static bool bind_is_planned(const KViewBind *b, const struct stat *st, dev_t dev
  * ENOSYS or EPERM: a seccomp filter around us that allows mount(2) but not the new calls
  * (nothing is attached then); the caller binds the old way.
  */
-static int bind_detached(int rootfd, const KViewBind *b, const char *vpath, bool dir)
+static int bind_detached(int rootfd, const KViewBind *b)
 {
 	_cleanup_close_ int target = -1, tree = -1;
+	bool dir = !b->device && !b->file;
 	unsigned clone = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (dir ? AT_RECURSIVE : 0);
 	dev_t dev = b->dev;
 	ino_t ino = b->ino;
 	struct stat st;
 	long r;
 
-	target = open_below(rootfd, vpath, dir);
+	target = open_below(rootfd, b->vpath, dir);
 	if (target < 0)
 		return target;
 	if (b->self) {
 		/* onto itself: what S saw, or (no ino) whatever is there */
-		if (fstat(target, &st) < 0)
-			return -errno;
-		if (b->ino && (st.st_dev != b->dev || st.st_ino != b->ino))
-			return -ESTALE;
-		dev = st.st_dev;
-		ino = st.st_ino;
+		r = self_target(target, b, &dev, &ino);
+		if (r < 0)
+			return (int) r;
 		r = syscall(SYS_open_tree, target, "", clone | AT_EMPTY_PATH);
 	} else
 		r = syscall(SYS_open_tree, AT_FDCWD, b->source, clone);
@@ -830,12 +843,7 @@ static int mount_below(int rootfd, const char *source, const char *fstype, const
 	if (b && b->self) {
 		/* onto itself: a directory made below a tmp mount (make_points), which must still
 		 * be what it was, or what an ro rule names, which must be what S saw */
-		if (fstat(fd, &st) < 0)
-			r = -errno;
-		else if (b->ino && (st.st_dev != b->dev || st.st_ino != b->ino))
-			r = -ESTALE;
-		dev = st.st_dev;
-		ino = st.st_ino;
+		r = self_target(fd, b, &dev, &ino);
 		source = target;
 	}
 	if (r == 0 &&
@@ -1189,7 +1197,7 @@ int tracer_kview_enter(const KView *k, bool netns, const char **what, bool *ente
 		const KViewBind *b = &k->binds[i];
 
 		*what = b->vpath;
-		r = new_api ? bind_detached(rootfd, b, b->vpath, !b->device && !b->file) : -ENOSYS;
+		r = new_api ? bind_detached(rootfd, b) : -ENOSYS;
 		if (r == -ENOSYS) {
 			new_api = false;
 			r = mount_below(rootfd, b->source, NULL, NULL, b, b->vpath,

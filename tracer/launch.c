@@ -558,27 +558,8 @@ static _noreturn_ void child_main(const Launch *l, int sock_w, int sfd)
  */
 static bool supervisor_gone(pid_t supervisor)
 {
-	char path[64], buf[512], *p;
-	unsigned long flags;
-	_cleanup_close_ int fd = -1;
-	ssize_t n;
-
-	if (getppid() != supervisor)
-		return true;
-	(void) snprintf(path, sizeof(path), "/proc/%d/stat", (int) supervisor);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT || errno == ESRCH;
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return n == 0 || errno == ESRCH;
-	buf[n] = 0;
-	/* after the name: state ppid pgrp session tty_nr tpgid flags */
-	p = strrchr(buf, ')');
-	/* unreadable: as before, by getppid() alone */
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
-		return false;
-	return flags & 0x00000004; /* PF_EXITING */
+	/* unreadable (< 0): as before, by getppid() alone */
+	return getppid() != supervisor || tree_exiting(supervisor) > 0;
 }
 
 /* Returns once S is done with us: EOF on our socket, which S closes when it returns from

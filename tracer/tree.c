@@ -110,17 +110,20 @@ int tree_walk(pid_t root, TreeVisit visit, void *userdata)
 
 /* Parent and state from /proc/PID/stat; the comm field may contain anything, so parse
  * after the last ')'. */
-static int read_stat(pid_t pid, pid_t *ret_ppid, pid_t *ret_pgrp, char *ret_state)
+/* after the name: state ppid pgrp session tty_nr tpgid flags */
+static int read_stat_flags(pid_t pid, pid_t *ret_ppid, pid_t *ret_pgrp, char *ret_state,
+			   unsigned long *ret_flags)
 {
 	char buf[1024], *p;
 	int ppid, pgrp, r;
+	unsigned long flags;
 	char state;
 
 	r = proc_read(pid, "stat", buf, sizeof(buf));
 	if (r < 0)
 		return r;
 	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %c %d %d", &state, &ppid, &pgrp) != 3)
+	if (!p || sscanf(p + 1, " %c %d %d %*d %*d %*d %lu", &state, &ppid, &pgrp, &flags) != 4)
 		return -EIO;
 	if (ret_ppid)
 		*ret_ppid = ppid;
@@ -128,12 +131,30 @@ static int read_stat(pid_t pid, pid_t *ret_ppid, pid_t *ret_pgrp, char *ret_stat
 		*ret_pgrp = pgrp;
 	if (ret_state)
 		*ret_state = state;
+	if (ret_flags)
+		*ret_flags = flags;
 	return 0;
+}
+
+static int read_stat(pid_t pid, pid_t *ret_ppid, pid_t *ret_pgrp, char *ret_state)
+{
+	return read_stat_flags(pid, ret_ppid, ret_pgrp, ret_state, NULL);
 }
 
 int tree_read_stat(pid_t pid, pid_t *ret_ppid, pid_t *ret_pgrp, char *ret_state)
 {
 	return read_stat(pid, ret_ppid, ret_pgrp, ret_state);
+}
+
+int tree_exiting(pid_t pid)
+{
+	unsigned long flags;
+	int r = read_stat_flags(pid, NULL, NULL, NULL, &flags);
+
+	/* gone, or PF_EXITING */
+	if (r == -ENOENT || r == -ESRCH)
+		return 1;
+	return r < 0 ? r : (flags & 0x00000004) != 0;
 }
 
 int tree_read_tgid(pid_t tid, pid_t *ret_tgid)
