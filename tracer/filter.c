@@ -336,6 +336,11 @@ static size_t tree_size(const Run *runs, size_t n)
 	return 1 + (left > 255) + left + tree_size(runs + mid, n - mid);
 }
 
+/* The search's pending frames: a node pops and pushes its two halves, the left one on top,
+ * which is popped next; so one right half at most waits per level of the tree, plus the
+ * frame on top: 1 + log2(TRACER_NR_MAX) = 11. */
+#define FRAMES_MAX 32
+
 static int build_prog(const TracerFilter *f, const TracerSlot *slots, struct sock_filter **ret_prog,
 		      size_t *ret_len)
 {
@@ -343,7 +348,8 @@ static int build_prog(const TracerFilter *f, const TracerSlot *slots, struct soc
 	Run *runs;
 	size_t n = 0;
 
-	runs = calloc(TRACER_NR_MAX, sizeof(*runs));
+	/* every entry below n is assigned whole */
+	runs = malloc(TRACER_NR_MAX * sizeof(*runs));
 	if (!runs)
 		return -ENOMEM;
 	for (uint32_t nr = 0; nr < TRACER_NR_MAX; nr++) {
@@ -355,12 +361,18 @@ static int build_prog(const TracerFilter *f, const TracerSlot *slots, struct soc
 		}
 		runs[n++] = (Run){nr, nr, s, 0};
 	}
-	for (size_t i = 0; i < n; i++) {
-		Prog scratch = {};
+	/* the leaves' sizes, emitted once into one scratch program that each leaf reuses */
+	Prog scratch = {};
 
+	for (size_t i = 0; i < n && !scratch.failed; i++) {
+		scratch.len = 0;
 		emit_leaf(&scratch, &runs[i], f);
 		runs[i].size = scratch.len;
-		free(scratch.insns);
+	}
+	free(scratch.insns);
+	if (scratch.failed) {
+		free(runs);
+		return -ENOMEM;
 	}
 
 	ld(&p, offsetof(struct seccomp_data, arch));
@@ -394,13 +406,9 @@ static int build_prog(const TracerFilter *f, const TracerSlot *slots, struct soc
 		size_t n;
 		size_t patch; /* index of a jump to patch to the start of this frame, or SIZE_MAX */
 		bool cond;    /* that jump is the jge's jt (else a ja's k) */
-	} *stack = calloc(2 * TRACER_NR_MAX, sizeof(*stack));
+	} stack[FRAMES_MAX];
 	size_t sp = 0;
 
-	if (!stack) {
-		free(runs);
-		return -ENOMEM;
-	}
 	stack[sp++] = (struct Frame){runs, n, SIZE_MAX, false};
 	while (sp > 0 && !p.failed) {
 		struct Frame fr = stack[--sp];
@@ -431,10 +439,13 @@ static int build_prog(const TracerFilter *f, const TracerSlot *slots, struct soc
 			at = emit(&p, BPF_JMP | BPF_JA, 0, 0, 0);
 		}
 		/* right is emitted after left: push right first */
+		if (sp + 2 > FRAMES_MAX) {
+			p.failed = true; /* never: see FRAMES_MAX */
+			break;
+		}
 		stack[sp++] = (struct Frame){fr.runs + mid, fr.n - mid, at, near};
 		stack[sp++] = (struct Frame){fr.runs, mid, SIZE_MAX, false};
 	}
-	free(stack);
 	free(runs);
 	if (p.failed || p.len > BPF_MAXINSNS) {
 		free(p.insns);
@@ -850,13 +861,12 @@ static void apply_row(TracerFilter *f, TracerSlot *s, const SyscallRow *row, boo
 	}
 }
 
-int tracer_filter_build(const Policy *p, uid_t uid, gid_t gid, TracerFilter **ret_filter)
+int tracer_filter_prepare(const Policy *p, uid_t uid, gid_t gid, TracerFilter **ret_filter)
 {
 	TracerFilter *f;
 	const SyscallRow *table;
 	bool listings, getfd;
 	size_t n;
-	int r;
 
 	/* the audit log decodes by the same rows (audit/decode.c) */
 	syscalls_audit_init();
@@ -897,6 +907,20 @@ int tracer_filter_build(const Policy *p, uid_t uid, gid_t gid, TracerFilter **re
 	budget_filter_apply(f, p);
 	if (!tracer_filter_socket_why(p, getfd))
 		socket_in_filter(f, p);
+	/* the kernel view's programs carry the network namespace's choice: C makes the
+	 * namespace (with lo up) whenever the policy qualifies (tracer/run.c) */
+	f->net_in_kernel = tracer_filter_net_why(p) == NULL;
+	f->net_full_in_kernel = tracer_filter_net_full_why(p, tracer_landlock_abi()) == NULL;
+	*ret_filter = f;
+	return 0;
+}
+/* The emulated view's programs: C's own (in the view the supervisor emulates), its twin for
+ * a command without a private IPC namespace, and the one for a command in a user namespace
+ * of ours, when the policy makes one. */
+static int build_emulated(TracerFilter *f, const Policy *p)
+{
+	int r;
+
 	r = build_prog(f, f->slots, &f->prog, &f->len);
 	if (r >= 0)
 		r = build_variant(f, VARIANT_NOIPC, &f->noipc_prog, &f->noipc_len);
@@ -906,15 +930,36 @@ int tracer_filter_build(const Policy *p, uid_t uid, gid_t gid, TracerFilter **re
 	if (r >= 0 && ((p->network.mode == NET_MODE_NONE && p->network.unshare_netns != 0) ||
 		       (p->network.mode == NET_MODE_LOOPBACK && p->network.unshare_netns > 0)))
 		r = build_variant(f, VARIANT_USERNS, &f->userns_prog, &f->userns_len);
-	/* the kernel view's programs carry the network namespace's choice: C makes the
-	 * namespace (with lo up) whenever the policy qualifies (tracer/run.c) */
-	f->net_in_kernel = tracer_filter_net_why(p) == NULL;
-	f->net_full_in_kernel = tracer_filter_net_full_why(p, tracer_landlock_abi()) == NULL;
-	if (r >= 0 && p->kernel_view != TRI_OFF)
+	return r;
+}
+
+int tracer_filter_programs(TracerFilter *f, const Policy *p, unsigned which)
+{
+	int r = 0;
+
+	if (which & TRACER_PROGS_EMULATED)
+		r = build_emulated(f, p);
+	if (r >= 0 && (which & TRACER_PROGS_KVIEW) && (which & TRACER_PROGS_PIDNS))
+		r = tracer_filter_set_pidns(f);
+	else if (r >= 0 && (which & TRACER_PROGS_KVIEW)) {
 		r = build_variant(f, kview_variant(f), &f->kview_prog, &f->kview_len);
-	if (r >= 0 && p->kernel_view != TRI_OFF)
-		r = build_variant(f, kview_variant(f) | VARIANT_NOIPC, &f->kview_noipc_prog,
-				  &f->kview_noipc_len);
+		if (r >= 0)
+			r = build_variant(f, kview_variant(f) | VARIANT_NOIPC, &f->kview_noipc_prog,
+					  &f->kview_noipc_len);
+	}
+	return r;
+}
+
+int tracer_filter_build(const Policy *p, uid_t uid, gid_t gid, TracerFilter **ret_filter)
+{
+	TracerFilter *f;
+	int r;
+
+	r = tracer_filter_prepare(p, uid, gid, &f);
+	if (r < 0)
+		return r;
+	r = tracer_filter_programs(
+		f, p, TRACER_PROGS_EMULATED | (p->kernel_view != TRI_OFF ? TRACER_PROGS_KVIEW : 0));
 	if (r < 0) {
 		tracer_filter_free(f);
 		return r;
@@ -987,6 +1032,8 @@ int tracer_filter_install(const TracerFilter *f, bool kernel_view, bool ipc_priv
 		prog.len = (unsigned short) f->noipc_len;
 		prog.filter = f->noipc_prog;
 	}
+	if (!prog.filter)
+		return -ENOEXEC; /* a program the run did not build (launch_programs()) */
 	if (*wait_killable)
 		flags |= SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
 	fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);

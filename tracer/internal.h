@@ -101,8 +101,23 @@ typedef struct TracerFilter {
 				  * would allow it (tracer_filter_socket_why()) */
 } TracerFilter;
 
-/** Builds the filter program and the dispatch slots from the table and the policy, for a
- * command that runs with (effective) uid and gid. 0, -ENOMEM or -E2BIG. */
+/** The dispatch slots from the table and the policy, for a command that runs with
+ * (effective) uid and gid, and no program yet (tracer_filter_programs()). 0 or -ENOMEM. */
+int tracer_filter_prepare(const Policy *p, uid_t uid, gid_t gid, TracerFilter **ret_filter);
+/* Which programs tracer_filter_programs() builds. */
+enum {
+	TRACER_PROGS_EMULATED = 1 << 0, /* prog, noipc_prog, and userns_prog if the policy
+					 * makes a network namespace */
+	TRACER_PROGS_KVIEW = 1 << 1,	/* kview_prog and kview_noipc_prog */
+	TRACER_PROGS_PIDNS = 1 << 2,	/* with KVIEW: those for a pid namespace of the tree's
+					 * own (tracer_filter_set_pidns()) */
+};
+/** Builds the programs in which (TRACER_PROGS_*): a run builds those C may install once the
+ * view is planned, each costs its build on the start's path (docs/performance.md). 0,
+ * -ENOMEM or -E2BIG; on failure f keeps what it had and is freed by its owner. */
+int tracer_filter_programs(TracerFilter *f, const Policy *p, unsigned which);
+/** tracer_filter_prepare() and every program a policy may use (the emulated view's, and
+ * the kernel view's unless it is off): for tests and tools that read them all. */
 int tracer_filter_build(const Policy *p, uid_t uid, gid_t gid, TracerFilter **ret_filter);
 TracerFilter *tracer_filter_free(TracerFilter *f);
 /** Installs the filter (its kernel-view program when kernel_view; the one that denies host

@@ -263,7 +263,7 @@ static int prepare_supervisor(Run *run)
 	int r;
 
 	/* C runs with S's credentials (it is our fork) */
-	r = tracer_filter_build(p, geteuid(), getegid(), &t->filter);
+	r = tracer_filter_prepare(p, geteuid(), getegid(), &t->filter);
 	if (r < 0)
 		return log_error_errno(r, "building the seccomp filter");
 	r = tracer_audit_setup(t);
@@ -325,6 +325,28 @@ static int prepare_channels(Run *run)
 	return 0;
 }
 
+/*
+ * The filter programs C may install, and no other: a build is about 50 µs of the start's
+ * path with a cold cache, and a run with the view in the kernel used one program of the
+ * six it built (docs/performance.md, "Fewer programs"). The emulated view's when the view
+ * is emulated, and for "auto"'s way back to it when C can make no user namespace
+ * (child_enter_kview() in tracer/launch.c); `true` fails there instead. The kernel view's
+ * when it is planned, those for a pid namespace when it has one. C picks among these by
+ * what it could make (tracer_filter_install()), and a program it would pick that was not
+ * built is NULL there, and C fails with ENOEXEC ("seccomp filter") rather than run
+ * unfiltered.
+ */
+static unsigned launch_programs(const Policy *p, const KView *kview)
+{
+	unsigned which = 0;
+
+	if (!kview || p->kernel_view != TRI_ON)
+		which |= TRACER_PROGS_EMULATED;
+	if (kview)
+		which |= TRACER_PROGS_KVIEW | (kview->n_procs ? TRACER_PROGS_PIDNS : 0);
+	return which;
+}
+
 /* Whether the view goes in the kernel, and the rest of C's plan. */
 static int prepare_launch(Run *run)
 {
@@ -348,8 +370,9 @@ static int prepare_launch(Run *run)
 	}
 	if (r == 0)
 		log_debug("the view is emulated: %s", res->view_reason);
-	if (run->kview && run->kview->n_procs && (r = tracer_filter_set_pidns(t->filter)) < 0)
-		return log_error_errno(r, "building the filter");
+	r = tracer_filter_programs(t->filter, p, launch_programs(p, run->kview));
+	if (r < 0)
+		return log_error_errno(r, "building the seccomp filter");
 	l->kview = run->kview;
 	l->filter = t->filter;
 	l->view = t->view;

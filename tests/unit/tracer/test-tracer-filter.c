@@ -858,6 +858,51 @@ TEST(exec_events_only_where_an_exec_was_checked)
 	policy.kernel_view = TRI_OFF;
 }
 
+/* Issue 20: a run builds the programs C may install and no other (launch_programs() in
+ * tracer/run.c). The slots come first, without programs; each set is built when asked, the
+ * same as tracer_filter_build() builds it (filter-golden compares those); and a program
+ * that was not built is refused at install, before any seccomp call, so C fails rather
+ * than run unfiltered. */
+TEST(programs_are_built_when_asked_and_only_those)
+{
+	Policy p = {.deny_errno = EPERM, .kernel_view = TRI_ON};
+	TracerFilter *f = NULL, *all = NULL;
+	bool wk = false;
+
+	ASSERT_EQ(tracer_filter_prepare(&p, 1000, 1000, &f), 0);
+	EXPECT_TRUE(f->prog == NULL && f->noipc_prog == NULL && f->kview_prog == NULL &&
+		    f->kview_noipc_prog == NULL && f->userns_prog == NULL);
+	EXPECT_TRUE(f->slots[SYS_openat].handler != NULL);
+	EXPECT_EQ(tracer_filter_install(f, false, true, false, &wk), -ENOEXEC);
+
+	ASSERT_EQ(tracer_filter_programs(f, &p, TRACER_PROGS_KVIEW), 0);
+	EXPECT_TRUE(f->prog == NULL && f->noipc_prog == NULL);
+	ASSERT_TRUE(f->kview_prog != NULL && f->kview_noipc_prog != NULL);
+	EXPECT_FALSE(f->pidns);
+	ASSERT_EQ(tracer_filter_build(&p, 1000, 1000, &all), 0);
+	ASSERT_EQ(f->kview_len, all->kview_len);
+	EXPECT_EQ(memcmp(f->kview_prog, all->kview_prog, f->kview_len * sizeof(*f->kview_prog)), 0);
+	/* the emulated view's, asked later, are the same as those built all at once */
+	ASSERT_EQ(tracer_filter_programs(f, &p, TRACER_PROGS_EMULATED), 0);
+	ASSERT_TRUE(f->prog != NULL && f->noipc_prog != NULL);
+	ASSERT_EQ(f->len, all->len);
+	EXPECT_EQ(memcmp(f->prog, all->prog, f->len * sizeof(*f->prog)), 0);
+	tracer_filter_free(f);
+
+	/* a pid namespace's: the kernel view's programs are those of tracer_filter_set_pidns() */
+	ASSERT_EQ(tracer_filter_prepare(&p, 1000, 1000, &f), 0);
+	ASSERT_EQ(tracer_filter_programs(f, &p, TRACER_PROGS_KVIEW | TRACER_PROGS_PIDNS), 0);
+	EXPECT_TRUE(f->pidns && f->prog == NULL);
+	ASSERT_EQ(tracer_filter_set_pidns(all), 0);
+	ASSERT_EQ(f->kview_noipc_len, all->kview_noipc_len);
+	EXPECT_EQ(memcmp(f->kview_noipc_prog, all->kview_noipc_prog,
+			 f->kview_noipc_len * sizeof(*f->kview_noipc_prog)),
+		  0);
+	EXPECT_EQ(run_prog(f->kview_prog, f->kview_len, X86_64, SYS_kill, NULL), SECCOMP_RET_ALLOW);
+	tracer_filter_free(f);
+	tracer_filter_free(all);
+}
+
 int main(void)
 {
 	log_max_level = LOG_LEVEL_ERROR;
