@@ -10,6 +10,9 @@
  *                            never grows past 1 MiB (the disk budget counts growth, not writes)
  *   micro connect N          socket + connect + close to a listener of its own on 127.0.0.1
  *                            (a thread accepts): loopback inside every sandbox's network
+ *   micro stamp PATH         writes CLOCK_MONOTONIC's nanoseconds at the start of main to
+ *                            PATH and exits: where a start's launch ends and its end begins
+ *                            (bench/start-phases.py)
  * Each loop runs N / 10 times first as a warm-up (page cache, the supervisor's caches), then
  * N times timed. Timed from inside, so the sandbox's start is not counted: bench-table times
  * the start separately. Not a test; exit 1 with a message on failure.
@@ -192,11 +195,26 @@ static const struct {
 	{"forkexec", op_forkexec, 0}, {"write", op_write, 1},	{"connect", op_connect, 0},
 };
 
+/* The clock at main's start, in PATH: the only work done before is the loader's. */
+static int stamp(const char *path, double t)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f || fprintf(f, "%.0f\n", t) < 0 || fclose(f) != 0) {
+		perror(path);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char *argv[])
 {
+	double t = now_ns();
 	const char *path = argc > 3 ? argv[3] : NULL;
 	long n = argc > 2 ? atol(argv[2]) : 0;
-	double t;
+
+	if (argc == 3 && strcmp(argv[1], "stamp") == 0)
+		return stamp(argv[2], t);
 
 	for (size_t i = 0; argc > 1 && i < sizeof(ops) / sizeof(ops[0]); i++) {
 		if (strcmp(argv[1], ops[i].name) != 0)
@@ -213,6 +231,7 @@ int main(int argc, char *argv[])
 		printf("%.1f\n", (now_ns() - t) / (double) n);
 		return 0;
 	}
-	fprintf(stderr, "usage: micro getpid|openat|stat|forkexec|write|connect N [PATH]\n");
+	fprintf(stderr, "usage: micro getpid|openat|stat|forkexec|write|connect N [PATH]\n"
+			"       micro stamp PATH\n");
 	return 2;
 }
