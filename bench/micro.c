@@ -5,6 +5,8 @@
  *   micro getpid N           syscall(SYS_getpid): the filter's fast path
  *   micro openat N PATH      openat(PATH, O_RDONLY) + close
  *   micro stat N PATH        stat(PATH)
+ *   micro readlink N PATH    readlink(PATH) of a path that is not a symlink (EINVAL), as
+ *                            realpath() does for each component (cpp's many calls)
  *   micro forkexec N         fork + execve("/bin/true") + waitpid
  *   micro write N PATH       write(2) of 4 KiB to PATH, rewinding every 256 writes so the file
  *                            never grows past 1 MiB (the disk budget counts growth, not writes)
@@ -18,6 +20,7 @@
  * the start separately. Not a test; exit 1 with a message on failure.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -72,6 +75,20 @@ static int op_stat(long n, const char *path)
 	for (long i = 0; i < n; i++)
 		if (stat(path, &st) < 0) {
 			perror("stat");
+			return -1;
+		}
+	return 0;
+}
+
+/* readlink of a path that is not a symlink, as realpath() asks of each component: EINVAL */
+static int op_readlink(long n, const char *path)
+{
+	char buf[256];
+
+	for (long i = 0; i < n; i++)
+		if (readlink(path, buf, sizeof(buf)) >= 0 || errno != EINVAL) {
+			fprintf(stderr, "micro: readlink %s: not EINVAL (%s)\n", path,
+				strerror(errno));
 			return -1;
 		}
 	return 0;
@@ -193,6 +210,7 @@ static const struct {
 } ops[] = {
 	{"getpid", op_getpid, 0},     {"openat", op_openat, 1}, {"stat", op_stat, 1},
 	{"forkexec", op_forkexec, 0}, {"write", op_write, 1},	{"connect", op_connect, 0},
+	{"readlink", op_readlink, 1},
 };
 
 /* The clock at main's start, in PATH: the only work done before is the loader's. */
@@ -231,7 +249,7 @@ int main(int argc, char *argv[])
 		printf("%.1f\n", (now_ns() - t) / (double) n);
 		return 0;
 	}
-	fprintf(stderr, "usage: micro getpid|openat|stat|forkexec|write|connect N [PATH]\n"
+	fprintf(stderr, "usage: micro getpid|openat|stat|readlink|forkexec|write|connect N [PATH]\n"
 			"       micro stamp PATH\n");
 	return 2;
 }
