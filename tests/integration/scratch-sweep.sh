@@ -77,6 +77,14 @@ kill -9 -- "-$a_pid" 2>/dev/null
 kill -9 "$(cat "$T/ws/sleep.a")" 2>/dev/null
 wait "$a_pid" 2>/dev/null
 check '[ -d "$a_run" ]' "a run killed with its keeper leaves its run directory"
+# `wait` saw the supervisor die, not the keeper: a SIGKILLed process holds its descriptors
+# until it has run its exit, which on a loaded machine came after run C's sweep (a CI run as
+# sbxtest: A's directory was still locked then, and the sweep rightly skipped it). The
+# sweep is for runs that are gone; so run C starts once nothing holds A's lock (flock(1) of
+# the directory, released again at once), as it would be for a run that died long ago.
+if command -v flock >/dev/null 2>&1; then
+	wait_for 'flock -n -x "$a_run" true' || nok "run A's processes ended"
+fi
 
 # a run that ends sweeps (its keeper, after its own scratch); bounded: a FIFO as a list
 # must not hang the sweep (the keeper would outlive the run)
