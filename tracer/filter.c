@@ -914,6 +914,7 @@ int tracer_filter_prepare(const Policy *p, uid_t uid, gid_t gid, TracerFilter **
 	*ret_filter = f;
 	return 0;
 }
+
 /* The emulated view's programs: C's own (in the view the supervisor emulates), its twin for
  * a command without a private IPC namespace, and the one for a command in a user namespace
  * of ours, when the policy makes one. */

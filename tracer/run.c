@@ -328,13 +328,13 @@ static int prepare_channels(Run *run)
 /*
  * The filter programs C may install, and no other: a build is about 50 µs of the start's
  * path with a cold cache, and a run with the view in the kernel used one program of the
- * six it built (docs/performance.md, "Fewer programs"). The emulated view's when the view
- * is emulated, and for "auto"'s way back to it when C can make no user namespace
- * (child_enter_kview() in tracer/launch.c); `true` fails there instead. The kernel view's
- * when it is planned, those for a pid namespace when it has one. C picks among these by
- * what it could make (tracer_filter_install()), and a program it would pick that was not
- * built is NULL there, and C fails with ENOEXEC ("seccomp filter") rather than run
- * unfiltered.
+ * six it built (docs/performance.md, "A new VM", "Fewer programs"). The emulated view's
+ * when the view is emulated, and for "auto"'s way back to it when C can make no user
+ * namespace (child_enter_kview() in tracer/launch.c); `true` fails there instead. The
+ * kernel view's when it is planned, those for a pid namespace when it has one. C picks
+ * among these by what it could make (tracer_filter_install()), and a program it would pick
+ * that was not built is NULL there: C fails with ENOEXEC ("seccomp filter") rather than
+ * run unfiltered.
  */
 static unsigned launch_programs(const Policy *p, const KView *kview)
 {
