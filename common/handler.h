@@ -30,6 +30,7 @@
 #include <sys/types.h>
 
 #include "common/sensitivity.h" /* for the ratchet hook */
+#include "common/util.h"	/* tid_tgid(), for emu_req_tgid() */
 
 /* Opaque here: named by pointer only, never included (common/ includes nothing above it) */
 typedef struct Policy Policy;	      /* the run's policy (policy/policy.h) */
@@ -277,7 +278,10 @@ struct EmuRequest {
 	const SbxView *view; /* NULL until the filesystem view exists */
 	const ChildMem *mem;
 	pid_t pid; /* thread id that made the call */
-	pid_t tgid;
+	/* Its thread group when whoever made the request knows it, else 0: emu_req_tgid().
+	 * The receiver leaves it 0: only signals, sockets and walks through /proc or
+	 * /dev/pts need it, and asking the kernel is a system call (issue 20). */
+	pid_t known_tgid;
 	uint32_t arch; /* AUDIT_ARCH_* */
 	int nr;
 	uint64_t args[6];
@@ -286,6 +290,13 @@ struct EmuRequest {
 			      * themselves (SECCOMP_IOCTL_NOTIF_ADDFD without SEND); 0: none (tests) */
 	const EmuHost *host; /* NULL: none (unit tests): every helper below then does nothing */
 };
+
+/* The caller's thread group (common/util.h, tid_tgid()); each call asks again, so a handler
+ * that needs it more than once keeps it. */
+static inline pid_t emu_req_tgid(const EmuRequest *req)
+{
+	return req->known_tgid > 0 ? req->known_tgid : tid_tgid(req->pid);
+}
 
 /* Returns < 0 only when the supervisor itself failed; the tracer then fails the call closed. */
 typedef int (*EmuHandler)(const EmuRequest *req, EmuDecision *ret_decision);

@@ -98,10 +98,39 @@ int proc_read(int pid, const char *name, char *buf, size_t size)
 	return n == 0 ? -ESRCH : (int) n;
 }
 
-int pidfd_open_task(pid_t tid, bool *ret_group)
+int proc_read_tgid(pid_t tid, pid_t *ret_tgid)
 {
 	char buf[2048], *p;
-	long fd, tgid;
+	long tgid;
+	int r = proc_read(tid, "status", buf, sizeof(buf));
+
+	if (r < 0)
+		return r;
+	p = strstr(buf, "\nTgid:");
+	if (!p)
+		return -EIO;
+	tgid = strtol(p + 6, NULL, 10);
+	if (tgid <= 0)
+		return -EIO;
+	*ret_tgid = (pid_t) tgid;
+	return 0;
+}
+
+pid_t tid_tgid(pid_t tid)
+{
+	pid_t tgid = 0;
+
+	if (syscall(SYS_tgkill, tid, tid, 0) == 0)
+		return tid;
+	if (proc_read_tgid(tid, &tgid) < 0)
+		return tid;
+	return tgid;
+}
+
+int pidfd_open_task(pid_t tid, bool *ret_group)
+{
+	pid_t tgid;
+	long fd;
 	int r;
 
 	if (ret_group)
@@ -120,16 +149,12 @@ int pidfd_open_task(pid_t tid, bool *ret_group)
 	if (errno != EINVAL)
 		return -errno;
 	/* COMPAT: no PIDFD_THREAD before 6.9: the thread group's leader */
-	r = proc_read(tid, "status", buf, sizeof(buf));
+	r = proc_read_tgid(tid, &tgid);
 	if (r < 0)
 		return r == -ENOENT ? -ESRCH : r;
-	p = strstr(buf, "\nTgid:");
-	if (!p)
-		return -EIO;
-	tgid = strtol(p + 6, NULL, 10);
-	if (tgid <= 0 || tgid == tid)
+	if (tgid == tid)
 		return -ESRCH;
-	fd = syscall(SYS_pidfd_open, (pid_t) tgid, 0);
+	fd = syscall(SYS_pidfd_open, tgid, 0);
 	if (fd < 0)
 		return errno == EINVAL || errno == ENOENT ? -ESRCH : -errno;
 	if (ret_group)

@@ -31,6 +31,18 @@ int mountinfo_next(FILE *f, char **line, size_t *cap, char **ret_point, char **r
  */
 int proc_read(int pid, const char *name, char *buf, size_t size);
 
+/** The thread group of task tid from /proc/TID/status: 0 or -errno (-ENOENT: no such task). */
+int proc_read_tgid(pid_t tid, pid_t *ret_tgid);
+
+/**
+ * The thread group of task tid: tid itself when it leads its group (tgkill(tid, tid, 0) is
+ * one system call and succeeds exactly for a leader), else from /proc/TID/status; tid when
+ * neither answers (the task is gone). A caller blocked in a notified call cannot change
+ * group, so a notification's answer stays true until it is answered; callers that act on
+ * another process check the notification (ID_VALID) after, as for any pid.
+ */
+pid_t tid_tgid(pid_t tid);
+
 /**
  * A pidfd (O_CLOEXEC) of the task tid, which may be any thread of a process, for
  * pidfd_getfd() of its descriptors. A thread-group leader gets pidfd_open(tid, 0); another

@@ -43,7 +43,7 @@ int fs_resolve_at(const EmuRequest *req, int dirfd, const char *path, unsigned f
 		.path = path,
 		.dirfd = -1,
 		.tid = req->pid,
-		.tgid = req->tgid > 0 ? req->tgid : req->pid,
+		.tgid = req->known_tgid, /* 0: the walk asks when it needs it */
 		.flags = flags,
 	};
 	const EmuHost *h = fs_host(req);

@@ -259,7 +259,7 @@ static int hold_open(const EmuRequest *req, EmuDecision *d, const SbxResolved *r
 	}
 	if (!may_block)
 		return -EWOULDBLOCK;
-	r = h->ask_open ? h->ask_open(h->userdata, req->pid, req->tgid, res->vpath, write,
+	r = h->ask_open ? h->ask_open(h->userdata, req->pid, emu_req_tgid(req), res->vpath, write,
 				      res->ask_rule)
 			: 0;
 	if (r <= 0) {

@@ -94,7 +94,7 @@ int emu_handle_signal(const EmuRequest *req, EmuDecision *ret_decision)
 	switch (req->nr) {
 	case SYS_kill:
 		s.sig = (int) req->args[1];
-		if (a0 == req->tgid)
+		if (a0 == emu_req_tgid(req))
 			return 0; /* self: continue */
 		if (a0 > 0) {
 			s.scope = EMU_SIGNAL_PROCESS;
@@ -129,14 +129,14 @@ int emu_handle_signal(const EmuRequest *req, EmuDecision *ret_decision)
 			fail(ret_decision, EINVAL, false, NULL);
 			return 0;
 		}
-		if (a0 == req->tgid)
+		if (a0 == emu_req_tgid(req))
 			return 0; /* the kernel only finds threads of the caller's own group */
 		s.scope = EMU_SIGNAL_THREAD;
 		s.pid = a1;
 		s.tgid = a0;
 		break;
 	case SYS_rt_sigqueueinfo:
-		if (a0 == req->tgid)
+		if (a0 == emu_req_tgid(req))
 			return 0;
 		s.sig = (int) req->args[1];
 		r = read_queued_siginfo(req, req->args[2], s.sig, &info);
@@ -153,7 +153,7 @@ int emu_handle_signal(const EmuRequest *req, EmuDecision *ret_decision)
 		}
 		break;
 	case SYS_rt_tgsigqueueinfo:
-		if (a0 == req->tgid)
+		if (a0 == emu_req_tgid(req))
 			return 0;
 		if (a0 <= 0 || a1 <= 0) {
 			fail(ret_decision, EINVAL, false, NULL);
@@ -215,7 +215,7 @@ static int check_continue(const EmuRequest *req, EmuDecision *d, pid_t pid, bool
 
 	if (!host)
 		return -EINVAL;
-	if (pid == 0 || (!is_pgid && (pid == req->tgid || pid == req->pid)))
+	if (pid == 0 || (!is_pgid && (pid == req->pid || pid == emu_req_tgid(req))))
 		return 0; /* self: continue */
 	if (pid < 0) {
 		fail(d, ESRCH, false, NULL);
@@ -242,7 +242,7 @@ int emu_handle_pid_target(const EmuRequest *req, EmuDecision *ret_decision)
 		pid_t pid = (pid_t) req->args[0], pgid = (pid_t) req->args[1];
 
 		if (pid == 0)
-			pid = req->tgid;
+			pid = emu_req_tgid(req);
 		if (pgid == 0 || pgid == pid)
 			return 0; /* a new group of its own: continue */
 		/* an existing group: its leader must be in the tree (a group outside, in the
@@ -293,7 +293,7 @@ int emu_handle_fcntl_owner(const EmuRequest *req, EmuDecision *ret_decision)
 	if (cmd == F_SETOWN) {
 		int arg = (int) req->args[2];
 
-		if (arg == 0 || arg == req->tgid)
+		if (arg == 0 || arg == emu_req_tgid(req))
 			return 0; /* clear, or self: continue */
 		is_pgid = arg < 0;
 		target = is_pgid ? -arg : arg;
@@ -312,8 +312,8 @@ int emu_handle_fcntl_owner(const EmuRequest *req, EmuDecision *ret_decision)
 			fail(ret_decision, EINVAL, false, NULL);
 			return 0;
 		}
-		if (ex.pid == 0 ||
-		    (ex.type != F_OWNER_PGRP && (ex.pid == req->tgid || ex.pid == req->pid))) {
+		if (ex.pid == 0 || (ex.type != F_OWNER_PGRP &&
+				    (ex.pid == req->pid || ex.pid == emu_req_tgid(req)))) {
 			/* self or clear; still apply our copy so no re-read happens */
 			r = host->fcntl_dup(host->userdata, req, fd, cmd, &ex);
 			return finish(r, ret_decision);
@@ -380,7 +380,7 @@ int emu_handle_ioctl(const EmuRequest *req, EmuDecision *ret_decision)
 		return 0;
 	}
 	target = owner < 0 ? -owner : owner;
-	if (owner != 0 && !(owner > 0 && (owner == req->tgid || owner == req->pid))) {
+	if (owner != 0 && !(owner > 0 && (owner == req->pid || owner == emu_req_tgid(req)))) {
 		r = host->check_target(host->userdata, req, target, owner < 0);
 		if (r < 0)
 			return r;

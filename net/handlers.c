@@ -178,7 +178,7 @@ static int caller_socket(const EmuRequest *req, uint64_t fdarg, int *ret_fd, int
 		if (fd < 0)
 			return fd == -EBADF || fd == -ESRCH ? -fd : fd;
 	} else {
-		pidfd = (int) syscall(SYS_pidfd_open, req->tgid, 0);
+		pidfd = (int) syscall(SYS_pidfd_open, emu_req_tgid(req), 0);
 		if (pidfd < 0)
 			return errno == ESRCH ? ESRCH : -errno;
 		fd = (int) syscall(SYS_pidfd_getfd, pidfd, (int) fdarg, 0);
@@ -287,7 +287,7 @@ static int unix_path_target(const EmuRequest *req, NetMode mode, const NetAddr *
 		memcpy(buf->sun_path, a->unix_name, a->unix_len);
 	} else {
 		int n = snprintf(buf->sun_path, sizeof(buf->sun_path), "/proc/%d/cwd/%s",
-				 (int) req->tgid, a->unix_name);
+				 (int) emu_req_tgid(req), a->unix_name);
 
 		if (n < 0 || (size_t) n >= sizeof(buf->sun_path))
 			return ENAMETOOLONG;
@@ -492,7 +492,7 @@ static bool ask_dest(NetRuntime *rt, const EmuRequest *req, const char *op, cons
 	char dest[NET_ADDR_FORMAT_MAX], name[256];
 	NetAskRequest rq = {
 		.pid = req->pid,
-		.tgid = req->tgid,
+		.tgid = emu_req_tgid(req),
 		.op = op,
 		.destination = net_addr_format(a, dest, sizeof(dest)),
 		.why = "not in allowlist",
@@ -583,7 +583,7 @@ static bool own_sockets_for(NetRuntime *rt, const EmuRequest *req)
 		 * change it (C made it before the filter, which denies unshare and setns), so a
 		 * result is kept; a caller whose link we may not read (non-dumpable) is not
 		 * judged for the others, and its sockets stay its own */
-		snprintf(path, sizeof(path), "/proc/%d/ns/net", (int) req->tgid);
+		snprintf(path, sizeof(path), "/proc/%d/ns/net", (int) emu_req_tgid(req));
 		if (stat(path, &a) < 0 || stat("/proc/self/ns/net", &b) < 0)
 			return false;
 		v = a.st_ino == b.st_ino && a.st_dev == b.st_dev ? 1 : 2;
@@ -1245,7 +1245,7 @@ int net_handle_bind(const EmuRequest *req, EmuDecision *d)
 		if (e)
 			r = fail(d, e, NULL, false) + 1;
 	} else if (r == 0 && t.have_res)
-		(void) t.names->bound(&t.res, caller_umask(req->tgid));
+		(void) t.names->bound(&t.res, caller_umask(emu_req_tgid(req)));
 	target_done(&t);
 	if (rt)
 		pthread_rwlock_unlock(&rt->mode_lock);
@@ -1299,7 +1299,7 @@ static void sigpipe_if_needed(const EmuRequest *req, int e, int flags, int type)
 	/* the supervisor sends with MSG_NOSIGNAL (a SIGPIPE would be its own); the child
 	 * gets the one the kernel would have sent it */
 	if (e == EPIPE && !(flags & MSG_NOSIGNAL) && type != SOCK_DGRAM)
-		(void) syscall(SYS_tgkill, req->tgid, req->pid, SIGPIPE);
+		(void) syscall(SYS_tgkill, emu_req_tgid(req), req->pid, SIGPIPE);
 }
 
 /* Copies up to NET_SEND_MAX bytes described by the iovecs (already copied out of the child);
@@ -1371,7 +1371,7 @@ static int translate_rights(const EmuRequest *req, struct msghdr *m, int *fds, s
 		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 		p = (int *) CMSG_DATA(c);
 		if (pidfd < 0 && !(rt && rt->own_sockets)) {
-			pidfd = (int) syscall(SYS_pidfd_open, req->tgid, 0);
+			pidfd = (int) syscall(SYS_pidfd_open, emu_req_tgid(req), 0);
 			if (pidfd < 0)
 				return ESRCH;
 		}

@@ -533,6 +533,7 @@ int net_on_sensitive_open(NetRuntime *rt, const EmuRequest *req, Sensitivity lev
 	ShutCtx c = {};
 	NetMode old = NET_MODE_NONE, new = NET_MODE_NONE;
 	char line[160];
+	pid_t tgid;
 	int r;
 
 	if (!rt || level <= SENSITIVITY_NONE || level >= _SENSITIVITY_MAX)
@@ -561,10 +562,11 @@ int net_on_sensitive_open(NetRuntime *rt, const EmuRequest *req, Sensitivity lev
 	log_debug("ratchet: %s -> %s after '%.200s' (%s); %u socket(s) shut down",
 		  net_mode_name(old), net_mode_name(new), path ? path : "",
 		  sensitivity_to_string(level), c.count);
+	tgid = req ? emu_req_tgid(req) : 0;
 	if (rt->event)
-		rt->event(rt->event_userdata, req ? req->tgid : 0, path, level, old, new, c.count);
+		rt->event(rt->event_userdata, tgid, path, level, old, new, c.count);
 	if (req)
-		tell_child(req->tgid, net_ratchet_notice(new, level, line, sizeof(line)));
+		tell_child(tgid, net_ratchet_notice(new, level, line, sizeof(line)));
 	if (c.error < 0) {
 		/* Completeness not established (a non-dumpable process whose fds we may not
 		 * read, a thread pidfd the kernel refuses, a walk that failed): fail closed,

@@ -139,20 +139,13 @@ static void read_argv(ChildMemCtx *mc, uint64_t addr, AuditArgData *d, TracerAud
 	d->argv = c->argv;
 }
 
-/* The caller's thread group, while it is blocked in the call. A process the audit cache knows
- * is a leader; otherwise pidfd_open() accepts only leaders (one syscall), else /proc. */
+/* The caller's thread group, while it is blocked in the call: a process the audit cache knows
+ * is a leader, without a system call. */
 static pid_t caller_tgid_of(Tracer *t, pid_t tid)
 {
-	pid_t tgid = 0;
-
 	if (audit_known_process(t->audit, tid))
 		return tid;
-	/* succeeds exactly for a thread-group leader (tracer/dispatch.c) */
-	if (syscall(SYS_tgkill, tid, tid, 0) == 0)
-		return tid;
-	if (tree_read_tgid(tid, &tgid) < 0 || tgid <= 0)
-		return tid;
-	return tgid;
+	return tid_tgid(tid);
 }
 
 static AuditDecision decision_of(const EmuDecision *d)

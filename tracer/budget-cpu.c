@@ -70,7 +70,7 @@ void budget_task_ended(Budget *b, pid_t pid, const struct rusage *ru)
 		return;
 	/* a thread other than the leader: its time moved into its group's, which its leader
 	 * reports once the whole group is over (a leader is reported only then) */
-	if (tree_read_tgid(pid, &tgid) == 0 && tgid != pid)
+	if (proc_read_tgid(pid, &tgid) == 0 && tgid != pid)
 		return;
 	both_us = (uint64_t) ru->ru_utime.tv_sec * 1000000 + (uint64_t) ru->ru_utime.tv_usec +
 		  (uint64_t) ru->ru_stime.tv_sec * 1000000 + (uint64_t) ru->ru_stime.tv_usec;

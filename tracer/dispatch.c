@@ -174,21 +174,6 @@ static void respond(Tracer *t, const struct seccomp_notif *n, EmuDecision *d, bo
 		log_debug_errno(-errno, "NOTIF_SEND for pid %d", (int) n->pid);
 }
 
-/* The caller's thread group. It is blocked in the call, so its tid is stable. Most callers
- * are thread-group leaders: tgkill(tid, tid, 0) succeeds exactly for a leader (one syscall;
- * pidfd_open + close was two, and every syscall counts on the notification path), and only
- * other threads cost a read of /proc/TID/status. */
-static pid_t caller_tgid(pid_t tid)
-{
-	pid_t tgid = 0;
-
-	if (syscall(SYS_tgkill, tid, tid, 0) == 0)
-		return tid;
-	if (tree_read_tgid(tid, &tgid) < 0)
-		return tid;
-	return tgid;
-}
-
 static bool enqueue(Tracer *t, const struct seccomp_notif *n, bool blocking);
 
 _Thread_local int tracer_current_notify_fd = -1;
@@ -201,7 +186,6 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 	TracerAuditCtx ac;
 	ChildMemCtx mc;
 	EmuRequest req;
-	pid_t tgid = 0;
 	bool defer_kill, killed;
 	int r;
 
@@ -245,12 +229,11 @@ static void run_handler(Tracer *t, const struct seccomp_notif *n, EmuDecision *d
 		d->error = ENOSYS;
 		d->why = "no handler";
 	} else {
-		tgid = caller_tgid((pid_t) n->pid);
+		/* the caller's thread group is left to emu_req_tgid(): most calls never need it */
 		req = (EmuRequest){
 			.policy = t->policy,
 			.mem = &mc.mem,
 			.pid = (pid_t) n->pid,
-			.tgid = tgid > 0 ? tgid : (pid_t) n->pid,
 			.arch = n->data.arch,
 			.nr = n->data.nr,
 			.id = n->id,
@@ -835,7 +818,7 @@ static int signal_process(Tracer *t, pid_t pid, int sig, const siginfo_t *info)
 	if (fd == -EINVAL || fd == -ENOENT) {
 		/* not a thread-group leader (EINVAL before 6.15, ENOENT since): kill(2) accepts
 		 * any thread id */
-		r = tree_read_tgid(pid, &tgid);
+		r = proc_read_tgid(pid, &tgid);
 		if (r < 0)
 			return ESRCH;
 		fd = pidfd_open_(tgid, 0);
@@ -941,7 +924,7 @@ static int send_thread(Tracer *t, pid_t tid, pid_t want_tgid, const EmuSignal *s
 
 static int caller_pidfd(const EmuRequest *req)
 {
-	return pidfd_open_(req->tgid, 0);
+	return pidfd_open_(emu_req_tgid(req), 0);
 }
 
 /* The "Pid:" of a pidfd's fdinfo at path (-1: exited, 0: another namespace), its flags in
@@ -1110,13 +1093,13 @@ static int op_send_signal(void *tracer, const EmuRequest *req, const EmuSignal *
 		return send_thread(t, s->pid, s->tgid, s);
 	case EMU_SIGNAL_GROUP:
 		if (s->pid == 0) {
-			if (tree_read_stat(req->tgid, NULL, &pgrp, NULL) < 0)
+			if (tree_read_stat(emu_req_tgid(req), NULL, &pgrp, NULL) < 0)
 				return ESRCH;
 			return send_group(t, pgrp, 0, s);
 		}
 		return send_group(t, s->pid, 0, s);
 	case EMU_SIGNAL_ALL:
-		return send_group(t, 0, req->tgid, s);
+		return send_group(t, 0, emu_req_tgid(req), s);
 	case EMU_SIGNAL_PIDFD:
 		return pidfd_target(t, req, s);
 	default:

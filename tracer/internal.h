@@ -155,8 +155,6 @@ int tree_contains(pid_t root, pid_t tid, pid_t *ret_tgid);
 int tree_signal_all(pid_t root, int sig);
 /** Parent, process group and state letter of pid from /proc/PID/stat. */
 int tree_read_stat(pid_t pid, pid_t *ret_ppid, pid_t *ret_pgrp, char *ret_state);
-/** Thread group of a thread id. */
-int tree_read_tgid(pid_t tid, pid_t *ret_tgid);
 /** Whether process pid is exiting (PF_EXITING in /proc/PID/stat's flags, set on every
  * thread before any of them closes its descriptors) or gone: 1, 0, or -errno. */
 int tree_exiting(pid_t pid);

@@ -169,7 +169,7 @@ static int forward_signal(Tracer *t, int sig)
 {
 	/* to the command's process group, and only to processes of the tree */
 	EmuSignal s = {.scope = EMU_SIGNAL_GROUP, .pid = t->child, .sig = sig, .pidfd = -1};
-	EmuRequest req = {.tgid = t->child, .pid = t->child};
+	EmuRequest req = {.known_tgid = t->child, .pid = t->child};
 	int r;
 
 	r = t->host.send_signal(t->host.userdata, &req, &s);

@@ -793,7 +793,7 @@ static void on_clone_stop(Tracer *t, pid_t pid, struct user_regs_struct *regs)
 		.policy = t->policy,
 		.view = t->view,
 		.pid = pid,
-		.tgid = pid,	    /* unused by the budget */
+		.known_tgid = pid,  /* unused by the budget */
 		.arch = 0xc000003e, /* AUDIT_ARCH_X86_64 */
 		.nr = (int) regs->orig_rax,
 		.host = &t->host,
@@ -848,14 +848,14 @@ static bool on_seccomp_stop(Tracer *t, pid_t pid)
 		return false; /* not routed here: let it run as the filter's action says */
 
 	child_mem_init(&mc, pid, -1, 0);
-	if (tree_read_tgid(pid, &tgid) < 0)
+	if (proc_read_tgid(pid, &tgid) < 0)
 		tgid = pid;
 	req = (EmuRequest){
 		.policy = t->policy,
 		.view = t->view,
 		.mem = &mc.mem,
 		.pid = pid,
-		.tgid = tgid,
+		.known_tgid = tgid,
 		.arch = 0xc000003e, /* AUDIT_ARCH_X86_64: the filter kills other arches */
 		.nr = SYS_chdir,
 		.host = &t->host,

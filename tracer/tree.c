@@ -157,20 +157,6 @@ int tree_exiting(pid_t pid)
 	return r < 0 ? r : (flags & 0x00000004) != 0;
 }
 
-int tree_read_tgid(pid_t tid, pid_t *ret_tgid)
-{
-	char buf[2048], *p;
-	int r = proc_read(tid, "status", buf, sizeof(buf));
-
-	if (r < 0)
-		return r;
-	p = strstr(buf, "\nTgid:");
-	if (!p)
-		return -EIO;
-	*ret_tgid = (pid_t) strtol(p + 6, NULL, 10);
-	return 0;
-}
-
 int tree_contains(pid_t root, pid_t tid, pid_t *ret_tgid)
 {
 	pid_t pid, ppid;
@@ -178,7 +164,7 @@ int tree_contains(pid_t root, pid_t tid, pid_t *ret_tgid)
 
 	if (tid <= 0)
 		return 0;
-	r = tree_read_tgid(tid, &pid);
+	r = proc_read_tgid(tid, &pid);
 	if (r < 0)
 		return r == -ENOENT ? -ESRCH : r;
 	if (ret_tgid)

@@ -240,7 +240,7 @@ static int names_resolve(const EmuRequest *req, const char *path, bool bind, Emu
 			 struct sockaddr_un *ret_addr, unsigned *ret_len)
 {
 	char host[PATH_MAX], vp[PATH_MAX], link[64];
-	SbxLookup l = {.path = path, .dirfd = -1, .tid = req->pid, .tgid = req->tgid};
+	SbxLookup l = {.path = path, .dirfd = -1, .tid = req->pid, .tgid = req->known_tgid};
 	_cleanup_free_ SbxResolved *res = NULL;
 	ssize_t n;
 	int r;
@@ -249,7 +249,7 @@ static int names_resolve(const EmuRequest *req, const char *path, bool bind, Emu
 	/* a relative name starts at the caller's cwd, reached through /proc/PID/cwd (a path the
 	 * supervisor reads, never the child's bytes) and mapped back into the view */
 	if (path[0] != '/') {
-		snprintf(link, sizeof(link), "/proc/%d/cwd", (int) req->tgid);
+		snprintf(link, sizeof(link), "/proc/%d/cwd", (int) emu_req_tgid(req));
 		n = readlink(link, host, sizeof(host) - 1);
 		if (n <= 0)
 			return -ENOENT;

@@ -210,7 +210,8 @@ typedef struct SbxLookup {
 	int dirfd;	       /* host fd of the start directory for relative paths (borrowed),
 				* or -1: start at dir_vpath, walked from the root */
 	const char *dir_vpath; /* its canonical virtual path (sbx_view_vpath_of_fd/_host()) */
-	pid_t tid, tgid;       /* the caller, for /proc/self and /proc/thread-self */
+	pid_t tid, tgid;       /* the caller, for /proc/self and /proc/thread-self; tgid 0:
+				* looked up from tid where a walk needs it; tid 0: none */
 	unsigned flags;	       /* SbxResolveFlags */
 } SbxLookup;
 

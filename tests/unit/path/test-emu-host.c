@@ -74,7 +74,7 @@ static int fake_sensitive_open(void *userdata, const EmuRequest *req, Sensitivit
 
 	f->ratchet_calls++;
 	f->ratchet_level = level;
-	f->ratchet_tgid = req->tgid;
+	f->ratchet_tgid = emu_req_tgid(req);
 	(void) snprintf(f->ratchet_path, sizeof(f->ratchet_path), "%s", vpath);
 	return f->ratchet_answer;
 }
@@ -258,7 +258,7 @@ static int run_args(Env *e, EmuHandler h, int nr, bool with_host, const uint64_t
 		.view = e->v,
 		.mem = &self_mem,
 		.pid = getpid(),
-		.tgid = getpid(),
+		.known_tgid = getpid(),
 		.nr = nr,
 		.host = with_host ? &e->fake.host : NULL,
 	};
@@ -411,7 +411,7 @@ TEST(socket_handler_takes_the_run_network_state_from_the_host)
 		.view = e->v,
 		.mem = &self_mem,
 		.pid = getpid(),
-		.tgid = getpid(),
+		.known_tgid = getpid(),
 		.nr = SYS_socket,
 		.args = {AF_INET, SOCK_STREAM, 0},
 		.host = &e->fake.host,

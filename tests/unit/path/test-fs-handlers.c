@@ -91,7 +91,7 @@ static int64_t call(Env *e, EmuHandler h, int nr, uint64_t a0, uint64_t a1, uint
 		.view = e->v,
 		.mem = &self_mem,
 		.pid = getpid(),
-		.tgid = getpid(),
+		.known_tgid = getpid(),
 		.nr = nr,
 		.args = {a0, a1, a2, a3, a4, 0},
 		.host = &test_host,
@@ -879,7 +879,7 @@ TEST(exec_checks)
 	EmuRequest req = {.view = e->v,
 			  .mem = &self_mem,
 			  .pid = getpid(),
-			  .tgid = getpid(),
+			  .known_tgid = getpid(),
 			  .host = &test_host};
 
 	fx_mkdir(e->fx.base, "sys/bin");

@@ -189,7 +189,7 @@ TEST(handlers_under_swap_never_touch_the_host)
 		EmuRequest req = {.view = v,
 				  .mem = &self_mem,
 				  .pid = getpid(),
-				  .tgid = getpid(),
+				  .known_tgid = getpid(),
 				  .host = &host};
 		EmuDecision d;
 
