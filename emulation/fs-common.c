@@ -199,8 +199,8 @@ int fs_continue(EmuDecision *d)
 
 void fs_note(EmuDecision *d, const SbxResolved *r)
 {
-	(void) snprintf(d->path, sizeof(d->path), "%s", r->vpath);
-	(void) snprintf(d->host_path, sizeof(d->host_path), "%s", r->host_path);
+	(void) str_copy(d->path, sizeof(d->path), r->vpath);
+	(void) str_copy(d->host_path, sizeof(d->host_path), r->host_path);
 }
 
 int fs_writeback(EmuDecision *d, uint64_t addr, const void *data, size_t len)

@@ -424,24 +424,35 @@ static int walk_reopen(Walk *w)
 	return 0;
 }
 
+/* a followed by b in dst, or "" when the two do not fit: a cut host path names another file */
+static void join_or_empty(char *dst, size_t size, const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+
+	if (la + lb >= size) {
+		dst[0] = 0;
+		return;
+	}
+	memcpy(dst, a, la);
+	memcpy(dst + la, b, lb + 1);
+}
+
+/* SbxResolved.host_path, by concatenation (snprintf's "%s%s" was a visible part of every
+ * notified path call's own time, issue 20) */
 static void fill_paths(const SbxView *v, SbxResolved *r, bool skel, bool dev)
 {
 	const SbxMount *m = r->mount;
-	int n;
+	char *h = r->host_path;
 
 	if (dev) /* the built-in /dev is at /dev: host and virtual paths are the same */
-		n = snprintf(r->host_path, sizeof(r->host_path), "%s", r->vpath);
+		join_or_empty(h, sizeof(r->host_path), "", r->vpath);
 	else if (skel || !m)
-		n = snprintf(r->host_path, sizeof(r->host_path), "%s%s", v->root_path,
-			     streq(r->vpath, "/") ? "" : r->vpath);
+		join_or_empty(h, sizeof(r->host_path), v->root_path,
+			      streq(r->vpath, "/") ? "" : r->vpath);
 	else if (m->vlen == 1)
-		n = snprintf(r->host_path, sizeof(r->host_path), "%s%s",
-			     m->slen == 1 ? "" : m->source, r->vpath);
+		join_or_empty(h, sizeof(r->host_path), m->slen == 1 ? "" : m->source, r->vpath);
 	else
-		n = snprintf(r->host_path, sizeof(r->host_path), "%s%s", m->source,
-			     r->vpath + m->vlen);
-	if (n < 0 || (size_t) n >= sizeof(r->host_path))
-		r->host_path[0] = 0;
+		join_or_empty(h, sizeof(r->host_path), m->source, r->vpath + m->vlen);
 }
 
 static void finish(const SbxView *v, SbxResolved *r, bool skel, bool dev)
@@ -855,7 +866,7 @@ static int resolve_fast(const SbxView *v, const SbxLookup *l, SbxResolved *ret)
 	if (l->path[0] == '/') {
 		if (l->flags & SBX_RESOLVE_BENEATH)
 			return 0;
-		r = snprintf(full, sizeof(full), "%s", l->path);
+		r = (int) MIN(str_copy(full, sizeof(full), l->path), (size_t) INT_MAX);
 	} else {
 		if (!l->dir_vpath || !l->path[0])
 			return 0;
