@@ -47,7 +47,7 @@ int emu_handle_stat(const EmuRequest *req, EmuDecision *d)
 	uint64_t path, buf;
 	unsigned mask = 0, rflags = SBX_RESOLVE_NO_FD;
 	char p[PATH_MAX];
-	bool is_statx = false;
+	bool is_statx = false, resolved_stat = false;
 
 	switch (req->nr) {
 	case SYS_stat:
@@ -138,6 +138,11 @@ int emu_handle_stat(const EmuRequest *req, EmuDecision *d)
 		objfd = res.parent_fd;
 		objname = res.name;
 		objflags = AT_SYMLINK_NOFOLLOW;
+		/* the fast path stat'ed that same parent and name (AT_SYMLINK_NOFOLLOW): its
+		 * answer is this call's, a system call less. TOCTOU: the object may change
+		 * after either stat; a stat is a snapshot, and the pair it names is the one
+		 * the view checked either way */
+		resolved_stat = res.st_valid;
 	}
 
 have_obj:
@@ -151,7 +156,9 @@ have_obj:
 	} else {
 		struct stat st;
 
-		if (fstatat(objfd, objname, &st, objflags) < 0)
+		if (resolved_stat)
+			st = res.st;
+		else if (fstatat(objfd, objname, &st, objflags) < 0)
 			return fs_fail(d, -errno, NULL);
 		r = fs_writeback(d, buf, &st, sizeof(st));
 	}

@@ -1010,6 +1010,8 @@ static int resolve_fast(const SbxView *v, const SbxLookup *l, SbxResolved *ret)
 		ret->exists = true;
 		ret->fd = fd;
 		ret->type = st.st_mode & S_IFMT;
+		ret->st = st;
+		ret->st_valid = true;
 	}
 	if (strlen(last) > NAME_MAX) {
 		if (ret->fd >= 0)

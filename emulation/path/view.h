@@ -18,6 +18,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "common/handler.h" /* EmuHost, EmuUnixNames */
@@ -246,6 +247,10 @@ typedef struct SbxResolved {
 	SbxAsk ask;
 	bool ask_writable;
 	const PolicyRule *ask_rule;
+	/* The fast path's stat of parent_fd/name (without following it), when st_valid: the
+	 * stat handler's answer without a second fstatat (issue 20) */
+	bool st_valid;
+	struct stat st;
 	char vpath[PATH_MAX];	  /* canonical virtual path */
 	char host_path[PATH_MAX]; /* best-effort host path, for audit */
 	/* /proc/self or /proc/thread-self of a proc mount, not followed: its text (the caller's

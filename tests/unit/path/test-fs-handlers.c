@@ -316,6 +316,23 @@ TEST(stat_family)
 	char p[1200];
 	int fd;
 
+	/* a plain file: the host's stat of it, field by field (answered from the walk's own
+	 * fstatat on the fast path), and again after it changed */
+	memset(&st, 0, sizeof(st));
+	ASSERT_EQ(call(e, emu_handle_stat, SYS_stat, A("/workspace/a.txt"), A(&st), 0, 0, 0), 0);
+	ASSERT_EQ(fx_stat(&e->fx, "ws/a.txt", &host), 0);
+	EXPECT_EQ(st.st_dev, host.st_dev);
+	EXPECT_EQ(st.st_ino, host.st_ino);
+	EXPECT_EQ(st.st_mode, host.st_mode);
+	EXPECT_EQ(st.st_nlink, host.st_nlink);
+	EXPECT_EQ(st.st_size, host.st_size);
+	EXPECT_EQ(st.st_mtim.tv_nsec, host.st_mtim.tv_nsec);
+	snprintf(p, sizeof(p), "%s/ws/a.txt", e->fx.base);
+	ASSERT_EQ(truncate(p, 1000), 0);
+	ASSERT_EQ(call(e, emu_handle_stat, SYS_stat, A("/workspace/a.txt"), A(&st), 0, 0, 0), 0);
+	EXPECT_EQ(st.st_size, 1000);
+	ASSERT_EQ(truncate(p, 2), 0);
+
 	memset(&st, 0, sizeof(st));
 	ASSERT_EQ(call(e, emu_handle_stat, SYS_stat, A("/workspace/link_rel"), A(&st), 0, 0, 0), 0);
 	ASSERT_EQ(fx_stat(&e->fx, "ws/dir/sub.txt", &host), 0);

@@ -386,7 +386,7 @@ TEST(fast_path_and_walk_agree)
 		SbxView *v = variant ? fx_view_nested(&fx, 0) : fx_view_flat(&fx, 0);
 		/* the third: what readlink passes (EMPTY_PATH matters only for "") */
 		const unsigned flv[] = {0, F, SBX_RESOLVE_EMPTY_PATH | SBX_RESOLVE_NO_FD};
-		int fast_hits = 0, empty_fast_hits = 0;
+		int fast_hits = 0, empty_fast_hits = 0, stat_hits = 0;
 
 		for (size_t i = 0; i < ARRAY_SIZE(paths); i++)
 			for (unsigned fl = 0; fl < ARRAY_SIZE(flv); fl++) {
@@ -408,8 +408,26 @@ TEST(fast_path_and_walk_agree)
 					EXPECT_EQ(a.dot, b.dot);
 					EXPECT_EQ(a.trailing_slash, b.trailing_slash);
 					EXPECT_FALSE(b.fast);
+					EXPECT_FALSE(b.st_valid);
 					fast_hits += a.fast;
 					empty_fast_hits += a.fast && fl == 2;
+					if (a.st_valid) {
+						/* the fast path's stat is that of the pair the
+						 * walk found, not followed (the stat handler
+						 * answers with it) */
+						struct stat w;
+
+						EXPECT_TRUE(a.fast && a.exists);
+						ASSERT_EQ(fstatat(b.parent_fd, b.name, &w,
+								  AT_SYMLINK_NOFOLLOW),
+							  0);
+						EXPECT_EQ(a.st.st_dev, w.st_dev);
+						EXPECT_EQ(a.st.st_ino, w.st_ino);
+						EXPECT_EQ(a.st.st_mode, w.st_mode);
+						EXPECT_EQ(a.st.st_size, w.st_size);
+						EXPECT_EQ(a.st.st_mode & S_IFMT, a.type);
+						stat_hits++;
+					}
 					sbx_resolved_done(&a);
 					sbx_resolved_done(&b);
 				}
@@ -417,6 +435,7 @@ TEST(fast_path_and_walk_agree)
 		/* the fast path must actually be taken for plain paths */
 		EXPECT_GE(fast_hits, 4);
 		EXPECT_GE(empty_fast_hits, 2);
+		EXPECT_GE(stat_hits, 4);
 		fx_done(&fx, v);
 	}
 }
