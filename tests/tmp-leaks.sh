@@ -21,7 +21,7 @@ set -u
 
 prefixes='^(sbx|audit-sink-|budget-unit-|filter-golden-|test-(policy|approval|unwind)|'
 prefixes="${prefixes}mcp-conf|mcp\\.|cli-usability\\.|completion\\.|policy-(bad|cli|docs)\\.|"
-prefixes="${prefixes}scratch-sweep\\.|test-batch\\.|test-oov\\.|wall-clock-load\\.|"
+prefixes="${prefixes}scratch-sweep\\.|seize-refused\\.|test-batch\\.|test-oov\\.|wall-clock-load\\.|"
 prefixes="${prefixes}kview-verdict\\.|net-calls-verdict\\.)"
 # The product's own scratch (a run's tmp mounts, kept ones, a skeleton's run directory) is
 # not the tests': a keeper removes it just after its run's supervisor exits, so the last
