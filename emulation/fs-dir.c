@@ -158,7 +158,6 @@ int emu_handle_getdents(const EmuRequest *req, EmuDecision *d)
 	size_t count = (size_t) (unsigned) req->args[2];
 	char vp[PATH_MAX];
 	bool mapped;
-	pid_t tgid;
 	long n;
 	int r;
 
@@ -173,7 +172,6 @@ int emu_handle_getdents(const EmuRequest *req, EmuDecision *d)
 			return r < 0 ? fs_fail(d, r, NULL) : 0;
 	}
 	mapped = sbx_view_vpath_of_fd(req->view, fd, vp, sizeof(vp), NULL) >= 0;
-	tgid = mapped ? emu_req_tgid(req) : 0;
 	count = MIN(count, sizeof(buf));
 	for (;;) {
 		n = syscall(SYS_getdents64, fd, buf, count);
@@ -181,7 +179,8 @@ int emu_handle_getdents(const EmuRequest *req, EmuDecision *d)
 			return fs_fail(d, -errno, NULL);
 		if (n == 0 || !mapped)
 			break;
-		n = (long) sbx_view_filter_dirents(req->view, vp, tgid, buf, (size_t) n);
+		n = (long) sbx_view_filter_dirents(req->view, vp, req->pid, req->known_tgid, buf,
+						   (size_t) n);
 		if (n > 0)
 			break;
 		/* everything in this batch was hidden: an empty answer would mean the end */

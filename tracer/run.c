@@ -282,6 +282,7 @@ static int prepare_supervisor(Run *run)
 	t->notif_size = MAX((size_t) sizes.seccomp_notif, sizeof(struct seccomp_notif));
 	t->resp_size = MAX((size_t) sizes.seccomp_notif_resp, sizeof(struct seccomp_notif_resp));
 
+	/* this line and "S forking the keeper" time tests/security/kview-bind-swap.c's attack */
 	wall_trace("S setup: the budgets");
 	r = budget_init(&run->budget, p, t->view, true);
 	if (r < 0) {

@@ -43,6 +43,19 @@ static inline bool vpath_has_prefix(const char *path, const char *prefix, size_t
 	return strncmp(path, prefix, plen) == 0 && (path[plen] == 0 || path[plen] == '/');
 }
 
+/*
+ * The caller's thread group, for /proc/self, /proc/thread-self, its own pid, its /proc listing
+ * and /dev/pts: tgid when whoever asked knew it, else asked of the kernel from tid (common/util.h,
+ * tid_tgid()), where the view needs it (most lookups never do: the receiver passes 0, issue 20).
+ * 0 only without a caller (tid 0), which then has no "self".
+ */
+static inline pid_t view_caller_tgid(pid_t tid, pid_t tgid)
+{
+	if (tgid > 0)
+		return tgid;
+	return tid > 0 ? tid_tgid(tid) : 0;
+}
+
 /* The deepest mount containing vpath, NULL if none. */
 const SbxMount *view_mount_of(const SbxView *v, const char *vpath);
 /* The mount exactly at vpath, NULL if none. */

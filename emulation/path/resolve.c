@@ -198,19 +198,6 @@ static bool is_pid_name(const char *s, size_t n, pid_t *ret)
  */
 
 /*
- * The caller's thread group, for /proc/self, /proc/thread-self, its own pid and /dev/pts:
- * SbxLookup.tgid when its maker knew it, else asked of the kernel from the tid, here where a
- * walk needs it (most never do: the receiver leaves it 0, issue 20). 0 only for a lookup
- * without a caller (tid 0), which then has no "self".
- */
-static pid_t lookup_tgid(const SbxLookup *l)
-{
-	if (l->tgid > 0)
-		return l->tgid;
-	return l->tid > 0 ? tid_tgid(l->tid) : 0;
-}
-
-/*
  * /dev/pts/N (process.pty): only a pty the tree created and whose master it still holds
  * (EmuHost.open_pts of the view's host decides, with the master's own TIOCGPTN); anything else is
  * absent, so no other session's terminal is reachable by name. The O_PATH fd serves stat and the
@@ -229,7 +216,8 @@ static int lookup_pts(const SbxView *v, const Walk *w, const char *nm, Child *c)
 	n = strtoul(nm, &end, 10);
 	if (*end || errno || n > UINT_MAX)
 		return -ENOENT;
-	r = v->host->open_pts(v->host->userdata, lookup_tgid(w->l), (unsigned) n, -1);
+	r = v->host->open_pts(v->host->userdata, view_caller_tgid(w->l->tid, w->l->tgid),
+			      (unsigned) n, -1);
 	if (r < 0)
 		return -ENOENT;
 	fd = openat(v->pts_fd, nm, O_PATH | O_NOFOLLOW | O_CLOEXEC);
@@ -323,7 +311,7 @@ static int lookup_child(Walk *w, const char *name, size_t nlen, bool want_dir, C
 	}
 
 	if (w->m && w->m->kind == SBX_MOUNT_PROC && !w->skel && w->vlen == w->m->vlen) {
-		pid_t pid, tgid = lookup_tgid(w->l);
+		pid_t pid, tgid = view_caller_tgid(w->l->tid, w->l->tgid);
 
 		if (tgid > 0 && streq(nm, "self")) {
 			(void) snprintf(c->link, sizeof(c->link), "%d", (int) tgid);

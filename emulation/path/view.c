@@ -1463,8 +1463,8 @@ static bool pid_hidden(const SbxView *v, const char *name, size_t nl, pid_t tgid
 	return !(v->host->in_tree && v->host->in_tree(v->host->userdata, (pid_t) pid));
 }
 
-size_t sbx_view_filter_dirents(const SbxView *v, const char *dir_vpath, pid_t tgid, void *buf,
-			       size_t len)
+size_t sbx_view_filter_dirents(const SbxView *v, const char *dir_vpath, pid_t tid, pid_t tgid,
+			       void *buf, size_t len)
 {
 	char *base = buf;
 	size_t in = 0, out = 0, dlen = strlen(dir_vpath);
@@ -1474,6 +1474,8 @@ size_t sbx_view_filter_dirents(const SbxView *v, const char *dir_vpath, pid_t tg
 
 	if ((!v->has_hide_rules && !proc_root) || dlen >= sizeof(path) - 2)
 		return len;
+	if (proc_root)
+		tgid = view_caller_tgid(tid, tgid);
 	memcpy(path, dir_vpath, dlen);
 	if (dlen > 1)
 		path[dlen++] = '/';

@@ -299,11 +299,12 @@ int sbx_view_vpath_of_child(const SbxView *v, const char *path, char *ret_vpath,
 /**
  * Removes, in place, the entries of a getdents64 buffer (struct linux_dirent64 records) of
  * the directory dir_vpath that the view hides: hidden by a rule, or, in the root of a proc
- * mount, the pids that are neither tgid (the caller; 0: none) nor in the tree
- * (EmuHost.in_tree of the view's host). Returns the new length.
+ * mount, the pids that are neither the caller's thread group nor in the tree (EmuHost.in_tree
+ * of the view's host). The caller is tid and tgid as in SbxLookup (tgid 0: looked up from
+ * tid, only for a proc mount's root; tid 0: none). Returns the new length.
  */
-size_t sbx_view_filter_dirents(const SbxView *v, const char *dir_vpath, pid_t tgid, void *buf,
-			       size_t len);
+size_t sbx_view_filter_dirents(const SbxView *v, const char *dir_vpath, pid_t tid, pid_t tgid,
+			       void *buf, size_t len);
 
 /** Whether any rule can hide something. */
 bool sbx_view_has_hide_rules(const SbxView *v);

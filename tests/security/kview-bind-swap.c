@@ -54,16 +54,17 @@ static int write_file(const char *path, const char *text)
 /* The run's stdout (at most size - 1 bytes) and its exit status; swap: exchange data and evil
  * once S has opened its sources. *conclusive: the swap landed before S wrote TOO_LATE (or no
  * swap was asked). */
-static int run(bool swap, char *out, size_t size, bool *conclusive)
+static int run(bool swap, char *out, size_t size, bool *conclusive, bool *marks)
 {
 	const char *sbxtrace = getenv("SBXTRACE");
 	int po[2], status = -1;
 	char text[8192] = "";
 	size_t tlen = 0, olen = 0;
-	bool swapped = false;
+	bool swapped = false, seen_at = false, seen_late = false;
 	pid_t pid;
 
 	*conclusive = !swap;
+	*marks = false;
 	out[0] = 0;
 	if (pipe2(po, O_CLOEXEC) < 0)
 		return -1;
@@ -100,6 +101,10 @@ static int run(bool swap, char *out, size_t size, bool *conclusive)
 			if (n > 0) {
 				tlen += (size_t) n;
 				text[tlen] = 0;
+				if (strstr(text, AT_TRACE))
+					seen_at = true;
+				if (strstr(text, TOO_LATE))
+					seen_late = true;
 				if (swap && !swapped && strstr(text, AT_TRACE)) {
 					/* S has opened the sources: swap now, and see whether S
 					 * had already gone on to fork C */
@@ -128,6 +133,7 @@ static int run(bool swap, char *out, size_t size, bool *conclusive)
 	close(po[0]);
 	if (status == -1)
 		(void) waitpid(pid, &status, 0);
+	*marks = seen_at && seen_late;
 	if (swapped) /* back, for the next round */
 		(void) syscall(SYS_renameat2, AT_FDCWD, data, AT_FDCWD, evil, RENAME_EXCHANGE);
 	return status;
@@ -138,7 +144,7 @@ int main(void)
 	const char *why = sbx_namespaces_refused();
 	char out[256];
 	int status, escapes = 0, refused = 0, others = 0, conclusive_rounds = 0;
-	bool conclusive;
+	bool conclusive, marks;
 
 	if (why) {
 		printf("skip: the view in the kernel needs namespaces: %s\n", why);
@@ -179,15 +185,21 @@ int main(void)
 	}
 
 	/* the positive control: the run works, and shows the data */
-	status = run(false, out, sizeof(out), &conclusive);
+	status = run(false, out, sizeof(out), &conclusive, &marks);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !strstr(out, DATA)) {
 		fprintf(stderr, "control: the run without a swap failed (status %#x, out '%s')\n",
 			status, out);
 		return 1;
 	}
+	if (!marks) {
+		/* the attack is timed by these lines (tracer/run.c): without them it would
+		 * never swap, and the test would only skip */
+		fprintf(stderr, "control: S's wall trace lacks '%s' or '%s'\n", AT_TRACE, TOO_LATE);
+		return 1;
+	}
 
 	for (int i = 0; i < ROUNDS; i++) {
-		status = run(true, out, sizeof(out), &conclusive);
+		status = run(true, out, sizeof(out), &conclusive, &marks);
 		if (strstr(out, SECRET)) {
 			fprintf(stderr,
 				"ESCAPE: round %d: the swapped-in directory was bound "

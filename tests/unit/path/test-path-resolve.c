@@ -623,7 +623,8 @@ TEST(rules_hide_deny_and_restrict)
 	ASSERT_GE(fd, 0);
 	len = syscall(SYS_getdents64, fd, buf, sizeof(buf));
 	ASSERT_GE(len, 1);
-	len = (long) sbx_view_filter_dirents(v, "/workspace", getpid(), buf, (size_t) len);
+	len = (long) sbx_view_filter_dirents(v, "/workspace", getpid(), getpid(), buf,
+					     (size_t) len);
 	n = 0;
 	for (long off = 0; off < len;) {
 		struct {
@@ -920,7 +921,7 @@ TEST(proc_mount_hides_other_pids)
 				pids += d->name[0] >= '1' && d->name[0] <= '9';
 				off += d->reclen;
 			}
-			len = (long) sbx_view_filter_dirents(v, "/proc", getpid(), buf,
+			len = (long) sbx_view_filter_dirents(v, "/proc", getpid(), getpid(), buf,
 							     (size_t) len);
 			for (off = 0; off < len;) {
 				struct {
